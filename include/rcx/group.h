@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+#ifndef RCX_GROUP_H
+#define RCX_GROUP_H
+
+#include <stddef.h>
+#include <rcx/version.h>
+
+struct rcx_ctx;
+
+/*
+ * A group: a ranked set of processes with a reliable connection to each
+ * peer (an RC queue pair on verbs), like an MPI communicator.
+ */
+struct rcx_group;
+
+/*
+ * The world group of this process, from the bootstrap: the rcx-run
+ * launcher ("local"), RCX_RANK/RCX_SIZE/RCX_ROOT ("env"), or a singleton;
+ * RCX_BOOTSTRAP=local|env|singleton forces one. Collective over all
+ * processes of the job. Connections are made eagerly to every peer.
+ * The same group is returned on each call (reference counted).
+ * Errors: -EINVAL; -EPROTO bootstrap misconfigured (RCX_* variables
+ * malformed); -ETIMEDOUT peers did not arrive (RCX_CONNECT_TIMEOUT_MS);
+ * -ECONNREFUSED/-EHOSTUNREACH connection failures; -ENOMEM.
+ */
+RCX_API int rcx_group_world(struct rcx_ctx *ctx, struct rcx_group **out);
+
+/*
+ * A two-process group with a peer, perftest style: the server calls
+ * rcx_group_accept and the client rcx_group_connect with the server's
+ * rcx_ctx_address(). The accepting side is rank 0. Wait at most
+ * timeout_ms (-1: no limit).
+ * Errors: -EINVAL bad address or argument; -ETIMEDOUT; -ECONNREFUSED;
+ * -EHOSTUNREACH; -ENOMEM.
+ */
+RCX_API int rcx_group_connect(struct rcx_ctx *ctx, const char *addr,
+			      int timeout_ms, struct rcx_group **out);
+RCX_API int rcx_group_accept(struct rcx_ctx *ctx, int timeout_ms,
+			     struct rcx_group **out);
+
+/* Rank and size; -EINVAL for a NULL or dead group. */
+RCX_API int rcx_group_rank(const struct rcx_group *g);
+RCX_API int rcx_group_size(const struct rcx_group *g);
+
+/*
+ * Synchronising barrier over the group. Errors: -EINVAL;
+ * RCX_ERR_PROC_FAILED a member failed.
+ */
+RCX_API int rcx_group_barrier(struct rcx_group *g);
+
+/*
+ * Every rank contributes len bytes of in; out receives size * len bytes,
+ * rank order. Errors: -EINVAL (NULL buffers with len > 0);
+ * RCX_ERR_PROC_FAILED.
+ */
+RCX_API int rcx_group_allgather(struct rcx_group *g, const void *in, size_t len,
+				void *out);
+
+/*
+ * Release the group (the world group when its last reference goes).
+ * Channels bound over the group stay usable. Pending operations on the
+ * group are cancelled (-ECANCELED). Errors: -EINVAL.
+ */
+RCX_API int rcx_group_free(struct rcx_group **g);
+
+#endif

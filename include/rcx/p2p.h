@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+#ifndef RCX_P2P_H
+#define RCX_P2P_H
+
+#include <stddef.h>
+#include <rcx/version.h>
+
+struct rcx_group;
+struct rcx_req;
+struct rcx_status;
+
+#define RCX_ANY_SOURCE (-1)
+#define RCX_ANY_TAG    (-1)
+#define RCX_TAG_UB     0x3fffffff /* largest user tag */
+
+/*
+ * Point-to-point with MPI semantics: tag matching, RCX_ANY_SOURCE and
+ * RCX_ANY_TAG on receives, non-overtaking order per sender. Small messages
+ * go eagerly (copied; the send completes at once), large ones by RDMA-READ
+ * rendezvous (RCX_EAGER_SIZE). A message longer than the receive buffer
+ * delivers what fits and completes with status.error = RCX_ERR_TRUNCATE.
+ *
+ * Errors of all calls below: -EINVAL NULL group/req or buffer NULL with
+ * len > 0, rank out of range (or ANY_SOURCE on a send), tag < 0 or >
+ * RCX_TAG_UB (ANY_TAG allowed on receives); -ENOMEM; RCX_ERR_PROC_FAILED
+ * the peer is known to have failed. Nothing is posted on an error.
+ */
+RCX_API int rcx_isend(struct rcx_group *g, const void *buf, size_t len,
+		      int dest, int tag, struct rcx_req **req);
+RCX_API int rcx_irecv(struct rcx_group *g, void *buf, size_t len, int source,
+		      int tag, struct rcx_req **req);
+
+/* Blocking forms: return 0 or the error (status may be IGNORE). */
+RCX_API int rcx_send(struct rcx_group *g, const void *buf, size_t len, int dest,
+		     int tag);
+RCX_API int rcx_recv(struct rcx_group *g, void *buf, size_t len, int source,
+		     int tag, struct rcx_status *status);
+
+/*
+ * Persistent requests: inactive until rcx_start; each start sends or
+ * receives one message with the same arguments. The input of channel
+ * binding (rcx_bind).
+ */
+RCX_API int rcx_send_init(struct rcx_group *g, const void *buf, size_t len,
+			  int dest, int tag, struct rcx_req **req);
+RCX_API int rcx_recv_init(struct rcx_group *g, void *buf, size_t len,
+			  int source, int tag, struct rcx_req **req);
+
+#endif

@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+#ifndef RCX_BOOT_H
+#define RCX_BOOT_H
+
+/*
+ * Bootstrap: who am I, how many are we, and an out-of-band allgather to
+ * exchange connection addresses before any RDMA connection exists.
+ * Backends: "local" (the rcx-run launcher: unix socket, RCX_RUN_SOCK),
+ * "env" (RCX_RANK/RCX_SIZE/RCX_ROOT=host:port, rank 0 serves over TCP),
+ * "singleton" (rank 0 of 1); "pmix" later fits the same ops.
+ * Chosen by RCX_BOOTSTRAP, else by what the environment shows, in the
+ * order pmix, local, env, singleton.
+ */
+#include <stddef.h>
+#include <stdint.h>
+
+struct rcx__boot;
+
+struct rcx__boot_ops {
+	const char *name;
+	/* collective: every rank's len bytes of in, rank order, into out */
+	int (*allgather)(struct rcx__boot *b, const void *in, size_t len,
+			 void *out);
+	int (*barrier)(struct rcx__boot *b);
+	/*
+	 * Readable when the launcher has something to say (a failed rank);
+	 * -1 when the backend never reports failures.
+	 */
+	int (*event_fd)(struct rcx__boot *b);
+	/*
+	 * Non-blocking: 1 and *rank when a rank failure was reported, 0 when
+	 * nothing is pending, or a negative error (the launcher is gone).
+	 */
+	int (*poll_failed)(struct rcx__boot *b, int *rank);
+	void (*fini)(struct rcx__boot *b);
+};
+
+struct rcx__boot {
+	const struct rcx__boot_ops *ops;
+	int rank;
+	int size;
+	uint64_t jobid; /* same on every rank of one job */
+};
+
+/*
+ * Open the bootstrap. force: a backend name, or NULL for RCX_BOOTSTRAP /
+ * automatic choice. Errors: -EINVAL unknown backend; -EPROTO malformed
+ * RCX_* variables; -ECONNREFUSED/-ETIMEDOUT the launcher or root cannot be
+ * reached (RCX_BOOT_TIMEOUT_MS); -ENOMEM.
+ */
+int rcx__boot_open(const char *force, struct rcx__boot **out);
+
+static inline void rcx__boot_close(struct rcx__boot *b)
+{
+	if (b)
+		b->ops->fini(b);
+}
+
+#endif

@@ -1,0 +1,329 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+#ifndef RCX_CORE_H
+#define RCX_CORE_H
+
+/* Core-private declarations shared by the files of lib/. */
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <rcx/rcx.h>
+#include "../providers/provider.h"
+#include "boot.h"
+
+#define RCX__LIKELY(x)	 __builtin_expect(!!(x), 1)
+#define RCX__UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+/* ---- configuration: one table, RCX_* environment variables (config.c) */
+struct rcx__config {
+	char device[64];
+	char provider[16];
+	char bootstrap[16];
+	char ifaddr[64];
+	unsigned long eager_size;
+	unsigned long rx_depth;
+	unsigned long tx_depth;
+	unsigned long inline_size;
+	unsigned long qp_timeout;
+	unsigned long qp_retry;
+	unsigned long rnr_retry;
+	unsigned long spin_us;
+	unsigned long connect_timeout_ms;
+	unsigned long mr_cache;
+};
+
+struct rcx__config_var {
+	const char *name;
+	const char *deflt;
+	const char *help;
+	size_t offset;
+	size_t str_size; /* string field size, 0: unsigned long */
+	unsigned long min, max;
+};
+
+extern const struct rcx__config_var rcx__config_vars[];
+int rcx__config_load(struct rcx__config *cfg);
+
+/* ---- topology (topo.c) */
+int rcx__topo_pick(const char (*names)[64], int n, const char *topo_xml,
+		   const char *where_list, int *pick);
+
+/* ---- completion dispatch: wr_id points at one of these */
+struct rcx__wrctx;
+typedef void rcx__wr_cb(struct rcx_ctx *ctx, struct rcx__wrctx *w,
+			const struct rcx_cqe *cqe);
+struct rcx__wrctx {
+	rcx__wr_cb *cb;
+};
+
+/* ---- requests (req.c) */
+enum rcx__req_kind {
+	RCX__REQ_SEND = 1,
+	RCX__REQ_RECV,
+	RCX__REQ_INTERNAL,
+};
+
+enum rcx__req_state {
+	RCX__REQ_INACTIVE, /* persistent, not started */
+	RCX__REQ_ACTIVE,
+	RCX__REQ_DONE, /* complete, not yet reported by test/wait */
+};
+
+#define RCX__REQ_MAGIC 0x52435852u /* live */
+#define RCX__REQ_DEAD  0x0badf00du /* back in the pool */
+
+struct rcx_group;
+struct rcx__conn;
+struct rcx__reg;
+
+struct rcx__req_ops {
+	int (*start)(struct rcx_req *req);
+	void (*release)(struct rcx_req *req); /* before going to the pool */
+};
+
+struct rcx_req {
+	uint32_t magic;
+	uint8_t kind;
+	uint8_t state;
+	uint8_t persistent;
+	uint8_t user_freed; /* freed by the user while active */
+	struct rcx_ctx *ctx;
+	const struct rcx__req_ops *ops;
+	struct rcx_status status;
+	struct rcx__wrctx wrc; /* RDMA completion of this request */
+	struct rcx_req *next;  /* queue link: posted, backlog, pool */
+	/* point-to-point */
+	struct rcx_group *g;
+	struct rcx__conn *conn;
+	void *buf;
+	size_t len;
+	int peer;
+	int tag;
+	uint8_t cid;
+	uint8_t sendop;	  /* backlog: which message to send */
+	uint8_t keep_reg; /* reg held for the request's life */
+	uint32_t rndv_id;
+	struct rcx__reg *reg;
+	/* rendezvous source seen by a receive */
+	uint64_t raddr;
+	uint32_t rkey;
+	uint64_t rlen;
+};
+
+struct rcx_req *rcx__req_get(struct rcx_ctx *ctx, int kind,
+			     const struct rcx__req_ops *ops);
+void rcx__req_put(struct rcx_req *req);
+void rcx__req_complete(struct rcx_req *req, int error);
+/* wait for n requests and release them, lock held; first error */
+int rcx__waitall_locked(struct rcx_ctx *ctx, int n, struct rcx_req **reqs);
+static inline bool rcx__req_live(const struct rcx_req *r)
+{
+	return r && r->magic == RCX__REQ_MAGIC;
+}
+
+/* ---- memory registrations (mr.c) */
+struct rcx__reg {
+	struct rcx__reg *next;
+	uintptr_t addr;
+	size_t len;
+	unsigned int access;
+	unsigned int refs;
+	struct rcx_mr *mr;
+	uint32_t lkey, rkey;
+};
+
+int rcx__reg_get(struct rcx_ctx *ctx, const void *addr, size_t len,
+		 unsigned int access, struct rcx__reg **out);
+void rcx__reg_put(struct rcx_ctx *ctx, struct rcx__reg *reg);
+void rcx__reg_flush(struct rcx_ctx *ctx);
+
+/* ---- wire header of eager/control messages (conn.c, p2p.c) */
+enum rcx__msg_type {
+	RCX__MSG_EAGER = 1,
+	RCX__MSG_RTS,	 /* rendezvous: come and READ */
+	RCX__MSG_FIN,	 /* rendezvous: READ done */
+	RCX__MSG_CREDIT, /* receive credits only */
+};
+
+enum rcx__cid {
+	RCX__CID_USER = 0, /* rcx_isend/irecv */
+	RCX__CID_COLL = 1, /* group barrier/allgather */
+	RCX__CID_MAX = 2,
+};
+
+struct rcx__hdr {
+	uint8_t type;
+	uint8_t cid;
+	uint16_t credits;
+	int32_t tag;
+	uint32_t len;
+	uint32_t id;
+	/* RTS only */
+	uint64_t addr;
+	uint64_t size;
+	uint32_t rkey;
+	uint32_t pad;
+};
+
+/* ---- connections (conn.c) */
+enum rcx__conn_state {
+	RCX__CONN_CONNECTING,
+	RCX__CONN_UP,
+	RCX__CONN_FAILED,
+	RCX__CONN_CLOSED,
+};
+
+struct rcx__rxbuf {
+	struct rcx__wrctx wrc;
+	struct rcx__conn *conn;
+	uint8_t *data;
+};
+
+struct rcx__conn {
+	struct rcx_ctx *ctx;
+	struct rcx_group *g;
+	int peer;
+	int state;
+	int error;
+	struct rcx_ep *ep;
+	int rx_posted;	 /* receives the endpoint holds */
+	int tx_inflight; /* bounce-slot sends not completed */
+	int credits;	 /* messages we may still send */
+	int owed;	 /* receive buffers reposted, not yet announced */
+	uint32_t next_rndv;
+	struct rcx__rxbuf *rx;
+	uint8_t *rx_mem;
+	struct rcx__reg *rx_reg;
+	struct rcx_req *backlog, *backlog_tail; /* waiting for credits */
+	struct rcx_req *rndv;			/* sends waiting for FIN */
+	struct rcx__conn *next_pending;
+};
+
+struct rcx__txslot {
+	struct rcx__wrctx wrc;
+	struct rcx__txslot *next; /* free list */
+	struct rcx__conn *conn;	  /* in flight on this connection */
+	uint8_t *data;
+};
+
+int rcx__conn_new(struct rcx_ctx *ctx, struct rcx_group *g, int peer,
+		  struct rcx__conn **out);
+int rcx__conn_connect(struct rcx__conn *c, const char *addr, const void *pdata,
+		      size_t plen);
+int rcx__conn_accept(struct rcx__conn *c, struct rcx_conn_req *req);
+void rcx__conn_destroy(struct rcx__conn *c);
+void rcx__conn_fail(struct rcx__conn *c, int error);
+/* queue or send a message for req (sendop = RCX__MSG_EAGER/RTS/FIN) */
+int rcx__conn_send(struct rcx__conn *c, struct rcx_req *req);
+int rcx__cm_progress(struct rcx_ctx *ctx);
+void rcx__conn_drain(struct rcx_ctx *ctx);
+int rcx__tx_init(struct rcx_ctx *ctx);
+void rcx__tx_fini(struct rcx_ctx *ctx);
+
+/* ---- point-to-point (p2p.c) */
+void rcx__p2p_arrived(struct rcx_group *g, int peer, struct rcx__conn *c,
+		      const struct rcx__hdr *h, const uint8_t *payload);
+void rcx__p2p_fin(struct rcx__conn *c, uint32_t id);
+int rcx__isend(struct rcx_group *g, const void *buf, size_t len, int dest,
+	       int tag, uint8_t cid, struct rcx_req **out);
+int rcx__irecv(struct rcx_group *g, void *buf, size_t len, int src, int tag,
+	       uint8_t cid, struct rcx_req **out);
+void rcx__p2p_peer_failed(struct rcx__conn *c, int error);
+void rcx__p2p_cancel_group(struct rcx_group *g, int error);
+
+/* ---- groups (group.c) */
+struct rcx__unexp {
+	struct rcx__unexp *next;
+	struct rcx__conn *conn;
+	int peer;
+	struct rcx__hdr hdr;
+	uint8_t data[]; /* eager payload */
+};
+
+struct rcx_group {
+	uint32_t magic;
+	int refs;
+	struct rcx_ctx *ctx;
+	int rank;
+	int size;
+	struct rcx__conn **conns; /* [size], NULL for self */
+	struct rcx_req *posted[RCX__CID_MAX], *posted_tail[RCX__CID_MAX];
+	struct rcx__unexp *unexp[RCX__CID_MAX], *unexp_tail[RCX__CID_MAX];
+	uint32_t coll_seq;
+	struct rcx_group *next;
+};
+
+void rcx__groups_destroy(struct rcx_ctx *ctx);
+
+#define RCX__GROUP_MAGIC 0x52435847u
+static inline bool rcx__group_live(const struct rcx_group *g)
+{
+	return g && g->magic == RCX__GROUP_MAGIC;
+}
+
+/* ---- context (ctx.c) */
+struct rcx__pending_req {
+	struct rcx__pending_req *next;
+	struct rcx_conn_req *req;
+	uint8_t pdata[56];
+	uint8_t len;
+};
+
+struct rcx_ctx {
+	uint32_t magic;
+	int mt; /* RCX_THREAD_MULTIPLE */
+	pthread_mutex_t lock;
+	struct rcx__config cfg;
+	const struct rcx_provider_ops *ops;
+	struct rcx_dev *dev;
+	struct rcx_dev_info info;
+	char addr[64]; /* listener address */
+	unsigned int cm_tick;
+	/* requests */
+	struct rcx_req *req_free;
+	void **req_chunks;
+	size_t nchunks;
+	/* registrations */
+	struct rcx__reg *regs;
+	unsigned int nregs;
+	/* send bounce slots */
+	struct rcx__txslot *tx_free;
+	struct rcx__txslot *tx_slots;
+	uint8_t *tx_mem;
+	struct rcx__reg *tx_reg;
+	size_t tx_slot_size;
+	/* connections waiting for credits or slots */
+	struct rcx__conn *pending;
+	/* connection requests nobody has claimed yet */
+	struct rcx__pending_req *conn_reqs;
+	/* groups, bootstrap */
+	struct rcx_group *groups;
+	struct rcx_group *world;
+	struct rcx__boot *boot;
+};
+
+#define RCX__CTX_MAGIC 0x52435843u
+static inline bool rcx__ctx_live(const struct rcx_ctx *c)
+{
+	return c && c->magic == RCX__CTX_MAGIC;
+}
+
+static inline void rcx__lock(struct rcx_ctx *ctx)
+{
+	if (ctx->mt)
+		pthread_mutex_lock(&ctx->lock);
+}
+
+static inline void rcx__unlock(struct rcx_ctx *ctx)
+{
+	if (ctx->mt)
+		pthread_mutex_unlock(&ctx->lock);
+}
+
+/* progress with the lock held; returns completions handled */
+int rcx__progress(struct rcx_ctx *ctx);
+/* block for events (lock held; dropped while sleeping) */
+int rcx__wait_events(struct rcx_ctx *ctx, int timeout_ms);
+long long rcx__now_us(void);
+
+#endif

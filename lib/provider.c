@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* Provider registry and the typed stubs for ops a provider lacks. */
+#include <errno.h>
+#include <string.h>
+#include "../providers/provider.h"
+
+#ifdef RCX_HAVE_VERBS
+extern const struct rcx_provider_ops rcx__verbs_ops;
+#endif
+
+const struct rcx_provider_ops *const rcx__providers[] = {
+#ifdef RCX_HAVE_VERBS
+	&rcx__verbs_ops,
+#endif
+	NULL,
+};
+
+const struct rcx_provider_ops *rcx__provider_find(const char *name)
+{
+	const struct rcx_provider_ops *const *p;
+
+	for (p = rcx__providers; *p; p++)
+		if (!name || !strcmp((*p)->name, name))
+			return *p;
+	return NULL;
+}
+
+int rcx__stub_listen(struct rcx_dev *dev, uint16_t port, char *addr,
+		     size_t addr_len)
+{
+	return -EOPNOTSUPP;
+}
+
+int rcx__stub_ep_set_error(struct rcx_ep *ep)
+{
+	return -EOPNOTSUPP;
+}
+
+int rcx__stub_event_fd(struct rcx_dev *dev)
+{
+	return -EOPNOTSUPP;
+}
+
+int rcx__stub_dev(struct rcx_dev *dev)
+{
+	return -EOPNOTSUPP;
+}

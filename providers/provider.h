@@ -1,0 +1,195 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+#ifndef RCX_PROVIDER_H
+#define RCX_PROVIDER_H
+
+/*
+ * The transport interface below lib/. A provider is one const ops table;
+ * every op it lacks points at a typed stub that returns -EOPNOTSUPP, so
+ * callers never test for NULL. Providers include only this header and the
+ * public headers; lib/ never includes a provider's private header.
+ *
+ * Conventions: 0 or a negative rcx code (negative errno or RCX_ERR_*);
+ * output arguments last, written only on success. Conversion from verbs
+ * conventions (+errno, -1/errno, ibv_wc_status) happens inside the
+ * provider; a completion keeps the raw transport status in `vendor`.
+ */
+#include <stddef.h>
+#include <stdint.h>
+#include <rcx/errors.h>
+
+struct rcx_dev;	     /* an opened device: protection domain, CQ, events */
+struct rcx_ep;	     /* a reliable connected endpoint (RC QP) */
+struct rcx_mr;	     /* a memory registration */
+struct rcx_conn_req; /* an incoming connection request */
+
+enum rcx_op {
+	RCX_OP_SEND,
+	RCX_OP_SEND_IMM,
+	RCX_OP_WRITE,
+	RCX_OP_WRITE_IMM,
+	RCX_OP_READ,
+	RCX_OP_FADD,	 /* 64-bit fetch-and-add */
+	RCX_OP_CSWAP,	 /* 64-bit compare-and-swap */
+	RCX_OP_RECV,	 /* completion of a posted receive */
+	RCX_OP_RECV_IMM, /* receive consumed by a WRITE_IMM */
+};
+
+enum rcx_wr_flag {
+	RCX_WR_SIGNALED = 1 << 0,
+	/* wait for prior READ/ATOMIC on the endpoint (IBA 9.7.1, 10.8.3.3) */
+	RCX_WR_FENCE = 1 << 1,
+	RCX_WR_INLINE = 1 << 2,
+	RCX_WR_SOLICITED = 1 << 3,
+};
+
+enum rcx_access {
+	RCX_ACCESS_LOCAL_WRITE = 1 << 0,
+	RCX_ACCESS_REMOTE_READ = 1 << 1,
+	RCX_ACCESS_REMOTE_WRITE = 1 << 2,
+	RCX_ACCESS_REMOTE_ATOMIC = 1 << 3,
+};
+
+/* One work request: a single local segment (length 0 allowed). */
+struct rcx_wr {
+	struct rcx_wr *next;
+	uint64_t wr_id;
+	uint8_t op;    /* enum rcx_op */
+	uint8_t flags; /* enum rcx_wr_flag */
+	uint32_t imm;  /* SEND_IMM / WRITE_IMM, network order on wire */
+	uint64_t addr;
+	uint32_t length;
+	uint32_t lkey;
+	uint64_t remote_addr;
+	uint32_t rkey;
+	uint64_t compare_add; /* FADD: add; CSWAP: compare */
+	uint64_t swap;	      /* CSWAP: swap */
+};
+
+struct rcx_cqe {
+	uint64_t wr_id;
+	void *ep_ctx;	 /* context given when the endpoint was made */
+	int status;	 /* 0 or negative rcx code */
+	uint32_t vendor; /* raw transport status (ibv_wc_status) */
+	uint8_t op;	 /* enum rcx_op */
+	uint8_t has_imm;
+	uint32_t byte_len;
+	uint32_t imm; /* host order */
+};
+
+enum rcx_cm_type {
+	RCX_CM_CONNECT_REQUEST, /* req, pdata: answer with accept/reject */
+	RCX_CM_ESTABLISHED,	/* ep is ready for traffic */
+	RCX_CM_DISCONNECTED,	/* peer disconnected or its port went away */
+	RCX_CM_ERROR,		/* connect failed: status says why */
+};
+
+struct rcx_cm_event {
+	uint8_t type; /* enum rcx_cm_type */
+	int status;
+	struct rcx_ep *ep; /* ESTABLISHED, DISCONNECTED, ERROR */
+	void *ep_ctx;
+	struct rcx_conn_req *req; /* CONNECT_REQUEST */
+	uint8_t pdata[56];	  /* private data of the request */
+	uint8_t pdata_len;
+};
+
+struct rcx_dev_attr {
+	const char *name; /* device name, NULL: first usable one */
+	const char *addr; /* address to listen on, NULL: the device's */
+	int cq_size;	  /* 0: provider default */
+};
+
+struct rcx_ep_attr {
+	void *ep_ctx; /* returned in every cqe and cm event */
+	/*
+	 * Called once the endpoint can take receives, before the connection
+	 * is established (so the peer never finds no receive posted).
+	 */
+	int (*on_ready)(struct rcx_ep *ep, void *ep_ctx);
+	uint32_t max_send_wr;
+	uint32_t max_recv_wr;
+	uint32_t max_inline;   /* wanted inline size; see ep_query */
+	uint8_t timeout;       /* local ACK timeout exponent, 1..31 */
+	uint8_t retry_cnt;     /* 0..6 (7 retries forever on rxe) */
+	uint8_t rnr_retry;     /* 0..7, 7 = forever */
+	uint8_t max_rd_atomic; /* outstanding READ/ATOMIC, 0: device max */
+};
+
+struct rcx_dev_info {
+	char name[64];
+	uint64_t max_mr_size;
+	uint32_t max_qp_wr;
+	uint32_t max_cqe;
+	uint32_t max_inline; /* largest inline a QP of this device got */
+	uint32_t max_rd_atomic;
+	uint8_t atomics; /* 64-bit FADD/CSWAP available */
+	uint8_t port_active;
+	uint32_t mtu;  /* active path MTU in bytes */
+	char addr[64]; /* address peers connect to ("ip") */
+};
+
+struct rcx_provider_ops {
+	const char *name;
+
+	/* names of the usable devices: up to max, returns the count */
+	int (*dev_list)(char (*names)[64], int max);
+	int (*dev_open)(const struct rcx_dev_attr *attr, struct rcx_dev **out);
+	void (*dev_close)(struct rcx_dev *dev);
+	int (*dev_query)(struct rcx_dev *dev, struct rcx_dev_info *info);
+
+	int (*mr_reg)(struct rcx_dev *dev, void *addr, size_t len,
+		      unsigned int access, struct rcx_mr **out);
+	int (*mr_dereg)(struct rcx_mr *mr);
+	uint32_t (*mr_lkey)(const struct rcx_mr *mr);
+	uint32_t (*mr_rkey)(const struct rcx_mr *mr);
+
+	/*
+	 * Connections. listen binds the device's one listener (port 0: any)
+	 * and writes the address peers pass to ep_connect. Both ends learn
+	 * the result through cm_poll events; connect never blocks.
+	 */
+	int (*listen)(struct rcx_dev *dev, uint16_t port, char *addr,
+		      size_t addr_len);
+	int (*ep_connect)(struct rcx_dev *dev, const char *addr,
+			  const struct rcx_ep_attr *attr, const void *pdata,
+			  size_t pdata_len, struct rcx_ep **out);
+	int (*ep_accept)(struct rcx_dev *dev, struct rcx_conn_req *req,
+			 const struct rcx_ep_attr *attr, struct rcx_ep **out);
+	int (*ep_reject)(struct rcx_dev *dev, struct rcx_conn_req *req);
+	int (*ep_disconnect)(struct rcx_ep *ep);
+	void (*ep_destroy)(struct rcx_ep *ep);
+	/* force the endpoint into the error state (fault tests) */
+	int (*ep_set_error)(struct rcx_ep *ep);
+	uint32_t (*ep_max_inline)(const struct rcx_ep *ep);
+	/* returns 1 and fills ev, 0 when no event is pending, or an error */
+	int (*cm_poll)(struct rcx_dev *dev, struct rcx_cm_event *ev);
+
+	int (*post_send)(struct rcx_ep *ep, struct rcx_wr *wr,
+			 struct rcx_wr **bad);
+	int (*post_recv)(struct rcx_ep *ep, struct rcx_wr *wr,
+			 struct rcx_wr **bad);
+	/* returns the number of entries written (0..n) or an error */
+	int (*cq_poll)(struct rcx_dev *dev, struct rcx_cqe *cqe, int n);
+
+	/*
+	 * Blocking: event_fd becomes readable when a completion or a
+	 * connection event arrives after arm. After wakeup call ack (drains
+	 * and acknowledges the events, in batches), then poll, then arm again.
+	 */
+	int (*event_fd)(struct rcx_dev *dev);
+	int (*arm)(struct rcx_dev *dev);
+	int (*ack)(struct rcx_dev *dev);
+};
+
+/* Typed stubs for ops a provider does not have. */
+int rcx__stub_listen(struct rcx_dev *dev, uint16_t port, char *addr,
+		     size_t addr_len);
+int rcx__stub_ep_set_error(struct rcx_ep *ep);
+int rcx__stub_event_fd(struct rcx_dev *dev);
+int rcx__stub_dev(struct rcx_dev *dev);
+
+/* The registered providers, NULL-terminated. */
+extern const struct rcx_provider_ops *const rcx__providers[];
+const struct rcx_provider_ops *rcx__provider_find(const char *name);
+
+#endif

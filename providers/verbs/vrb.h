@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+#ifndef RCX_VRB_H
+#define RCX_VRB_H
+
+#include <infiniband/verbs.h>
+#include <rdma/rdma_cma.h>
+#include "../provider.h"
+
+#define VRB_QPMAP_BITS 10
+#define VRB_ACK_BATCH  64
+
+struct vrb_dev {
+	struct ibv_context *ctx; /* owned by librdmacm, not closed here */
+	struct ibv_device_attr attr;
+	struct ibv_pd *pd;
+	struct ibv_comp_channel *chan;
+	struct ibv_cq *cq;
+	struct rdma_event_channel *cm_chan;
+	struct rdma_cm_id *listen_id;
+	struct sockaddr_storage addr; /* this device's IP address */
+	int epfd;		      /* comp channel + cm channel */
+	unsigned int unacked;	      /* CQ events not yet acknowledged */
+	uint8_t port;
+	uint32_t mtu;
+	/* qp_num -> endpoint, open addressing (linear probing) */
+	struct vrb_ep *qpmap[1 << VRB_QPMAP_BITS];
+	unsigned int nqp;
+	char name[64];
+};
+
+enum vrb_ep_state {
+	VRB_EP_RESOLVING,
+	VRB_EP_CONNECTING,
+	VRB_EP_CONNECTED,
+	VRB_EP_DISCONNECTED,
+	VRB_EP_FAILED,
+};
+
+struct vrb_ep {
+	struct vrb_dev *dev;
+	struct rdma_cm_id *id;
+	struct ibv_qp *qp;
+	struct rcx_ep_attr attr;
+	uint32_t max_inline;
+	int state;
+	uint8_t pdata[56];
+	uint8_t pdata_len;
+};
+
+struct vrb_mr {
+	struct ibv_mr *mr;
+};
+
+struct vrb_conn_req {
+	struct rdma_cm_id *id;
+};
+
+static inline struct vrb_dev *to_vdev(struct rcx_dev *d)
+{
+	return (struct vrb_dev *)d;
+}
+
+static inline struct vrb_ep *to_vep(struct rcx_ep *e)
+{
+	return (struct vrb_ep *)e;
+}
+
+static inline struct vrb_mr *to_vmr(const struct rcx_mr *m)
+{
+	return (struct vrb_mr *)m;
+}
+
+int vrb_errno(void);
+int vrb_wc_status(enum ibv_wc_status st);
+
+/* vrb_dev.c */
+int vrb_qpmap_add(struct vrb_dev *dev, struct vrb_ep *ep);
+void vrb_qpmap_del(struct vrb_dev *dev, struct vrb_ep *ep);
+struct vrb_ep *vrb_qpmap_find(struct vrb_dev *dev, uint32_t qp_num);
+
+/* vrb_cm.c */
+int vrb_listen(struct rcx_dev *dev, uint16_t port, char *addr, size_t addr_len);
+int vrb_ep_connect(struct rcx_dev *dev, const char *addr,
+		   const struct rcx_ep_attr *attr, const void *pdata,
+		   size_t pdata_len, struct rcx_ep **out);
+int vrb_ep_accept(struct rcx_dev *dev, struct rcx_conn_req *req,
+		  const struct rcx_ep_attr *attr, struct rcx_ep **out);
+int vrb_ep_reject(struct rcx_dev *dev, struct rcx_conn_req *req);
+int vrb_ep_disconnect(struct rcx_ep *ep);
+void vrb_ep_destroy(struct rcx_ep *ep);
+int vrb_cm_poll(struct rcx_dev *dev, struct rcx_cm_event *ev);
+int vrb_addr_parse(const char *s, struct sockaddr_storage *ss);
+
+/* vrb_ep.c */
+int vrb_post_send(struct rcx_ep *ep, struct rcx_wr *wr, struct rcx_wr **bad);
+int vrb_post_recv(struct rcx_ep *ep, struct rcx_wr *wr, struct rcx_wr **bad);
+int vrb_cq_poll(struct rcx_dev *dev, struct rcx_cqe *cqe, int n);
+int vrb_ep_set_error(struct rcx_ep *ep);
+uint32_t vrb_ep_max_inline(const struct rcx_ep *ep);
+int vrb_qp_create(struct vrb_ep *ep, struct rdma_cm_id *id);
+
+#endif

@@ -1,0 +1,228 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* Queue pairs, posting and completion polling. */
+#include <errno.h>
+#include <string.h>
+#include "vrb.h"
+
+#define VRB_POST_CHUNK 32
+
+int vrb_qp_create(struct vrb_ep *ep, struct rdma_cm_id *id)
+{
+	struct ibv_qp_init_attr qa = {
+		.send_cq = ep->dev->cq,
+		.recv_cq = ep->dev->cq,
+		.qp_type = IBV_QPT_RC,
+		.sq_sig_all = 0,
+		.cap = {
+			.max_send_wr = ep->attr.max_send_wr,
+			.max_recv_wr = ep->attr.max_recv_wr,
+			.max_send_sge = 1,
+			.max_recv_sge = 1,
+			.max_inline_data = ep->attr.max_inline,
+		},
+	};
+	int ret;
+
+	if (rdma_create_qp(id, ep->dev->pd, &qa))
+		return vrb_errno();
+	ep->id = id;
+	ep->qp = id->qp;
+	ep->max_inline = qa.cap.max_inline_data;
+	ret = vrb_qpmap_add(ep->dev, ep);
+	if (!ret && ep->attr.on_ready)
+		ret = ep->attr.on_ready((struct rcx_ep *)ep, ep->attr.ep_ctx);
+	if (ret) {
+		vrb_qpmap_del(ep->dev, ep);
+		rdma_destroy_qp(id);
+		ep->qp = NULL;
+	}
+	return ret;
+}
+
+static const enum ibv_wr_opcode op_map[] = {
+	[RCX_OP_SEND] = IBV_WR_SEND,
+	[RCX_OP_SEND_IMM] = IBV_WR_SEND_WITH_IMM,
+	[RCX_OP_WRITE] = IBV_WR_RDMA_WRITE,
+	[RCX_OP_WRITE_IMM] = IBV_WR_RDMA_WRITE_WITH_IMM,
+	[RCX_OP_READ] = IBV_WR_RDMA_READ,
+	[RCX_OP_FADD] = IBV_WR_ATOMIC_FETCH_AND_ADD,
+	[RCX_OP_CSWAP] = IBV_WR_ATOMIC_CMP_AND_SWP,
+};
+
+static int to_ibv(const struct rcx_wr *w, struct ibv_send_wr *iw,
+		  struct ibv_sge *sge)
+{
+	if (w->op > RCX_OP_CSWAP)
+		return -EINVAL;
+	memset(iw, 0, sizeof(*iw));
+	iw->wr_id = w->wr_id;
+	iw->opcode = op_map[w->op];
+	iw->send_flags =
+		((w->flags & RCX_WR_SIGNALED) ? IBV_SEND_SIGNALED : 0) |
+		((w->flags & RCX_WR_FENCE) ? IBV_SEND_FENCE : 0) |
+		((w->flags & RCX_WR_INLINE) ? IBV_SEND_INLINE : 0) |
+		((w->flags & RCX_WR_SOLICITED) ? IBV_SEND_SOLICITED : 0);
+	sge->addr = w->addr;
+	sge->length = w->length;
+	sge->lkey = w->lkey;
+	iw->sg_list = sge;
+	iw->num_sge = w->length ? 1 : 0;
+	switch (w->op) {
+	case RCX_OP_SEND_IMM:
+		iw->imm_data = htobe32(w->imm);
+		break;
+	case RCX_OP_WRITE_IMM:
+		iw->imm_data = htobe32(w->imm);
+		/* fall through */
+	case RCX_OP_WRITE:
+	case RCX_OP_READ:
+		iw->wr.rdma.remote_addr = w->remote_addr;
+		iw->wr.rdma.rkey = w->rkey;
+		break;
+	case RCX_OP_FADD:
+	case RCX_OP_CSWAP:
+		/* IBA 9.4.5: 8-byte aligned remote address, 8-byte local */
+		if ((w->remote_addr & 7) || w->length != 8)
+			return -EINVAL;
+		iw->wr.atomic.remote_addr = w->remote_addr;
+		iw->wr.atomic.rkey = w->rkey;
+		iw->wr.atomic.compare_add = w->compare_add;
+		iw->wr.atomic.swap = w->swap;
+		break;
+	}
+	return 0;
+}
+
+/*
+ * Convert and post in chunks; a list up to VRB_POST_CHUNK long is one
+ * ibv_post_send (one doorbell). On failure *bad is the first WR not posted.
+ */
+int vrb_post_send(struct rcx_ep *e, struct rcx_wr *wr, struct rcx_wr **bad)
+{
+	struct vrb_ep *ep = to_vep(e);
+	struct ibv_send_wr iw[VRB_POST_CHUNK], *ibad;
+	struct ibv_sge sge[VRB_POST_CHUNK];
+	struct rcx_wr *src[VRB_POST_CHUNK];
+	int n, i, ret;
+
+	while (wr) {
+		for (n = 0; wr && n < VRB_POST_CHUNK; n++, wr = wr->next) {
+			ret = to_ibv(wr, &iw[n], &sge[n]);
+			if (ret) {
+				if (n == 0) {
+					*bad = wr;
+					return ret;
+				}
+				break; /* post what is valid, report next */
+			}
+			src[n] = wr;
+			if (n)
+				iw[n - 1].next = &iw[n];
+		}
+		ret = ibv_post_send(ep->qp, iw, &ibad);
+		if (ret) {
+			for (i = 0; i < n && &iw[i] != ibad; i++)
+				;
+			*bad = i < n ? src[i] : src[0];
+			return -ret;
+		}
+		if (wr && n < VRB_POST_CHUNK) {
+			ret = to_ibv(wr, &iw[0], &sge[0]);
+			*bad = wr;
+			return ret;
+		}
+	}
+	return 0;
+}
+
+int vrb_post_recv(struct rcx_ep *e, struct rcx_wr *wr, struct rcx_wr **bad)
+{
+	struct vrb_ep *ep = to_vep(e);
+	struct ibv_recv_wr iw[VRB_POST_CHUNK], *ibad;
+	struct ibv_sge sge[VRB_POST_CHUNK];
+	struct rcx_wr *src[VRB_POST_CHUNK];
+	int n, i, ret;
+
+	while (wr) {
+		for (n = 0; wr && n < VRB_POST_CHUNK; n++, wr = wr->next) {
+			sge[n].addr = wr->addr;
+			sge[n].length = wr->length;
+			sge[n].lkey = wr->lkey;
+			iw[n].wr_id = wr->wr_id;
+			iw[n].sg_list = &sge[n];
+			iw[n].num_sge = wr->length ? 1 : 0;
+			iw[n].next = NULL;
+			src[n] = wr;
+			if (n)
+				iw[n - 1].next = &iw[n];
+		}
+		ret = ibv_post_recv(ep->qp, iw, &ibad);
+		if (ret) {
+			for (i = 0; i < n && &iw[i] != ibad; i++)
+				;
+			*bad = i < n ? src[i] : src[0];
+			return -ret;
+		}
+	}
+	return 0;
+}
+
+static uint8_t wc_op(enum ibv_wc_opcode op)
+{
+	switch (op) {
+	case IBV_WC_SEND:
+		return RCX_OP_SEND;
+	case IBV_WC_RDMA_WRITE:
+		return RCX_OP_WRITE;
+	case IBV_WC_RDMA_READ:
+		return RCX_OP_READ;
+	case IBV_WC_FETCH_ADD:
+		return RCX_OP_FADD;
+	case IBV_WC_COMP_SWAP:
+		return RCX_OP_CSWAP;
+	case IBV_WC_RECV_RDMA_WITH_IMM:
+		return RCX_OP_RECV_IMM;
+	default:
+		return RCX_OP_RECV;
+	}
+}
+
+int vrb_cq_poll(struct rcx_dev *d, struct rcx_cqe *cqe, int n)
+{
+	struct vrb_dev *dev = to_vdev(d);
+	struct ibv_wc wc[32];
+	struct vrb_ep *ep;
+	int got, i;
+
+	if (n > 32)
+		n = 32;
+	got = ibv_poll_cq(dev->cq, n, wc);
+	if (got < 0)
+		return -EIO;
+	for (i = 0; i < got; i++) {
+		ep = vrb_qpmap_find(dev, wc[i].qp_num);
+		cqe[i].wr_id = wc[i].wr_id;
+		cqe[i].ep_ctx = ep ? ep->attr.ep_ctx : NULL;
+		cqe[i].status = vrb_wc_status(wc[i].status);
+		cqe[i].vendor = wc[i].status;
+		/* opcode and length are defined only on success */
+		cqe[i].op = wc[i].status == IBV_WC_SUCCESS ? wc_op(wc[i].opcode)
+							   : RCX_OP_RECV;
+		cqe[i].byte_len = wc[i].byte_len;
+		cqe[i].has_imm = !!(wc[i].wc_flags & IBV_WC_WITH_IMM);
+		cqe[i].imm = cqe[i].has_imm ? be32toh(wc[i].imm_data) : 0;
+	}
+	return got;
+}
+
+int vrb_ep_set_error(struct rcx_ep *e)
+{
+	struct ibv_qp_attr qa = { .qp_state = IBV_QPS_ERR };
+
+	return -ibv_modify_qp(to_vep(e)->qp, &qa, IBV_QP_STATE);
+}
+
+uint32_t vrb_ep_max_inline(const struct rcx_ep *e)
+{
+	return ((const struct vrb_ep *)e)->max_inline;
+}

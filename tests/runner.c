@@ -1,0 +1,205 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The CUnit runner: `rcx_tests --suite NAME` runs one suite (one CTest
+ * entry each), `--list` prints them, `--peer NAME ...` runs a helper role
+ * for multi-process tests. Exit: 0 all passed, 1 any failure, 77 skipped
+ * (a device suite without a device, allowed only when RCX_REQUIRE_DEVICE is
+ * not set; tools/test sets it inside Soft-RoCE, where a missing device is a
+ * failure).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/wait.h>
+#include <CUnit/Basic.h>
+#include <infiniband/verbs.h>
+#include "tu.h"
+
+TU_SUITE(tu_suite_errors);
+TU_SUITE(tu_suite_verbs_smoke);
+TU_PEER(tu_peer_smoke);
+
+static const struct tu_suite *const suites[] = {
+	&tu_suite_errors,
+	&tu_suite_verbs_smoke,
+	NULL,
+};
+
+static const struct tu_peer *const peers[] = {
+	&tu_peer_smoke,
+	NULL,
+};
+
+extern char **environ;
+
+long long tu_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
+int tu_spawn_peer(const char *peer, char *const args[], pid_t *pid, int *out_fd)
+{
+	char *argv[32];
+	posix_spawn_file_actions_t fa;
+	int p[2], n = 0, ret;
+
+	argv[n++] = "/proc/self/exe";
+	argv[n++] = "--peer";
+	argv[n++] = (char *)peer;
+	while (args && *args && n < 31)
+		argv[n++] = *args++;
+	argv[n] = NULL;
+	if (pipe2(p, O_CLOEXEC))
+		return -errno;
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_adddup2(&fa, p[1], STDOUT_FILENO);
+	ret = posix_spawn(pid, "/proc/self/exe", &fa, NULL, argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	close(p[1]);
+	if (ret) {
+		close(p[0]);
+		return -ret;
+	}
+	*out_fd = p[0];
+	return 0;
+}
+
+int tu_wait_peer(pid_t pid, int timeout_ms)
+{
+	long long end = tu_now_ms() + timeout_ms;
+	int st;
+
+	for (;;) {
+		pid_t r = waitpid(pid, &st, WNOHANG);
+
+		if (r == pid)
+			break;
+		if (r < 0)
+			return -errno;
+		if (tu_now_ms() > end) {
+			kill(pid, SIGKILL);
+			waitpid(pid, &st, 0);
+			return -ETIMEDOUT;
+		}
+		usleep(2000);
+	}
+	if (WIFEXITED(st))
+		return WEXITSTATUS(st);
+	return 128 + WTERMSIG(st);
+}
+
+int tu_read_line(int fd, char *buf, size_t len, int timeout_ms)
+{
+	long long end = tu_now_ms() + timeout_ms;
+	size_t n = 0;
+
+	while (n + 1 < len) {
+		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+		long long left = end - tu_now_ms();
+		ssize_t r;
+
+		if (left <= 0 || poll(&pfd, 1, (int)left) <= 0)
+			return -ETIMEDOUT;
+		r = read(fd, buf + n, 1);
+		if (r <= 0)
+			return r ? -errno : -EPIPE;
+		if (buf[n] == '\n')
+			break;
+		n++;
+	}
+	buf[n] = 0;
+	return 0;
+}
+
+static int device_present(void)
+{
+	int n = 0;
+	struct ibv_device **l = ibv_get_device_list(&n);
+
+	if (l)
+		ibv_free_device_list(l);
+	return n > 0;
+}
+
+static int run_suite(const struct tu_suite *s)
+{
+	CU_pSuite cs;
+	const CU_TestInfo *t;
+	unsigned int failed;
+
+	if (s->needs & TU_DEVICE && !device_present()) {
+		const char *req = getenv("RCX_REQUIRE_DEVICE");
+
+		if (req && *req && strcmp(req, "0")) {
+			fprintf(stderr,
+				"FAIL %s: no RDMA device, and "
+				"RCX_REQUIRE_DEVICE is set\n",
+				s->name);
+			return 1;
+		}
+		fprintf(stderr,
+			"SKIP %s: no RDMA device (run it under "
+			"tools/softroce)\n",
+			s->name);
+		return 77;
+	}
+	if (CU_initialize_registry() != CUE_SUCCESS)
+		return 1;
+	cs = CU_add_suite(s->name, s->init, s->cleanup);
+	for (t = s->tests; cs && t->pName; t++)
+		CU_add_test(cs, t->pName, t->pTestFunc);
+	CU_basic_set_mode(CU_BRM_VERBOSE);
+	CU_basic_run_tests();
+	failed = CU_get_number_of_failures() +
+		 CU_get_number_of_suites_failed() +
+		 CU_get_number_of_tests_failed();
+	if (CU_get_error() != CUE_SUCCESS)
+		failed++;
+	CU_cleanup_registry();
+	return failed ? 1 : 0;
+}
+
+static void usage(void)
+{
+	fprintf(stderr, "usage: rcx_tests --list | --suite NAME | "
+			"--peer NAME [ARGS...]\n");
+}
+
+int main(int argc, char **argv)
+{
+	int i;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc >= 2 && !strcmp(argv[1], "--list")) {
+		for (i = 0; suites[i]; i++)
+			printf("%s %s\n", suites[i]->name,
+			       suites[i]->needs & TU_DEVICE ? "verbs" : "host");
+		return 0;
+	}
+	if (argc >= 3 && !strcmp(argv[1], "--peer")) {
+		for (i = 0; peers[i]; i++)
+			if (!strcmp(peers[i]->name, argv[2]))
+				return peers[i]->main(argc - 3, argv + 3);
+		fprintf(stderr, "unknown peer %s\n", argv[2]);
+		return 2;
+	}
+	if (argc == 3 && !strcmp(argv[1], "--suite")) {
+		for (i = 0; suites[i]; i++)
+			if (!strcmp(suites[i]->name, argv[2]))
+				return run_suite(suites[i]);
+		fprintf(stderr, "unknown suite %s\n", argv[2]);
+		return 2;
+	}
+	usage();
+	return 2;
+}

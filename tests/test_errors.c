@@ -1,0 +1,127 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* rcx_strerror names every code, and the provider registry holds. */
+#include <errno.h>
+#include <string.h>
+#include <rcx/rcx.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include "providers/provider.h"
+#include "lib/core.h"
+#include "tu.h"
+
+static void test_every_code_named(void)
+{
+	int e;
+
+	CU_ASSERT_STRING_EQUAL(rcx_strerror(0), "success");
+	for (e = RCX_ERR_PROC_FAILED; e > RCX_ERR_LAST; e--) {
+		const char *s = rcx_strerror(e);
+
+		CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+		CU_ASSERT_EQUAL(strncmp(s, "RCX_ERR_", 8), 0);
+	}
+	CU_ASSERT_STRING_EQUAL(rcx_strerror(RCX_ERR_LAST), "unknown error");
+	CU_ASSERT_STRING_EQUAL(rcx_strerror(5), "unknown error");
+	CU_ASSERT_STRING_EQUAL(rcx_strerror(-99999), "unknown error");
+	CU_ASSERT_EQUAL(strncmp(rcx_strerror(-EINVAL), "EINVAL: ", 8), 0);
+	CU_ASSERT_EQUAL(strncmp(rcx_strerror(-EBUSY), "EBUSY: ", 7), 0);
+	CU_ASSERT_EQUAL(strncmp(rcx_strerror(-ETIMEDOUT), "ETIMEDOUT: ", 11),
+			0);
+}
+
+static void test_codes_distinct_from_errno(void)
+{
+	/* rcx codes must never be mistaken for a negative errno */
+	CU_ASSERT(-RCX_ERR_PROC_FAILED > EHWPOISON);
+	CU_ASSERT(RCX_ERR_WIN_INVALID != RCX_ERR_PROC_FAILED);
+}
+
+static void test_version(void)
+{
+	CU_ASSERT_STRING_EQUAL(rcx_version(), RCX_VERSION_STRING);
+}
+
+static void test_provider_registry(void)
+{
+	const struct rcx_provider_ops *const *p;
+
+	CU_ASSERT_PTR_NULL(rcx__provider_find("no-such-provider"));
+	for (p = rcx__providers; *p; p++) {
+		CU_ASSERT_PTR_EQUAL(rcx__provider_find((*p)->name), *p);
+		/* every op is set: a missing one points at a typed stub */
+		CU_ASSERT_PTR_NOT_NULL((*p)->dev_open);
+		CU_ASSERT_PTR_NOT_NULL((*p)->post_send);
+		CU_ASSERT_PTR_NOT_NULL((*p)->cq_poll);
+		CU_ASSERT_PTR_NOT_NULL((*p)->cm_poll);
+		CU_ASSERT_PTR_NOT_NULL((*p)->event_fd);
+	}
+#ifdef RCX_HAVE_VERBS
+	CU_ASSERT_PTR_NOT_NULL(rcx__provider_find("verbs"));
+#endif
+}
+
+/* every configuration variable is documented in docs/config.md */
+static void test_config_documented(void)
+{
+	const struct rcx__config_var *v;
+	char *doc, name[80];
+	FILE *f = fopen(RCX_SOURCE_DIR "/docs/config.md", "r");
+	long n;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	rewind(f);
+	doc = calloc(1, n + 1);
+	CU_ASSERT_FATAL(doc && fread(doc, 1, n, f) == (size_t)n);
+	fclose(f);
+	for (v = rcx__config_vars; v->name; v++) {
+		snprintf(name, sizeof(name), "`%s`", v->name);
+		if (!strstr(doc, name))
+			fprintf(stderr, "undocumented: %s\n", v->name);
+		CU_ASSERT_PTR_NOT_NULL(strstr(doc, name));
+	}
+	free(doc);
+}
+
+/* defaults load; bad values are refused by name */
+static void test_config_parse(void)
+{
+	struct rcx__config c;
+
+	unsetenv("RCX_EAGER_SIZE");
+	CU_ASSERT_EQUAL_FATAL(rcx__config_load(&c), 0);
+	CU_ASSERT_EQUAL(c.eager_size, 8192);
+	CU_ASSERT_EQUAL(c.qp_retry, 6);
+	setenv("RCX_EAGER_SIZE", "4096", 1);
+	CU_ASSERT_EQUAL(rcx__config_load(&c), 0);
+	CU_ASSERT_EQUAL(c.eager_size, 4096);
+	setenv("RCX_EAGER_SIZE", "12abc", 1);
+	CU_ASSERT_EQUAL(rcx__config_load(&c), -EINVAL);
+	CU_ASSERT_EQUAL(c.eager_size, 4096); /* untouched on error */
+	setenv("RCX_EAGER_SIZE", "-1", 1);
+	CU_ASSERT_EQUAL(rcx__config_load(&c), -EINVAL);
+	unsetenv("RCX_EAGER_SIZE");
+	setenv("RCX_QP_RETRY", "7", 1);
+	CU_ASSERT_EQUAL(rcx__config_load(&c), -EINVAL);
+	unsetenv("RCX_QP_RETRY");
+	setenv("RCX_DEVICE",
+	       "a-device-name-that-is-far-too-long-for-the-field-"
+	       "of-sixty-four-bytes",
+	       1);
+	CU_ASSERT_EQUAL(rcx__config_load(&c), -EINVAL);
+	unsetenv("RCX_DEVICE");
+}
+
+static const CU_TestInfo tests[] = {
+	{ "config_documented", test_config_documented },
+	{ "config_parse", test_config_parse },
+	{ "every_code_named", test_every_code_named },
+	{ "codes_distinct_from_errno", test_codes_distinct_from_errno },
+	{ "version", test_version },
+	{ "provider_registry", test_provider_registry },
+	CU_TEST_INFO_NULL,
+};
+
+const struct tu_suite tu_suite_errors = { "errors", TU_HOST, NULL, NULL,
+					  tests };
