@@ -23,17 +23,21 @@
 #include "tu.h"
 
 TU_SUITE(tu_suite_errors);
+TU_SUITE(tu_suite_boot);
 TU_SUITE(tu_suite_verbs_smoke);
 TU_PEER(tu_peer_smoke);
+TU_PEER(tu_peer_boot);
 
 static const struct tu_suite *const suites[] = {
 	&tu_suite_errors,
+	&tu_suite_boot,
 	&tu_suite_verbs_smoke,
 	NULL,
 };
 
 static const struct tu_peer *const peers[] = {
 	&tu_peer_smoke,
+	&tu_peer_boot,
 	NULL,
 };
 

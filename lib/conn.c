@@ -1,0 +1,500 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Connections: one reliable endpoint per peer, per-connection rings of
+ * pre-posted receive buffers, send bounce slots shared by the context,
+ * and credit-based flow control (a sender spends one credit per message;
+ * the receiver returns credits piggybacked on its own messages, or in a
+ * CREDIT message once half the ring was reposted). RNR retry stays on as
+ * a backstop for the control messages that need no credit.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "core.h"
+
+/* credits kept back so CREDIT messages always find a receive posted */
+#define RCX__CREDIT_RESERVE 2
+
+static size_t slot_size(const struct rcx_ctx *ctx)
+{
+	return sizeof(struct rcx__hdr) + ctx->cfg.eager_size;
+}
+
+static void on_rx(struct rcx_ctx *ctx, struct rcx__wrctx *w,
+		  const struct rcx_cqe *cqe);
+static void on_tx(struct rcx_ctx *ctx, struct rcx__wrctx *w,
+		  const struct rcx_cqe *cqe);
+
+static int post_rx(struct rcx__conn *c, struct rcx__rxbuf *b)
+{
+	struct rcx_wr w = {
+		.wr_id = (uintptr_t)&b->wrc,
+		.op = RCX_OP_RECV,
+		.addr = (uintptr_t)b->data,
+		.length = slot_size(c->ctx),
+		.lkey = c->rx_reg->lkey,
+	}, *bad;
+	int ret = c->ctx->ops->post_recv(c->ep, &w, &bad);
+
+	if (!ret)
+		c->rx_posted++;
+	return ret;
+}
+
+/* Called by the provider as soon as the endpoint takes receives. */
+static int on_ready(struct rcx_ep *ep, void *arg)
+{
+	struct rcx__conn *c = arg;
+	unsigned long i;
+	int ret;
+
+	c->ep = ep;
+	for (i = 0; i < c->ctx->cfg.rx_depth; i++) {
+		ret = post_rx(c, &c->rx[i]);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+int rcx__conn_new(struct rcx_ctx *ctx, struct rcx_group *g, int peer,
+		  struct rcx__conn **out)
+{
+	size_t ss = slot_size(ctx), n = ctx->cfg.rx_depth, i;
+	struct rcx__conn *c;
+	int ret;
+
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	c->ctx = ctx;
+	c->g = g;
+	c->peer = peer;
+	c->state = RCX__CONN_CONNECTING;
+	c->credits = (int)n - RCX__CREDIT_RESERVE;
+	c->rx = calloc(n, sizeof(*c->rx));
+	if (!c->rx || posix_memalign((void **)&c->rx_mem, 64, n * ss)) {
+		ret = -ENOMEM;
+		goto err;
+	}
+	ret = rcx__reg_get(ctx, c->rx_mem, n * ss, RCX_ACCESS_LOCAL_WRITE,
+			   &c->rx_reg);
+	if (ret)
+		goto err;
+	for (i = 0; i < n; i++) {
+		c->rx[i].wrc.cb = on_rx;
+		c->rx[i].conn = c;
+		c->rx[i].data = c->rx_mem + i * ss;
+	}
+	*out = c;
+	return 0;
+err:
+	free(c->rx_mem);
+	free(c->rx);
+	free(c);
+	return ret;
+}
+
+static struct rcx_ep_attr ep_attr(struct rcx__conn *c)
+{
+	const struct rcx__config *cfg = &c->ctx->cfg;
+	struct rcx_ep_attr a = {
+		.ep_ctx = c,
+		.on_ready = on_ready,
+		/* bounce-slot sends plus one READ per credit the peer has */
+		.max_send_wr = cfg->tx_depth + cfg->rx_depth,
+		.max_recv_wr = cfg->rx_depth,
+		.max_inline = cfg->inline_size,
+		.timeout = cfg->qp_timeout,
+		.retry_cnt = cfg->qp_retry,
+		.rnr_retry = cfg->rnr_retry,
+	};
+	return a;
+}
+
+int rcx__conn_connect(struct rcx__conn *c, const char *addr, const void *pdata,
+		      size_t plen)
+{
+	struct rcx_ep_attr a = ep_attr(c);
+	struct rcx_ep *ep;
+	int ret;
+
+	ret = c->ctx->ops->ep_connect(c->ctx->dev, addr, &a, pdata, plen, &ep);
+	if (!ret)
+		c->ep = ep;
+	return ret;
+}
+
+int rcx__conn_accept(struct rcx__conn *c, struct rcx_conn_req *req)
+{
+	struct rcx_ep_attr a = ep_attr(c);
+	struct rcx_ep *ep;
+	int ret;
+
+	ret = c->ctx->ops->ep_accept(c->ctx->dev, req, &a, &ep);
+	if (!ret)
+		c->ep = ep;
+	return ret;
+}
+
+static void pending_add(struct rcx__conn *c)
+{
+	struct rcx__conn *it;
+
+	for (it = c->ctx->pending; it; it = it->next_pending)
+		if (it == c)
+			return;
+	c->next_pending = c->ctx->pending;
+	c->ctx->pending = c;
+}
+
+static void pending_del(struct rcx__conn *c)
+{
+	struct rcx__conn **pp;
+
+	for (pp = &c->ctx->pending; *pp; pp = &(*pp)->next_pending)
+		if (*pp == c) {
+			*pp = c->next_pending;
+			return;
+		}
+}
+
+/* Complete everything queued on the connection with err. */
+static void drain_reqs(struct rcx__conn *c, int err)
+{
+	struct rcx_req *r;
+
+	while ((r = c->backlog)) {
+		c->backlog = r->next;
+		r->next = NULL;
+		rcx__req_complete(r, err);
+	}
+	c->backlog_tail = NULL;
+	while ((r = c->rndv)) {
+		c->rndv = r->next;
+		r->next = NULL;
+		rcx__reg_put(c->ctx, r->reg);
+		r->reg = NULL;
+		rcx__req_complete(r, err);
+	}
+	pending_del(c);
+}
+
+void rcx__conn_fail(struct rcx__conn *c, int err)
+{
+	if (c->state == RCX__CONN_FAILED || c->state == RCX__CONN_CLOSED)
+		return;
+	c->state = RCX__CONN_FAILED;
+	c->error = err;
+	drain_reqs(c, err);
+	rcx__p2p_peer_failed(c, err);
+}
+
+/*
+ * Completions still queued for the endpoint point into this connection:
+ * flush the endpoint (error state) and reap them before freeing anything.
+ */
+void rcx__conn_destroy(struct rcx__conn *c)
+{
+	struct rcx_ctx *ctx;
+	long long end;
+
+	if (!c)
+		return;
+	ctx = c->ctx;
+	drain_reqs(c, -ECANCELED);
+	if (c->state != RCX__CONN_FAILED)
+		c->state = RCX__CONN_CLOSED;
+	if (c->ep) {
+		ctx->ops->ep_set_error(c->ep);
+		end = rcx__now_us() + 2000000;
+		while ((c->rx_posted > 0 || c->tx_inflight > 0) &&
+		       rcx__now_us() < end)
+			rcx__progress(ctx);
+		ctx->ops->ep_destroy(c->ep);
+	}
+	rcx__reg_put(ctx, c->rx_reg);
+	if (c->rx_posted > 0 || c->tx_inflight > 0)
+		return; /* never reaped: leak rather than free live memory */
+	free(c->rx_mem);
+	free(c->rx);
+	free(c);
+}
+
+static bool needs_credit(uint8_t type)
+{
+	return type != RCX__MSG_CREDIT;
+}
+
+/* Post one message from a bounce slot. */
+static int post_msg(struct rcx__conn *c, struct rcx_req *r, uint8_t type)
+{
+	struct rcx_ctx *ctx = c->ctx;
+	struct rcx__txslot *s = ctx->tx_free;
+	struct rcx__hdr *h = (struct rcx__hdr *)s->data;
+	size_t payload = 0;
+	struct rcx_wr w, *bad;
+	int ret;
+
+	memset(h, 0, sizeof(*h));
+	h->type = type;
+	h->credits = (uint16_t)c->owed;
+	if (r) {
+		h->cid = r->cid;
+		h->tag = r->tag;
+		h->id = r->rndv_id;
+		if (type == RCX__MSG_EAGER) {
+			payload = r->len;
+			h->len = (uint32_t)payload;
+			if (payload)
+				memcpy(h + 1, r->buf, payload);
+		} else if (type == RCX__MSG_RTS) {
+			h->addr = (uintptr_t)r->buf;
+			h->size = r->len;
+			h->rkey = r->reg->rkey;
+		}
+	}
+	memset(&w, 0, sizeof(w));
+	w.wr_id = (uintptr_t)&s->wrc;
+	w.op = RCX_OP_SEND;
+	w.flags = RCX_WR_SIGNALED;
+	w.addr = (uintptr_t)s->data;
+	w.length = sizeof(*h) + payload;
+	w.lkey = ctx->tx_reg->lkey;
+	if (w.length <= ctx->cfg.inline_size &&
+	    w.length <= ctx->ops->ep_max_inline(c->ep))
+		w.flags |= RCX_WR_INLINE;
+	ret = ctx->ops->post_send(c->ep, &w, &bad);
+	if (ret)
+		return ret;
+	ctx->tx_free = s->next;
+	s->next = NULL;
+	s->conn = c;
+	c->tx_inflight++;
+	c->owed = 0;
+	if (needs_credit(type))
+		c->credits--;
+	return 0;
+}
+
+/* The message a request waits to send has gone out. */
+static void sent(struct rcx__conn *c, struct rcx_req *r)
+{
+	switch (r->sendop) {
+	case RCX__MSG_EAGER:
+		r->status.count = r->len;
+		rcx__req_complete(r, 0);
+		break;
+	case RCX__MSG_RTS: /* now wait for FIN */
+		r->next = c->rndv;
+		c->rndv = r;
+		break;
+	case RCX__MSG_FIN: /* the receive is done */
+		rcx__req_complete(r, r->status.error);
+		break;
+	}
+}
+
+static bool can_send(const struct rcx__conn *c)
+{
+	return c->credits > 0 && c->ctx->tx_free;
+}
+
+int rcx__conn_send(struct rcx__conn *c, struct rcx_req *r)
+{
+	int ret;
+
+	if (c->state == RCX__CONN_FAILED)
+		return c->error;
+	if (c->state != RCX__CONN_UP || c->backlog || !can_send(c)) {
+		r->next = NULL;
+		if (c->backlog_tail)
+			c->backlog_tail->next = r;
+		else
+			c->backlog = r;
+		c->backlog_tail = r;
+		pending_add(c);
+		return 0;
+	}
+	ret = post_msg(c, r, r->sendop);
+	if (!ret)
+		sent(c, r);
+	return ret;
+}
+
+/* Send what waits for credits or slots; called from progress. */
+void rcx__conn_drain(struct rcx_ctx *ctx)
+{
+	struct rcx__conn *c = ctx->pending, *next;
+	struct rcx_req *r;
+	int ret;
+
+	for (; c; c = next) {
+		next = c->next_pending;
+		if (c->state != RCX__CONN_UP)
+			continue;
+		while ((r = c->backlog) && can_send(c)) {
+			ret = post_msg(c, r, r->sendop);
+			if (ret) {
+				rcx__conn_fail(c, ret);
+				break;
+			}
+			c->backlog = r->next;
+			if (!c->backlog)
+				c->backlog_tail = NULL;
+			r->next = NULL;
+			sent(c, r);
+		}
+		if (!c->backlog)
+			pending_del(c);
+	}
+}
+
+static void on_tx(struct rcx_ctx *ctx, struct rcx__wrctx *w,
+		  const struct rcx_cqe *cqe)
+{
+	struct rcx__txslot *s = (struct rcx__txslot *)w;
+	struct rcx__conn *c = s->conn;
+
+	s->conn = NULL;
+	s->next = ctx->tx_free;
+	ctx->tx_free = s;
+	c->tx_inflight--;
+	if (cqe->status)
+		rcx__conn_fail(c, RCX_ERR_PROC_FAILED);
+}
+
+static void on_rx(struct rcx_ctx *ctx, struct rcx__wrctx *w,
+		  const struct rcx_cqe *cqe)
+{
+	struct rcx__rxbuf *b = (struct rcx__rxbuf *)w;
+	struct rcx__conn *c = b->conn;
+	const struct rcx__hdr *h = (const void *)b->data;
+	int ret;
+
+	c->rx_posted--;
+	if (cqe->status || c->state != RCX__CONN_UP) {
+		/* flushed or broken: the peer is gone (or we are closing) */
+		if (cqe->status)
+			rcx__conn_fail(c, RCX_ERR_PROC_FAILED);
+		return;
+	}
+	if (cqe->byte_len < sizeof(*h) ||
+	    (h->type == RCX__MSG_EAGER &&
+	     (h->len > ctx->cfg.eager_size ||
+	      cqe->byte_len < sizeof(*h) + h->len)) ||
+	    h->cid >= RCX__CID_MAX || !h->type || h->type > RCX__MSG_CREDIT) {
+		rcx__conn_fail(c, RCX_ERR_PROTO);
+		return;
+	}
+	c->credits += h->credits;
+	switch (h->type) {
+	case RCX__MSG_EAGER:
+	case RCX__MSG_RTS:
+		rcx__p2p_arrived(c->g, c->peer, c, h, (const uint8_t *)(h + 1));
+		break;
+	case RCX__MSG_FIN:
+		rcx__p2p_fin(c, h->id);
+		break;
+	}
+	if (c->state != RCX__CONN_UP)
+		return;
+	ret = post_rx(c, b);
+	if (ret) {
+		rcx__conn_fail(c, ret);
+		return;
+	}
+	c->owed++;
+	if (c->backlog)
+		pending_add(c);
+	/* nothing of ours to piggyback on: return credits explicitly */
+	if (c->owed >= (int)ctx->cfg.rx_depth / 2 &&
+	    (!c->backlog || c->credits == 0) && ctx->tx_free)
+		post_msg(c, NULL, RCX__MSG_CREDIT);
+}
+
+int rcx__tx_init(struct rcx_ctx *ctx)
+{
+	size_t ss = slot_size(ctx), n = ctx->cfg.tx_depth, i;
+	struct rcx__txslot *slots;
+	int ret;
+
+	slots = calloc(n, sizeof(*slots));
+	if (!slots || posix_memalign((void **)&ctx->tx_mem, 64, n * ss)) {
+		free(slots);
+		return -ENOMEM;
+	}
+	ret = rcx__reg_get(ctx, ctx->tx_mem, n * ss, RCX_ACCESS_LOCAL_WRITE,
+			   &ctx->tx_reg);
+	if (ret) {
+		free(slots);
+		free(ctx->tx_mem);
+		ctx->tx_mem = NULL;
+		return ret;
+	}
+	ctx->tx_slots = slots;
+	for (i = 0; i < n; i++) {
+		slots[i].wrc.cb = on_tx;
+		slots[i].data = ctx->tx_mem + i * ss;
+		slots[i].next = ctx->tx_free;
+		ctx->tx_free = &slots[i];
+	}
+	return 0;
+}
+
+void rcx__tx_fini(struct rcx_ctx *ctx)
+{
+	if (ctx->tx_reg)
+		rcx__reg_put(ctx, ctx->tx_reg);
+	free(ctx->tx_mem);
+	free(ctx->tx_slots);
+	ctx->tx_reg = NULL;
+	ctx->tx_mem = NULL;
+	ctx->tx_slots = NULL;
+	ctx->tx_free = NULL;
+}
+
+/* Connection events: establish, fail, and queue incoming requests. */
+int rcx__cm_progress(struct rcx_ctx *ctx)
+{
+	struct rcx_cm_event ev;
+	struct rcx__pending_req *p, **pp;
+	struct rcx__conn *c;
+	int n = 0, ret;
+
+	while ((ret = ctx->ops->cm_poll(ctx->dev, &ev)) > 0) {
+		n++;
+		c = ev.ep_ctx;
+		switch (ev.type) {
+		case RCX_CM_CONNECT_REQUEST:
+			p = calloc(1, sizeof(*p));
+			if (!p) {
+				ctx->ops->ep_reject(ctx->dev, ev.req);
+				break;
+			}
+			p->req = ev.req;
+			p->len = ev.pdata_len;
+			memcpy(p->pdata, ev.pdata, ev.pdata_len);
+			for (pp = &ctx->conn_reqs; *pp; pp = &(*pp)->next)
+				;
+			*pp = p;
+			break;
+		case RCX_CM_ESTABLISHED:
+			if (c && c->state == RCX__CONN_CONNECTING) {
+				c->state = RCX__CONN_UP;
+				if (c->backlog)
+					pending_add(c);
+			}
+			break;
+		case RCX_CM_DISCONNECTED:
+		case RCX_CM_ERROR:
+			if (c)
+				rcx__conn_fail(c,
+					       c->state == RCX__CONN_CONNECTING
+						       ? ev.status
+						       : RCX_ERR_PROC_FAILED);
+			break;
+		}
+	}
+	return ret < 0 ? ret : n;
+}

@@ -1,0 +1,273 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* Context: configuration, device, progress engine and blocking waits. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <sys/epoll.h>
+#include "core.h"
+
+#define RCX__POLL_BATCH 16
+#define RCX__CM_EVERY	64 /* progress calls between connection polls */
+#define RCX__MAX_DEVS	32
+
+long long rcx__now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000LL + ts.tv_nsec / 1000;
+}
+
+/*
+ * The fast path: poll a batch and hand each completion to the object its
+ * wr_id points at. No lookup, no allocation.
+ */
+int rcx__progress(struct rcx_ctx *ctx)
+{
+	struct rcx_cqe cqe[RCX__POLL_BATCH];
+	int n, i;
+
+	n = ctx->ops->cq_poll(ctx->dev, cqe, RCX__POLL_BATCH);
+	for (i = 0; i < n; i++) {
+		struct rcx__wrctx *w = (void *)(uintptr_t)cqe[i].wr_id;
+
+		w->cb(ctx, w, &cqe[i]);
+	}
+	if (ctx->pending)
+		rcx__conn_drain(ctx);
+	if (RCX__UNLIKELY((++ctx->cm_tick % RCX__CM_EVERY) == 0))
+		rcx__cm_progress(ctx);
+	return n > 0 ? n : 0;
+}
+
+/*
+ * Sleep on the event fd: acknowledge, arm, poll once more (a completion
+ * that arrived before the arm raises no event), then block. The lock is
+ * dropped while sleeping.
+ */
+int rcx__wait_events(struct rcx_ctx *ctx, int timeout_ms)
+{
+	struct epoll_event ev;
+	int n, fd = ctx->ops->event_fd(ctx->dev);
+
+	ctx->ops->ack(ctx->dev);
+	if (ctx->ops->arm(ctx->dev) == 0) {
+		n = rcx__progress(ctx);
+		if (n > 0)
+			return n;
+		if (rcx__cm_progress(ctx) > 0)
+			return 0;
+		rcx__unlock(ctx);
+		epoll_wait(fd, &ev, 1, timeout_ms);
+		rcx__lock(ctx);
+		ctx->ops->ack(ctx->dev);
+	}
+	rcx__cm_progress(ctx);
+	return rcx__progress(ctx);
+}
+
+static int pick_device(struct rcx_ctx *ctx, char *name, size_t len)
+{
+	char(*names)[64];
+	int n, pick = 0, ret;
+
+	if (ctx->cfg.device[0]) {
+		snprintf(name, len, "%s", ctx->cfg.device);
+		return 0;
+	}
+	names = calloc(RCX__MAX_DEVS, sizeof(*names));
+	if (!names)
+		return -ENOMEM;
+	n = ctx->ops->dev_list(names, RCX__MAX_DEVS);
+	if (n <= 0) {
+		free(names);
+		return n < 0 ? n : -ENODEV;
+	}
+	ret = rcx__topo_pick((const char(*)[64])names, n, NULL, NULL, &pick);
+	if (ret)
+		pick = 0; /* no topology: take the provider's first */
+	snprintf(name, len, "%s", names[pick]);
+	free(names);
+	return 0;
+}
+
+static void ctx_free(struct rcx_ctx *ctx)
+{
+	struct rcx__pending_req *p;
+	size_t i;
+
+	rcx__groups_destroy(ctx);
+	while ((p = ctx->conn_reqs)) {
+		ctx->conn_reqs = p->next;
+		ctx->ops->ep_reject(ctx->dev, p->req);
+		free(p);
+	}
+	rcx__tx_fini(ctx);
+	rcx__reg_flush(ctx);
+	if (ctx->dev)
+		ctx->ops->dev_close(ctx->dev);
+	rcx__boot_close(ctx->boot);
+	for (i = 0; i < ctx->nchunks; i++)
+		free(ctx->req_chunks[i]);
+	free(ctx->req_chunks);
+	pthread_mutex_destroy(&ctx->lock);
+	ctx->magic = 0;
+	free(ctx);
+}
+
+RCX_API int rcx_ctx_create(const struct rcx_ctx_attr *attr,
+			   struct rcx_ctx **out)
+{
+	struct rcx_dev_attr da = { 0 };
+	struct rcx_ctx *ctx;
+	char devname[64];
+	int ret;
+
+	if (!out)
+		return -EINVAL;
+	if (attr && attr->thread_level != RCX_THREAD_SINGLE &&
+	    attr->thread_level != RCX_THREAD_MULTIPLE)
+		return -EINVAL;
+	ctx = calloc(1, sizeof(*ctx));
+	if (!ctx)
+		return -ENOMEM;
+	pthread_mutex_init(&ctx->lock, NULL);
+	ctx->magic = RCX__CTX_MAGIC;
+	ret = rcx__config_load(&ctx->cfg);
+	if (ret)
+		goto err;
+	ret = -EINVAL;
+	if (attr && attr->device &&
+	    snprintf(ctx->cfg.device, sizeof(ctx->cfg.device), "%s",
+		     attr->device) >= (int)sizeof(ctx->cfg.device))
+		goto err;
+	if (attr && attr->provider &&
+	    snprintf(ctx->cfg.provider, sizeof(ctx->cfg.provider), "%s",
+		     attr->provider) >= (int)sizeof(ctx->cfg.provider))
+		goto err;
+	ctx->mt = attr && attr->thread_level == RCX_THREAD_MULTIPLE;
+	ctx->ops = rcx__provider_find(ctx->cfg.provider);
+	if (!ctx->ops)
+		goto err;
+	ret = pick_device(ctx, devname, sizeof(devname));
+	if (ret)
+		goto err;
+	da.name = devname;
+	da.addr = ctx->cfg.ifaddr[0] ? ctx->cfg.ifaddr : NULL;
+	ret = ctx->ops->dev_open(&da, &ctx->dev);
+	if (ret)
+		goto err;
+	ret = ctx->ops->dev_query(ctx->dev, &ctx->info);
+	if (!ret)
+		ret = ctx->ops->listen(ctx->dev, 0, ctx->addr,
+				       sizeof(ctx->addr));
+	if (!ret)
+		ret = rcx__tx_init(ctx);
+	if (ret)
+		goto err;
+	*out = ctx;
+	return 0;
+err:
+	ctx_free(ctx);
+	return ret;
+}
+
+RCX_API int rcx_ctx_destroy(struct rcx_ctx *ctx)
+{
+	if (!rcx__ctx_live(ctx))
+		return -EINVAL;
+	ctx_free(ctx);
+	return 0;
+}
+
+static int copy_out(const char *s, char *buf, size_t len)
+{
+	if (!buf)
+		return -EINVAL;
+	if (strlen(s) >= len)
+		return -ENAMETOOLONG;
+	memcpy(buf, s, strlen(s) + 1);
+	return 0;
+}
+
+RCX_API int rcx_ctx_device(struct rcx_ctx *ctx, char *name, size_t len)
+{
+	if (!rcx__ctx_live(ctx))
+		return -EINVAL;
+	return copy_out(ctx->info.name, name, len);
+}
+
+RCX_API int rcx_ctx_address(struct rcx_ctx *ctx, char *addr, size_t len)
+{
+	if (!rcx__ctx_live(ctx))
+		return -EINVAL;
+	return copy_out(ctx->addr, addr, len);
+}
+
+RCX_API int rcx_progress(struct rcx_ctx *ctx)
+{
+	int n;
+
+	if (!rcx__ctx_live(ctx))
+		return -EINVAL;
+	rcx__lock(ctx);
+	n = rcx__progress(ctx);
+	rcx__unlock(ctx);
+	return n;
+}
+
+RCX_API int rcx_ctx_event_fd(struct rcx_ctx *ctx)
+{
+	if (!rcx__ctx_live(ctx))
+		return -EINVAL;
+	return ctx->ops->event_fd(ctx->dev);
+}
+
+RCX_API int rcx_ctx_arm(struct rcx_ctx *ctx)
+{
+	int ret;
+
+	if (!rcx__ctx_live(ctx))
+		return -EINVAL;
+	rcx__lock(ctx);
+	ctx->ops->ack(ctx->dev);
+	ret = ctx->ops->arm(ctx->dev);
+	if (!ret && (rcx__progress(ctx) > 0 || rcx__cm_progress(ctx) > 0))
+		ret = -EAGAIN;
+	rcx__unlock(ctx);
+	return ret;
+}
+
+RCX_API int rcx_ctx_wait(struct rcx_ctx *ctx, int timeout_ms)
+{
+	long long now, end, spin_end;
+	int n;
+
+	if (!rcx__ctx_live(ctx) || timeout_ms < -1)
+		return -EINVAL;
+	rcx__lock(ctx);
+	now = rcx__now_us();
+	spin_end = now + ctx->cfg.spin_us;
+	end = timeout_ms < 0 ? (long long)1 << 62 : now + timeout_ms * 1000LL;
+	for (;;) {
+		n = rcx__progress(ctx);
+		if (n > 0)
+			break;
+		now = rcx__now_us();
+		if (now >= end) {
+			n = -ETIMEDOUT;
+			break;
+		}
+		if (now < spin_end)
+			continue;
+		n = rcx__wait_events(
+			ctx,
+			timeout_ms < 0 ? -1 : (int)((end - now + 999) / 1000));
+		if (n > 0)
+			break;
+	}
+	rcx__unlock(ctx);
+	return n;
+}

@@ -1,0 +1,422 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* Requests: the per-context pool, start, test/wait families, free. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "core.h"
+
+#define RCX__REQ_CHUNK 64
+
+static int pool_grow(struct rcx_ctx *ctx)
+{
+	struct rcx_req *chunk;
+	void **chunks;
+	int i;
+
+	chunks = realloc(ctx->req_chunks, (ctx->nchunks + 1) * sizeof(void *));
+	if (!chunks)
+		return -ENOMEM;
+	ctx->req_chunks = chunks;
+	chunk = calloc(RCX__REQ_CHUNK, sizeof(*chunk));
+	if (!chunk)
+		return -ENOMEM;
+	ctx->req_chunks[ctx->nchunks++] = chunk;
+	for (i = 0; i < RCX__REQ_CHUNK; i++) {
+		chunk[i].magic = RCX__REQ_DEAD;
+		chunk[i].next = ctx->req_free;
+		ctx->req_free = &chunk[i];
+	}
+	return 0;
+}
+
+/* From the pool; allocates only when the pool is empty (a new chunk). */
+struct rcx_req *rcx__req_get(struct rcx_ctx *ctx, int kind,
+			     const struct rcx__req_ops *ops)
+{
+	struct rcx_req *r = ctx->req_free;
+
+	if (RCX__UNLIKELY(!r)) {
+		if (pool_grow(ctx))
+			return NULL;
+		r = ctx->req_free;
+	}
+	ctx->req_free = r->next;
+	memset(r, 0, sizeof(*r));
+	r->magic = RCX__REQ_MAGIC;
+	r->kind = kind;
+	r->ctx = ctx;
+	r->ops = ops;
+	r->status.slot = -1;
+	return r;
+}
+
+void rcx__req_put(struct rcx_req *r)
+{
+	struct rcx_ctx *ctx = r->ctx;
+
+	if (r->ops && r->ops->release)
+		r->ops->release(r);
+	r->magic = RCX__REQ_DEAD;
+	r->next = ctx->req_free;
+	ctx->req_free = r;
+}
+
+void rcx__req_complete(struct rcx_req *r, int error)
+{
+	r->status.error = error;
+	r->state = RCX__REQ_DONE;
+	if (r->user_freed && !r->persistent)
+		rcx__req_put(r);
+}
+
+static void empty_status(struct rcx_status *st)
+{
+	if (st) {
+		st->source = RCX_ANY_SOURCE;
+		st->tag = RCX_ANY_TAG;
+		st->error = 0;
+		st->slot = -1;
+		st->count = 0;
+	}
+}
+
+/* Report a DONE request: status out, then inactive or freed. */
+static int finish(struct rcx_req **rp, struct rcx_status *st)
+{
+	struct rcx_req *r = *rp;
+	int err = r->status.error;
+
+	if (st)
+		*st = r->status;
+	if (r->persistent) {
+		r->state = RCX__REQ_INACTIVE;
+	} else {
+		rcx__req_put(r);
+		*rp = NULL;
+	}
+	return err;
+}
+
+static int check(struct rcx_req **rp)
+{
+	if (!rp)
+		return -EINVAL;
+	if (*rp && !rcx__req_live(*rp))
+		return -EINVAL;
+	return 0;
+}
+
+RCX_API int rcx_start(struct rcx_req *r)
+{
+	struct rcx_ctx *ctx;
+	int ret;
+
+	if (!rcx__req_live(r))
+		return -EINVAL;
+	if (!r->persistent || !r->ops || !r->ops->start)
+		return -EOPNOTSUPP;
+	ctx = r->ctx;
+	rcx__lock(ctx);
+	if (r->state != RCX__REQ_INACTIVE)
+		ret = -EBUSY;
+	else
+		ret = r->ops->start(r);
+	rcx__unlock(ctx);
+	return ret;
+}
+
+RCX_API int rcx_startall(int n, struct rcx_req **reqs)
+{
+	int i, ret;
+
+	if (n < 0 || (n && !reqs))
+		return -EINVAL;
+	for (i = 0; i < n; i++) {
+		if (!rcx__req_live(reqs[i]))
+			return -EINVAL;
+		if (!reqs[i]->persistent || !reqs[i]->ops->start)
+			return -EOPNOTSUPP;
+		if (reqs[i]->state != RCX__REQ_INACTIVE)
+			return -EBUSY;
+	}
+	for (i = 0; i < n; i++) {
+		ret = rcx_start(reqs[i]);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/* lock held; *rp live and not NULL */
+static int test_locked(struct rcx_req **rp, int *flag, struct rcx_status *st)
+{
+	struct rcx_req *r = *rp;
+
+	if (r->state == RCX__REQ_INACTIVE) {
+		empty_status(st);
+		*flag = 1;
+		return 0;
+	}
+	if (r->state == RCX__REQ_ACTIVE)
+		rcx__progress(r->ctx);
+	if (r->state != RCX__REQ_DONE) {
+		*flag = 0;
+		return 0;
+	}
+	*flag = 1;
+	return finish(rp, st);
+}
+
+RCX_API int rcx_test(struct rcx_req **rp, int *flag, struct rcx_status *st)
+{
+	struct rcx_ctx *ctx;
+	int ret = check(rp);
+
+	if (ret || !flag)
+		return ret ? ret : -EINVAL;
+	if (!*rp) {
+		empty_status(st);
+		*flag = 1;
+		return 0;
+	}
+	ctx = (*rp)->ctx;
+	rcx__lock(ctx);
+	ret = test_locked(rp, flag, st);
+	rcx__unlock(ctx);
+	return st ? 0 : ret;
+}
+
+RCX_API int rcx_wait(struct rcx_req **rp, struct rcx_status *st)
+{
+	struct rcx_ctx *ctx;
+	long long spin_end;
+	int ret = check(rp), flag = 0;
+
+	if (ret)
+		return ret;
+	if (!*rp) {
+		empty_status(st);
+		return 0;
+	}
+	ctx = (*rp)->ctx;
+	rcx__lock(ctx);
+	spin_end = rcx__now_us() + ctx->cfg.spin_us;
+	for (;;) {
+		ret = test_locked(rp, &flag, st);
+		if (flag)
+			break;
+		if (rcx__now_us() > spin_end)
+			rcx__wait_events(ctx, -1);
+	}
+	rcx__unlock(ctx);
+	return st ? 0 : ret;
+}
+
+static int check_n(int n, struct rcx_req **reqs)
+{
+	int i;
+
+	if (n < 0 || (n && !reqs))
+		return -EINVAL;
+	for (i = 0; i < n; i++)
+		if (reqs[i] && !rcx__req_live(reqs[i]))
+			return -EINVAL;
+	return 0;
+}
+
+static struct rcx_ctx *ctx_of(int n, struct rcx_req **reqs)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (reqs[i])
+			return reqs[i]->ctx;
+	return NULL;
+}
+
+static bool is_done(const struct rcx_req *r)
+{
+	return !r || r->state != RCX__REQ_ACTIVE;
+}
+
+static int finish_all(int n, struct rcx_req **reqs, struct rcx_status *sts)
+{
+	int i, first = 0, f, e;
+
+	for (i = 0; i < n; i++) {
+		if (!reqs[i]) {
+			empty_status(sts ? &sts[i] : NULL);
+			continue;
+		}
+		e = test_locked(&reqs[i], &f, sts ? &sts[i] : NULL);
+		if (e && !first)
+			first = e;
+	}
+	return sts ? 0 : first;
+}
+
+RCX_API int rcx_testall(int n, struct rcx_req **reqs, int *flag,
+			struct rcx_status *sts)
+{
+	struct rcx_ctx *ctx;
+	int i, ret = check_n(n, reqs);
+
+	if (ret || !flag)
+		return ret ? ret : -EINVAL;
+	ctx = ctx_of(n, reqs);
+	if (!ctx) {
+		*flag = 1;
+		return finish_all(n, reqs, sts);
+	}
+	rcx__lock(ctx);
+	rcx__progress(ctx);
+	for (i = 0; i < n && is_done(reqs[i]); i++)
+		;
+	*flag = i == n;
+	ret = *flag ? finish_all(n, reqs, sts) : 0;
+	rcx__unlock(ctx);
+	return ret;
+}
+
+static void wait_done(struct rcx_ctx *ctx, int n, struct rcx_req **reqs)
+{
+	long long spin_end = rcx__now_us() + ctx->cfg.spin_us;
+	int i;
+
+	for (;;) {
+		for (i = 0; i < n && is_done(reqs[i]); i++)
+			;
+		if (i == n)
+			return;
+		if (!rcx__progress(ctx) && rcx__now_us() > spin_end)
+			rcx__wait_events(ctx, -1);
+	}
+}
+
+int rcx__waitall_locked(struct rcx_ctx *ctx, int n, struct rcx_req **reqs)
+{
+	wait_done(ctx, n, reqs);
+	return finish_all(n, reqs, NULL);
+}
+
+RCX_API int rcx_waitall(int n, struct rcx_req **reqs, struct rcx_status *sts)
+{
+	struct rcx_ctx *ctx;
+	int ret = check_n(n, reqs);
+
+	if (ret)
+		return ret;
+	ctx = ctx_of(n, reqs);
+	if (!ctx)
+		return finish_all(n, reqs, sts);
+	rcx__lock(ctx);
+	wait_done(ctx, n, reqs);
+	ret = finish_all(n, reqs, sts);
+	rcx__unlock(ctx);
+	return ret;
+}
+
+/* lock held: index of a completed active request, or -1 */
+static int find_any(int n, struct rcx_req **reqs, int *all_null)
+{
+	int i;
+
+	*all_null = 1;
+	for (i = 0; i < n; i++) {
+		if (!reqs[i] || reqs[i]->state == RCX__REQ_INACTIVE)
+			continue;
+		*all_null = 0;
+		if (reqs[i]->state == RCX__REQ_DONE)
+			return i;
+	}
+	return -1;
+}
+
+static int any_common(int n, struct rcx_req **reqs, int *index, int *flag,
+		      struct rcx_status *st, bool block)
+{
+	struct rcx_ctx *ctx;
+	long long spin_end;
+	int i, all_null, f, ret = check_n(n, reqs);
+
+	if (ret || !index)
+		return ret ? ret : -EINVAL;
+	ctx = ctx_of(n, reqs);
+	if (!ctx) {
+		*index = RCX_UNDEFINED;
+		empty_status(st);
+		if (flag)
+			*flag = 1;
+		return 0;
+	}
+	rcx__lock(ctx);
+	spin_end = rcx__now_us() + ctx->cfg.spin_us;
+	for (;;) {
+		i = find_any(n, reqs, &all_null);
+		if (i >= 0 || all_null)
+			break;
+		if (!rcx__progress(ctx)) {
+			i = find_any(n, reqs, &all_null);
+			if (i >= 0 || all_null || !block)
+				break;
+			if (rcx__now_us() > spin_end)
+				rcx__wait_events(ctx, -1);
+		}
+	}
+	if (i >= 0) {
+		*index = i;
+		ret = test_locked(&reqs[i], &f, st);
+		if (flag)
+			*flag = 1;
+	} else if (all_null) {
+		*index = RCX_UNDEFINED;
+		empty_status(st);
+		if (flag)
+			*flag = 1;
+	} else {
+		*index = RCX_UNDEFINED;
+		if (flag)
+			*flag = 0;
+	}
+	rcx__unlock(ctx);
+	return st ? 0 : ret;
+}
+
+RCX_API int rcx_testany(int n, struct rcx_req **reqs, int *index, int *flag,
+			struct rcx_status *st)
+{
+	if (!flag)
+		return -EINVAL;
+	return any_common(n, reqs, index, flag, st, false);
+}
+
+RCX_API int rcx_waitany(int n, struct rcx_req **reqs, int *index,
+			struct rcx_status *st)
+{
+	return any_common(n, reqs, index, NULL, st, true);
+}
+
+RCX_API int rcx_req_free(struct rcx_req **rp)
+{
+	struct rcx_req *r;
+	struct rcx_ctx *ctx;
+	int ret = 0;
+
+	if (!rp || !rcx__req_live(*rp))
+		return -EINVAL;
+	r = *rp;
+	ctx = r->ctx;
+	rcx__lock(ctx);
+	if (r->state == RCX__REQ_ACTIVE) {
+		if (r->persistent)
+			ret = -EBUSY;
+		else
+			r->user_freed = 1;
+	} else {
+		rcx__req_put(r);
+	}
+	rcx__unlock(ctx);
+	if (!ret)
+		*rp = NULL;
+	return ret;
+}

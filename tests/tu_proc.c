@@ -1,0 +1,110 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* Commands run by tests with their output captured. */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include "tu.h"
+#include "tu_proc.h"
+
+extern char **environ;
+
+int tu_job_start(struct tu_job *j, char *const argv[])
+{
+	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t at;
+	int p[2], ret;
+
+	memset(j, 0, sizeof(*j));
+	if (pipe2(p, O_CLOEXEC))
+		return -errno;
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_adddup2(&fa, p[1], STDOUT_FILENO);
+	posix_spawn_file_actions_adddup2(&fa, p[1], STDERR_FILENO);
+	/* its own group: a timeout kills it and whatever it started */
+	posix_spawnattr_init(&at);
+	posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP);
+	posix_spawnattr_setpgroup(&at, 0);
+	j->start = tu_now_ms();
+	ret = posix_spawn(&j->pid, argv[0], &fa, &at, argv, environ);
+	posix_spawnattr_destroy(&at);
+	posix_spawn_file_actions_destroy(&fa);
+	close(p[1]);
+	if (ret) {
+		close(p[0]);
+		return -ret;
+	}
+	j->fd = p[0];
+	return 0;
+}
+
+int tu_job_expect(struct tu_job *j, const char *text, int n, int timeout_ms)
+{
+	long long end = tu_now_ms() + timeout_ms;
+	int got;
+
+	for (;;) {
+		struct pollfd pfd = { .fd = j->fd, .events = POLLIN };
+		long long left = end - tu_now_ms();
+		ssize_t r;
+
+		got = tu_count(j->out, text);
+		if (got >= n || left <= 0 || poll(&pfd, 1, (int)left) <= 0)
+			return got;
+		r = read(j->fd, j->out + j->len, sizeof(j->out) - 1 - j->len);
+		if (r <= 0)
+			return got;
+		j->len += (size_t)r;
+		j->out[j->len] = 0;
+	}
+}
+
+int tu_job_finish(struct tu_job *j, int timeout_ms, int want)
+{
+	long long end = j->start + timeout_ms;
+	int ret;
+
+	/* text that never shows up: read until EOF */
+	tu_job_expect(j, "\001", 1, (int)(end - tu_now_ms()));
+	close(j->fd);
+	ret = tu_wait_peer(j->pid, (int)(end - tu_now_ms()));
+	if (ret == -ETIMEDOUT)
+		kill(-j->pid, SIGKILL);
+	if (ret != want)
+		fprintf(stderr, "\nexit %d, not %d; output:\n%s\n", ret, want,
+			j->out);
+	return ret;
+}
+
+int tu_count(const char *hay, const char *needle)
+{
+	int n = 0;
+
+	while ((hay = strstr(hay, needle))) {
+		n++;
+		hay++;
+	}
+	return n;
+}
+
+int tu_free_port(void)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET };
+	socklen_t sl = sizeof(sa);
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), port = -1;
+
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (fd >= 0 && !bind(fd, (struct sockaddr *)&sa, sizeof(sa)) &&
+	    !getsockname(fd, (struct sockaddr *)&sa, &sl))
+		port = ntohs(sa.sin_port);
+	if (fd >= 0)
+		close(fd);
+	return port;
+}

@@ -1,0 +1,388 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * rcx-run: start N ranks of a program on this host and serve their
+ * bootstrap (the "local" backend) over a unix socket in a private
+ * directory. One poll() loop watches a signalfd (SIGCHLD and the signals
+ * it forwards) and the gather server.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include "lib/boot_wire.h"
+
+#define EXIT_TIMEOUT 124 /* as timeout(1) */
+#define EXIT_SELF    125 /* rcx-run itself failed */
+#define EXIT_NOEXEC  127
+
+struct run {
+	int n;
+	int keep_going;
+	long timeout_s;
+	char **argv;
+	uint64_t jobid;
+	char dir[PATH_MAX];
+	char sock[PATH_MAX];
+	struct rcx__boot_srv *srv;
+	int sfd;
+	sigset_t oldmask;
+	pid_t *pids; /* 0 once reaped */
+	int live;
+	int killing; /* the rest were sent SIGKILL: their exits are ours */
+	int timed_out;
+	int status; /* exit status of the first abnormal rank, or -1 */
+};
+
+static const char *const signames[] = {
+	[SIGHUP] = "SIGHUP",   [SIGINT] = "SIGINT",   [SIGQUIT] = "SIGQUIT",
+	[SIGILL] = "SIGILL",   [SIGTRAP] = "SIGTRAP", [SIGABRT] = "SIGABRT",
+	[SIGBUS] = "SIGBUS",   [SIGFPE] = "SIGFPE",   [SIGKILL] = "SIGKILL",
+	[SIGUSR1] = "SIGUSR1", [SIGSEGV] = "SIGSEGV", [SIGUSR2] = "SIGUSR2",
+	[SIGPIPE] = "SIGPIPE", [SIGALRM] = "SIGALRM", [SIGTERM] = "SIGTERM",
+	[SIGXCPU] = "SIGXCPU", [SIGXFSZ] = "SIGXFSZ", [SIGSYS] = "SIGSYS",
+};
+
+static void usage(FILE *f)
+{
+	fputs("usage: rcx-run -n N [--timeout SEC] [--keep-going] [--] "
+	      "PROG [ARGS...]\n"
+	      "  -n, --np N         start N ranks of PROG\n"
+	      "  -t, --timeout SEC  kill every rank after SEC seconds\n"
+	      "  -k, --keep-going   a failed rank does not stop the others\n"
+	      "                     (default: they are killed)\n"
+	      "exit status: 0 when every rank exits 0, else the first failed "
+	      "rank's\n"
+	      "  status (128+signal if killed); 124 on timeout, 125 when "
+	      "rcx-run fails\n",
+	      f);
+}
+
+static int parse_long(const char *s, long min, long max, long *out)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (!*s || *end || errno || v < min || v > max)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+static int parse_args(struct run *run, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "np", required_argument, NULL, 'n' },
+		{ "timeout", required_argument, NULL, 't' },
+		{ "keep-going", no_argument, NULL, 'k' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	long v;
+	int c;
+
+	/* "+": options end at PROG, whose own options are left alone */
+	while ((c = getopt_long(argc, argv, "+n:t:kh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'n':
+			if (parse_long(optarg, 1, RCX__BOOT_MAX_SIZE, &v))
+				goto bad;
+			run->n = (int)v;
+			break;
+		case 't':
+			if (parse_long(optarg, 1, 100000000, &v))
+				goto bad;
+			run->timeout_s = v;
+			break;
+		case 'k':
+			run->keep_going = 1;
+			break;
+		case 'h':
+			usage(stdout);
+			exit(0);
+		default:
+			usage(stderr);
+			return -EINVAL;
+		}
+	}
+	if (!run->n || optind >= argc) {
+		usage(stderr);
+		return -EINVAL;
+	}
+	run->argv = argv + optind;
+	return 0;
+
+bad:
+	fprintf(stderr, "rcx-run: bad value for -%c: %s\n", c, optarg);
+	return -EINVAL;
+}
+
+/* The private directory and the listening socket in it. */
+static int make_socket(struct run *run, int *out)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	const char *tmp = getenv("TMPDIR");
+	int fd;
+
+	if (!tmp || !*tmp)
+		tmp = "/tmp";
+	if (snprintf(run->dir, sizeof(run->dir), "%s/rcx-run.XXXXXX", tmp) >=
+		    (int)sizeof(run->dir) ||
+	    !mkdtemp(run->dir)) {
+		fprintf(stderr, "rcx-run: cannot make a directory in %s: %s\n",
+			tmp, strerror(errno));
+		run->dir[0] = 0;
+		return -1;
+	}
+	if (snprintf(run->sock, sizeof(run->sock), "%s/sock", run->dir) >=
+		    (int)sizeof(run->sock) ||
+	    strlen(run->sock) >= sizeof(sa.sun_path)) {
+		fprintf(stderr, "rcx-run: socket path too long: %s\n",
+			run->sock);
+		return -1;
+	}
+	strcpy(sa.sun_path, run->sock);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) ||
+	    listen(fd, run->n + 8)) {
+		fprintf(stderr, "rcx-run: socket %s: %s\n", run->sock,
+			strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	*out = fd;
+	return 0;
+}
+
+static void kill_all(struct run *run, int sig)
+{
+	int r;
+
+	for (r = 0; r < run->n; r++)
+		if (run->pids[r] > 0)
+			kill(run->pids[r], sig);
+}
+
+static void child_exec(struct run *run, int r)
+{
+	char v[32];
+
+	sigprocmask(SIG_SETMASK, &run->oldmask, NULL);
+	signal(SIGPIPE, SIG_DFL);
+	setenv("RCX_RUN_SOCK", run->sock, 1);
+	snprintf(v, sizeof(v), "%d", r);
+	setenv("RCX_RANK", v, 1);
+	setenv("RCX_LOCAL_RANK", v, 1);
+	snprintf(v, sizeof(v), "%d", run->n);
+	setenv("RCX_SIZE", v, 1);
+	setenv("RCX_LOCAL_SIZE", v, 1);
+	snprintf(v, sizeof(v), "%016" PRIx64, run->jobid);
+	setenv("RCX_JOBID", v, 1);
+	unsetenv("RCX_BOOTSTRAP");
+	execvp(run->argv[0], run->argv);
+	fprintf(stderr, "rcx-run: %s: %s\n", run->argv[0], strerror(errno));
+	_exit(EXIT_NOEXEC);
+}
+
+/* fork + exec each rank: nothing but the environment is shared. */
+static int spawn_all(struct run *run)
+{
+	pid_t pid;
+	int r;
+
+	for (r = 0; r < run->n; r++) {
+		pid = fork();
+		if (pid < 0) {
+			fprintf(stderr, "rcx-run: fork: %s\n", strerror(errno));
+			run->killing = 1;
+			kill_all(run, SIGKILL);
+			run->status = EXIT_SELF;
+			return -1;
+		}
+		if (!pid)
+			child_exec(run, r);
+		run->pids[r] = pid;
+		run->live++;
+	}
+	return 0;
+}
+
+static void print_exit(int r, int st)
+{
+	int sig;
+
+	if (WIFEXITED(st)) {
+		fprintf(stderr, "rcx-run: rank %d exited with status %d\n", r,
+			WEXITSTATUS(st));
+		return;
+	}
+	sig = WTERMSIG(st);
+	if (sig > 0 && (size_t)sig < sizeof(signames) / sizeof(signames[0]) &&
+	    signames[sig]) {
+		fprintf(stderr, "rcx-run: rank %d killed by signal %s\n", r,
+			signames[sig]);
+		return;
+	}
+	fprintf(stderr, "rcx-run: rank %d killed by signal %d\n", r,
+		WTERMSIG(st));
+}
+
+static void on_exit_rank(struct run *run, int r, int st)
+{
+	int abnormal = !WIFEXITED(st) || WEXITSTATUS(st);
+
+	/* after we sent SIGKILL, exits are our doing and not reported */
+	if (abnormal && !run->killing) {
+		print_exit(r, st);
+		if (run->status < 0)
+			run->status = WIFEXITED(st) ? WEXITSTATUS(st)
+						    : 128 + WTERMSIG(st);
+	}
+	/* tell the survivors first, then stop them unless asked not to */
+	rcx__boot_srv_rank_gone(run->srv, r, abnormal);
+	if (abnormal && !run->keep_going && !run->killing) {
+		run->killing = 1;
+		kill_all(run, SIGKILL);
+	}
+}
+
+static void reap(struct run *run)
+{
+	pid_t pid;
+	int st, r;
+
+	while ((pid = waitpid(-1, &st, WNOHANG)) > 0) {
+		for (r = 0; r < run->n && run->pids[r] != pid; r++)
+			;
+		if (r == run->n)
+			continue;
+		run->pids[r] = 0;
+		run->live--;
+		on_exit_rank(run, r, st);
+	}
+}
+
+static void on_signals(struct run *run)
+{
+	struct signalfd_siginfo si;
+
+	while (read(run->sfd, &si, sizeof(si)) == sizeof(si)) {
+		if (si.ssi_signo == SIGCHLD) {
+			reap(run);
+			continue;
+		}
+		/*
+		 * A terminal's ^C or hangup (SI_KERNEL) already reached the
+		 * ranks, which share our process group: do not send it twice.
+		 */
+		if (si.ssi_code != SI_KERNEL)
+			kill_all(run, (int)si.ssi_signo);
+	}
+}
+
+static int event_loop(struct run *run)
+{
+	long long deadline = -1;
+	struct pollfd pfd[2] = {
+		{ .fd = run->sfd, .events = POLLIN },
+		{ .fd = rcx__boot_srv_fd(run->srv), .events = POLLIN },
+	};
+	int ret;
+
+	if (run->timeout_s)
+		deadline = rcx__boot_now_ms() + run->timeout_s * 1000LL;
+	/* SIGCHLD may have come before the loop: reap first */
+	reap(run);
+	while (run->live) {
+		ret = poll(pfd, 2,
+			   run->timed_out ? -1 : rcx__boot_left_ms(deadline));
+		if (ret < 0 && errno != EINTR) {
+			fprintf(stderr, "rcx-run: poll: %s\n", strerror(errno));
+			return -1;
+		}
+		if (deadline >= 0 && !run->timed_out &&
+		    !rcx__boot_left_ms(deadline)) {
+			fprintf(stderr,
+				"rcx-run: timeout after %ld s, killing all "
+				"ranks\n",
+				run->timeout_s);
+			run->timed_out = 1;
+			run->killing = 1;
+			kill_all(run, SIGKILL);
+		}
+		if (ret > 0 && pfd[0].revents)
+			on_signals(run);
+		if (ret > 0 && pfd[1].revents)
+			rcx__boot_srv_run(run->srv, 0);
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct run run = { .status = -1, .sfd = -1 };
+	sigset_t mask;
+	int lfd = -1, ret = EXIT_SELF;
+
+	if (parse_args(&run, argc, argv))
+		return EXIT_SELF;
+	/* a closed stderr must not kill us and orphan the ranks */
+	signal(SIGPIPE, SIG_IGN);
+	run.jobid = rcx__boot_random_jobid();
+	run.pids = calloc((size_t)run.n, sizeof(*run.pids));
+	if (!run.pids) {
+		fprintf(stderr, "rcx-run: out of memory\n");
+		return EXIT_SELF;
+	}
+	if (make_socket(&run, &lfd))
+		goto out_dir;
+	if (rcx__boot_srv_open(lfd, run.n, run.jobid, -1, &run.srv)) {
+		fprintf(stderr, "rcx-run: cannot start the server\n");
+		close(lfd);
+		goto out_dir;
+	}
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGCHLD);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGHUP);
+	sigprocmask(SIG_BLOCK, &mask, &run.oldmask);
+	run.sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (run.sfd < 0) {
+		fprintf(stderr, "rcx-run: signalfd: %s\n", strerror(errno));
+		goto out_srv;
+	}
+	if (spawn_all(&run) || event_loop(&run)) {
+		/* what is left of the job must not outlive us */
+		kill_all(&run, SIGKILL);
+		while (run.live > 0 && wait(NULL) > 0)
+			run.live--;
+		ret = EXIT_SELF;
+	} else if (run.timed_out) {
+		ret = EXIT_TIMEOUT;
+	} else {
+		ret = run.status < 0 ? 0 : run.status;
+	}
+	close(run.sfd);
+out_srv:
+	rcx__boot_srv_close(run.srv);
+	sigprocmask(SIG_SETMASK, &run.oldmask, NULL);
+out_dir:
+	if (run.sock[0])
+		unlink(run.sock);
+	if (run.dir[0])
+		rmdir(run.dir);
+	free(run.pids);
+	return ret;
+}
