@@ -390,6 +390,11 @@ static void on_rx(struct rcx_ctx *ctx, struct rcx__wrctx *w,
 	c->credits += h->credits;
 	switch (h->type) {
 	case RCX__MSG_EAGER:
+		if (ctx->am[h->cid]) {
+			ctx->am[h->cid](c, h, (const uint8_t *)(h + 1));
+			break;
+		}
+		/* fall through */
 	case RCX__MSG_RTS:
 		rcx__p2p_arrived(c->g, c->peer, c, h, (const uint8_t *)(h + 1));
 		break;
@@ -497,4 +502,46 @@ int rcx__cm_progress(struct rcx_ctx *ctx)
 		}
 	}
 	return ret < 0 ? ret : n;
+}
+
+static void am_release(struct rcx_req *r)
+{
+	free(r->buf);
+	r->buf = NULL;
+}
+
+static const struct rcx__req_ops am_ops = { .release = am_release };
+
+/*
+ * Send an active message: the payload is copied (it may wait for credits),
+ * and the request frees itself once the message is out.
+ */
+int rcx__am_send(struct rcx__conn *c, uint8_t cid, int32_t tag, const void *buf,
+		 size_t len)
+{
+	struct rcx_req *r;
+	int ret;
+
+	if (len > c->ctx->cfg.eager_size)
+		return -EMSGSIZE;
+	r = rcx__req_get(c->ctx, RCX__REQ_INTERNAL, &am_ops);
+	if (!r)
+		return -ENOMEM;
+	r->buf = malloc(len ? len : 1);
+	if (!r->buf) {
+		rcx__req_put(r);
+		return -ENOMEM;
+	}
+	if (len)
+		memcpy(r->buf, buf, len);
+	r->len = len;
+	r->cid = cid;
+	r->tag = tag;
+	r->sendop = RCX__MSG_EAGER;
+	r->user_freed = 1;
+	r->state = RCX__REQ_ACTIVE;
+	ret = rcx__conn_send(c, r);
+	if (ret)
+		rcx__req_put(r);
+	return ret;
 }

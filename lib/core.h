@@ -79,7 +79,11 @@ struct rcx__reg;
 struct rcx__req_ops {
 	int (*start)(struct rcx_req *req);
 	void (*release)(struct rcx_req *req); /* before going to the pool */
+	/* test/wait on this kind: run before the state is checked */
+	void (*poll)(struct rcx_req *req);
 };
+
+struct rcx__cont;
 
 struct rcx_req {
 	uint32_t magic;
@@ -91,7 +95,12 @@ struct rcx_req {
 	const struct rcx__req_ops *ops;
 	struct rcx_status status;
 	struct rcx__wrctx wrc; /* RDMA completion of this request */
-	struct rcx_req *next;  /* queue link: posted, backlog, pool */
+	/* internal completion hook (handshakes, chains); NULL for most */
+	void (*done)(struct rcx_req *req);
+	void *done_arg;
+	/* attached continuation (cont.c), NULL when none */
+	struct rcx__cont *cont;
+	struct rcx_req *next; /* queue link: posted, backlog, pool */
 	/* point-to-point */
 	struct rcx_group *g;
 	struct rcx__conn *conn;
@@ -148,7 +157,9 @@ enum rcx__msg_type {
 enum rcx__cid {
 	RCX__CID_USER = 0, /* rcx_isend/irecv */
 	RCX__CID_COLL = 1, /* group barrier/allgather */
-	RCX__CID_MAX = 2,
+	RCX__CID_BIND = 2, /* channel bind handshakes (chan.c) */
+	RCX__CID_WIN = 3,  /* window control and software atomics (win*.c) */
+	RCX__CID_MAX = 4,
 };
 
 struct rcx__hdr {
@@ -164,6 +175,36 @@ struct rcx__hdr {
 	uint32_t rkey;
 	uint32_t pad;
 };
+
+/*
+ * Active messages: a cid with a handler bypasses matching; the handler
+ * runs in progress for every eager message of that cid (payload of h->len
+ * bytes, at most RCX_EAGER_SIZE). Send with rcx__am_send.
+ */
+typedef void rcx__am_cb(struct rcx__conn *c, const struct rcx__hdr *h,
+			const uint8_t *payload);
+int rcx__am_send(struct rcx__conn *c, uint8_t cid, int32_t tag, const void *buf,
+		 size_t len);
+
+/* ---- info (info.c) */
+struct rcx_info;
+const char *rcx__info_lookup(const struct rcx_info *i, const char *key);
+int rcx__info_ulong(const struct rcx_info *i, const char *key,
+		    unsigned long dflt, unsigned long min, unsigned long max,
+		    unsigned long *out);
+/* names: NULL-terminated; *out = index; -EINVAL for other values */
+int rcx__info_enum(const struct rcx_info *i, const char *key,
+		   const char *const *names, int dflt, int *out);
+int rcx__info_bool(const struct rcx_info *i, const char *key, bool dflt,
+		   bool *out);
+
+/* ---- continuations (cont.c): hooks the core calls */
+/* r completed and r->cont is set */
+void rcx__cont_complete(struct rcx_req *r);
+/* run ready continuations; called by progress when ctx->cont_ready */
+int rcx__cont_progress(struct rcx_ctx *ctx);
+/* context teardown: pending continuations run with -ECANCELED */
+void rcx__cont_fini(struct rcx_ctx *ctx);
 
 /* ---- connections (conn.c) */
 enum rcx__conn_state {
@@ -296,6 +337,11 @@ struct rcx_ctx {
 	struct rcx__conn *pending;
 	/* connection requests nobody has claimed yet */
 	struct rcx__pending_req *conn_reqs;
+	/* active-message handlers per cid */
+	rcx__am_cb *am[RCX__CID_MAX];
+	/* continuations: state owned by cont.c; ready count polled cheaply */
+	void *cont_state;
+	int cont_ready;
 	/* groups, bootstrap */
 	struct rcx_group *groups;
 	struct rcx_group *world;

@@ -37,6 +37,8 @@ int rcx__progress(struct rcx_ctx *ctx)
 	}
 	if (ctx->pending)
 		rcx__conn_drain(ctx);
+	if (RCX__UNLIKELY(ctx->cont_ready))
+		rcx__cont_progress(ctx);
 	if (RCX__UNLIKELY((++ctx->cm_tick % RCX__CM_EVERY) == 0))
 		rcx__cm_progress(ctx);
 	return n > 0 ? n : 0;
@@ -98,6 +100,7 @@ static void ctx_free(struct rcx_ctx *ctx)
 	struct rcx__pending_req *p;
 	size_t i;
 
+	rcx__cont_fini(ctx);
 	rcx__groups_destroy(ctx);
 	while ((p = ctx->conn_reqs)) {
 		ctx->conn_reqs = p->next;

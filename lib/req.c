@@ -65,6 +65,12 @@ void rcx__req_complete(struct rcx_req *r, int error)
 {
 	r->status.error = error;
 	r->state = RCX__REQ_DONE;
+	if (r->done)
+		r->done(r);
+	if (r->cont) {
+		rcx__cont_complete(r);
+		return; /* the continuation owns what happens next */
+	}
 	if (r->user_freed && !r->persistent)
 		rcx__req_put(r);
 }
@@ -157,7 +163,9 @@ static int test_locked(struct rcx_req **rp, int *flag, struct rcx_status *st)
 		*flag = 1;
 		return 0;
 	}
-	if (r->state == RCX__REQ_ACTIVE)
+	if (r->ops && r->ops->poll)
+		r->ops->poll(r);
+	else if (r->state == RCX__REQ_ACTIVE)
 		rcx__progress(r->ctx);
 	if (r->state != RCX__REQ_DONE) {
 		*flag = 0;

@@ -12,5 +12,6 @@
 #include <rcx/req.h>
 #include <rcx/group.h>
 #include <rcx/p2p.h>
+#include <rcx/info.h>
 
 #endif
