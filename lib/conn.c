@@ -57,6 +57,34 @@ static int on_ready(struct rcx_ep *ep, void *arg)
 	return 0;
 }
 
+static void pending_add(struct rcx__conn *c);
+
+static void conn_on_cm(struct rcx__epobj *o, const struct rcx_cm_event *ev)
+{
+	struct rcx__conn *c = (struct rcx__conn *)o;
+
+	switch (ev->type) {
+	case RCX_CM_ESTABLISHED:
+		if (c->state == RCX__CONN_CONNECTING) {
+			c->state = RCX__CONN_UP;
+			if (c->backlog)
+				pending_add(c);
+		}
+		break;
+	case RCX_CM_DISCONNECTED:
+		/* what the peer sent before it left is in the CQ already:
+		 * deliver it before the connection is declared failed */
+		while (rcx__progress(c->ctx) > 0)
+			;
+		/* fall through */
+	case RCX_CM_ERROR:
+		rcx__conn_fail(c, c->state == RCX__CONN_CONNECTING
+					  ? ev->status
+					  : RCX_ERR_PROC_FAILED);
+		break;
+	}
+}
+
 int rcx__conn_new(struct rcx_ctx *ctx, struct rcx_group *g, int peer,
 		  struct rcx__conn **out)
 {
@@ -67,6 +95,7 @@ int rcx__conn_new(struct rcx_ctx *ctx, struct rcx_group *g, int peer,
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return -ENOMEM;
+	c->obj.on_cm = conn_on_cm;
 	c->ctx = ctx;
 	c->g = g;
 	c->peer = peer;
@@ -101,8 +130,10 @@ static struct rcx_ep_attr ep_attr(struct rcx__conn *c)
 	struct rcx_ep_attr a = {
 		.ep_ctx = c,
 		.on_ready = on_ready,
-		/* bounce-slot sends plus one READ per credit the peer has */
-		.max_send_wr = cfg->tx_depth + cfg->rx_depth,
+		/* bounce-slot sends plus one READ per credit the peer has,
+		 * plus the windows' share (RCX__WIN_SQ_DEPTH) */
+		.max_send_wr =
+			cfg->tx_depth + cfg->rx_depth + RCX__WIN_SQ_DEPTH,
 		.max_recv_wr = cfg->rx_depth,
 		.max_inline = cfg->inline_size,
 		.timeout = cfg->qp_timeout,
@@ -373,6 +404,13 @@ static void on_rx(struct rcx_ctx *ctx, struct rcx__wrctx *w,
 	int ret;
 
 	c->rx_posted--;
+	/*
+	 * The peer's first message can complete before our ESTABLISHED
+	 * event is polled; it only sends once connected, so we are too.
+	 * (Dropping it here lost the message and its receive buffer.)
+	 */
+	if (!cqe->status && c->state == RCX__CONN_CONNECTING)
+		c->state = RCX__CONN_UP;
 	if (cqe->status || c->state != RCX__CONN_UP) {
 		/* flushed or broken: the peer is gone (or we are closing) */
 		if (cqe->status)
@@ -464,43 +502,35 @@ int rcx__cm_progress(struct rcx_ctx *ctx)
 {
 	struct rcx_cm_event ev;
 	struct rcx__pending_req *p, **pp;
-	struct rcx__conn *c;
+	struct rcx__epobj *o;
 	int n = 0, ret;
 
+	if (ctx->in_cm)
+		return 0; /* an event handler drains the CQ: no nesting */
+	ctx->in_cm = 1;
 	while ((ret = ctx->ops->cm_poll(ctx->dev, &ev)) > 0) {
 		n++;
-		c = ev.ep_ctx;
-		switch (ev.type) {
-		case RCX_CM_CONNECT_REQUEST:
-			p = calloc(1, sizeof(*p));
-			if (!p) {
-				ctx->ops->ep_reject(ctx->dev, ev.req);
-				break;
-			}
-			p->req = ev.req;
-			p->len = ev.pdata_len;
-			memcpy(p->pdata, ev.pdata, ev.pdata_len);
-			for (pp = &ctx->conn_reqs; *pp; pp = &(*pp)->next)
-				;
-			*pp = p;
-			break;
-		case RCX_CM_ESTABLISHED:
-			if (c && c->state == RCX__CONN_CONNECTING) {
-				c->state = RCX__CONN_UP;
-				if (c->backlog)
-					pending_add(c);
-			}
-			break;
-		case RCX_CM_DISCONNECTED:
-		case RCX_CM_ERROR:
-			if (c)
-				rcx__conn_fail(c,
-					       c->state == RCX__CONN_CONNECTING
-						       ? ev.status
-						       : RCX_ERR_PROC_FAILED);
-			break;
+		if (ev.type != RCX_CM_CONNECT_REQUEST) {
+			o = ev.ep_ctx;
+			if (o)
+				o->on_cm(o, &ev);
+			continue;
 		}
+		p = calloc(1, sizeof(*p));
+		if (!p) {
+			ctx->ops->ep_reject(ctx->dev, ev.req);
+			continue;
+		}
+		p->req = ev.req;
+		p->len = ev.pdata_len;
+		memcpy(p->pdata, ev.pdata, ev.pdata_len);
+		if (ctx->conn_req_hook && ctx->conn_req_hook(ctx, p))
+			continue;
+		for (pp = &ctx->conn_reqs; *pp; pp = &(*pp)->next)
+			;
+		*pp = p;
 	}
+	ctx->in_cm = 0;
 	return ret < 0 ? ret : n;
 }
 

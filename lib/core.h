@@ -20,6 +20,7 @@ struct rcx__config {
 	char provider[16];
 	char bootstrap[16];
 	char ifaddr[64];
+	unsigned long port;
 	unsigned long eager_size;
 	unsigned long rx_depth;
 	unsigned long tx_depth;
@@ -61,6 +62,7 @@ enum rcx__req_kind {
 	RCX__REQ_SEND = 1,
 	RCX__REQ_RECV,
 	RCX__REQ_INTERNAL,
+	RCX__REQ_CHAN,
 };
 
 enum rcx__req_state {
@@ -81,6 +83,8 @@ struct rcx__req_ops {
 	void (*release)(struct rcx_req *req); /* before going to the pool */
 	/* test/wait on this kind: run before the state is checked */
 	void (*poll)(struct rcx_req *req);
+	/* rcx_startall on a run of requests of this kind (one post list) */
+	int (*start_many)(struct rcx_req **reqs, int n);
 };
 
 struct rcx__cont;
@@ -98,6 +102,8 @@ struct rcx_req {
 	/* internal completion hook (handshakes, chains); NULL for most */
 	void (*done)(struct rcx_req *req);
 	void *done_arg;
+	/* the object behind a request kind (a channel, a window op ...) */
+	void *obj;
 	/* attached continuation (cont.c), NULL when none */
 	struct rcx__cont *cont;
 	struct rcx_req *next; /* queue link: posted, backlog, pool */
@@ -159,7 +165,8 @@ enum rcx__cid {
 	RCX__CID_COLL = 1, /* group barrier/allgather */
 	RCX__CID_BIND = 2, /* channel bind handshakes (chan.c) */
 	RCX__CID_WIN = 3,  /* window control and software atomics (win*.c) */
-	RCX__CID_MAX = 4,
+	RCX__CID_BACK = 4, /* channel bind answers (chan.c) */
+	RCX__CID_MAX = 5,
 };
 
 struct rcx__hdr {
@@ -198,9 +205,23 @@ int rcx__info_enum(const struct rcx_info *i, const char *key,
 int rcx__info_bool(const struct rcx_info *i, const char *key, bool dflt,
 		   bool *out);
 
+/* ---- channels (chan.c): hooks the core calls */
+void rcx__chan_progress(struct rcx_ctx *ctx);
+void rcx__chan_fini(struct rcx_ctx *ctx);
+bool rcx__group_known(struct rcx_ctx *ctx, const struct rcx_group *g);
+
 /* ---- continuations (cont.c): hooks the core calls */
 /* r completed and r->cont is set */
 void rcx__cont_complete(struct rcx_req *r);
+/* r has r->cont set and was started, now active: re-arm (rcx_start[all]) */
+void rcx__cont_start(struct rcx_req *r);
+/* r has r->cont set and goes back to the pool: detach (rcx__req_put) */
+void rcx__cont_detach(struct rcx_req *r);
+/*
+ * rcx__wait_events for req.c's waits: also woken when continuations become
+ * ready or run without a completion event (another thread, a handler)
+ */
+int rcx__cont_block(struct rcx_ctx *ctx, int timeout_ms);
 /* run ready continuations; called by progress when ctx->cont_ready */
 int rcx__cont_progress(struct rcx_ctx *ctx);
 /* context teardown: pending continuations run with -ECANCELED */
@@ -214,6 +235,14 @@ enum rcx__conn_state {
 	RCX__CONN_CLOSED,
 };
 
+/*
+ * The ep_ctx of every endpoint rcx makes: connection events are handed to
+ * the object that owns the endpoint.
+ */
+struct rcx__epobj {
+	void (*on_cm)(struct rcx__epobj *o, const struct rcx_cm_event *ev);
+};
+
 struct rcx__rxbuf {
 	struct rcx__wrctx wrc;
 	struct rcx__conn *conn;
@@ -221,6 +250,7 @@ struct rcx__rxbuf {
 };
 
 struct rcx__conn {
+	struct rcx__epobj obj; /* first: the endpoint's ep_ctx */
 	struct rcx_ctx *ctx;
 	struct rcx_group *g;
 	int peer;
@@ -238,7 +268,15 @@ struct rcx__conn {
 	struct rcx_req *backlog, *backlog_tail; /* waiting for credits */
 	struct rcx_req *rndv;			/* sends waiting for FIN */
 	struct rcx__conn *next_pending;
+	uint32_t win_wr; /* window WRs in flight (win*.c) */
 };
+
+/*
+ * Send-queue entries each connection keeps for window operations (RMA
+ * WRITE/READ/ATOMIC, win*.c), beyond what point-to-point can fill; the
+ * windows keep win_wr at or below it.
+ */
+#define RCX__WIN_SQ_DEPTH 128
 
 struct rcx__txslot {
 	struct rcx__wrctx wrc;
@@ -269,6 +307,19 @@ int rcx__isend(struct rcx_group *g, const void *buf, size_t len, int dest,
 	       int tag, uint8_t cid, struct rcx_req **out);
 int rcx__irecv(struct rcx_group *g, void *buf, size_t len, int src, int tag,
 	       uint8_t cid, struct rcx_req **out);
+/*
+ * Fire and forget: done(req) runs on completion, then req is released.
+ * pending (may be NULL) holds the request while it is outstanding; the
+ * done hook must clear it.
+ */
+int rcx__isend_cb(struct rcx_group *g, const void *buf, size_t len, int dest,
+		  int tag, uint8_t cid, void (*done)(struct rcx_req *),
+		  void *arg, struct rcx_req **pending);
+int rcx__irecv_cb(struct rcx_group *g, void *buf, size_t len, int src, int tag,
+		  uint8_t cid, void (*done)(struct rcx_req *), void *arg,
+		  struct rcx_req **pending);
+/* take back a posted unmatched receive (completes with -ECANCELED) */
+bool rcx__p2p_cancel(struct rcx_req *r);
 void rcx__p2p_peer_failed(struct rcx__conn *c, int error);
 void rcx__p2p_cancel_group(struct rcx_group *g, int error);
 
@@ -320,6 +371,7 @@ struct rcx_ctx {
 	struct rcx_dev_info info;
 	char addr[64]; /* listener address */
 	unsigned int cm_tick;
+	int in_cm; /* inside rcx__cm_progress */
 	/* requests */
 	struct rcx_req *req_free;
 	void **req_chunks;
@@ -337,8 +389,14 @@ struct rcx_ctx {
 	struct rcx__conn *pending;
 	/* connection requests nobody has claimed yet */
 	struct rcx__pending_req *conn_reqs;
+	/* claims a request at once (returns 1 and owns p), e.g. channels */
+	int (*conn_req_hook)(struct rcx_ctx *ctx, struct rcx__pending_req *p);
 	/* active-message handlers per cid */
 	rcx__am_cb *am[RCX__CID_MAX];
+	/* channels (chan.c): bound sets, senders waiting for receiver credit */
+	void *chan_sets;
+	void *chan_deferred;
+	uint32_t bind_seq;
 	/* continuations: state owned by cont.c; ready count polled cheaply */
 	void *cont_state;
 	int cont_ready;

@@ -37,6 +37,8 @@ int rcx__progress(struct rcx_ctx *ctx)
 	}
 	if (ctx->pending)
 		rcx__conn_drain(ctx);
+	if (RCX__UNLIKELY(ctx->chan_deferred != NULL))
+		rcx__chan_progress(ctx);
 	if (RCX__UNLIKELY(ctx->cont_ready))
 		rcx__cont_progress(ctx);
 	if (RCX__UNLIKELY((++ctx->cm_tick % RCX__CM_EVERY) == 0))
@@ -53,6 +55,10 @@ int rcx__wait_events(struct rcx_ctx *ctx, int timeout_ms)
 {
 	struct epoll_event ev;
 	int n, fd = ctx->ops->event_fd(ctx->dev);
+
+	/* a sender waiting for a credit word gets no completion event */
+	if (ctx->chan_deferred && timeout_ms != 0)
+		timeout_ms = 0;
 
 	ctx->ops->ack(ctx->dev);
 	if (ctx->ops->arm(ctx->dev) == 0) {
@@ -101,6 +107,7 @@ static void ctx_free(struct rcx_ctx *ctx)
 	size_t i;
 
 	rcx__cont_fini(ctx);
+	rcx__chan_fini(ctx);
 	rcx__groups_destroy(ctx);
 	while ((p = ctx->conn_reqs)) {
 		ctx->conn_reqs = p->next;

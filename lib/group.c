@@ -435,3 +435,14 @@ void rcx__groups_destroy(struct rcx_ctx *ctx)
 	while (ctx->groups)
 		group_destroy(ctx->groups);
 }
+
+/* Is g a group of ctx that still exists? (compares pointers only) */
+bool rcx__group_known(struct rcx_ctx *ctx, const struct rcx_group *g)
+{
+	const struct rcx_group *it;
+
+	for (it = ctx->groups; it; it = it->next)
+		if (it == g)
+			return true;
+	return false;
+}

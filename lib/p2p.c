@@ -477,3 +477,65 @@ RCX_API int rcx_recv_init(struct rcx_group *g, void *buf, size_t len,
 {
 	return init_common(g, buf, len, source, tag, true, req);
 }
+
+static int start_cb(struct rcx_group *g, void *buf, size_t len, int peer,
+		    int tag, uint8_t cid, bool recv,
+		    void (*done)(struct rcx_req *), void *arg,
+		    struct rcx_req **pending)
+{
+	struct rcx_req *r;
+	int ret = make(g, buf, len, peer, tag, cid,
+		       recv ? RCX__REQ_RECV : RCX__REQ_SEND, &once_ops, &r);
+
+	if (ret)
+		return ret;
+	r->done = done;
+	r->done_arg = arg;
+	r->user_freed = 1;
+	if (pending)
+		*pending = r; /* the done hook clears it */
+	ret = recv ? recv_start(r) : send_start(r);
+	if (ret) {
+		if (pending)
+			*pending = NULL;
+		rcx__req_put(r);
+	}
+	return ret;
+}
+
+/* Take back a posted, unmatched receive: it completes with -ECANCELED. */
+bool rcx__p2p_cancel(struct rcx_req *r)
+{
+	struct rcx_group *g = r->g;
+	struct rcx_req *it, *prev = NULL;
+
+	for (it = g->posted[r->cid]; it; prev = it, it = it->next) {
+		if (it != r)
+			continue;
+		if (prev)
+			prev->next = r->next;
+		else
+			g->posted[r->cid] = r->next;
+		if (g->posted_tail[r->cid] == r)
+			g->posted_tail[r->cid] = prev;
+		r->next = NULL;
+		rcx__req_complete(r, -ECANCELED);
+		return true;
+	}
+	return false;
+}
+
+int rcx__isend_cb(struct rcx_group *g, const void *buf, size_t len, int dest,
+		  int tag, uint8_t cid, void (*done)(struct rcx_req *),
+		  void *arg, struct rcx_req **pending)
+{
+	return start_cb(g, (void *)buf, len, dest, tag, cid, false, done, arg,
+			pending);
+}
+
+int rcx__irecv_cb(struct rcx_group *g, void *buf, size_t len, int src, int tag,
+		  uint8_t cid, void (*done)(struct rcx_req *), void *arg,
+		  struct rcx_req **pending)
+{
+	return start_cb(g, buf, len, src, tag, cid, true, done, arg, pending);
+}

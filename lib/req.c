@@ -54,6 +54,9 @@ void rcx__req_put(struct rcx_req *r)
 {
 	struct rcx_ctx *ctx = r->ctx;
 
+	/* continuations: a persistent continuation lets go of a freed one */
+	if (r->cont)
+		rcx__cont_detach(r);
 	if (r->ops && r->ops->release)
 		r->ops->release(r);
 	r->magic = RCX__REQ_DEAD;
@@ -127,13 +130,19 @@ RCX_API int rcx_start(struct rcx_req *r)
 		ret = -EBUSY;
 	else
 		ret = r->ops->start(r);
+	/* continuations: a start re-arms the one attached (unless the start
+	 * completed at once and it took the completion already) */
+	if (!ret && r->cont && r->state == RCX__REQ_ACTIVE)
+		rcx__cont_start(r);
 	rcx__unlock(ctx);
 	return ret;
 }
 
 RCX_API int rcx_startall(int n, struct rcx_req **reqs)
 {
-	int i, ret;
+	const struct rcx__req_ops *ops;
+	struct rcx_ctx *ctx;
+	int i, j, ret = 0;
 
 	if (n < 0 || (n && !reqs))
 		return -EINVAL;
@@ -144,13 +153,29 @@ RCX_API int rcx_startall(int n, struct rcx_req **reqs)
 			return -EOPNOTSUPP;
 		if (reqs[i]->state != RCX__REQ_INACTIVE)
 			return -EBUSY;
+		for (j = 0; j < i; j++)
+			if (reqs[j] == reqs[i])
+				return -EBUSY; /* twice in one call */
 	}
-	for (i = 0; i < n; i++) {
-		ret = rcx_start(reqs[i]);
-		if (ret)
-			return ret;
+	if (!n)
+		return 0;
+	ctx = reqs[0]->ctx;
+	rcx__lock(ctx);
+	/* a run of one kind that can go as one post list goes together */
+	for (i = 0; i < n && !ret; i = j) {
+		ops = reqs[i]->ops;
+		for (j = i + 1; j < n && reqs[j]->ops == ops && ops->start_many;
+		     j++)
+			;
+		ret = ops->start_many ? ops->start_many(reqs + i, j - i)
+				      : ops->start(reqs[i]);
 	}
-	return 0;
+	/* continuations: all were inactive, so an active one was started */
+	for (i = 0; i < n; i++)
+		if (reqs[i]->cont && reqs[i]->state == RCX__REQ_ACTIVE)
+			rcx__cont_start(reqs[i]);
+	rcx__unlock(ctx);
+	return ret;
 }
 
 /* lock held; *rp live and not NULL */
@@ -167,6 +192,12 @@ static int test_locked(struct rcx_req **rp, int *flag, struct rcx_status *st)
 		r->ops->poll(r);
 	else if (r->state == RCX__REQ_ACTIVE)
 		rcx__progress(r->ctx);
+	if (r->state == RCX__REQ_INACTIVE) {
+		/* continuations: its continuation took the completion */
+		empty_status(st);
+		*flag = 1;
+		return 0;
+	}
 	if (r->state != RCX__REQ_DONE) {
 		*flag = 0;
 		return 0;
@@ -214,7 +245,7 @@ RCX_API int rcx_wait(struct rcx_req **rp, struct rcx_status *st)
 		if (flag)
 			break;
 		if (rcx__now_us() > spin_end)
-			rcx__wait_events(ctx, -1);
+			rcx__cont_block(ctx, -1);
 	}
 	rcx__unlock(ctx);
 	return st ? 0 : ret;
@@ -242,8 +273,17 @@ static struct rcx_ctx *ctx_of(int n, struct rcx_req **reqs)
 	return NULL;
 }
 
-static bool is_done(const struct rcx_req *r)
+/* A kind with a poll op (continuation requests) is polled by the -all and
+ * -any forms too, not only by rcx_test/rcx_wait. */
+static void poll_kind(struct rcx_req *r)
 {
+	if (r && r->state == RCX__REQ_ACTIVE && r->ops && r->ops->poll)
+		r->ops->poll(r);
+}
+
+static bool is_done(struct rcx_req *r)
+{
+	poll_kind(r);
 	return !r || r->state != RCX__REQ_ACTIVE;
 }
 
@@ -297,7 +337,7 @@ static void wait_done(struct rcx_ctx *ctx, int n, struct rcx_req **reqs)
 		if (i == n)
 			return;
 		if (!rcx__progress(ctx) && rcx__now_us() > spin_end)
-			rcx__wait_events(ctx, -1);
+			rcx__cont_block(ctx, -1);
 	}
 }
 
@@ -331,6 +371,7 @@ static int find_any(int n, struct rcx_req **reqs, int *all_null)
 
 	*all_null = 1;
 	for (i = 0; i < n; i++) {
+		poll_kind(reqs[i]);
 		if (!reqs[i] || reqs[i]->state == RCX__REQ_INACTIVE)
 			continue;
 		*all_null = 0;
@@ -368,7 +409,7 @@ static int any_common(int n, struct rcx_req **reqs, int *index, int *flag,
 			if (i >= 0 || all_null || !block)
 				break;
 			if (rcx__now_us() > spin_end)
-				rcx__wait_events(ctx, -1);
+				rcx__cont_block(ctx, -1);
 		}
 	}
 	if (i >= 0) {
@@ -413,6 +454,8 @@ RCX_API int rcx_req_free(struct rcx_req **rp)
 	if (!rp || !rcx__req_live(*rp))
 		return -EINVAL;
 	r = *rp;
+	if (r->kind == RCX__REQ_CHAN)
+		return -EINVAL; /* channels end with rcx_bind_free */
 	ctx = r->ctx;
 	rcx__lock(ctx);
 	if (r->state == RCX__REQ_ACTIVE) {

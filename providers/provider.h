@@ -65,6 +65,19 @@ struct rcx_wr {
 	uint64_t swap;	      /* CSWAP: swap */
 };
 
+/*
+ * A prepared work request: built once by pwr_create, then patched through
+ * these pointers and posted with pwr_post / pwr_post_recv (the fast path
+ * of bound channels: no conversion, no allocation). A field the WR does
+ * not have points at scratch space, never NULL.
+ */
+struct rcx_pwr {
+	uint64_t *addr;	       /* local segment address */
+	uint32_t *length;      /* local segment length */
+	uint64_t *remote_addr; /* WRITE/READ target */
+	uint32_t *imm_be;      /* immediate, network byte order */
+};
+
 struct rcx_cqe {
 	uint64_t wr_id;
 	void *ep_ctx;	 /* context given when the endpoint was made */
@@ -113,6 +126,8 @@ struct rcx_ep_attr {
 	uint8_t retry_cnt;     /* 0..6 (7 retries forever on rxe) */
 	uint8_t rnr_retry;     /* 0..7, 7 = forever */
 	uint8_t max_rd_atomic; /* outstanding READ/ATOMIC, 0: device max */
+	/* receiver-not-ready NAK delay code (IBA table 45), 0: default */
+	uint8_t min_rnr_timer;
 };
 
 struct rcx_dev_info {
@@ -161,6 +176,14 @@ struct rcx_provider_ops {
 	/* force the endpoint into the error state (fault tests) */
 	int (*ep_set_error)(struct rcx_ep *ep);
 	uint32_t (*ep_max_inline)(const struct rcx_ep *ep);
+
+	/* prepared WRs: recv != 0 makes a receive WR */
+	int (*pwr_create)(struct rcx_ep *ep, const struct rcx_wr *wr, int recv,
+			  struct rcx_pwr **out);
+	void (*pwr_destroy)(struct rcx_pwr *pwr);
+	/* post n prepared WRs as one list: one doorbell */
+	int (*pwr_post)(struct rcx_ep *ep, struct rcx_pwr **pwr, int n);
+	int (*pwr_post_recv)(struct rcx_ep *ep, struct rcx_pwr **pwr, int n);
 	/* returns 1 and fills ev, 0 when no event is pending, or an error */
 	int (*cm_poll)(struct rcx_dev *dev, struct rcx_cm_event *ev);
 

@@ -8,7 +8,7 @@ RCX_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 RCX_BUILD_PKGS=(cmake ninja-build gcc pkg-config clang-format
 	libibverbs-dev librdmacm-dev ibverbs-providers ibverbs-utils
 	rdmacm-utils rdma-core libhwloc-dev libcunit1-dev perftest
-	iproute2 kmod)
+	iproute2 kmod python3 valgrind gnuplot-nox)
 
 rcx_log() {
 	printf '== %s\n' "$*" >&2

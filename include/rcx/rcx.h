@@ -13,5 +13,6 @@
 #include <rcx/group.h>
 #include <rcx/p2p.h>
 #include <rcx/info.h>
+#include <rcx/chan.h>
 
 #endif

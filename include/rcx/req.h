@@ -82,8 +82,9 @@ RCX_API int rcx_waitany(int n, struct rcx_req **reqs, int *index,
 /*
  * Free a request; *req is set to NULL. An active non-persistent request is
  * marked and freed when it completes (its buffer stays in use until then).
- * Errors: -EINVAL NULL or not a live request; -EBUSY an active persistent
- * request (wait for it first).
+ * Errors: -EINVAL NULL or not a live request, or a bound channel (those
+ * end with rcx_bind_free); -EBUSY an active persistent request (wait for
+ * it first).
  */
 RCX_API int rcx_req_free(struct rcx_req **req);
 

@@ -98,5 +98,10 @@ int vrb_cq_poll(struct rcx_dev *dev, struct rcx_cqe *cqe, int n);
 int vrb_ep_set_error(struct rcx_ep *ep);
 uint32_t vrb_ep_max_inline(const struct rcx_ep *ep);
 int vrb_qp_create(struct vrb_ep *ep, struct rdma_cm_id *id);
+int vrb_pwr_create(struct rcx_ep *ep, const struct rcx_wr *wr, int recv,
+		   struct rcx_pwr **out);
+void vrb_pwr_destroy(struct rcx_pwr *pwr);
+int vrb_pwr_post(struct rcx_ep *ep, struct rcx_pwr **pwr, int n);
+int vrb_pwr_post_recv(struct rcx_ep *ep, struct rcx_pwr **pwr, int n);
 
 #endif

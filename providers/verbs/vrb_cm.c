@@ -292,6 +292,14 @@ static int ep_event(struct vrb_ep *ep, struct rdma_cm_event *cme,
 	case RDMA_CM_EVENT_ESTABLISHED:
 		ep->state = VRB_EP_CONNECTED;
 		ev->type = RCX_CM_ESTABLISHED;
+		if (ep->attr.min_rnr_timer) {
+			/* rdma_cm sets no RNR timer: RTS->RTS may (IBA 11.2.4.2) */
+			struct ibv_qp_attr qa = {
+				.min_rnr_timer = ep->attr.min_rnr_timer,
+			};
+
+			ibv_modify_qp(ep->qp, &qa, IBV_QP_MIN_RNR_TIMER);
+		}
 		return 1;
 	case RDMA_CM_EVENT_ADDR_ERROR:
 	case RDMA_CM_EVENT_ROUTE_ERROR:

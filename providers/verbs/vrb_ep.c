@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* Queue pairs, posting and completion polling. */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include "vrb.h"
 
@@ -225,4 +226,86 @@ int vrb_ep_set_error(struct rcx_ep *e)
 uint32_t vrb_ep_max_inline(const struct rcx_ep *e)
 {
 	return ((const struct vrb_ep *)e)->max_inline;
+}
+
+struct vrb_pwr {
+	struct rcx_pwr pub;
+	union {
+		struct ibv_send_wr s;
+		struct ibv_recv_wr r;
+	};
+	struct ibv_sge sge;
+	uint64_t scratch64;
+	uint32_t scratch32;
+};
+
+int vrb_pwr_create(struct rcx_ep *e, const struct rcx_wr *wr, int recv,
+		   struct rcx_pwr **out)
+{
+	struct vrb_pwr *p = calloc(1, sizeof(*p));
+	int ret;
+
+	if (!p)
+		return -ENOMEM;
+	p->pub.addr = &p->sge.addr;
+	p->pub.length = &p->sge.length;
+	p->pub.remote_addr = &p->scratch64;
+	p->pub.imm_be = &p->scratch32;
+	if (recv) {
+		p->r.wr_id = wr->wr_id;
+		p->sge.addr = wr->addr;
+		p->sge.length = wr->length;
+		p->sge.lkey = wr->lkey;
+		p->r.sg_list = &p->sge;
+		p->r.num_sge = 1;
+		*out = &p->pub;
+		return 0;
+	}
+	ret = to_ibv(wr, &p->s, &p->sge);
+	if (ret) {
+		free(p);
+		return ret;
+	}
+	p->s.sg_list = &p->sge;
+	/* keep one segment even at length 0: patching may grow it */
+	p->s.num_sge = 1;
+	if (wr->op == RCX_OP_WRITE || wr->op == RCX_OP_WRITE_IMM ||
+	    wr->op == RCX_OP_READ)
+		p->pub.remote_addr = &p->s.wr.rdma.remote_addr;
+	if (wr->op == RCX_OP_SEND_IMM || wr->op == RCX_OP_WRITE_IMM)
+		p->pub.imm_be = &p->s.imm_data;
+	*out = &p->pub;
+	return 0;
+}
+
+void vrb_pwr_destroy(struct rcx_pwr *p)
+{
+	free(p);
+}
+
+static struct vrb_pwr *to_vpwr(struct rcx_pwr *p)
+{
+	return (struct vrb_pwr *)p;
+}
+
+int vrb_pwr_post(struct rcx_ep *e, struct rcx_pwr **p, int n)
+{
+	struct ibv_send_wr *bad;
+	int i;
+
+	for (i = 0; i < n - 1; i++)
+		to_vpwr(p[i])->s.next = &to_vpwr(p[i + 1])->s;
+	to_vpwr(p[n - 1])->s.next = NULL;
+	return -ibv_post_send(to_vep(e)->qp, &to_vpwr(p[0])->s, &bad);
+}
+
+int vrb_pwr_post_recv(struct rcx_ep *e, struct rcx_pwr **p, int n)
+{
+	struct ibv_recv_wr *bad;
+	int i;
+
+	for (i = 0; i < n - 1; i++)
+		to_vpwr(p[i])->r.next = &to_vpwr(p[i + 1])->r;
+	to_vpwr(p[n - 1])->r.next = NULL;
+	return -ibv_post_recv(to_vep(e)->qp, &to_vpwr(p[0])->r, &bad);
 }

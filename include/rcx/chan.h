@@ -1,0 +1,123 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+#ifndef RCX_CHAN_H
+#define RCX_CHAN_H
+
+#include <stddef.h>
+#include <rcx/version.h>
+
+struct rcx_req;
+struct rcx_info;
+
+/*
+ * Bound channels (the persistent-channels proposal: MPI_Bind, MPI_Ibind,
+ * MPI_Mbind, MPI_Rebind, MPI_Bind_free).
+ *
+ * A persistent send or receive request from rcx_send_init/rcx_recv_init is
+ * bound into a channel: a private RC queue pair between the two processes
+ * with memory registered once, work requests built once and the remote
+ * slot address known. Binding matches exactly as the original send and
+ * receive would (same group, peer and tag; post order per process) but
+ * out of band: afterwards the channel has no ordering relation with other
+ * traffic on the group, and the group may be freed before the channel.
+ * The input request is not changed and can be reused.
+ *
+ * A channel is a persistent request: rcx_start / rcx_startall /
+ * rcx_test / rcx_wait. One message in flight: starting an active channel
+ * returns -EBUSY and posts nothing. A receiving channel's buffer (slot)
+ * belongs to the program between completion and the next start: data never
+ * lands before the receiver's start (send protocol: the receive is posted
+ * by the start and an early message is retried by the hardware; write_imm:
+ * the sender waits for a credit the receiver's start writes into its
+ * memory). For the lowest latency start the receive before sending the
+ * message it answers. status.slot is the slot of the message; status.count
+ * its size.
+ *
+ * Info keys (unknown keys are ignored; malformed values give -EINVAL):
+ *   rcx_chan_protocol  "send" (receive posted by each start), "write_imm"
+ *                      (RDMA WRITE into the peer's slot with immediate
+ *                      data), "auto" (default; send). Both ends must agree or one
+ *                      must say auto.
+ *   rcx_chan_slots     N >= 1 circular slots (default 1); start k uses
+ *                      buf + (k mod N) * stride at both ends. N and stride
+ *                      must be equal at both ends.
+ *   rcx_chan_stride    bytes from one slot to the next (default: len;
+ *                      must be >= len when N > 1).
+ * The buffer spans (N - 1) * stride + len bytes. The sender's len must not
+ * exceed the receiver's.
+ */
+#define RCX_CHAN_PROTOCOL "rcx_chan_protocol"
+#define RCX_CHAN_SLOTS	  "rcx_chan_slots"
+#define RCX_CHAN_STRIDE	  "rcx_chan_stride"
+
+enum rcx_chan_protocol {
+	RCX_CHAN_AUTO = 0,
+	RCX_CHAN_SEND = 1,
+	RCX_CHAN_WRITE_IMM = 2,
+};
+
+/*
+ * Bind: blocking. *chan is written on success only.
+ * Errors: -EINVAL init_req is not a live persistent send/recv request of
+ * a point-to-point group, or is a channel, or ANY_SOURCE/ANY_TAG on a
+ * send, or a malformed info value, or the two ends disagree (protocol,
+ * slots, stride, bundle size, sender len > receiver len) — then both ends
+ * fail; -EBUSY init_req is active; RCX_ERR_PROC_FAILED the peer failed;
+ * -ENOMEM; negative errno from the device (registration, connection).
+ */
+RCX_API int rcx_bind(struct rcx_req *init_req, const struct rcx_info *info,
+		     struct rcx_req **chan);
+
+/*
+ * Nonblocking bind: *chan is usable (startable) once *eph completes
+ * without error; until then rcx_start on it returns -EAGAIN. *eph is an
+ * ordinary request: test or wait on it. Blocking and nonblocking binds
+ * match each other. Errors: as rcx_bind, for what can be checked locally;
+ * the rest is reported in eph's status.
+ */
+RCX_API int rcx_ibind(struct rcx_req *init_req, const struct rcx_info *info,
+		      struct rcx_req **chan, struct rcx_req **eph);
+
+/*
+ * Bundle: n channels from one handshake over one queue pair; n must be
+ * equal at both ends (else -EINVAL at both). Channel i of the sender pairs
+ * with channel i of the receiver; all share init_req's buffer and slots.
+ * rcx_startall over channels of one bundle posts one work-request list
+ * (one doorbell). chans: n entries, written on success.
+ * Errors: as rcx_bind; -EINVAL n < 1 or n > 255 or chans NULL.
+ */
+RCX_API int rcx_mbind(struct rcx_req *init_req, int n,
+		      const struct rcx_info *info, struct rcx_req **chans);
+RCX_API int rcx_imbind(struct rcx_req *init_req, int n,
+		       const struct rcx_info *info, struct rcx_req **chans,
+		       struct rcx_req **eph);
+
+/*
+ * Rebind: the channel takes a new buffer, length, peer, tag and protocol
+ * (enum rcx_chan_protocol), matched like a bind on the same group it was
+ * bound on (both ends rebind). The handle stays the same. Rebinding a
+ * channel of a bundle takes it out of the bundle. Implemented as a free of
+ * the old binding (loosely collective with the old peer) and a new bind.
+ * Errors: -EINVAL not a channel, group freed, or as rcx_bind; -EBUSY the
+ * channel is active; others as rcx_bind.
+ */
+RCX_API int rcx_rebind(struct rcx_req *chan, void *buf, size_t len, int peer,
+		       int tag, int protocol, const struct rcx_info *info);
+RCX_API int rcx_irebind(struct rcx_req *chan, void *buf, size_t len, int peer,
+			int tag, int protocol, const struct rcx_info *info,
+			struct rcx_req **eph);
+/* Rebind n channels (any subset of a bundle) into one new bundle. */
+RCX_API int rcx_mrebind(int n, struct rcx_req **chans, void *buf, size_t len,
+			int peer, int tag, int protocol,
+			const struct rcx_info *info);
+
+/*
+ * Free n channels (any groups, any peers). Loosely collective between the
+ * two ends of each channel only: returns when the peer has freed its end
+ * too (or is known to have failed). The handles are set to NULL.
+ * Errors: -EINVAL a handle is not a channel (nothing freed); -EBUSY a
+ * channel is active (nothing freed).
+ */
+RCX_API int rcx_bind_free(struct rcx_req **chans, int n);
+RCX_API int rcx_ibind_free(struct rcx_req **chans, int n, struct rcx_req **eph);
+
+#endif

@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Bound-channel message rate and bandwidth: a bundle of -b channels
+ * (rcx_mbind) from the server to the client, started together with
+ * rcx_startall (one post list), or one by one with --separate.
+ */
+#include <stdlib.h>
+#include "common/pt.h"
+
+static void run(const struct pt_opts *o, struct rcx_group *g, size_t size)
+{
+	int me = rcx_group_rank(g), b = o->bundle, k;
+	long rounds = o->warmup + o->iters, i;
+	char *buf = calloc(1, size + 1);
+	struct rcx_req *init, *ch[255];
+	struct rcx_info *info;
+	double t0 = 0;
+
+	PT_CHECK(rcx_info_create(&info));
+	PT_CHECK(rcx_info_set(info, RCX_CHAN_PROTOCOL, o->proto));
+	if (me == 0)
+		PT_CHECK(rcx_send_init(g, buf, size, 1, 2, &init));
+	else
+		PT_CHECK(rcx_recv_init(g, buf, size, 0, 2, &init));
+	PT_CHECK(rcx_mbind(init, b, info, ch));
+	rcx_group_barrier(g);
+	for (i = 0; i < rounds; i++) {
+		if (i == o->warmup)
+			t0 = pt_now_us();
+		if (me == 0 && o->separate) {
+			for (k = 0; k < b; k++)
+				PT_CHECK(rcx_start(ch[k]));
+		} else {
+			PT_CHECK(rcx_startall(b, ch));
+		}
+		PT_CHECK(rcx_waitall(b, ch, RCX_STATUSES_IGNORE));
+	}
+	if (me == 0)
+		pt_report_bw(o, size, o->iters * b, pt_now_us() - t0);
+	PT_CHECK(rcx_bind_free(ch, b));
+	rcx_req_free(&init);
+	rcx_info_free(&info);
+	free(buf);
+}
+
+int main(int argc, char **argv)
+{
+	return pt_main(argc, argv,
+		       "Rates count messages the server (sender) completed.\n",
+		       run);
+}

@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Bound-channel ping-pong latency (half round trip), like ib_send_lat:
+ * each side binds a send and a receive channel; the client starts its
+ * next receive before it replies.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include "common/pt.h"
+
+static void run(const struct pt_opts *o, struct rcx_group *g, size_t size)
+{
+	long n = o->warmup + o->iters, i;
+	int me = rcx_group_rank(g), peer = 1 - me;
+	char *sb = calloc(1, size + 1), *rb = calloc(1, size + 1);
+	double *t = calloc(o->iters, sizeof(double)), t0;
+	struct rcx_req *si, *ri, *sc, *rc, *eph[2];
+	struct rcx_info *info;
+	struct pt_stats st;
+
+	PT_CHECK(rcx_info_create(&info));
+	PT_CHECK(rcx_info_set(info, RCX_CHAN_PROTOCOL, o->proto));
+	PT_CHECK(rcx_send_init(g, sb, size, peer, 1, &si));
+	PT_CHECK(rcx_recv_init(g, rb, size, peer, 1, &ri));
+	PT_CHECK(rcx_ibind(si, info, &sc, &eph[0]));
+	PT_CHECK(rcx_ibind(ri, info, &rc, &eph[1]));
+	PT_CHECK(rcx_waitall(2, eph, RCX_STATUSES_IGNORE));
+	rcx_group_barrier(g);
+	if (me == 1)
+		PT_CHECK(rcx_start(rc));
+	for (i = 0; i < n; i++) {
+		if (me == 0) {
+			t0 = pt_now_us();
+			PT_CHECK(rcx_start(rc));
+			PT_CHECK(rcx_start(sc));
+			PT_CHECK(rcx_wait(&sc, RCX_STATUS_IGNORE));
+			PT_CHECK(rcx_wait(&rc, RCX_STATUS_IGNORE));
+			if (i >= o->warmup)
+				t[i - o->warmup] = (pt_now_us() - t0) / 2;
+		} else {
+			PT_CHECK(rcx_wait(&rc, RCX_STATUS_IGNORE));
+			if (i + 1 < n)
+				PT_CHECK(rcx_start(rc));
+			PT_CHECK(rcx_start(sc));
+			PT_CHECK(rcx_wait(&sc, RCX_STATUS_IGNORE));
+		}
+	}
+	if (me == 0) {
+		pt_stats(t, o->iters, &st);
+		pt_report_lat(o, size, o->iters, &st);
+	}
+	{
+		struct rcx_req *ch[2] = { sc, rc };
+
+		PT_CHECK(rcx_bind_free(ch, 2));
+	}
+	rcx_req_free(&si);
+	rcx_req_free(&ri);
+	rcx_info_free(&info);
+	free(sb);
+	free(rb);
+	free(t);
+}
+
+int main(int argc, char **argv)
+{
+	return pt_main(argc, argv, NULL, run);
+}

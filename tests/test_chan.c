@@ -1,0 +1,463 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Bound channels on rxe, 2 and 4 processes under rcx-run: bind/ibind
+ * mixes, matching order, long runs with data verified, circular slots,
+ * bundles with startall, rebind, mrebind of a subset, free after the group
+ * is gone, and every misuse with its named error.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <rcx/rcx.h>
+#include "tu.h"
+#include "tu_mp.h"
+
+static struct rcx_ctx *ctx;
+static struct rcx_group *g;
+static int rank, size;
+
+static struct rcx_info *info_of(const char *proto, const char *slots,
+				const char *stride)
+{
+	struct rcx_info *i = NULL;
+
+	TP_CHECK_OK(rcx_info_create(&i));
+	if (proto)
+		TP_CHECK_OK(rcx_info_set(i, RCX_CHAN_PROTOCOL, proto));
+	if (slots)
+		TP_CHECK_OK(rcx_info_set(i, RCX_CHAN_SLOTS, slots));
+	if (stride)
+		TP_CHECK_OK(rcx_info_set(i, RCX_CHAN_STRIDE, stride));
+	return i;
+}
+
+/* A bound pair 0 -> 1 (rank 0 sends); returns the channel. */
+static struct rcx_req *bind_one(void *buf, size_t len, int tag,
+				const struct rcx_info *info, bool nonblocking)
+{
+	struct rcx_req *init = NULL, *ch = NULL, *eph = NULL;
+
+	if (rank == 0)
+		TP_CHECK_OK(rcx_send_init(g, buf, len, 1, tag, &init));
+	else
+		TP_CHECK_OK(rcx_recv_init(g, buf, len, 0, tag, &init));
+	if (nonblocking) {
+		TP_CHECK_OK(rcx_ibind(init, info, &ch, &eph));
+		TP_CHECK_OK(rcx_wait(&eph, RCX_STATUS_IGNORE));
+	} else {
+		TP_CHECK_OK(rcx_bind(init, info, &ch));
+	}
+	/* the input request is untouched and reusable */
+	TP_CHECK_OK(rcx_req_free(&init));
+	return ch;
+}
+
+/* One-way stream of n messages, each verified, over a bound pair. */
+static void stream(const char *proto, const char *slots, int n, size_t len)
+{
+	unsigned long ns = slots ? strtoul(slots, NULL, 0) : 1;
+	struct rcx_info *info = info_of(proto, slots, NULL);
+	uint8_t *buf = calloc(ns, len);
+	struct rcx_status st;
+	struct rcx_req *ch;
+	int i, bad = 0;
+
+	ch = bind_one(buf, len, 7, info, rank == 1);
+	for (i = 0; i < n && ch; i++) {
+		int slot = (int)(i % ns);
+		uint8_t *p = buf + (size_t)slot * len;
+
+		if (rank == 0) {
+			memset(p, (uint8_t)(i * 13 + 1), len);
+			TP_CHECK_OK(rcx_start(ch));
+			TP_CHECK_OK(rcx_wait(&ch, &st));
+			continue;
+		}
+		TP_CHECK_OK(rcx_start(ch));
+		TP_CHECK_OK(rcx_wait(&ch, &st));
+		if (st.slot != slot || st.count != len || st.error ||
+		    p[0] != (uint8_t)(i * 13 + 1) ||
+		    p[len - 1] != (uint8_t)(i * 13 + 1))
+			bad++;
+	}
+	TP_CHECK_EQ(bad, 0);
+	TP_CHECK_OK(rcx_bind_free(&ch, 1));
+	TP_CHECK(ch == NULL);
+	rcx_info_free(&info);
+	free(buf);
+}
+
+/*
+ * 2 procs: 100,000 starts on one channel, every message verified. A
+ * one-way stream with the send protocol meets a receiver that has not
+ * started yet most of the time, and rxe delays each RNR retry by a timer
+ * tick (4 ms): write_imm waits for the receiver's credit instead.
+ */
+static void sc_long(void)
+{
+	stream("write_imm", NULL, 100000, 64);
+}
+
+/* 2 procs: four slots wrap 1,000 times per protocol */
+static void sc_slots(void)
+{
+	stream("send", "4", 1000, 256);
+	stream("write_imm", "4", 4000, 256);
+	stream("write_imm", NULL, 1000, 4096);
+}
+
+/* 2 procs: ping-pong over two channels, with -EBUSY on a second start */
+static void sc_pingpong(void)
+{
+	uint64_t sv = 0, rv = 0;
+	struct rcx_req *si, *ri, *sc, *rc, *e1, *e2;
+	struct rcx_status st;
+	int peer = 1 - rank, i;
+
+	TP_CHECK_OK(rcx_send_init(g, &sv, 8, peer, 1, &si));
+	TP_CHECK_OK(rcx_recv_init(g, &rv, 8, peer, 1, &ri));
+	/* blocking and nonblocking binds match each other */
+	if (rank == 0) {
+		TP_CHECK_OK(rcx_ibind(si, NULL, &sc, &e1));
+		TP_CHECK_OK(rcx_ibind(ri, NULL, &rc, &e2));
+		/* not bound yet (nothing has progressed): refused, not posted */
+		TP_CHECK_EQ(rcx_start(sc), -EAGAIN);
+		TP_CHECK_OK(rcx_wait(&e1, RCX_STATUS_IGNORE));
+		TP_CHECK_OK(rcx_wait(&e2, RCX_STATUS_IGNORE));
+	} else {
+		TP_CHECK_OK(rcx_bind(ri, NULL, &rc));
+		TP_CHECK_OK(rcx_bind(si, NULL, &sc));
+	}
+	rcx_group_barrier(g);
+	for (i = 0; i < 1000; i++) {
+		if (rank == 0) {
+			TP_CHECK_OK(rcx_start(rc));
+			sv = i;
+			TP_CHECK_OK(rcx_start(sc));
+			/* one message in flight: nothing posted */
+			TP_CHECK_EQ(rcx_start(sc), -EBUSY);
+			TP_CHECK_OK(rcx_wait(&sc, RCX_STATUS_IGNORE));
+			TP_CHECK_OK(rcx_wait(&rc, &st));
+			TP_CHECK_EQ(rv, (uint64_t)i + 1000000);
+		} else {
+			TP_CHECK_OK(rcx_start(rc));
+			TP_CHECK_OK(rcx_wait(&rc, &st));
+			TP_CHECK_EQ(rv, (uint64_t)i);
+			sv = rv + 1000000;
+			TP_CHECK_OK(rcx_start(sc));
+			TP_CHECK_OK(rcx_wait(&sc, RCX_STATUS_IGNORE));
+		}
+		if (tp_failures())
+			break;
+	}
+	{
+		struct rcx_req *all[2] = { sc, rc };
+
+		TP_CHECK_OK(rcx_bind_free(all, 2));
+	}
+	rcx_req_free(&si);
+	rcx_req_free(&ri);
+}
+
+/* 2 procs: binds match in post order per tag, out of band */
+static void sc_match(void)
+{
+	int tags[4] = { 3, 3, 4, 3 }, i, k;
+	uint32_t val[4] = { 0 };
+	struct rcx_req *init[4], *ch[4], *eph[4];
+	struct rcx_status st;
+
+	for (i = 0; i < 4; i++) {
+		/* the receiver binds tag 4 first: order holds per tag */
+		k = rank == 0 ? i : (i + 2) % 4;
+		if (rank == 0)
+			TP_CHECK_OK(rcx_send_init(g, &val[k], 4, 1, tags[k],
+						  &init[k]));
+		else
+			TP_CHECK_OK(rcx_recv_init(g, &val[k], 4, 0, tags[k],
+						  &init[k]));
+		TP_CHECK_OK(rcx_ibind(init[k], NULL, &ch[k], &eph[k]));
+	}
+	TP_CHECK_OK(rcx_waitall(4, eph, RCX_STATUSES_IGNORE));
+	for (i = 0; i < 4; i++) {
+		if (rank == 0) {
+			val[i] = 100 + i;
+			TP_CHECK_OK(rcx_start(ch[i]));
+		} else {
+			TP_CHECK_OK(rcx_start(ch[i]));
+		}
+	}
+	for (i = 0; i < 4; i++) {
+		/*
+		 * The k-th bind of a tag pairs with the peer's k-th of that
+		 * tag. Tag 3 is bound by the sender as 0, 1, 3 and by the
+		 * receiver as 3, 0, 1; tag 4 is index 2 on both sides.
+		 */
+		static const uint32_t expect[4] = {101, 103, 102, 100};
+
+		TP_CHECK_OK(rcx_wait(&ch[i], &st));
+		if (rank == 1)
+			TP_CHECK_EQ(val[i], expect[i]);
+	}
+	TP_CHECK_OK(rcx_bind_free(ch, 4));
+	for (i = 0; i < 4; i++)
+		rcx_req_free(&init[i]);
+}
+
+/* 2 procs: a bundle of 8 started together, many rounds; mrebind subset */
+static void sc_bundle(void)
+{
+	struct rcx_req *init, *ch[8], *sub[3];
+	struct rcx_status st[8];
+	uint64_t buf[8 * 4], nbuf[4] = { 0 };
+	struct rcx_info *info = info_of("write_imm", "4", "64");
+	int i, r, bad = 0;
+
+	memset(buf, 0, sizeof(buf));
+	if (rank == 0)
+		TP_CHECK_OK(rcx_send_init(g, buf, 8, 1, 9, &init));
+	else
+		TP_CHECK_OK(rcx_recv_init(g, buf, 8, 0, 9, &init));
+	TP_CHECK_OK(rcx_mbind(init, 8, info, ch));
+	for (r = 0; r < 200; r++) {
+		if (rank == 0)
+			buf[(r % 4) * 8] = (uint64_t)r + 1;
+		TP_CHECK_OK(rcx_startall(8, ch));
+		TP_CHECK_OK(rcx_waitall(8, ch, st));
+		for (i = 0; i < 8; i++)
+			bad += st[i].slot != r % 4 || st[i].error;
+		if (rank == 1)
+			bad += buf[(r % 4) * 8] != (uint64_t)r + 1;
+	}
+	TP_CHECK_EQ(bad, 0);
+	/* take channels 2, 5, 7 out into a new bundle on a new buffer */
+	sub[0] = ch[2];
+	sub[1] = ch[5];
+	sub[2] = ch[7];
+	TP_CHECK_OK(rcx_mrebind(3, sub, nbuf, 8, 1 - rank, 10, RCX_CHAN_SEND,
+				NULL));
+	TP_CHECK(sub[0] == ch[2]); /* same handles */
+	for (r = 0; r < 50; r++) {
+		if (rank == 0)
+			nbuf[0] = 7000 + r;
+		TP_CHECK_OK(rcx_startall(3, sub));
+		TP_CHECK_OK(rcx_waitall(3, sub, st));
+		if (rank == 1)
+			TP_CHECK_EQ(nbuf[0], 7000 + r);
+		/* the rest of the old bundle still works */
+		TP_CHECK_OK(rcx_start(ch[0]));
+		TP_CHECK_OK(rcx_wait(&ch[0], &st[0]));
+	}
+	TP_CHECK_OK(rcx_bind_free(ch, 8));
+	rcx_req_free(&init);
+	rcx_info_free(&info);
+}
+
+/* 4 procs: rebind to another peer and tag; free after the group is gone */
+static void sc_rebind(void)
+{
+	uint64_t v = 0, w = 0;
+	struct rcx_req *init, *ch;
+	struct rcx_status st;
+	int i;
+
+	/* first 0->1 and 2->3, then 0->3 and 2->1 */
+	if (rank % 2 == 0)
+		TP_CHECK_OK(rcx_send_init(g, &v, 8, rank + 1, 5, &init));
+	else
+		TP_CHECK_OK(rcx_recv_init(g, &v, 8, rank - 1, 5, &init));
+	TP_CHECK_OK(rcx_bind(init, NULL, &ch));
+	for (i = 0; i < 10; i++) {
+		if (rank % 2 == 0)
+			v = rank * 100 + i;
+		TP_CHECK_OK(rcx_start(ch));
+		TP_CHECK_OK(rcx_wait(&ch, &st));
+		if (rank % 2)
+			TP_CHECK_EQ(v, (rank - 1) * 100 + i);
+	}
+	if (rank % 2 == 0)
+		TP_CHECK_OK(rcx_rebind(ch, &w, 8, (rank + 3) % 4, 6,
+				       RCX_CHAN_WRITE_IMM, NULL));
+	else
+		TP_CHECK_OK(rcx_rebind(ch, &w, 8, (rank + 1) % 4, 6,
+				       RCX_CHAN_AUTO, NULL));
+	for (i = 0; i < 10; i++) {
+		if (rank % 2 == 0)
+			w = 5000 + rank * 10 + i;
+		TP_CHECK_OK(rcx_start(ch));
+		TP_CHECK_OK(rcx_wait(&ch, &st));
+		if (rank % 2)
+			TP_CHECK_EQ(w, 5000 + ((rank + 1) % 4) * 10 + i);
+	}
+	rcx_req_free(&init);
+	/* the group may go first; the channel lives on */
+	TP_CHECK_OK(rcx_group_free(&g));
+	if (rank % 2 == 0)
+		w = 42;
+	TP_CHECK_OK(rcx_start(ch));
+	TP_CHECK_OK(rcx_wait(&ch, &st));
+	if (rank % 2)
+		TP_CHECK_EQ(w, 42);
+	/* rebind needs the group it was bound on */
+	TP_CHECK_EQ(rcx_rebind(ch, &w, 8, 0, 1, 0, NULL), -EINVAL);
+	TP_CHECK_OK(rcx_bind_free(&ch, 1));
+}
+
+/* 2 procs: misuse gets named errors and changes nothing */
+static void sc_misuse(void)
+{
+	uint64_t v = 0, big[4];
+	struct rcx_req *init, *nb, *ch[2], *eph, *one;
+	struct rcx_info *bad = info_of("carrier-pigeon", NULL, NULL);
+	struct rcx_info *stride = info_of(NULL, "4", "4");
+	struct rcx_info *okinfo = info_of("send", NULL, NULL);
+	int peer = 1 - rank, ret;
+
+	if (rank == 0)
+		TP_CHECK_OK(rcx_send_init(g, &v, 8, peer, 2, &init));
+	else
+		TP_CHECK_OK(rcx_recv_init(g, &v, 8, peer, 2, &init));
+	TP_CHECK_EQ(rcx_bind(NULL, NULL, &one), -EINVAL);
+	TP_CHECK_EQ(rcx_bind(init, NULL, NULL), -EINVAL);
+	TP_CHECK_EQ(rcx_bind(init, bad, &one), -EINVAL);
+	TP_CHECK_EQ(rcx_bind(init, stride, &one), -EINVAL);
+	TP_CHECK_EQ(rcx_mbind(init, 0, NULL, ch), -EINVAL);
+	TP_CHECK_EQ(rcx_mbind(init, 256, NULL, ch), -EINVAL);
+	/* a non-persistent request cannot be bound */
+	if (rank == 0)
+		TP_CHECK_OK(rcx_isend(g, &v, 8, peer, 99, &nb));
+	else
+		TP_CHECK_OK(rcx_irecv(g, &v, 8, peer, 99, &nb));
+	TP_CHECK_EQ(rcx_bind(nb, NULL, &one), -EINVAL);
+	TP_CHECK_OK(rcx_wait(&nb, RCX_STATUS_IGNORE));
+	/* an active request cannot be bound */
+	if (rank == 1) {
+		TP_CHECK_OK(rcx_start(init));
+		TP_CHECK_EQ(rcx_bind(init, NULL, &one), -EBUSY);
+	}
+	rcx_group_barrier(g);
+	if (rank == 0)
+		TP_CHECK_OK(rcx_send(g, &v, 8, peer, 2));
+	else
+		TP_CHECK_OK(rcx_wait(&init, RCX_STATUS_IGNORE));
+	/* mismatched bundle size: both ends fail, with -EINVAL */
+	ret = rcx_mbind(init, rank == 0 ? 2 : 1, NULL, ch);
+	TP_CHECK_EQ(ret, -EINVAL);
+	/* a receiver shorter than the sender: both fail */
+	if (rank == 0)
+		ret = rcx_send_init(g, big, sizeof(big), peer, 3, &one);
+	else
+		ret = rcx_recv_init(g, big, 8, peer, 3, &one);
+	TP_CHECK_OK(ret);
+	TP_CHECK_EQ(rcx_bind(one, NULL, ch), -EINVAL);
+	rcx_req_free(&one);
+	/* a good bind after all that still works */
+	TP_CHECK_OK(rcx_bind(init, okinfo, &ch[0]));
+	/* channels end with rcx_bind_free, not rcx_req_free */
+	TP_CHECK_EQ(rcx_req_free(&ch[0]), -EINVAL);
+	TP_CHECK(ch[0] != NULL);
+	TP_CHECK_EQ(rcx_bind_free(NULL, 1), -EINVAL);
+	one = init;
+	TP_CHECK_EQ(rcx_bind_free(&one, 1), -EINVAL); /* not a channel */
+	if (rank == 1) {
+		TP_CHECK_OK(rcx_start(ch[0]));
+		/* an active channel cannot be freed or rebound */
+		TP_CHECK_EQ(rcx_bind_free(&ch[0], 1), -EBUSY);
+		TP_CHECK_EQ(rcx_rebind(ch[0], &v, 8, 0, 2, 0, NULL), -EBUSY);
+	}
+	if (rank == 0) {
+		TP_CHECK_OK(rcx_start(ch[0]));
+		TP_CHECK_EQ(rcx_start(ch[0]), -EBUSY);
+	}
+	TP_CHECK_OK(rcx_wait(&ch[0], RCX_STATUS_IGNORE));
+	eph = NULL;
+	TP_CHECK_OK(rcx_ibind_free(&ch[0], 1, &eph));
+	TP_CHECK_OK(rcx_wait(&eph, RCX_STATUS_IGNORE));
+	TP_CHECK(ch[0] == NULL);
+	rcx_req_free(&init);
+	rcx_info_free(&bad);
+	rcx_info_free(&stride);
+	rcx_info_free(&okinfo);
+}
+
+static const struct {
+	const char *name;
+	void (*fn)(void);
+} scenarios[] = {
+	{ "long", sc_long },	     { "slots", sc_slots },
+	{ "pingpong", sc_pingpong }, { "match", sc_match },
+	{ "bundle", sc_bundle },     { "rebind", sc_rebind },
+	{ "misuse", sc_misuse },
+};
+
+static int peer_main(int argc, char **argv)
+{
+	size_t i;
+
+	if (argc < 1)
+		return 2;
+	if (!TP_CHECK_OK(rcx_ctx_create(NULL, &ctx)) ||
+	    !TP_CHECK_OK(rcx_group_world(ctx, &g)))
+		return tp_exit();
+	rank = rcx_group_rank(g);
+	size = rcx_group_size(g);
+	tp_set_rank(rank);
+	for (i = 0; i < sizeof(scenarios) / sizeof(scenarios[0]); i++)
+		if (!strcmp(scenarios[i].name, argv[0]))
+			scenarios[i].fn();
+	if (g) {
+		TP_CHECK_OK(rcx_group_barrier(g));
+		TP_CHECK_OK(rcx_group_free(&g));
+	}
+	TP_CHECK_OK(rcx_ctx_destroy(ctx));
+	return tp_exit();
+}
+
+#define RUN(n, sc, t) CU_ASSERT_EQUAL(tu_mp_run(n, "chan", sc, t), 0)
+
+static void test_pingpong(void)
+{
+	RUN(2, "pingpong", 120);
+}
+
+static void test_match(void)
+{
+	RUN(2, "match", 120);
+}
+
+static void test_long(void)
+{
+	RUN(2, "long", 600);
+}
+
+static void test_slots(void)
+{
+	RUN(2, "slots", 300);
+}
+
+static void test_bundle(void)
+{
+	RUN(2, "bundle", 300);
+}
+
+static void test_rebind(void)
+{
+	RUN(4, "rebind", 300);
+}
+
+static void test_misuse(void)
+{
+	RUN(2, "misuse", 120);
+}
+
+static const CU_TestInfo tests[] = {
+	{ "pingpong", test_pingpong }, { "match", test_match },
+	{ "slots", test_slots },       { "bundle", test_bundle },
+	{ "rebind", test_rebind },     { "misuse", test_misuse },
+	{ "long_100k", test_long },    CU_TEST_INFO_NULL,
+};
+
+const struct tu_suite tu_suite_chan = { "chan", TU_DEVICE, NULL, NULL, tests };
+const struct tu_peer tu_peer_chan = { "chan", peer_main };

@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+#ifndef RCX_TU_MP_H
+#define RCX_TU_MP_H
+
+/*
+ * Multi-process tests: a CUnit test starts a job through the rcx-run
+ * launcher, each rank runs a peer role of this runner, and the ranks check
+ * with the TP_* macros below (not CUnit: the registry lives in the parent).
+ */
+#include <stdbool.h>
+
+/*
+ * Run `rcx-run -n nprocs --timeout timeout_s <this runner> --peer peer
+ * scenario` with stdout and stderr inherited. Returns the launcher's exit
+ * code (0: every rank exited 0), 128+signal when it was killed by one, or
+ * a negative errno when it could not be started or outlived its own
+ * timeout by a margin (then it is killed).
+ */
+int tu_mp_run(int nprocs, const char *peer, const char *scenario,
+	      int timeout_s);
+
+/* Rank shown in the messages of the checks below (-1 until set). */
+void tp_set_rank(int rank);
+
+/*
+ * Checks for peer processes: on failure print rank, file:line, the
+ * expression and the values to stderr and count the failure. Each
+ * evaluates its arguments once and yields true when the check held.
+ */
+#define TP_CHECK(cond) tp_check(!!(cond), __FILE__, __LINE__, #cond)
+#define TP_CHECK_EQ(a, b) \
+	tp_check_eq((long long)(a), (long long)(b), __FILE__, __LINE__, #a, #b)
+/* An rcx call that must return 0: shows the error's name. */
+#define TP_CHECK_OK(call) tp_check_ok((call), __FILE__, __LINE__, #call)
+
+bool tp_check(bool ok, const char *file, int line, const char *expr);
+bool tp_check_eq(long long a, long long b, const char *file, int line,
+		 const char *ea, const char *eb);
+bool tp_check_ok(int ret, const char *file, int line, const char *expr);
+/* Report a failure found by other means (printf-style). */
+void tp_fail(const char *file, int line, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+#define TP_FAIL(...) tp_fail(__FILE__, __LINE__, __VA_ARGS__)
+
+/* Failures counted so far in this process. */
+int tp_failures(void);
+/* Exit code of a peer: 1 if any check failed, else 0 (prints a summary). */
+int tp_exit(void);
+
+#endif
