@@ -25,15 +25,22 @@
 TU_SUITE(tu_suite_errors);
 TU_SUITE(tu_suite_boot);
 TU_SUITE(tu_suite_chan);
+TU_SUITE(tu_suite_topo);
 TU_SUITE(tu_suite_verbs_smoke);
 TU_PEER(tu_peer_smoke);
 TU_PEER(tu_peer_boot);
 TU_PEER(tu_peer_chan);
 
+/* clang-format off */
 static const struct tu_suite *const suites[] = {
-	&tu_suite_errors,      &tu_suite_boot, &tu_suite_chan,
-	&tu_suite_verbs_smoke, NULL,
+	&tu_suite_errors,
+	&tu_suite_boot,
+	&tu_suite_topo,
+	&tu_suite_verbs_smoke,
+	&tu_suite_chan,
+	NULL,
 };
+/* clang-format on */
 
 static const struct tu_peer *const peers[] = {
 	&tu_peer_smoke,
