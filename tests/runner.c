@@ -26,10 +26,13 @@ TU_SUITE(tu_suite_errors);
 TU_SUITE(tu_suite_boot);
 TU_SUITE(tu_suite_chan);
 TU_SUITE(tu_suite_topo);
+TU_SUITE(tu_suite_p2p);
+TU_SUITE(tu_suite_api);
 TU_SUITE(tu_suite_verbs_smoke);
 TU_PEER(tu_peer_smoke);
 TU_PEER(tu_peer_boot);
 TU_PEER(tu_peer_chan);
+TU_PEER(tu_peer_p2p);
 
 /* clang-format off */
 static const struct tu_suite *const suites[] = {
@@ -37,17 +40,20 @@ static const struct tu_suite *const suites[] = {
 	&tu_suite_boot,
 	&tu_suite_topo,
 	&tu_suite_verbs_smoke,
+	&tu_suite_api,
+	&tu_suite_p2p,
 	&tu_suite_chan,
 	NULL,
 };
-/* clang-format on */
 
 static const struct tu_peer *const peers[] = {
 	&tu_peer_smoke,
 	&tu_peer_boot,
 	&tu_peer_chan,
+	&tu_peer_p2p,
 	NULL,
 };
+/* clang-format on */
 
 extern char **environ;
 

@@ -1,0 +1,757 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The public API against bad input, in one process: every call of
+ * include/rcx/{ctx,req,group,p2p,errors}.h with NULL handles and out
+ * pointers, dead objects where the header promises to detect them,
+ * out-of-range ranks and tags, bad attributes and RCX_* variables, and
+ * request misuse. Each expects the exact error of the header comment, and
+ * that nothing happened: out arguments untouched, nothing posted, and a
+ * valid call afterwards still works. The world is a singleton, so every
+ * message goes to self.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <arpa/inet.h>
+#include <rcx/rcx.h>
+#include "tu.h"
+
+static struct rcx_ctx *ctx;
+static struct rcx_group *world;
+static char *saved_bootstrap;
+
+/* A zeroed object of any type: its magic is wrong. */
+static union {
+	unsigned long long align;
+	unsigned char b[4096];
+} junk;
+#define JUNK(type) ((type *)(void *)&junk)
+
+/* Out-pointer values a failing call must leave alone. */
+#define SENTINEL(type) ((type *)(void *)&saved_bootstrap)
+
+static void env_restore(const char *name, const char *old)
+{
+	if (old)
+		setenv(name, old, 1);
+	else
+		unsetenv(name);
+}
+
+static int suite_init(void)
+{
+	const char *b = getenv("RCX_BOOTSTRAP");
+	int ret;
+
+	saved_bootstrap = b ? strdup(b) : NULL;
+	setenv("RCX_BOOTSTRAP", "singleton", 1);
+	ret = rcx_ctx_create(NULL, &ctx);
+	if (ret) {
+		fprintf(stderr, "rcx_ctx_create: %s\n", rcx_strerror(ret));
+		return -1;
+	}
+	ret = rcx_group_world(ctx, &world);
+	if (ret) {
+		fprintf(stderr, "rcx_group_world: %s\n", rcx_strerror(ret));
+		rcx_ctx_destroy(ctx);
+		ctx = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+static int suite_cleanup(void)
+{
+	if (world)
+		rcx_group_free(&world);
+	if (ctx)
+		rcx_ctx_destroy(ctx);
+	ctx = NULL;
+	env_restore("RCX_BOOTSTRAP", saved_bootstrap);
+	free(saved_bootstrap);
+	saved_bootstrap = NULL;
+	return 0;
+}
+
+static bool status_empty(const struct rcx_status *st)
+{
+	return st->source == RCX_ANY_SOURCE && st->tag == RCX_ANY_TAG &&
+	       st->error == 0 && st->count == 0 && st->slot == -1;
+}
+
+static void status_junk(struct rcx_status *st)
+{
+	memset(st, 0x5a, sizeof(*st));
+}
+
+/* Test until complete, at most ~2 s; 1 when it completed. */
+static int test_until(struct rcx_req **r, struct rcx_status *st)
+{
+	long long end = tu_now_ms() + 2000;
+	int flag = 0;
+
+	while (!flag && tu_now_ms() < end)
+		if (rcx_test(r, &flag, st))
+			return 0;
+	return flag;
+}
+
+/* A message to self with this tag arrives intact (nothing got in the way). */
+static bool roundtrip(int tag)
+{
+	char out[24], in[24];
+	struct rcx_req *s = NULL, *r = NULL;
+	struct rcx_status st;
+	bool ok;
+
+	snprintf(out, sizeof(out), "message %d", tag);
+	memset(in, 0, sizeof(in));
+	if (rcx_isend(world, out, sizeof(out), 0, tag, &s) ||
+	    rcx_irecv(world, in, sizeof(in), 0, tag, &r))
+		return false;
+	ok = test_until(&r, &st) && r == NULL && st.source == 0 &&
+	     st.tag == tag && st.count == sizeof(out) && st.error == 0 &&
+	     !memcmp(in, out, sizeof(out));
+	ok = test_until(&s, &st) && s == NULL && st.error == 0 && ok;
+	return ok;
+}
+
+/*
+ * Nothing is waiting to be received: a wildcard receive stays open until
+ * a message of ours arrives, and then it gets that one.
+ */
+static bool nothing_queued(void)
+{
+	char in[24];
+	struct rcx_req *r = NULL;
+	struct rcx_status st;
+	int flag = 1, i;
+
+	if (rcx_irecv(world, in, sizeof(in), RCX_ANY_SOURCE, RCX_ANY_TAG, &r))
+		return false;
+	for (i = 0; i < 10 && r; i++) {
+		rcx_progress(ctx);
+		if (rcx_test(&r, &flag, &st) || flag)
+			break;
+	}
+	if (flag) {
+		fprintf(stderr, "\n    unexpected message: tag %d, %zu bytes\n",
+			st.tag, st.count);
+		return false;
+	}
+	if (rcx_send(world, "probe", 6, 0, 4242))
+		return false;
+	return test_until(&r, &st) && st.tag == 4242 && st.count == 6 &&
+	       !strcmp(in, "probe");
+}
+
+/* ---- ctx.h */
+
+static void test_ctx_create_args(void)
+{
+	struct rcx_ctx *c = SENTINEL(struct rcx_ctx);
+	struct rcx_ctx_attr a;
+
+	CU_ASSERT_EQUAL(rcx_ctx_create(NULL, NULL), -EINVAL);
+	memset(&a, 0, sizeof(a));
+	CU_ASSERT_EQUAL(rcx_ctx_create(&a, NULL), -EINVAL);
+	a.thread_level = 2;
+	CU_ASSERT_EQUAL(rcx_ctx_create(&a, &c), -EINVAL);
+	a.thread_level = -1;
+	CU_ASSERT_EQUAL(rcx_ctx_create(&a, &c), -EINVAL);
+	a.thread_level = INT_MAX;
+	CU_ASSERT_EQUAL(rcx_ctx_create(&a, &c), -EINVAL);
+	CU_ASSERT_PTR_EQUAL(c, SENTINEL(struct rcx_ctx));
+
+	memset(&a, 0, sizeof(a));
+	a.device = "no_such_device9";
+	CU_ASSERT_EQUAL(rcx_ctx_create(&a, &c), -ENODEV);
+	memset(&a, 0, sizeof(a));
+	a.provider = "no-such-provider";
+	CU_ASSERT_EQUAL(rcx_ctx_create(&a, &c), -EINVAL);
+	CU_ASSERT_PTR_EQUAL(c, SENTINEL(struct rcx_ctx));
+
+	/* both valid levels work */
+	memset(&a, 0, sizeof(a));
+	a.thread_level = RCX_THREAD_MULTIPLE;
+	CU_ASSERT_EQUAL_FATAL(rcx_ctx_create(&a, &c), 0);
+	CU_ASSERT_PTR_NOT_EQUAL(c, SENTINEL(struct rcx_ctx));
+	CU_ASSERT(rcx_progress(c) >= 0);
+	CU_ASSERT_EQUAL(rcx_ctx_destroy(c), 0);
+	a.thread_level = RCX_THREAD_SINGLE;
+	CU_ASSERT_EQUAL_FATAL(rcx_ctx_create(&a, &c), 0);
+	CU_ASSERT_EQUAL(rcx_ctx_destroy(c), 0);
+}
+
+/* A bad RCX_* variable makes rcx_ctx_create fail with the given code. */
+static void env_case(const char *name, const char *val, int want)
+{
+	const char *o = getenv(name);
+	char *old = o ? strdup(o) : NULL;
+	struct rcx_ctx *c = SENTINEL(struct rcx_ctx);
+	int ret;
+
+	setenv(name, val, 1);
+	ret = rcx_ctx_create(NULL, &c);
+	env_restore(name, old);
+	free(old);
+	if (ret != want)
+		fprintf(stderr, "\n    %s=%s: %d (%s), want %d\n", name, val,
+			ret, rcx_strerror(ret), want);
+	CU_ASSERT_EQUAL(ret, want);
+	CU_ASSERT_PTR_EQUAL(c, SENTINEL(struct rcx_ctx));
+	if (!ret && c != SENTINEL(struct rcx_ctx))
+		rcx_ctx_destroy(c);
+}
+
+static void test_ctx_env(void)
+{
+	struct rcx_ctx *c = NULL;
+
+	env_case("RCX_EAGER_SIZE", "abc", -EINVAL);
+	env_case("RCX_EAGER_SIZE", "12abc", -EINVAL);
+	env_case("RCX_EAGER_SIZE", "-1", -EINVAL);
+	env_case("RCX_EAGER_SIZE", "2097152", -EINVAL); /* > 1 MiB */
+	env_case("RCX_EAGER_SIZE", "99999999999999999999999", -EINVAL);
+	env_case("RCX_QP_RETRY", "7", -EINVAL);
+	env_case("RCX_QP_TIMEOUT", "0", -EINVAL);
+	env_case("RCX_QP_TIMEOUT", "32", -EINVAL);
+	env_case("RCX_RNR_RETRY", "8", -EINVAL);
+	env_case("RCX_RX_DEPTH", "3", -EINVAL);
+	env_case("RCX_TX_DEPTH", "16385", -EINVAL);
+	env_case("RCX_INLINE", "1025", -EINVAL);
+	env_case("RCX_SPIN_US", "1.5", -EINVAL);
+	env_case("RCX_CONNECT_TIMEOUT_MS", "99", -EINVAL);
+	env_case("RCX_MR_CACHE", "2", -EINVAL);
+	env_case("RCX_PROVIDER", "no-such-provider", -EINVAL);
+	env_case("RCX_DEVICE", "no_such_device9", -ENODEV);
+
+	/* the environment is back: a context can be made again */
+	CU_ASSERT_EQUAL(rcx_ctx_create(NULL, &c), 0);
+	if (c)
+		CU_ASSERT_EQUAL(rcx_ctx_destroy(c), 0);
+	/* the edges of the ranges are valid */
+	c = NULL;
+	setenv("RCX_EAGER_SIZE", "0", 1);
+	setenv("RCX_QP_RETRY", "6", 1);
+	CU_ASSERT_EQUAL(rcx_ctx_create(NULL, &c), 0);
+	unsetenv("RCX_EAGER_SIZE");
+	unsetenv("RCX_QP_RETRY");
+	if (c)
+		CU_ASSERT_EQUAL(rcx_ctx_destroy(c), 0);
+}
+
+static void test_ctx_lifecycle(void)
+{
+	struct rcx_ctx *c;
+	int i, ret;
+
+	for (i = 0; i < 20; i++) {
+		c = NULL;
+		ret = rcx_ctx_create(NULL, &c);
+		CU_ASSERT_EQUAL_FATAL(ret, 0);
+		CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+		CU_ASSERT(rcx_progress(c) >= 0);
+		CU_ASSERT_EQUAL_FATAL(rcx_ctx_destroy(c), 0);
+	}
+	CU_ASSERT_EQUAL(rcx_ctx_destroy(NULL), -EINVAL);
+	CU_ASSERT_EQUAL(rcx_ctx_destroy(JUNK(struct rcx_ctx)), -EINVAL);
+	/* the suite's context was not disturbed */
+	CU_ASSERT(roundtrip(1));
+}
+
+static void test_ctx_names(void)
+{
+	const char *req = getenv("RCX_REQUIRE_DEVICE");
+	char name[64], addr[80], buf[8], host[64];
+	unsigned char bin[16];
+	const char *colon;
+	unsigned long port;
+	char *end;
+	size_t n;
+
+	CU_ASSERT_EQUAL_FATAL(rcx_ctx_device(ctx, name, sizeof(name)), 0);
+	n = strlen(name);
+	CU_ASSERT(n > 0);
+	/* under Soft-RoCE the device is the rxe one */
+	if (req && *req && strcmp(req, "0"))
+		CU_ASSERT_STRING_EQUAL(name, "rxe0");
+	CU_ASSERT_EQUAL(rcx_ctx_device(NULL, name, sizeof(name)), -EINVAL);
+	CU_ASSERT_EQUAL(rcx_ctx_device(ctx, NULL, sizeof(name)), -EINVAL);
+	/* too small, even by one (no room for the NUL): nothing written */
+	memset(buf, 'X', sizeof(buf));
+	CU_ASSERT_EQUAL(rcx_ctx_device(ctx, buf, 2), -ENAMETOOLONG);
+	CU_ASSERT_EQUAL(rcx_ctx_device(ctx, buf, 0), -ENAMETOOLONG);
+	CU_ASSERT_EQUAL(memcmp(buf, "XXXXXXXX", 8), 0);
+	memset(addr, 'X', sizeof(addr));
+	CU_ASSERT_EQUAL(rcx_ctx_device(ctx, addr, n), -ENAMETOOLONG);
+	CU_ASSERT_EQUAL(addr[0], 'X');
+	CU_ASSERT_EQUAL(rcx_ctx_device(ctx, addr, n + 1), 0);
+	CU_ASSERT_STRING_EQUAL(addr, name);
+
+	/* "ip:port" (or "[ipv6]:port") */
+	CU_ASSERT_EQUAL_FATAL(rcx_ctx_address(ctx, addr, sizeof(addr)), 0);
+	colon = strrchr(addr, ':');
+	CU_ASSERT_PTR_NOT_NULL_FATAL(colon);
+	port = strtoul(colon + 1, &end, 10);
+	CU_ASSERT(colon[1] >= '0' && colon[1] <= '9' && !*end && port > 0 &&
+		  port <= 65535);
+	n = (size_t)(colon - addr);
+	CU_ASSERT_FATAL(n > 0 && n < sizeof(host));
+	if (addr[0] == '[') {
+		CU_ASSERT_EQUAL(addr[n - 1], ']');
+		memcpy(host, addr + 1, n - 2);
+		host[n - 2] = 0;
+		CU_ASSERT_EQUAL(inet_pton(AF_INET6, host, bin), 1);
+	} else {
+		memcpy(host, addr, n);
+		host[n] = 0;
+		CU_ASSERT_EQUAL(inet_pton(AF_INET, host, bin), 1);
+	}
+	CU_ASSERT_EQUAL(rcx_ctx_address(NULL, addr, sizeof(addr)), -EINVAL);
+	CU_ASSERT_EQUAL(rcx_ctx_address(ctx, NULL, sizeof(addr)), -EINVAL);
+	memset(buf, 'X', sizeof(buf));
+	CU_ASSERT_EQUAL(rcx_ctx_address(ctx, buf, 2), -ENAMETOOLONG);
+	CU_ASSERT_EQUAL(memcmp(buf, "XXXXXXXX", 8), 0);
+}
+
+static void test_ctx_progress(void)
+{
+	long long t0, dt = 0;
+	int fd, ret = 0, i;
+
+	CU_ASSERT_EQUAL(rcx_progress(NULL), -EINVAL);
+	CU_ASSERT(rcx_progress(ctx) >= 0);
+	CU_ASSERT_EQUAL(rcx_ctx_event_fd(NULL), -EINVAL);
+	fd = rcx_ctx_event_fd(ctx);
+	CU_ASSERT(fd >= 0);
+	CU_ASSERT_EQUAL(rcx_ctx_event_fd(ctx), fd);
+	CU_ASSERT_EQUAL(rcx_ctx_arm(NULL), -EINVAL);
+	ret = rcx_ctx_arm(ctx);
+	CU_ASSERT(ret == 0 || ret == -EAGAIN);
+	CU_ASSERT_EQUAL(rcx_ctx_wait(NULL, 0), -EINVAL);
+	CU_ASSERT_EQUAL(rcx_ctx_wait(ctx, -2), -EINVAL);
+	CU_ASSERT_EQUAL(rcx_ctx_wait(ctx, INT_MIN), -EINVAL);
+	/* nothing in flight: a timed wait times out, after the time */
+	for (i = 0; i < 10; i++) {
+		t0 = tu_now_ms();
+		ret = rcx_ctx_wait(ctx, 100);
+		dt = tu_now_ms() - t0;
+		if (ret <= 0)
+			break;
+	}
+	CU_ASSERT_EQUAL(ret, -ETIMEDOUT);
+	CU_ASSERT(dt >= 95 && dt < 3000);
+	CU_ASSERT(roundtrip(2));
+}
+
+/* ---- group.h */
+
+static void test_group_args(void)
+{
+	struct rcx_group *g = SENTINEL(struct rcx_group), *g2 = NULL;
+	int in = 0x1234567, out[2] = { -1, -1 };
+
+	CU_ASSERT_EQUAL(rcx_group_world(NULL, &g), -EINVAL);
+	CU_ASSERT_EQUAL(rcx_group_world(ctx, NULL), -EINVAL);
+	CU_ASSERT_PTR_EQUAL(g, SENTINEL(struct rcx_group));
+
+	/* the same group again, reference counted */
+	CU_ASSERT_EQUAL_FATAL(rcx_group_world(ctx, &g2), 0);
+	CU_ASSERT_PTR_EQUAL(g2, world);
+	CU_ASSERT_EQUAL(rcx_group_free(&g2), 0);
+	CU_ASSERT_PTR_NULL(g2);
+	CU_ASSERT_EQUAL(rcx_group_rank(world), 0);
+	CU_ASSERT_EQUAL(rcx_group_size(world), 1);
+	CU_ASSERT_EQUAL(rcx_group_barrier(world), 0);
+
+	CU_ASSERT_EQUAL(rcx_group_rank(NULL), -EINVAL);
+	CU_ASSERT_EQUAL(rcx_group_size(NULL), -EINVAL);
+	CU_ASSERT_EQUAL(rcx_group_rank(JUNK(struct rcx_group)), -EINVAL);
+	CU_ASSERT_EQUAL(rcx_group_size(JUNK(struct rcx_group)), -EINVAL);
+	CU_ASSERT_EQUAL(rcx_group_barrier(NULL), -EINVAL);
+
+	CU_ASSERT_EQUAL(rcx_group_allgather(NULL, &in, sizeof(in), out),
+			-EINVAL);
+	CU_ASSERT_EQUAL(rcx_group_allgather(world, NULL, sizeof(in), out),
+			-EINVAL);
+	CU_ASSERT_EQUAL(rcx_group_allgather(world, &in, sizeof(in), NULL),
+			-EINVAL);
+	CU_ASSERT_EQUAL(out[0], -1);
+	CU_ASSERT_EQUAL(rcx_group_allgather(world, &in, sizeof(in), out), 0);
+	CU_ASSERT_EQUAL(out[0], in);
+	CU_ASSERT_EQUAL(out[1], -1);
+	CU_ASSERT_EQUAL(rcx_group_allgather(world, NULL, 0, NULL), 0);
+
+	CU_ASSERT_EQUAL(rcx_group_free(NULL), -EINVAL);
+	g = NULL;
+	CU_ASSERT_EQUAL(rcx_group_free(&g), -EINVAL);
+
+	g = SENTINEL(struct rcx_group);
+	CU_ASSERT_EQUAL(rcx_group_connect(NULL, "10.0.0.1:7000", 100, &g),
+			-EINVAL);
+	CU_ASSERT_EQUAL(rcx_group_connect(ctx, NULL, 100, &g), -EINVAL);
+	CU_ASSERT_EQUAL(rcx_group_connect(ctx, "", 100, &g), -EINVAL);
+	CU_ASSERT_EQUAL(rcx_group_connect(ctx, "not-an-address", 100, &g),
+			-EINVAL);
+	CU_ASSERT_EQUAL(rcx_group_connect(ctx, "[::1", 100, &g), -EINVAL);
+	CU_ASSERT_EQUAL(rcx_group_connect(ctx, "10.0.0.1:7000", 100, NULL),
+			-EINVAL);
+	CU_ASSERT_EQUAL(rcx_group_accept(NULL, 100, &g), -EINVAL);
+	CU_ASSERT_EQUAL(rcx_group_accept(ctx, 100, NULL), -EINVAL);
+	CU_ASSERT_PTR_EQUAL(g, SENTINEL(struct rcx_group));
+	/* nobody connects */
+	CU_ASSERT_EQUAL(rcx_group_accept(ctx, 100, &g), -ETIMEDOUT);
+	CU_ASSERT_PTR_EQUAL(g, SENTINEL(struct rcx_group));
+
+	/* the world still works */
+	CU_ASSERT_EQUAL(rcx_group_rank(world), 0);
+	CU_ASSERT(roundtrip(3));
+}
+
+/* ---- p2p.h */
+
+static void test_p2p_send_args(void)
+{
+	static const int bad_rank[] = { 1, -2, RCX_ANY_SOURCE, INT_MAX,
+					INT_MIN };
+	static const int bad_tag[] = { -2, RCX_ANY_TAG, RCX_TAG_UB + 1, INT_MAX,
+				       INT_MIN };
+	char buf[16] = "payload";
+	struct rcx_req *r = SENTINEL(struct rcx_req);
+	size_t i;
+
+	CU_ASSERT_EQUAL(rcx_isend(NULL, buf, 8, 0, 1, &r), -EINVAL);
+	CU_ASSERT_EQUAL(rcx_send(NULL, buf, 8, 0, 1), -EINVAL);
+	CU_ASSERT_EQUAL(rcx_send_init(NULL, buf, 8, 0, 1, &r), -EINVAL);
+	CU_ASSERT_EQUAL(rcx_isend(world, buf, 8, 0, 1, NULL), -EINVAL);
+	CU_ASSERT_EQUAL(rcx_send_init(world, buf, 8, 0, 1, NULL), -EINVAL);
+	CU_ASSERT_EQUAL(rcx_isend(world, NULL, 8, 0, 1, &r), -EINVAL);
+	CU_ASSERT_EQUAL(rcx_send(world, NULL, 8, 0, 1), -EINVAL);
+	CU_ASSERT_EQUAL(rcx_send_init(world, NULL, 8, 0, 1, &r), -EINVAL);
+	for (i = 0; i < sizeof(bad_rank) / sizeof(bad_rank[0]); i++) {
+		CU_ASSERT_EQUAL(rcx_isend(world, buf, 8, bad_rank[i], 1, &r),
+				-EINVAL);
+		CU_ASSERT_EQUAL(rcx_send(world, buf, 8, bad_rank[i], 1),
+				-EINVAL);
+		CU_ASSERT_EQUAL(
+			rcx_send_init(world, buf, 8, bad_rank[i], 1, &r),
+			-EINVAL);
+	}
+	for (i = 0; i < sizeof(bad_tag) / sizeof(bad_tag[0]); i++) {
+		CU_ASSERT_EQUAL(rcx_isend(world, buf, 8, 0, bad_tag[i], &r),
+				-EINVAL);
+		CU_ASSERT_EQUAL(rcx_send(world, buf, 8, 0, bad_tag[i]),
+				-EINVAL);
+		CU_ASSERT_EQUAL(rcx_send_init(world, buf, 8, 0, bad_tag[i], &r),
+				-EINVAL);
+	}
+	CU_ASSERT_PTR_EQUAL(r, SENTINEL(struct rcx_req));
+	/* nothing was sent */
+	CU_ASSERT(nothing_queued());
+	/* the edges are valid: tag 0 and RCX_TAG_UB, a NULL zero-byte send */
+	CU_ASSERT(roundtrip(0));
+	CU_ASSERT(roundtrip(RCX_TAG_UB));
+	CU_ASSERT_EQUAL(rcx_send(world, NULL, 0, 0, 5), 0);
+	CU_ASSERT_EQUAL(rcx_recv(world, NULL, 0, 0, 5, RCX_STATUS_IGNORE), 0);
+}
+
+static void test_p2p_recv_args(void)
+{
+	static const int bad_rank[] = { 1, -2, INT_MAX, INT_MIN };
+	static const int bad_tag[] = { -2, RCX_TAG_UB + 1, INT_MAX, INT_MIN };
+	char buf[16];
+	struct rcx_req *r = SENTINEL(struct rcx_req);
+	struct rcx_status st;
+	size_t i;
+
+	status_junk(&st);
+	CU_ASSERT_EQUAL(rcx_irecv(NULL, buf, 8, 0, 1, &r), -EINVAL);
+	CU_ASSERT_EQUAL(rcx_recv(NULL, buf, 8, 0, 1, &st), -EINVAL);
+	CU_ASSERT_EQUAL(rcx_recv_init(NULL, buf, 8, 0, 1, &r), -EINVAL);
+	/* valid but for the missing handle or buffer: tag 1 from self */
+	CU_ASSERT_EQUAL(rcx_irecv(world, buf, 8, 0, 1, NULL), -EINVAL);
+	CU_ASSERT_EQUAL(rcx_recv_init(world, buf, 8, 0, 1, NULL), -EINVAL);
+	CU_ASSERT_EQUAL(rcx_irecv(world, NULL, 8, 0, 1, &r), -EINVAL);
+	CU_ASSERT_EQUAL(rcx_recv(world, NULL, 8, 0, 1, &st), -EINVAL);
+	CU_ASSERT_EQUAL(rcx_recv_init(world, NULL, 8, 0, 1, &r), -EINVAL);
+	for (i = 0; i < sizeof(bad_rank) / sizeof(bad_rank[0]); i++) {
+		CU_ASSERT_EQUAL(rcx_irecv(world, buf, 8, bad_rank[i], 1, &r),
+				-EINVAL);
+		CU_ASSERT_EQUAL(rcx_recv(world, buf, 8, bad_rank[i], 1, &st),
+				-EINVAL);
+		CU_ASSERT_EQUAL(
+			rcx_recv_init(world, buf, 8, bad_rank[i], 1, &r),
+			-EINVAL);
+	}
+	for (i = 0; i < sizeof(bad_tag) / sizeof(bad_tag[0]); i++) {
+		CU_ASSERT_EQUAL(rcx_irecv(world, buf, 8, 0, bad_tag[i], &r),
+				-EINVAL);
+		CU_ASSERT_EQUAL(rcx_recv(world, buf, 8, 0, bad_tag[i], &st),
+				-EINVAL);
+		CU_ASSERT_EQUAL(rcx_recv_init(world, buf, 8, 0, bad_tag[i], &r),
+				-EINVAL);
+	}
+	CU_ASSERT_PTR_EQUAL(r, SENTINEL(struct rcx_req));
+	/* no receive was posted: a message with tag 1 is still ours */
+	CU_ASSERT(roundtrip(1));
+	/* wildcards are valid on receives */
+	CU_ASSERT_EQUAL(rcx_send(world, "w", 2, 0, 6), 0);
+	CU_ASSERT_EQUAL(rcx_recv(world, buf, sizeof(buf), RCX_ANY_SOURCE,
+				 RCX_ANY_TAG, &st),
+			0);
+	CU_ASSERT(st.source == 0 && st.tag == 6 && st.count == 2);
+}
+
+/* ---- req.h */
+
+static void test_req_args(void)
+{
+	struct rcx_req *bad = JUNK(struct rcx_req), *nul = NULL;
+	struct rcx_req *two[2] = { NULL, NULL }, *r = NULL, *p = NULL;
+	struct rcx_status st, sts[2];
+	int flag, idx;
+	char buf[8];
+
+	CU_ASSERT_EQUAL(rcx_start(NULL), -EINVAL);
+	CU_ASSERT_EQUAL(rcx_start(bad), -EINVAL);
+	CU_ASSERT_EQUAL(rcx_startall(-1, two), -EINVAL);
+	CU_ASSERT_EQUAL(rcx_startall(1, NULL), -EINVAL);
+	CU_ASSERT_EQUAL(rcx_startall(1, two), -EINVAL); /* NULL entry */
+	CU_ASSERT_EQUAL(rcx_startall(1, &bad), -EINVAL);
+
+	flag = 7;
+	CU_ASSERT_EQUAL(rcx_test(NULL, &flag, &st), -EINVAL);
+	CU_ASSERT_EQUAL(rcx_test(&nul, NULL, &st), -EINVAL);
+	CU_ASSERT_EQUAL(rcx_test(&bad, &flag, &st), -EINVAL);
+	CU_ASSERT_EQUAL(flag, 7);
+	CU_ASSERT_PTR_EQUAL(bad, JUNK(struct rcx_req));
+	CU_ASSERT_EQUAL(rcx_wait(NULL, &st), -EINVAL);
+	CU_ASSERT_EQUAL(rcx_wait(&bad, &st), -EINVAL);
+
+	/* a NULL handle is complete with an empty status */
+	status_junk(&st);
+	CU_ASSERT_EQUAL(rcx_test(&nul, &flag, &st), 0);
+	CU_ASSERT_EQUAL(flag, 1);
+	CU_ASSERT(status_empty(&st));
+	status_junk(&st);
+	CU_ASSERT_EQUAL(rcx_wait(&nul, &st), 0);
+	CU_ASSERT(status_empty(&st));
+	CU_ASSERT_EQUAL(rcx_wait(&nul, RCX_STATUS_IGNORE), 0);
+
+	CU_ASSERT_EQUAL(rcx_testall(-1, two, &flag, sts), -EINVAL);
+	CU_ASSERT_EQUAL(rcx_testall(1, NULL, &flag, sts), -EINVAL);
+	CU_ASSERT_EQUAL(rcx_testall(2, two, NULL, sts), -EINVAL);
+	CU_ASSERT_EQUAL(rcx_waitall(-1, two, sts), -EINVAL);
+	CU_ASSERT_EQUAL(rcx_waitall(1, NULL, sts), -EINVAL);
+	CU_ASSERT_EQUAL(rcx_testany(-1, two, &idx, &flag, &st), -EINVAL);
+	CU_ASSERT_EQUAL(rcx_testany(1, NULL, &idx, &flag, &st), -EINVAL);
+	CU_ASSERT_EQUAL(rcx_testany(2, two, NULL, &flag, &st), -EINVAL);
+	CU_ASSERT_EQUAL(rcx_testany(2, two, &idx, NULL, &st), -EINVAL);
+	CU_ASSERT_EQUAL(rcx_waitany(-1, two, &idx, &st), -EINVAL);
+	CU_ASSERT_EQUAL(rcx_waitany(1, NULL, &idx, &st), -EINVAL);
+	CU_ASSERT_EQUAL(rcx_waitany(2, two, NULL, &st), -EINVAL);
+
+	/* all NULL: complete, empty, index undefined */
+	status_junk(&sts[0]);
+	status_junk(&sts[1]);
+	flag = 0;
+	CU_ASSERT_EQUAL(rcx_testall(2, two, &flag, sts), 0);
+	CU_ASSERT_EQUAL(flag, 1);
+	CU_ASSERT(status_empty(&sts[0]) && status_empty(&sts[1]));
+	status_junk(&sts[1]);
+	CU_ASSERT_EQUAL(rcx_waitall(2, two, sts), 0);
+	CU_ASSERT(status_empty(&sts[1]));
+	idx = 5;
+	flag = 0;
+	CU_ASSERT_EQUAL(rcx_testany(2, two, &idx, &flag, &st), 0);
+	CU_ASSERT_EQUAL(flag, 1);
+	CU_ASSERT_EQUAL(idx, RCX_UNDEFINED);
+	idx = 5;
+	status_junk(&st);
+	CU_ASSERT_EQUAL(rcx_waitany(2, two, &idx, &st), 0);
+	CU_ASSERT_EQUAL(idx, RCX_UNDEFINED);
+	CU_ASSERT(status_empty(&st));
+
+	/* a dead entry fails the whole call and leaves the live one alone */
+	CU_ASSERT_EQUAL_FATAL(rcx_irecv(world, buf, sizeof(buf), 0, 30, &r), 0);
+	two[0] = r;
+	two[1] = bad;
+	flag = 7;
+	CU_ASSERT_EQUAL(rcx_testall(2, two, &flag, sts), -EINVAL);
+	CU_ASSERT_EQUAL(flag, 7);
+	CU_ASSERT_EQUAL(rcx_waitall(2, two, sts), -EINVAL);
+	CU_ASSERT_EQUAL(rcx_testany(2, two, &idx, &flag, &st), -EINVAL);
+	CU_ASSERT_EQUAL(rcx_waitany(2, two, &idx, &st), -EINVAL);
+	CU_ASSERT_PTR_EQUAL(two[0], r);
+	CU_ASSERT_EQUAL(rcx_test(&r, &flag, &st), 0);
+	CU_ASSERT_EQUAL(flag, 0);
+	CU_ASSERT_EQUAL(rcx_send(world, "abc", 4, 0, 30), 0);
+	CU_ASSERT(test_until(&r, &st));
+	CU_ASSERT_PTR_NULL(r);
+	CU_ASSERT(st.tag == 30 && st.count == 4 && !strcmp(buf, "abc"));
+
+	/* startall with a dead entry starts none of the others */
+	CU_ASSERT_EQUAL_FATAL(rcx_recv_init(world, buf, sizeof(buf), 0, 31, &p),
+			      0);
+	two[0] = p;
+	two[1] = bad;
+	CU_ASSERT_EQUAL(rcx_startall(2, two), -EINVAL);
+	status_junk(&st);
+	CU_ASSERT_EQUAL(rcx_test(&p, &flag, &st), 0);
+	CU_ASSERT_EQUAL(flag, 1); /* inactive */
+	CU_ASSERT(status_empty(&st));
+	CU_ASSERT_EQUAL(rcx_req_free(&p), 0);
+
+	/* req_free */
+	CU_ASSERT_EQUAL(rcx_req_free(NULL), -EINVAL);
+	CU_ASSERT_EQUAL(rcx_req_free(&nul), -EINVAL);
+	CU_ASSERT_EQUAL(rcx_req_free(&bad), -EINVAL);
+	CU_ASSERT_PTR_EQUAL(bad, JUNK(struct rcx_req));
+	CU_ASSERT(roundtrip(4));
+}
+
+static void test_req_misuse(void)
+{
+	struct rcx_req *p = NULL, *q = NULL, *r = NULL, *h, *stale, *two[2];
+	struct rcx_status st;
+	int v = 0, w = 0, x = 0, flag;
+	char buf[16];
+
+	/* start of an active persistent request: -EBUSY, nothing posted */
+	CU_ASSERT_EQUAL_FATAL(rcx_recv_init(world, &v, sizeof(v), 0, 20, &p),
+			      0);
+	CU_ASSERT_EQUAL(rcx_start(p), 0);
+	CU_ASSERT_EQUAL(rcx_start(p), -EBUSY);
+	CU_ASSERT_EQUAL(rcx_startall(1, &p), -EBUSY);
+	h = p;
+	CU_ASSERT_EQUAL(rcx_req_free(&h), -EBUSY);
+	CU_ASSERT_PTR_EQUAL(h, p);
+	CU_ASSERT_EQUAL(rcx_test(&h, &flag, &st), 0);
+	CU_ASSERT_EQUAL(flag, 0);
+	w = 11;
+	CU_ASSERT_EQUAL(rcx_send(world, &w, sizeof(w), 0, 20), 0);
+	CU_ASSERT(test_until(&p, &st));
+	CU_ASSERT_PTR_EQUAL(p, h); /* persistent: the handle stays */
+	CU_ASSERT(st.source == 0 && st.tag == 20 && st.count == sizeof(v) &&
+		  st.error == 0);
+	CU_ASSERT_EQUAL(v, 11);
+	/* inactive now: complete, empty status */
+	status_junk(&st);
+	flag = 0;
+	CU_ASSERT_EQUAL(rcx_test(&p, &flag, &st), 0);
+	CU_ASSERT_EQUAL(flag, 1);
+	CU_ASSERT(status_empty(&st));
+	/* a second receive posted by the refused start would take this */
+	w = 12;
+	CU_ASSERT_EQUAL(rcx_send(world, &w, sizeof(w), 0, 20), 0);
+	CU_ASSERT_EQUAL(rcx_recv(world, &x, sizeof(x), 0, 20, &st), 0);
+	CU_ASSERT_EQUAL(x, 12);
+	CU_ASSERT_EQUAL(v, 11);
+
+	/* start of a non-persistent request: -EOPNOTSUPP, still pending */
+	CU_ASSERT_EQUAL_FATAL(rcx_irecv(world, buf, sizeof(buf), 0, 21, &r), 0);
+	CU_ASSERT_EQUAL(rcx_start(r), -EOPNOTSUPP);
+	CU_ASSERT_EQUAL(rcx_startall(1, &r), -EOPNOTSUPP);
+	CU_ASSERT_EQUAL(rcx_test(&r, &flag, &st), 0);
+	CU_ASSERT_EQUAL(flag, 0);
+
+	/* startall checks all first: on an error none is started */
+	two[0] = p;
+	two[1] = r;
+	CU_ASSERT_EQUAL(rcx_startall(2, two), -EOPNOTSUPP);
+	CU_ASSERT_EQUAL_FATAL(rcx_recv_init(world, &x, sizeof(x), 0, 22, &q),
+			      0);
+	CU_ASSERT_EQUAL(rcx_start(q), 0);
+	two[1] = q;
+	CU_ASSERT_EQUAL(rcx_startall(2, two), -EBUSY);
+	/* p is still inactive: complete and empty, and it can start */
+	status_junk(&st);
+	CU_ASSERT_EQUAL(rcx_test(&p, &flag, &st), 0);
+	CU_ASSERT_EQUAL(flag, 1);
+	CU_ASSERT(status_empty(&st));
+	CU_ASSERT_EQUAL(rcx_start(p), 0);
+
+	/* finish all three */
+	CU_ASSERT_EQUAL(rcx_send(world, "twenty-one", 11, 0, 21), 0);
+	w = 22;
+	CU_ASSERT_EQUAL(rcx_send(world, &w, sizeof(w), 0, 22), 0);
+	w = 13;
+	CU_ASSERT_EQUAL(rcx_send(world, &w, sizeof(w), 0, 20), 0);
+	CU_ASSERT(test_until(&r, &st));
+	CU_ASSERT(st.tag == 21 && !strcmp(buf, "twenty-one"));
+	CU_ASSERT(test_until(&q, &st));
+	CU_ASSERT(st.tag == 22 && x == 22);
+	CU_ASSERT(test_until(&p, &st));
+	CU_ASSERT(st.tag == 20 && v == 13);
+
+	/* free, then free again through a stale copy: the request is dead */
+	stale = p;
+	CU_ASSERT_EQUAL(rcx_req_free(&p), 0);
+	CU_ASSERT_PTR_NULL(p);
+	CU_ASSERT_EQUAL(rcx_req_free(&stale), -EINVAL);
+	CU_ASSERT_PTR_NOT_NULL(stale);
+	CU_ASSERT_EQUAL(rcx_start(stale), -EINVAL);
+	CU_ASSERT_EQUAL(rcx_test(&stale, &flag, &st), -EINVAL);
+	CU_ASSERT_EQUAL(rcx_wait(&stale, &st), -EINVAL);
+	stale = q;
+	CU_ASSERT_EQUAL(rcx_req_free(&q), 0);
+	CU_ASSERT_EQUAL(rcx_req_free(&stale), -EINVAL);
+
+	/* a completed non-persistent request is freed by test: stale too */
+	CU_ASSERT_EQUAL(rcx_isend(world, "x", 2, 0, 23, &r), 0);
+	stale = r;
+	CU_ASSERT(test_until(&r, &st));
+	CU_ASSERT_PTR_NULL(r);
+	CU_ASSERT_EQUAL(rcx_req_free(&stale), -EINVAL);
+	CU_ASSERT_EQUAL(rcx_recv(world, buf, sizeof(buf), 0, 23, &st), 0);
+
+	/* freeing an active receive: it still completes into its buffer */
+	memset(buf, 0, sizeof(buf));
+	CU_ASSERT_EQUAL_FATAL(rcx_irecv(world, buf, sizeof(buf), 0, 24, &r), 0);
+	CU_ASSERT_EQUAL(rcx_req_free(&r), 0);
+	CU_ASSERT_PTR_NULL(r);
+	CU_ASSERT_EQUAL(rcx_send(world, "late", 5, 0, 24), 0);
+	rcx_progress(ctx);
+	CU_ASSERT_STRING_EQUAL(buf, "late");
+	CU_ASSERT(nothing_queued());
+	CU_ASSERT(roundtrip(5));
+}
+
+/* ---- errors.h */
+
+static void test_strerror_any(void)
+{
+	static const int codes[] = { INT_MIN, INT_MAX,	    -1,
+				     1,	      RCX_ERR_BASE, -RCX_ERR_BASE };
+	size_t i;
+
+	for (i = 0; i < sizeof(codes) / sizeof(codes[0]); i++)
+		CU_ASSERT_PTR_NOT_NULL(rcx_strerror(codes[i]));
+	CU_ASSERT_PTR_NOT_NULL(
+		strstr(rcx_strerror(RCX_ERR_TRUNCATE), "TRUNCATE"));
+	CU_ASSERT_EQUAL(
+		strncmp(rcx_strerror(-ENAMETOOLONG), "ENAMETOOLONG", 12), 0);
+}
+
+static const CU_TestInfo tests[] = {
+	{ "ctx_create_args", test_ctx_create_args },
+	{ "ctx_env", test_ctx_env },
+	{ "ctx_lifecycle", test_ctx_lifecycle },
+	{ "ctx_names", test_ctx_names },
+	{ "ctx_progress", test_ctx_progress },
+	{ "group_args", test_group_args },
+	{ "p2p_send_args", test_p2p_send_args },
+	{ "p2p_recv_args", test_p2p_recv_args },
+	{ "req_args", test_req_args },
+	{ "req_misuse", test_req_misuse },
+	{ "strerror", test_strerror_any },
+	CU_TEST_INFO_NULL,
+};
+
+const struct tu_suite tu_suite_api = {
+	"api", TU_DEVICE, suite_init, suite_cleanup, tests,
+};
