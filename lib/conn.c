@@ -237,6 +237,12 @@ void rcx__conn_destroy(struct rcx__conn *c)
 	if (c->state != RCX__CONN_FAILED)
 		c->state = RCX__CONN_CLOSED;
 	if (c->ep) {
+		/* let our last sends be acknowledged first: flushing them
+		 * would take a message the peer may still wait for */
+		end = rcx__now_us() + 1000000;
+		while (c->tx_inflight > 0 && c->state == RCX__CONN_CLOSED &&
+		       rcx__now_us() < end)
+			rcx__progress(ctx);
 		ctx->ops->ep_set_error(c->ep);
 		end = rcx__now_us() + 2000000;
 		while ((c->rx_posted > 0 || c->tx_inflight > 0) &&
