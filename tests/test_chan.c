@@ -195,7 +195,7 @@ static void sc_match(void)
 		 * tag. Tag 3 is bound by the sender as 0, 1, 3 and by the
 		 * receiver as 3, 0, 1; tag 4 is index 2 on both sides.
 		 */
-		static const uint32_t expect[4] = {101, 103, 102, 100};
+		static const uint32_t expect[4] = { 101, 103, 102, 100 };
 
 		TP_CHECK_OK(rcx_wait(&ch[i], &st));
 		if (rank == 1)
