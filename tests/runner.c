@@ -28,11 +28,13 @@ TU_SUITE(tu_suite_chan);
 TU_SUITE(tu_suite_topo);
 TU_SUITE(tu_suite_p2p);
 TU_SUITE(tu_suite_api);
+TU_SUITE(tu_suite_cont);
 TU_SUITE(tu_suite_verbs_smoke);
 TU_PEER(tu_peer_smoke);
 TU_PEER(tu_peer_boot);
 TU_PEER(tu_peer_chan);
 TU_PEER(tu_peer_p2p);
+TU_PEER(tu_peer_cont);
 
 /* clang-format off */
 static const struct tu_suite *const suites[] = {
@@ -43,6 +45,7 @@ static const struct tu_suite *const suites[] = {
 	&tu_suite_api,
 	&tu_suite_p2p,
 	&tu_suite_chan,
+	&tu_suite_cont,
 	NULL,
 };
 
@@ -51,6 +54,7 @@ static const struct tu_peer *const peers[] = {
 	&tu_peer_boot,
 	&tu_peer_chan,
 	&tu_peer_p2p,
+	&tu_peer_cont,
 	NULL,
 };
 /* clang-format on */

@@ -14,5 +14,6 @@
 #include <rcx/p2p.h>
 #include <rcx/info.h>
 #include <rcx/chan.h>
+#include <rcx/cont.h>
 
 #endif
