@@ -578,7 +578,10 @@ int rcx__cont_progress(struct rcx_ctx *ctx)
 
 	if (!cs || tl.in_cb)
 		return 0;
-	xfd_drain(ctx, cs, finish_signalled(ctx, cs));
+	if (RCX__UNLIKELY(
+		    cs->xfd >= 0 ||
+		    atomic_load_explicit(&cs->sig_done, memory_order_relaxed)))
+		xfd_drain(ctx, cs, finish_signalled(ctx, cs));
 	/* those ready now: a callback that keeps re-registering cannot
 	 * hold this thread here forever */
 	limit = ctx->cont_ready;

@@ -7,11 +7,13 @@
 #ifdef RCX_HAVE_VERBS
 extern const struct rcx_provider_ops rcx__verbs_ops;
 #endif
+extern const struct rcx_provider_ops rcx__fault_ops; /* records WRs */
 
 const struct rcx_provider_ops *const rcx__providers[] = {
 #ifdef RCX_HAVE_VERBS
 	&rcx__verbs_ops,
 #endif
+	&rcx__fault_ops,
 	NULL,
 };
 

@@ -30,11 +30,15 @@ TU_SUITE(tu_suite_p2p);
 TU_SUITE(tu_suite_api);
 TU_SUITE(tu_suite_cont);
 TU_SUITE(tu_suite_verbs_smoke);
+TU_SUITE(tu_suite_win);
+TU_SUITE(tu_suite_order);
 TU_PEER(tu_peer_smoke);
 TU_PEER(tu_peer_boot);
 TU_PEER(tu_peer_chan);
 TU_PEER(tu_peer_p2p);
 TU_PEER(tu_peer_cont);
+TU_PEER(tu_peer_win);
+TU_PEER(tu_peer_order);
 
 /* clang-format off */
 static const struct tu_suite *const suites[] = {
@@ -46,6 +50,8 @@ static const struct tu_suite *const suites[] = {
 	&tu_suite_p2p,
 	&tu_suite_chan,
 	&tu_suite_cont,
+	&tu_suite_win,
+	&tu_suite_order,
 	NULL,
 };
 
@@ -55,6 +61,8 @@ static const struct tu_peer *const peers[] = {
 	&tu_peer_chan,
 	&tu_peer_p2p,
 	&tu_peer_cont,
+	&tu_peer_win,
+	&tu_peer_order,
 	NULL,
 };
 /* clang-format on */

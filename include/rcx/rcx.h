@@ -15,5 +15,6 @@
 #include <rcx/info.h>
 #include <rcx/chan.h>
 #include <rcx/cont.h>
+#include <rcx/win.h>
 
 #endif

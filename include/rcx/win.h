@@ -1,0 +1,278 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+#ifndef RCX_WIN_H
+#define RCX_WIN_H
+
+#include <stddef.h>
+#include <rcx/version.h>
+
+struct rcx_group;
+struct rcx_info;
+struct rcx_req;
+
+/*
+ * RMA windows (MPI-3 one-sided communication) with rcx_win_order, the
+ * MPI_WIN_ORDER proposal: ordering of RMA operations without waiting for
+ * their remote completion.
+ *
+ * A window is a memory region exposed by every process of a group, made
+ * collectively. Target memory is addressed by rank and displacement:
+ * byte offset = disp * disp_unit of the target. Every access is checked
+ * against the target's window size at the origin; an access out of range
+ * returns -EINVAL and nothing is sent.
+ *
+ * Operations are nonblocking: rcx_put, rcx_get and the accumulates return
+ * once started; they are complete at the target after rcx_win_flush,
+ * rcx_win_unlock(_all) or rcx_win_fence, and their origin buffers (a get's
+ * destination, a fetching operation's result) may be touched only after
+ * rcx_win_flush_local or one of those. The request-based forms (rcx_rput,
+ * rcx_rget, rcx_raccumulate, rcx_rget_accumulate) return a request that
+ * completes when the origin buffers are usable (for rget and
+ * rget_accumulate: when the data has arrived); they are allowed in
+ * passive-target epochs only, as in MPI.
+ *
+ * Synchronisation: passive target (rcx_win_lock/unlock, lock_all/
+ * unlock_all, flush*, sync) and active target (rcx_win_fence). An RMA
+ * operation outside an access epoch to its target, or a synchronisation
+ * call that does not fit the window's state, returns RCX_ERR_EPOCH and
+ * changes nothing.
+ *
+ * Accumulates are element-wise atomic with respect to other accumulates
+ * with the same datatype, as MPI's default accumulate_ops=same_op_no_op:
+ * concurrent accumulates to one location must use the same operation or
+ * RCX_NO_OP (compare-and-swap counts as its own operation). 64-bit
+ * fetch-add (RCX_SUM, and RCX_NO_OP as an atomic read, on RCX_INT64 and
+ * RCX_UINT64 at 8-byte aligned addresses) and 64-bit compare-and-swap
+ * use the NIC's atomics; every other accumulate runs in software at the
+ * target, which must make progress (any rcx call that waits) for it to
+ * complete. Accumulates from one process to overlapping locations of one
+ * target are executed in program order (accumulate_ordering=rar,raw,war,
+ * waw), whichever of the two paths they take.
+ *
+ * Info keys of rcx_win_create / rcx_win_allocate (unknown keys are
+ * ignored; malformed values give -EINVAL):
+ *   rcx_order_scope      "thread" (default): rcx_win_order orders the
+ *                        calling thread's operations; "process": those of
+ *                        every thread of the process.
+ *   accumulate_ordering  "rar,raw,war,waw" (default, any non-empty list of
+ *                        these) or "none": accumulates to one location are
+ *                        then not ordered (MPI's info key).
+ *   rcx_accumulate_nic   "true" (default) or "false": run every
+ *                        accumulate in software at the target, NIC
+ *                        atomics only for the window locks.
+ * A rank that finds a problem with its own arguments still takes part in
+ * the collective; then every rank fails.
+ */
+struct rcx_win;
+
+#define RCX_ORDER_SCOPE	   "rcx_order_scope"
+#define RCX_ACC_ORDERING   "accumulate_ordering"
+#define RCX_ACCUMULATE_NIC "rcx_accumulate_nic"
+
+/* Element types of the accumulate operations. */
+enum rcx_datatype {
+	RCX_INT32 = 1,
+	RCX_INT64,
+	RCX_UINT64,
+	RCX_FLOAT,
+	RCX_DOUBLE,
+};
+
+/* Accumulate operations; the bitwise ones take integer types only. */
+enum rcx_acc_op {
+	RCX_SUM = 1,
+	RCX_PROD,
+	RCX_MIN,
+	RCX_MAX,
+	RCX_BAND,
+	RCX_BOR,
+	RCX_BXOR,
+	RCX_REPLACE,
+	RCX_NO_OP,
+};
+
+enum rcx_lock_type {
+	RCX_LOCK_SHARED = 1,
+	RCX_LOCK_EXCLUSIVE = 2,
+};
+
+/* Fence assertions (rcx_win_fence), like MPI_MODE_*. */
+#define RCX_MODE_NOPRECEDE 1 /* no operation of this process precedes */
+#define RCX_MODE_NOSUCCEED 2 /* no operation follows: the epoch ends */
+
+/*
+ * Kinds of rcx_win_order (discrete values, not flags): which operations
+ * issued after the call wait for every operation issued before it.
+ */
+enum rcx_order_kind {
+	RCX_ORDER_READ = 1,  /* later reads (get, fetching accumulates) */
+	RCX_ORDER_WRITE = 2, /* later writes (put, accumulates) */
+	RCX_ORDER_DATA = 3,  /* later accesses that conflict with an earlier
+			      * one: overlapping range, at least one writes */
+	RCX_ORDER_ALL = 4,   /* every later operation */
+};
+
+/*
+ * Create a window over size bytes at base (base may be NULL when size is
+ * 0). Collective over g. The memory is registered once; addresses, keys,
+ * sizes and displacement units are exchanged with every rank.
+ * Errors: -EINVAL g or out NULL or not live (returned at once, without
+ * taking part), base NULL with size > 0, disp_unit 0, malformed info;
+ * -EOPNOTSUPP the device has no atomics (needed for locks) and the group
+ * has more than one process; -ENOMEM; negative errno from registration;
+ * RCX_ERR_REMOTE_OP another rank failed to create its part (every rank
+ * fails then); RCX_ERR_PROC_FAILED a member failed.
+ */
+RCX_API int rcx_win_create(struct rcx_group *g, void *base, size_t size,
+			   size_t disp_unit, const struct rcx_info *info,
+			   struct rcx_win **out);
+
+/*
+ * Like rcx_win_create, with the memory (size bytes, 64-byte aligned,
+ * zeroed) allocated by rcx and freed by rcx_win_free; *base and *out are
+ * written on success. Errors: as rcx_win_create; -EINVAL base NULL.
+ */
+RCX_API int rcx_win_allocate(struct rcx_group *g, size_t size, size_t disp_unit,
+			     const struct rcx_info *info, void **base,
+			     struct rcx_win **out);
+
+/*
+ * Free a window; collective. Completes this process's outstanding
+ * operations, waits until every rank has done so, then releases the
+ * memory registration; *win = NULL.
+ * Errors: -EINVAL win NULL or not a live window; RCX_ERR_EPOCH a lock or
+ * lock_all epoch is open (nothing is freed); RCX_ERR_PROC_FAILED.
+ */
+RCX_API int rcx_win_free(struct rcx_win **win);
+
+/*
+ * Put len bytes from buf at byte offset disp * disp_unit of target's
+ * window; get len bytes from there into buf.
+ * Errors (all operations below): -EINVAL win not live, target out of
+ * range, buf NULL with len > 0, the range does not fit the target's
+ * window; RCX_ERR_EPOCH no access epoch to target is open;
+ * RCX_ERR_PROC_FAILED the target is known to have failed; -ENOMEM;
+ * -EMSGSIZE a software accumulate cannot fit one element into a message
+ * (RCX_EAGER_SIZE too small). Nothing is sent on an error.
+ */
+RCX_API int rcx_put(struct rcx_win *win, const void *buf, size_t len,
+		    int target, size_t disp);
+RCX_API int rcx_get(struct rcx_win *win, void *buf, size_t len, int target,
+		    size_t disp);
+
+/*
+ * target[i] = target[i] op buf[i] for count elements of type dtype
+ * (RCX_REPLACE stores buf[i]; RCX_NO_OP changes nothing and buf may be
+ * NULL). Errors: as rcx_put; -EINVAL unknown dtype or op, a bitwise op on
+ * a floating type.
+ */
+RCX_API int rcx_accumulate(struct rcx_win *win, const void *buf, size_t count,
+			   int dtype, int target, size_t disp, int op);
+
+/*
+ * As rcx_accumulate, and result[i] receives the value target[i] had
+ * before (valid after a flush_local or stronger synchronisation).
+ * Errors: as rcx_accumulate; -EINVAL result NULL with count > 0.
+ */
+RCX_API int rcx_get_accumulate(struct rcx_win *win, const void *buf,
+			       void *result, size_t count, int dtype,
+			       int target, size_t disp, int op);
+
+/* One element of rcx_get_accumulate. Errors: as rcx_get_accumulate. */
+RCX_API int rcx_fetch_and_op(struct rcx_win *win, const void *buf, void *result,
+			     int dtype, int target, size_t disp, int op);
+
+/*
+ * If target == *compare then target = *buf; *result receives the old
+ * value. Integer types only. Errors: as rcx_get_accumulate; -EINVAL
+ * compare NULL or a floating dtype.
+ */
+RCX_API int rcx_compare_and_swap(struct rcx_win *win, const void *buf,
+				 const void *compare, void *result, int dtype,
+				 int target, size_t disp);
+
+/*
+ * Request-based forms; *req is written on success and completes as
+ * described above (test or wait on it; it is freed by the completing
+ * call). Errors: as the plain forms, and RCX_ERR_EPOCH outside a lock or
+ * lock_all epoch; -EINVAL req NULL.
+ */
+RCX_API int rcx_rput(struct rcx_win *win, const void *buf, size_t len,
+		     int target, size_t disp, struct rcx_req **req);
+RCX_API int rcx_rget(struct rcx_win *win, void *buf, size_t len, int target,
+		     size_t disp, struct rcx_req **req);
+RCX_API int rcx_raccumulate(struct rcx_win *win, const void *buf, size_t count,
+			    int dtype, int target, size_t disp, int op,
+			    struct rcx_req **req);
+RCX_API int rcx_rget_accumulate(struct rcx_win *win, const void *buf,
+				void *result, size_t count, int dtype,
+				int target, size_t disp, int op,
+				struct rcx_req **req);
+
+/*
+ * Passive target: lock target's window, shared or exclusive (a lock word
+ * at the target, taken with NIC atomics; the target needs not take part).
+ * Returns once the lock is held. Errors: -EINVAL win not live, bad type
+ * or target; RCX_ERR_EPOCH target already locked by this process, a
+ * lock_all epoch is open, or a fence epoch with operations is open;
+ * RCX_ERR_PROC_FAILED.
+ */
+RCX_API int rcx_win_lock(struct rcx_win *win, int type, int target);
+
+/*
+ * Complete every operation to target at the target, then release the
+ * lock. Errors: -EINVAL; RCX_ERR_EPOCH target is not locked by
+ * rcx_win_lock; RCX_ERR_PROC_FAILED; the first error of an operation.
+ */
+RCX_API int rcx_win_unlock(struct rcx_win *win, int target);
+
+/*
+ * Shared lock on every rank / complete everything and release them.
+ * Errors: -EINVAL; RCX_ERR_EPOCH (lock_all: a lock or lock_all is held or
+ * a fence epoch with operations is open; unlock_all: no lock_all epoch);
+ * RCX_ERR_PROC_FAILED; the first error of an operation.
+ */
+RCX_API int rcx_win_lock_all(struct rcx_win *win);
+RCX_API int rcx_win_unlock_all(struct rcx_win *win);
+
+/*
+ * flush: every operation to target (flush_all: to every rank) is
+ * complete at the target. flush_local(_all): complete at the origin, its
+ * buffers usable. Errors: -EINVAL; RCX_ERR_EPOCH no passive epoch to
+ * target (to any rank, for the _all forms); RCX_ERR_PROC_FAILED; the
+ * first error of an operation.
+ */
+RCX_API int rcx_win_flush(struct rcx_win *win, int target);
+RCX_API int rcx_win_flush_all(struct rcx_win *win);
+RCX_API int rcx_win_flush_local(struct rcx_win *win, int target);
+RCX_API int rcx_win_flush_local_all(struct rcx_win *win);
+
+/*
+ * Synchronise the public and private copies of the local window: a full
+ * memory barrier (MPI_Win_sync). Errors: -EINVAL.
+ */
+RCX_API int rcx_win_sync(struct rcx_win *win);
+
+/*
+ * Active target: collective. Completes every operation of the epoch at
+ * every target, then synchronises the group; a new access and exposure
+ * epoch starts unless RCX_MODE_NOSUCCEED. Errors: -EINVAL unknown assert
+ * bits; RCX_ERR_EPOCH a lock or lock_all epoch is open;
+ * RCX_ERR_PROC_FAILED; the first error of an operation.
+ */
+RCX_API int rcx_win_fence(struct rcx_win *win, int asserts);
+
+/*
+ * Order: every operation this thread (rcx_order_scope=process: this
+ * process) issued on the window before the call is complete at its
+ * target before any operation of the given kind issued after the call to
+ * the same target begins there. Does not wait for remote completion:
+ * per target it marks the next operation that needs it with a fence (a
+ * READ or ATOMIC is outstanding), does nothing where RC ordering holds
+ * (write before anything), and waits only where the target's side runs
+ * in software or the target is reached through more than one queue pair.
+ * Errors: -EINVAL win not live or kind unknown; RCX_ERR_EPOCH no access
+ * epoch is open; -ENOMEM (the first call of a thread keeps state for it).
+ */
+RCX_API int rcx_win_order(struct rcx_win *win, int kind);
+
+#endif

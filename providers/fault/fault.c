@@ -1,0 +1,343 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The fault provider: every op goes to the lower provider named by
+ * RCX_FAULT_LOWER (default "verbs"), on the lower provider's own objects
+ * (devices, endpoints and registrations are not wrapped). Posting also
+ * records each WR that the lower provider accepted: endpoint, op, flags,
+ * length, remote address. Prepared WRs are wrapped to be recorded when
+ * posted.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include "../provider.h"
+#include "fault.h"
+
+static const struct rcx_provider_ops *flt_lower;
+static pthread_mutex_t flt_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct rcx_fault_wr flt_log[RCX_FAULT_LOG_MAX];
+static size_t flt_count;
+
+/* ---- the record */
+
+static void flt_record(const struct rcx_ep *ep, uint64_t wr_id, uint8_t op,
+		       uint8_t flags, uint32_t length, uint64_t remote_addr)
+{
+	struct rcx_fault_wr *r;
+
+	pthread_mutex_lock(&flt_lock);
+	r = &flt_log[flt_count % RCX_FAULT_LOG_MAX];
+	r->seq = flt_count++;
+	r->ep = ep;
+	r->wr_id = wr_id;
+	r->op = op;
+	r->flags = flags;
+	r->length = length;
+	r->remote_addr = remote_addr;
+	pthread_mutex_unlock(&flt_lock);
+}
+
+size_t rcx__fault_log_count(void)
+{
+	size_t n;
+
+	pthread_mutex_lock(&flt_lock);
+	n = flt_count;
+	pthread_mutex_unlock(&flt_lock);
+	return n;
+}
+
+int rcx__fault_log_get(size_t seq, struct rcx_fault_wr *out)
+{
+	int ret = -ENOENT;
+
+	pthread_mutex_lock(&flt_lock);
+	if (seq < flt_count && flt_count - seq <= RCX_FAULT_LOG_MAX) {
+		*out = flt_log[seq % RCX_FAULT_LOG_MAX];
+		ret = 0;
+	}
+	pthread_mutex_unlock(&flt_lock);
+	return ret;
+}
+
+void rcx__fault_log_clear(void)
+{
+	pthread_mutex_lock(&flt_lock);
+	flt_count = 0;
+	pthread_mutex_unlock(&flt_lock);
+}
+
+/* ---- the lower provider */
+
+static int flt_resolve(void)
+{
+	const char *name = getenv("RCX_FAULT_LOWER");
+
+	if (flt_lower)
+		return 0;
+	if (!name || !*name)
+		name = "verbs";
+	if (!strcmp(name, "fault"))
+		return -EINVAL;
+	flt_lower = rcx__provider_find(name);
+	return flt_lower ? 0 : -ENODEV;
+}
+
+static int flt_dev_list(char (*names)[64], int max)
+{
+	int ret = flt_resolve();
+
+	return ret ? ret : flt_lower->dev_list(names, max);
+}
+
+static int flt_dev_open(const struct rcx_dev_attr *attr, struct rcx_dev **out)
+{
+	int ret = flt_resolve();
+
+	return ret ? ret : flt_lower->dev_open(attr, out);
+}
+
+/* Past dev_open everything below has a lower provider. */
+static void flt_dev_close(struct rcx_dev *dev)
+{
+	flt_lower->dev_close(dev);
+}
+
+static int flt_dev_query(struct rcx_dev *dev, struct rcx_dev_info *info)
+{
+	return flt_lower->dev_query(dev, info);
+}
+
+static int flt_mr_reg(struct rcx_dev *dev, void *addr, size_t len,
+		      unsigned int access, struct rcx_mr **out)
+{
+	return flt_lower->mr_reg(dev, addr, len, access, out);
+}
+
+static int flt_mr_dereg(struct rcx_mr *mr)
+{
+	return flt_lower->mr_dereg(mr);
+}
+
+static uint32_t flt_mr_lkey(const struct rcx_mr *mr)
+{
+	return flt_lower->mr_lkey(mr);
+}
+
+static uint32_t flt_mr_rkey(const struct rcx_mr *mr)
+{
+	return flt_lower->mr_rkey(mr);
+}
+
+static int flt_listen(struct rcx_dev *dev, uint16_t port, char *addr,
+		      size_t addr_len)
+{
+	return flt_lower->listen(dev, port, addr, addr_len);
+}
+
+static int flt_ep_connect(struct rcx_dev *dev, const char *addr,
+			  const struct rcx_ep_attr *attr, const void *pdata,
+			  size_t pdata_len, struct rcx_ep **out)
+{
+	return flt_lower->ep_connect(dev, addr, attr, pdata, pdata_len, out);
+}
+
+static int flt_ep_accept(struct rcx_dev *dev, struct rcx_conn_req *req,
+			 const struct rcx_ep_attr *attr, struct rcx_ep **out)
+{
+	return flt_lower->ep_accept(dev, req, attr, out);
+}
+
+static int flt_ep_reject(struct rcx_dev *dev, struct rcx_conn_req *req)
+{
+	return flt_lower->ep_reject(dev, req);
+}
+
+static int flt_ep_disconnect(struct rcx_ep *ep)
+{
+	return flt_lower->ep_disconnect(ep);
+}
+
+static void flt_ep_destroy(struct rcx_ep *ep)
+{
+	flt_lower->ep_destroy(ep);
+}
+
+static int flt_ep_set_error(struct rcx_ep *ep)
+{
+	return flt_lower->ep_set_error(ep);
+}
+
+static uint32_t flt_ep_max_inline(const struct rcx_ep *ep)
+{
+	return flt_lower->ep_max_inline(ep);
+}
+
+static int flt_cm_poll(struct rcx_dev *dev, struct rcx_cm_event *ev)
+{
+	return flt_lower->cm_poll(dev, ev);
+}
+
+/* Record the WRs of a list up to bad (the first one not posted). */
+static void flt_record_list(const struct rcx_ep *ep, const struct rcx_wr *wr,
+			    const struct rcx_wr *bad, int ret, bool recv)
+{
+	for (; wr && !(ret && wr == bad); wr = wr->next)
+		flt_record(ep, wr->wr_id, recv ? RCX_OP_RECV : wr->op,
+			   wr->flags, wr->length, wr->remote_addr);
+}
+
+static int flt_post_send(struct rcx_ep *ep, struct rcx_wr *wr,
+			 struct rcx_wr **bad)
+{
+	int ret;
+
+	*bad = NULL;
+	ret = flt_lower->post_send(ep, wr, bad);
+	flt_record_list(ep, wr, *bad, ret, false);
+	return ret;
+}
+
+static int flt_post_recv(struct rcx_ep *ep, struct rcx_wr *wr,
+			 struct rcx_wr **bad)
+{
+	int ret;
+
+	*bad = NULL;
+	ret = flt_lower->post_recv(ep, wr, bad);
+	flt_record_list(ep, wr, *bad, ret, true);
+	return ret;
+}
+
+/* ---- prepared WRs: the lower one, and what to record about it */
+
+struct flt_pwr {
+	struct rcx_pwr pub; /* first; the lower's patch pointers */
+	struct rcx_pwr *low;
+	uint64_t wr_id;
+	uint8_t op;
+	uint8_t flags;
+};
+
+static struct flt_pwr *to_fpwr(struct rcx_pwr *p)
+{
+	return (struct flt_pwr *)p;
+}
+
+static int flt_pwr_create(struct rcx_ep *ep, const struct rcx_wr *wr, int recv,
+			  struct rcx_pwr **out)
+{
+	struct flt_pwr *p = calloc(1, sizeof(*p));
+	int ret;
+
+	if (!p)
+		return -ENOMEM;
+	ret = flt_lower->pwr_create(ep, wr, recv, &p->low);
+	if (ret) {
+		free(p);
+		return ret;
+	}
+	p->pub = *p->low;
+	p->wr_id = wr->wr_id;
+	p->op = recv ? RCX_OP_RECV : wr->op;
+	p->flags = wr->flags;
+	*out = &p->pub;
+	return 0;
+}
+
+static void flt_pwr_destroy(struct rcx_pwr *pwr)
+{
+	struct flt_pwr *p = to_fpwr(pwr);
+
+	if (!p)
+		return;
+	flt_lower->pwr_destroy(p->low);
+	free(p);
+}
+
+#define FLT_PWR_CHUNK 64
+
+static int flt_pwr_post_common(struct rcx_ep *ep, struct rcx_pwr **pwr, int n,
+			       bool recv)
+{
+	struct rcx_pwr *low[FLT_PWR_CHUNK];
+	int i, k, done, ret = 0;
+
+	for (done = 0; done < n && !ret; done += k) {
+		k = n - done < FLT_PWR_CHUNK ? n - done : FLT_PWR_CHUNK;
+		for (i = 0; i < k; i++)
+			low[i] = to_fpwr(pwr[done + i])->low;
+		ret = recv ? flt_lower->pwr_post_recv(ep, low, k)
+			   : flt_lower->pwr_post(ep, low, k);
+		for (i = 0; !ret && i < k; i++) {
+			struct flt_pwr *p = to_fpwr(pwr[done + i]);
+
+			flt_record(ep, p->wr_id, p->op, p->flags,
+				   *p->pub.length, *p->pub.remote_addr);
+		}
+	}
+	return ret;
+}
+
+static int flt_pwr_post(struct rcx_ep *ep, struct rcx_pwr **pwr, int n)
+{
+	return flt_pwr_post_common(ep, pwr, n, false);
+}
+
+static int flt_pwr_post_recv(struct rcx_ep *ep, struct rcx_pwr **pwr, int n)
+{
+	return flt_pwr_post_common(ep, pwr, n, true);
+}
+
+static int flt_cq_poll(struct rcx_dev *dev, struct rcx_cqe *cqe, int n)
+{
+	return flt_lower->cq_poll(dev, cqe, n);
+}
+
+static int flt_event_fd(struct rcx_dev *dev)
+{
+	return flt_lower->event_fd(dev);
+}
+
+static int flt_arm(struct rcx_dev *dev)
+{
+	return flt_lower->arm(dev);
+}
+
+static int flt_ack(struct rcx_dev *dev)
+{
+	return flt_lower->ack(dev);
+}
+
+const struct rcx_provider_ops rcx__fault_ops = {
+	.name = "fault",
+	.dev_list = flt_dev_list,
+	.dev_open = flt_dev_open,
+	.dev_close = flt_dev_close,
+	.dev_query = flt_dev_query,
+	.mr_reg = flt_mr_reg,
+	.mr_dereg = flt_mr_dereg,
+	.mr_lkey = flt_mr_lkey,
+	.mr_rkey = flt_mr_rkey,
+	.listen = flt_listen,
+	.ep_connect = flt_ep_connect,
+	.ep_accept = flt_ep_accept,
+	.ep_reject = flt_ep_reject,
+	.ep_disconnect = flt_ep_disconnect,
+	.ep_destroy = flt_ep_destroy,
+	.ep_set_error = flt_ep_set_error,
+	.ep_max_inline = flt_ep_max_inline,
+	.pwr_create = flt_pwr_create,
+	.pwr_destroy = flt_pwr_destroy,
+	.pwr_post = flt_pwr_post,
+	.pwr_post_recv = flt_pwr_post_recv,
+	.cm_poll = flt_cm_poll,
+	.post_send = flt_post_send,
+	.post_recv = flt_post_recv,
+	.cq_poll = flt_cq_poll,
+	.event_fd = flt_event_fd,
+	.arm = flt_arm,
+	.ack = flt_ack,
+};

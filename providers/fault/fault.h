@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+#ifndef RCX_FAULT_H
+#define RCX_FAULT_H
+
+/*
+ * The fault provider ("fault", RCX_PROVIDER=fault): a wrapper that
+ * forwards every op to a lower provider (RCX_FAULT_LOWER, default
+ * "verbs") and records each posted work request. Tests read the record
+ * to see which WR went out with which flags. Later it is the place to
+ * drop, fail or delay completions.
+ */
+#include <stddef.h>
+#include <stdint.h>
+
+struct rcx_ep;
+
+/* One posted work request. */
+struct rcx_fault_wr {
+	uint64_t seq;		 /* 0, 1, 2 ... since the last clear */
+	const struct rcx_ep *ep; /* endpoint it was posted on */
+	uint64_t wr_id;
+	uint64_t remote_addr; /* WRITE, READ, atomics */
+	uint32_t length;
+	uint8_t op;    /* enum rcx_op (RCX_OP_RECV for receives) */
+	uint8_t flags; /* enum rcx_wr_flag */
+};
+
+/* Records kept; older ones are overwritten. */
+#define RCX_FAULT_LOG_MAX 16384
+
+/* Number of WRs recorded since the last clear (all, kept or not). */
+size_t rcx__fault_log_count(void);
+
+/*
+ * Record number seq. Errors: -ENOENT not recorded yet, or already
+ * overwritten (more than RCX_FAULT_LOG_MAX since).
+ */
+int rcx__fault_log_get(size_t seq, struct rcx_fault_wr *out);
+
+/* Forget everything recorded; numbering starts at 0 again. */
+void rcx__fault_log_clear(void);
+
+#endif
