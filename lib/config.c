@@ -48,6 +48,9 @@ const struct rcx__config_var rcx__config_vars[] = {
 	  "keep unused registrations (1); only if buffers are not freed and "
 	  "reused for other memory while cached",
 	  U(mr_cache, 0, 1) },
+	{ "RCX_HEARTBEAT_MS", "0",
+	  "period of a liveness probe on every connection (0: off)",
+	  U(heartbeat_ms, 0, 3600000) },
 	{ NULL, NULL, NULL, 0, 0, 0, 0 },
 };
 

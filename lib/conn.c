@@ -58,6 +58,7 @@ static int on_ready(struct rcx_ep *ep, void *arg)
 }
 
 static void pending_add(struct rcx__conn *c);
+static int post_msg(struct rcx__conn *c, struct rcx_req *r, uint8_t type);
 
 static void conn_on_cm(struct rcx__epobj *o, const struct rcx_cm_event *ev)
 {
@@ -132,8 +133,8 @@ static struct rcx_ep_attr ep_attr(struct rcx__conn *c)
 		.on_ready = on_ready,
 		/* bounce-slot sends plus one READ per credit the peer has,
 		 * plus the windows' share (RCX__WIN_SQ_DEPTH) */
-		.max_send_wr =
-			cfg->tx_depth + cfg->rx_depth + RCX__WIN_SQ_DEPTH,
+		.max_send_wr = cfg->tx_depth + cfg->rx_depth +
+			       RCX__WIN_SQ_DEPTH + 1, /* + the probe (ft.c) */
 		.max_recv_wr = cfg->rx_depth,
 		.max_inline = cfg->inline_size,
 		.timeout = cfg->qp_timeout,
@@ -217,8 +218,14 @@ void rcx__conn_fail(struct rcx__conn *c, int err)
 		return;
 	c->state = RCX__CONN_FAILED;
 	c->error = err;
+	/* whatever is still queued on it flushes now, not after retries */
+	if (c->ep)
+		c->ctx->ops->ep_set_error(c->ep);
 	drain_reqs(c, err);
 	rcx__p2p_peer_failed(c, err);
+	/* the peer is gone for everything on the group (ft.c) */
+	if (c->g)
+		rcx__group_failed(c->g, c->peer, err);
 }
 
 /*
@@ -237,6 +244,10 @@ void rcx__conn_destroy(struct rcx__conn *c)
 	if (c->state != RCX__CONN_FAILED)
 		c->state = RCX__CONN_CLOSED;
 	if (c->ep) {
+		/* a peer that sees us go without this takes it for a
+		 * failure (ft.c); it needs no credit, like CREDIT */
+		if (c->state == RCX__CONN_CLOSED && ctx->tx_free)
+			post_msg(c, NULL, RCX__MSG_BYE);
 		/* let our last sends be acknowledged first: flushing them
 		 * would take a message the peer may still wait for */
 		end = rcx__now_us() + 1000000;
@@ -245,13 +256,13 @@ void rcx__conn_destroy(struct rcx__conn *c)
 			rcx__progress(ctx);
 		ctx->ops->ep_set_error(c->ep);
 		end = rcx__now_us() + 2000000;
-		while ((c->rx_posted > 0 || c->tx_inflight > 0) &&
+		while ((c->rx_posted > 0 || c->tx_inflight > 0 || c->hb_busy) &&
 		       rcx__now_us() < end)
 			rcx__progress(ctx);
 		ctx->ops->ep_destroy(c->ep);
 	}
 	rcx__reg_put(ctx, c->rx_reg);
-	if (c->rx_posted > 0 || c->tx_inflight > 0)
+	if (c->rx_posted > 0 || c->tx_inflight > 0 || c->hb_busy)
 		return; /* never reaped: leak rather than free live memory */
 	free(c->rx_mem);
 	free(c->rx);
@@ -260,7 +271,7 @@ void rcx__conn_destroy(struct rcx__conn *c)
 
 static bool needs_credit(uint8_t type)
 {
-	return type != RCX__MSG_CREDIT;
+	return type != RCX__MSG_CREDIT && type != RCX__MSG_BYE;
 }
 
 /* Post one message from a bounce slot. */
@@ -427,7 +438,7 @@ static void on_rx(struct rcx_ctx *ctx, struct rcx__wrctx *w,
 	    (h->type == RCX__MSG_EAGER &&
 	     (h->len > ctx->cfg.eager_size ||
 	      cqe->byte_len < sizeof(*h) + h->len)) ||
-	    h->cid >= RCX__CID_MAX || !h->type || h->type > RCX__MSG_CREDIT) {
+	    h->cid >= RCX__CID_MAX || !h->type || h->type > RCX__MSG_BYE) {
 		rcx__conn_fail(c, RCX_ERR_PROTO);
 		return;
 	}
@@ -444,6 +455,11 @@ static void on_rx(struct rcx_ctx *ctx, struct rcx__wrctx *w,
 		break;
 	case RCX__MSG_FIN:
 		rcx__p2p_fin(c, h->id);
+		break;
+	case RCX__MSG_BYE:
+		/* it left on purpose: its disconnect is no failure */
+		c->state = RCX__CONN_CLOSED;
+		drain_reqs(c, -ECONNRESET);
 		break;
 	}
 	if (c->state != RCX__CONN_UP)
@@ -514,6 +530,7 @@ int rcx__cm_progress(struct rcx_ctx *ctx)
 	if (ctx->in_cm)
 		return 0; /* an event handler drains the CQ: no nesting */
 	ctx->in_cm = 1;
+	rcx__ft_poll(ctx);
 	while ((ret = ctx->ops->cm_poll(ctx->dev, &ev)) > 0) {
 		n++;
 		if (ev.type != RCX_CM_CONNECT_REQUEST) {

@@ -31,6 +31,7 @@ struct rcx__config {
 	unsigned long spin_us;
 	unsigned long connect_timeout_ms;
 	unsigned long mr_cache;
+	unsigned long heartbeat_ms;
 };
 
 struct rcx__config_var {
@@ -143,6 +144,7 @@ struct rcx__reg {
 	size_t len;
 	unsigned int access;
 	unsigned int refs;
+	bool priv; /* never shared: its key dies with its one user */
 	struct rcx_mr *mr;
 	uint32_t lkey, rkey;
 };
@@ -150,6 +152,9 @@ struct rcx__reg {
 int rcx__reg_get(struct rcx_ctx *ctx, const void *addr, size_t len,
 		 unsigned int access, struct rcx__reg **out);
 void rcx__reg_put(struct rcx_ctx *ctx, struct rcx__reg *reg);
+/* A registration of its own, never shared (new keys for validate). */
+int rcx__reg_get_private(struct rcx_ctx *ctx, const void *addr, size_t len,
+			 unsigned int access, struct rcx__reg **out);
 void rcx__reg_flush(struct rcx_ctx *ctx);
 
 /* ---- wire header of eager/control messages (conn.c, p2p.c) */
@@ -158,6 +163,7 @@ enum rcx__msg_type {
 	RCX__MSG_RTS,	 /* rendezvous: come and READ */
 	RCX__MSG_FIN,	 /* rendezvous: READ done */
 	RCX__MSG_CREDIT, /* receive credits only */
+	RCX__MSG_BYE,	 /* the sender leaves: what follows is no failure */
 };
 
 enum rcx__cid {
@@ -166,7 +172,8 @@ enum rcx__cid {
 	RCX__CID_BIND = 2, /* channel bind handshakes (chan.c) */
 	RCX__CID_WIN = 3,  /* window control and software atomics (win*.c) */
 	RCX__CID_BACK = 4, /* channel bind answers (chan.c) */
-	RCX__CID_MAX = 5,
+	RCX__CID_FT = 5,   /* fault-tolerant agreement (ft.c) */
+	RCX__CID_MAX = 6,
 };
 
 struct rcx__hdr {
@@ -268,7 +275,9 @@ struct rcx__conn {
 	struct rcx_req *backlog, *backlog_tail; /* waiting for credits */
 	struct rcx_req *rndv;			/* sends waiting for FIN */
 	struct rcx__conn *next_pending;
-	uint32_t win_wr; /* window WRs in flight (win*.c) */
+	uint32_t win_wr;      /* window WRs in flight (win*.c) */
+	struct rcx__wrctx hb; /* liveness probe (ft.c) */
+	uint8_t hb_busy;
 };
 
 /*
@@ -322,6 +331,34 @@ int rcx__irecv_cb(struct rcx_group *g, void *buf, size_t len, int src, int tag,
 bool rcx__p2p_cancel(struct rcx_req *r);
 void rcx__p2p_peer_failed(struct rcx__conn *c, int error);
 void rcx__p2p_cancel_group(struct rcx_group *g, int error);
+/* complete the posted receives of one cid with error */
+void rcx__p2p_cancel_cid(struct rcx_group *g, int cid, int error);
+
+/* ---- failures (ft.c) */
+/*
+ * rank of g is known failed here: its connection fails (QP to error, so
+ * everything on it flushes), collectives on g stop, windows of g become
+ * invalid. Idempotent. Lock held.
+ */
+void rcx__group_failed(struct rcx_group *g, int rank, int error);
+/* failures the launcher reported, applied to the world group */
+void rcx__ft_poll(struct rcx_ctx *ctx);
+/*
+ * Fault-tolerant agreement among the live ranks of g: every rank that
+ * returns 0 returns the same *ok and the same failed set (failed[size]):
+ * the AND of the ok flags and the union of the failed sets proposed by
+ * the ranks the agreement heard from. Survives the death of any rank,
+ * coordinators included (a rotating coordinator, decided after every
+ * rank's round; a rank's round is skipped once it is known failed).
+ * Lock held. 0, -ENOMEM, or RCX_ERR_PROC_FAILED when this rank cannot
+ * take part (its own connections are gone).
+ */
+int rcx__ft_agree(struct rcx_group *g, bool *ok, uint8_t *failed);
+/* tests: called at points of an agreement (a test kills itself there) */
+enum { RCX__FT_HOOK_GATHERED = 1, RCX__FT_HOOK_TOLD_ONE = 2 };
+extern void (*rcx__ft_hook)(struct rcx_group *g, int where);
+/* windows hook (win_ft.c): a member of g failed */
+void rcx__win_group_failed(struct rcx_group *g, int error);
 
 /* ---- groups (group.c) */
 struct rcx__unexp {
@@ -342,10 +379,23 @@ struct rcx_group {
 	struct rcx_req *posted[RCX__CID_MAX], *posted_tail[RCX__CID_MAX];
 	struct rcx__unexp *unexp[RCX__CID_MAX], *unexp_tail[RCX__CID_MAX];
 	uint32_t coll_seq;
+	/* ranks known failed here (ft.c), and when the first was seen */
+	uint8_t *failed; /* [size] */
+	int nfailed;
+	long long failed_at_us;
+	uint32_t agree_seq; /* agreements run on this group */
 	struct rcx_group *next;
 };
 
 void rcx__groups_destroy(struct rcx_ctx *ctx);
+/*
+ * Barrier and allgather among the ranks of g not in excl ([size] flags,
+ * or NULL: all). RCX_ERR_PROC_FAILED at once when a needed rank is known
+ * failed, or when one fails during the call. Lock held.
+ */
+int rcx__group_barrier_locked(struct rcx_group *g, const uint8_t *excl);
+int rcx__group_allgather_locked(struct rcx_group *g, const void *in, size_t len,
+				void *out, const uint8_t *excl);
 
 #define RCX__GROUP_MAGIC 0x52435847u
 static inline bool rcx__group_live(const struct rcx_group *g)
@@ -404,6 +454,8 @@ struct rcx_ctx {
 	struct rcx_group *groups;
 	struct rcx_group *world;
 	struct rcx__boot *boot;
+	long long ft_next_poll_us; /* launcher failure notices (ft.c) */
+	long long hb_next_us;	   /* next liveness probe round (ft.c) */
 };
 
 #define RCX__CTX_MAGIC 0x52435843u

@@ -34,7 +34,10 @@ static int group_new(struct rcx_ctx *ctx, int rank, int size,
 	if (!g)
 		return -ENOMEM;
 	g->conns = calloc(size, sizeof(*g->conns));
-	if (!g->conns) {
+	g->failed = calloc(size, 1);
+	if (!g->conns || !g->failed) {
+		free(g->conns);
+		free(g->failed);
 		free(g);
 		return -ENOMEM;
 	}
@@ -67,6 +70,7 @@ static void group_destroy(struct rcx_group *g)
 		ctx->world = NULL;
 	g->magic = 0;
 	free(g->conns);
+	free(g->failed);
 	free(g);
 }
 
@@ -157,6 +161,18 @@ static void pdata_fill(struct conn_pdata *pd, uint8_t kind, int rank, int size,
 	pd->jobid = jobid;
 }
 
+/* Waits wake up for the launcher's failure notices too (ft.c). */
+static void watch_boot(struct rcx_ctx *ctx)
+{
+	int fd;
+
+	if (!ctx->ops->watch_fd || !ctx->boot->ops->event_fd)
+		return;
+	fd = ctx->boot->ops->event_fd(ctx->boot);
+	if (fd >= 0)
+		ctx->ops->watch_fd(ctx->dev, fd);
+}
+
 static int world_create(struct rcx_ctx *ctx, struct rcx_group **out)
 {
 	struct rcx__boot *b;
@@ -172,6 +188,7 @@ static int world_create(struct rcx_ctx *ctx, struct rcx_group **out)
 				     &ctx->boot);
 		if (ret)
 			return ret;
+		watch_boot(ctx);
 	}
 	b = ctx->boot;
 	ret = group_new(ctx, b->rank, b->size, &g);
@@ -325,16 +342,44 @@ static int coll_tag(struct rcx_group *g, int round)
 	return (int)((g->coll_seq & 0xffffff) << 6) | round;
 }
 
-/* Dissemination barrier: log2(size) rounds of zero-byte messages. */
-static int barrier_locked(struct rcx_group *g)
+/* Has a rank failed that the collective needs (not in excl)? */
+static bool lost_member(const struct rcx_group *g, const uint8_t *excl)
+{
+	int i;
+
+	if (!g->nfailed)
+		return false;
+	for (i = 0; i < g->size; i++)
+		if (g->failed[i] && !(excl && excl[i]))
+			return true;
+	return false;
+}
+
+/*
+ * Dissemination barrier: log2(n) rounds of zero-byte messages among the
+ * ranks not in excl (NULL: all).
+ */
+int rcx__group_barrier_locked(struct rcx_group *g, const uint8_t *excl)
 {
 	struct rcx_req *r[2];
-	int k, round = 0, ret = 0;
+	int *m, n = 0, me = 0, i, k, round = 0, ret = 0;
 
+	if (lost_member(g, excl)) /* it cannot complete: ft.c */
+		return RCX_ERR_PROC_FAILED;
+	m = malloc(sizeof(*m) * (size_t)g->size);
+	if (!m)
+		return -ENOMEM;
+	for (i = 0; i < g->size; i++) {
+		if (excl && excl[i])
+			continue;
+		if (i == g->rank)
+			me = n;
+		m[n++] = i;
+	}
 	g->coll_seq++;
-	for (k = 1; k < g->size && !ret; k <<= 1, round++) {
-		int to = (g->rank + k) % g->size;
-		int from = (g->rank - k + g->size) % g->size;
+	for (k = 1; k < n && !ret; k <<= 1, round++) {
+		int to = m[(me + k) % n];
+		int from = m[(me - k + n) % n];
 
 		ret = rcx__irecv(g, NULL, 0, from, coll_tag(g, round),
 				 RCX__CID_COLL, &r[0]);
@@ -348,6 +393,7 @@ static int barrier_locked(struct rcx_group *g)
 		}
 		ret = rcx__waitall_locked(g->ctx, 2, r);
 	}
+	free(m);
 	return ret;
 }
 
@@ -358,13 +404,13 @@ RCX_API int rcx_group_barrier(struct rcx_group *g)
 	if (!rcx__group_live(g))
 		return -EINVAL;
 	rcx__lock(g->ctx);
-	ret = barrier_locked(g);
+	ret = rcx__group_barrier_locked(g, NULL);
 	rcx__unlock(g->ctx);
 	return ret;
 }
 
-static int allgather_locked(struct rcx_group *g, const void *in, size_t len,
-			    void *out)
+int rcx__group_allgather_locked(struct rcx_group *g, const void *in, size_t len,
+				void *out, const uint8_t *excl)
 {
 	struct rcx_req **r;
 	int i, n = 0, ret = 0, tag;
@@ -372,13 +418,15 @@ static int allgather_locked(struct rcx_group *g, const void *in, size_t len,
 	memcpy((char *)out + (size_t)g->rank * len, in, len);
 	if (g->size == 1)
 		return 0;
+	if (lost_member(g, excl))
+		return RCX_ERR_PROC_FAILED;
 	r = calloc(2 * (size_t)g->size, sizeof(*r));
 	if (!r)
 		return -ENOMEM;
 	g->coll_seq++;
 	tag = coll_tag(g, 0);
 	for (i = 0; i < g->size && !ret; i++) {
-		if (i == g->rank)
+		if (i == g->rank || (excl && excl[i]))
 			continue;
 		ret = rcx__irecv(g, (char *)out + (size_t)i * len, len, i, tag,
 				 RCX__CID_COLL, &r[n]);
@@ -386,7 +434,7 @@ static int allgather_locked(struct rcx_group *g, const void *in, size_t len,
 			n++;
 	}
 	for (i = 0; i < g->size && !ret; i++) {
-		if (i == g->rank)
+		if (i == g->rank || (excl && excl[i]))
 			continue;
 		ret = rcx__isend(g, in, len, i, tag, RCX__CID_COLL, &r[n]);
 		if (!ret)
@@ -410,7 +458,7 @@ RCX_API int rcx_group_allgather(struct rcx_group *g, const void *in, size_t len,
 	if (!rcx__group_live(g) || (len && (!in || !out)))
 		return -EINVAL;
 	rcx__lock(g->ctx);
-	ret = allgather_locked(g, in, len, out);
+	ret = rcx__group_allgather_locked(g, in, len, out, NULL);
 	rcx__unlock(g->ctx);
 	return ret;
 }

@@ -16,16 +16,18 @@
 static int covers(const struct rcx__reg *r, uintptr_t a, size_t len,
 		  unsigned int access)
 {
-	return a >= r->addr && a + len <= r->addr + r->len &&
+	return !r->priv && a >= r->addr && a + len <= r->addr + r->len &&
 	       (r->access & access) == access;
 }
+
+static int reg_new(struct rcx_ctx *ctx, const void *addr, size_t len,
+		   unsigned int access, bool priv, struct rcx__reg **out);
 
 int rcx__reg_get(struct rcx_ctx *ctx, const void *addr, size_t len,
 		 unsigned int access, struct rcx__reg **out)
 {
 	uintptr_t a = (uintptr_t)addr;
 	struct rcx__reg *r, **pp;
-	int ret;
 
 	for (pp = &ctx->regs; (r = *pp); pp = &r->next) {
 		if (covers(r, a, len, access)) {
@@ -38,6 +40,21 @@ int rcx__reg_get(struct rcx_ctx *ctx, const void *addr, size_t len,
 			return 0;
 		}
 	}
+	return reg_new(ctx, addr, len, access, false, out);
+}
+
+int rcx__reg_get_private(struct rcx_ctx *ctx, const void *addr, size_t len,
+			 unsigned int access, struct rcx__reg **out)
+{
+	return reg_new(ctx, addr, len, access, true, out);
+}
+
+static int reg_new(struct rcx_ctx *ctx, const void *addr, size_t len,
+		   unsigned int access, bool priv, struct rcx__reg **out)
+{
+	struct rcx__reg *r;
+	int ret;
+
 	r = calloc(1, sizeof(*r));
 	if (!r)
 		return -ENOMEM;
@@ -48,7 +65,8 @@ int rcx__reg_get(struct rcx_ctx *ctx, const void *addr, size_t len,
 		free(r);
 		return ret;
 	}
-	r->addr = a;
+	r->addr = (uintptr_t)addr;
+	r->priv = priv;
 	r->len = len ? len : 1;
 	r->access = access;
 	r->refs = 1;
@@ -81,7 +99,7 @@ void rcx__reg_put(struct rcx_ctx *ctx, struct rcx__reg *r)
 
 	if (!r || --r->refs)
 		return;
-	if (!ctx->cfg.mr_cache) {
+	if (!ctx->cfg.mr_cache || r->priv) {
 		reg_drop(ctx, r);
 		return;
 	}

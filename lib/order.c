@@ -251,6 +251,10 @@ RCX_API int rcx_win_order(struct rcx_win *w, int kind)
 	if (!rcx__win_live(w) || kind < RCX_ORDER_READ || kind > RCX_ORDER_ALL)
 		return -EINVAL;
 	rcx__lock(w->ctx);
+	if (w->invalid) {
+		ret = RCX_ERR_WIN_INVALID;
+		goto out;
+	}
 	if (!w->fence_open && !w->lock_all && !w->nlocked) {
 		ret = RCX_ERR_EPOCH;
 		goto out;

@@ -209,19 +209,25 @@ void rcx__p2p_peer_failed(struct rcx__conn *c, int err)
 	}
 }
 
+void rcx__p2p_cancel_cid(struct rcx_group *g, int cid, int err)
+{
+	struct rcx_req *r;
+
+	while ((r = g->posted[cid])) {
+		g->posted[cid] = r->next;
+		r->next = NULL;
+		rcx__req_complete(r, err);
+	}
+	g->posted_tail[cid] = NULL;
+}
+
 void rcx__p2p_cancel_group(struct rcx_group *g, int err)
 {
 	struct rcx__unexp *u;
-	struct rcx_req *r;
 	int cid;
 
 	for (cid = 0; cid < RCX__CID_MAX; cid++) {
-		while ((r = g->posted[cid])) {
-			g->posted[cid] = r->next;
-			r->next = NULL;
-			rcx__req_complete(r, err);
-		}
-		g->posted_tail[cid] = NULL;
+		rcx__p2p_cancel_cid(g, cid, err);
 		while ((u = g->unexp[cid])) {
 			g->unexp[cid] = u->next;
 			free(u);

@@ -41,6 +41,28 @@ static void wins_add(struct rcx_win *w)
 	pthread_mutex_unlock(&wins_lock);
 }
 
+/* ft.c: a member of g failed; every window of g becomes invalid. */
+void rcx__win_group_failed(struct rcx_group *g, int err)
+{
+	struct rcx_win *w;
+
+	pthread_mutex_lock(&wins_lock);
+	for (w = wins; w; w = w->next)
+		if (w->g == g)
+			rcx__win_invalidate(w, err);
+	pthread_mutex_unlock(&wins_lock);
+}
+
+/* validate (win_ft.c): a new id, so messages meant for the old go astray */
+void rcx__win_renumber(struct rcx_win *w)
+{
+	pthread_mutex_lock(&wins_lock);
+	w->id = wins_next_id++;
+	if (!w->id)
+		w->id = wins_next_id++;
+	pthread_mutex_unlock(&wins_lock);
+}
+
 static void wins_del(struct rcx_win *w)
 {
 	struct rcx_win **pp;
@@ -58,7 +80,7 @@ static void wins_del(struct rcx_win *w)
 
 static bool has_free(struct rcx_win *w, void *arg)
 {
-	return w->op_free != NULL;
+	return w->op_free != NULL || w->invalid;
 }
 
 int rcx__win_op_get(struct rcx_win *w, int target, struct rcx__win_op **out)
@@ -72,6 +94,8 @@ int rcx__win_op_get(struct rcx_win *w, int target, struct rcx__win_op **out)
 		ret = rcx__win_wait(w, has_free, NULL);
 		if (ret)
 			return ret;
+		if (!w->op_free)
+			return RCX_ERR_PROC_FAILED; /* invalid meanwhile */
 	}
 	op = w->op_free;
 	w->op_free = op->next;
@@ -98,6 +122,22 @@ void rcx__win_op_put(struct rcx_win *w, struct rcx__win_op *op)
 	w->op_free = op;
 }
 
+/*
+ * A queue pair that ran out of retries or was flushed has lost its peer
+ * (ft.c finds out through the connection as well): the operation failed
+ * because a process did.
+ */
+static int op_status(int status)
+{
+	switch (status) {
+	case RCX_ERR_TRANSPORT:
+	case RCX_ERR_RNR:
+	case RCX_ERR_FLUSHED:
+		return RCX_ERR_PROC_FAILED;
+	}
+	return status;
+}
+
 static void op_wr_done(struct rcx_ctx *ctx, struct rcx__wrctx *wc,
 		       const struct rcx_cqe *cqe)
 {
@@ -105,7 +145,7 @@ static void op_wr_done(struct rcx_ctx *ctx, struct rcx__wrctx *wc,
 
 	(*op->sq)--;
 	if (cqe->status && !op->error)
-		op->error = cqe->status;
+		op->error = op_status(cqe->status);
 	if (--op->nwr)
 		return;
 	if (op->internal == RCX__OP_DETACHED)
@@ -386,7 +426,7 @@ static bool sq_has_room(struct rcx_win *w, void *arg)
 {
 	struct sq_room *r = arg;
 
-	return *r->sq + r->n <= RCX__WIN_SQ_DEPTH;
+	return *r->sq + r->n <= RCX__WIN_SQ_DEPTH || w->invalid;
 }
 
 int rcx__win_post(struct rcx_win *w, struct rcx__win_op *op, struct rcx_wr *wr,
@@ -407,6 +447,8 @@ int rcx__win_post(struct rcx_win *w, struct rcx__win_op *op, struct rcx_wr *wr,
 			return ret;
 		if (!sq_has_room(w, &room))
 			rcx__win_wait(w, sq_has_room, &room);
+		if (*room.sq + room.n > RCX__WIN_SQ_DEPTH)
+			return RCX_ERR_PROC_FAILED; /* invalid meanwhile */
 		/* last before posting: nothing may complete between this
 		 * check and the post, so the fence decision stands */
 		ret = rcx__order_prepare(w, op->strm, op->target, op->cls,
@@ -579,6 +621,7 @@ static void win_destroy(struct rcx_win *w)
 	free(w->scratch);
 	free(w->peer);
 	free(w->tgt);
+	free(w->excl);
 	w->magic = 0;
 	free(w);
 }
@@ -602,12 +645,13 @@ static int win_setup(struct rcx_win *w)
 			   (size_t)RCX__WIN_OPS * RCX__WIN_BOUNCE))
 		return -ENOMEM;
 	memset(w->ctrl, 0, 64);
+	/* keys of its own: validate must be able to revoke them */
 	if (w->len) {
-		ret = rcx__reg_get(ctx, w->base, w->len, all, &w->reg);
+		ret = rcx__reg_get_private(ctx, w->base, w->len, all, &w->reg);
 		if (ret)
 			return ret;
 	}
-	ret = rcx__reg_get(ctx, w->ctrl, 64, all, &w->ctrl_reg);
+	ret = rcx__reg_get_private(ctx, w->ctrl, 64, all, &w->ctrl_reg);
 	if (!ret)
 		ret = rcx__reg_get(ctx, w->bounce,
 				   (size_t)RCX__WIN_OPS * RCX__WIN_BOUNCE,
@@ -630,13 +674,17 @@ static int win_create(struct rcx_group *g, void *base, size_t size,
 	struct rcx_ctx *ctx = g->ctx;
 	struct win_wire me, *all;
 	struct rcx_win *w;
+	uint8_t *fl;
+	bool ok;
 	int i, local = 0, ret;
 
 	w = calloc(1, sizeof(*w));
 	all = calloc(g->size, sizeof(*all));
-	if (!w || !all) {
+	fl = calloc(g->size, 1);
+	if (!w || !all || !fl) {
 		free(w);
 		free(all);
+		free(fl);
 		return -ENOMEM;
 	}
 	w->magic = RCX__WIN_MAGIC;
@@ -677,6 +725,19 @@ static int win_create(struct rcx_group *g, void *base, size_t size,
 		if (all[i].status)
 			ret = local ? local : RCX_ERR_REMOTE_OP;
 	rcx__lock(ctx);
+	/*
+	 * All or nothing even when a rank dies in the middle: the ranks
+	 * that got everything may not be all of them, so they agree.
+	 */
+	ok = !ret;
+	i = rcx__ft_agree(g, &ok, fl);
+	if (!ret && i)
+		ret = i;
+	for (i = 0; !ret && i < g->size; i++)
+		if (fl[i])
+			ret = RCX_ERR_PROC_FAILED;
+	if (!ret && !ok)
+		ret = RCX_ERR_REMOTE_OP;
 	if (!ret) {
 		for (i = 0; i < g->size; i++) {
 			w->peer[i].base = all[i].base;
@@ -694,6 +755,7 @@ static int win_create(struct rcx_group *g, void *base, size_t size,
 	}
 	rcx__unlock(ctx);
 	free(all);
+	free(fl);
 	return ret;
 }
 
@@ -740,15 +802,16 @@ RCX_API int rcx_win_free(struct rcx_win **wp)
 	w = *wp;
 	ctx = w->ctx;
 	rcx__lock(ctx);
-	if (w->nlocked || w->lock_all) {
+	if (!w->invalid && (w->nlocked || w->lock_all)) {
 		rcx__unlock(ctx);
 		return RCX_ERR_EPOCH;
 	}
-	ret = rcx__win_flush_locked(w, -1, false);
-	rcx__unlock(ctx);
-	/* nobody may still write into us when the memory goes */
-	ret2 = rcx_group_barrier(w->g);
-	rcx__lock(ctx);
+	ret = w->invalid ? 0 : rcx__win_flush_locked(w, -1, false);
+	/* nobody may still write into us when the memory goes; after a
+	 * failure there is nobody to wait for: free without cleanup */
+	ret2 = w->invalid ? 0 : rcx__win_barrier(w);
+	/* completions still to come point into the slots */
+	rcx__win_quiesce(w);
 	win_destroy(w);
 	rcx__unlock(ctx);
 	*wp = NULL;

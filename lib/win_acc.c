@@ -225,9 +225,10 @@ static void sw_reply(struct rcx_win *w, const struct rcx__wam *m,
 	op = &w->ops[m->slot];
 	if (!op->busy || op->gen != m->gen || op->via != RCX__VIA_SW)
 		return; /* stale: the op already ended (its peer failed) */
-	if (!m->status && op->result)
+	/* op->error: the window failed while it was on its way */
+	if (!m->status && !op->error && op->result)
 		memcpy(op->result, data, dlen < op->rsize ? dlen : op->rsize);
-	rcx__win_op_done(w, op, m->status);
+	rcx__win_op_done(w, op, m->status ? m->status : op->error);
 }
 
 void rcx__win_am(struct rcx__conn *c, const struct rcx__hdr *h,

@@ -177,7 +177,11 @@ struct rcx_win {
 	struct rcx__win_lep *loop;
 	bool loop_opening;
 	struct rcx__win_stats stats;
-	struct rcx_win *next; /* all windows of the process */
+	/* fault tolerance (win_ft.c) */
+	bool invalid;		 /* a member failed: see rcx_win_validate */
+	long long invalid_at_us; /* when this process found out */
+	uint8_t *excl;		 /* [size]: ranks left out by validate */
+	struct rcx_win *next;	 /* all windows of the process */
 };
 
 static inline bool rcx__win_live(const struct rcx_win *w)
@@ -220,6 +224,8 @@ void rcx__win_req_hold(struct rcx_req *r);
 void rcx__win_req_drop(struct rcx_req *r, int err);
 /* End of an issuing call: *out = r, or discard r / let it run out. */
 int rcx__win_req_finish(struct rcx_req *r, int ret, struct rcx_req **out);
+/* A new id for w (validate). */
+void rcx__win_renumber(struct rcx_win *w);
 /* Windows by id (active messages). */
 struct rcx_win *rcx__win_find(struct rcx_ctx *ctx, uint32_t id);
 /* Counters for the tests. Errors: -EINVAL. */
@@ -239,6 +245,19 @@ void rcx__win_am(struct rcx__conn *c, const struct rcx__hdr *h,
 /* Complete software ops to failed peers with error. */
 void rcx__win_fail_sw(struct rcx_win *w);
 size_t rcx__win_esize(int dtype);
+
+/* ---- win_ft.c */
+/* A member of the window failed: end epochs, fail what is outstanding. */
+void rcx__win_invalidate(struct rcx_win *w, int err);
+/* Was target left out of the window when it was last validated? */
+static inline bool rcx__win_excluded(const struct rcx_win *w, int target)
+{
+	return w->excl && w->excl[target];
+}
+/* Barrier among the window's members (those validate kept). Lock held. */
+int rcx__win_barrier(struct rcx_win *w);
+/* Wait until no slot is in use (every completion reaped). Lock held. */
+void rcx__win_quiesce(struct rcx_win *w);
 
 /* ---- order.c */
 int rcx__order_init(struct rcx_win *w);

@@ -18,6 +18,8 @@
 
 int rcx__win_epoch_access(const struct rcx_win *w, int target)
 {
+	if (w->invalid)
+		return RCX_ERR_WIN_INVALID;
 	if (w->fence_open || w->lock_all || w->tgt[target].lock)
 		return 0;
 	return RCX_ERR_EPOCH;
@@ -25,6 +27,8 @@ int rcx__win_epoch_access(const struct rcx_win *w, int target)
 
 int rcx__win_epoch_passive(const struct rcx_win *w, int target)
 {
+	if (w->invalid)
+		return RCX_ERR_WIN_INVALID;
 	if (w->lock_all || (target >= 0 && w->tgt[target].lock) ||
 	    (target < 0 && w->nlocked))
 		return 0;
@@ -43,6 +47,8 @@ static bool idle(struct rcx_win *w, void *arg)
 	struct idle_arg *a = arg;
 	int t;
 
+	if (w->invalid)
+		return true;
 	for (t = 0; t < w->size; t++) {
 		if (a->target >= 0 && t != a->target)
 			continue;
@@ -65,6 +71,9 @@ int rcx__win_flush_locked(struct rcx_win *w, int target, bool local)
 			err = w->tgt[t].error;
 		w->tgt[t].error = 0;
 	}
+	/* the window failed while we waited: what is left fails with it */
+	if (w->invalid && !err)
+		err = RCX_ERR_PROC_FAILED;
 	return err;
 }
 
@@ -110,6 +119,8 @@ RCX_API int rcx_win_sync(struct rcx_win *win)
 {
 	if (!rcx__win_live(win))
 		return -EINVAL;
+	if (win->invalid)
+		return RCX_ERR_WIN_INVALID;
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	return 0;
 }
@@ -200,6 +211,9 @@ static int acquire(struct rcx_win *w, int target, int type)
 				return ret;
 		}
 		backoff(w, &us);
+		/* the holder may be dead: the window is then invalid */
+		if (w->invalid)
+			return RCX_ERR_PROC_FAILED;
 	}
 }
 
@@ -228,11 +242,20 @@ RCX_API int rcx_win_lock(struct rcx_win *w, int type, int target)
 	    (type != RCX_LOCK_SHARED && type != RCX_LOCK_EXCLUSIVE))
 		return -EINVAL;
 	rcx__lock(w->ctx);
+	if (w->invalid) {
+		ret = RCX_ERR_WIN_INVALID;
+		goto out;
+	}
 	if (w->tgt[target].lock || w->lock_all || fence_busy(w)) {
 		ret = RCX_ERR_EPOCH;
 		goto out;
 	}
-	ret = acquire(w, target, type);
+	ret = rcx__win_excluded(w, target) ? RCX_ERR_PROC_FAILED
+					   : acquire(w, target, type);
+	if (!ret && w->invalid) {
+		release(w, target, type);
+		ret = RCX_ERR_PROC_FAILED;
+	}
 	if (!ret) {
 		w->fence_open = false;
 		w->tgt[target].lock = (uint8_t)type;
@@ -250,9 +273,9 @@ RCX_API int rcx_win_unlock(struct rcx_win *w, int target)
 	if (!rcx__win_live(w) || target < 0 || target >= w->size)
 		return -EINVAL;
 	rcx__lock(w->ctx);
-	if (!w->tgt[target].lock) {
+	if (w->invalid || !w->tgt[target].lock) {
 		rcx__unlock(w->ctx);
-		return RCX_ERR_EPOCH;
+		return w->invalid ? RCX_ERR_WIN_INVALID : RCX_ERR_EPOCH;
 	}
 	/* everything to target complete there before the lock goes */
 	ret = rcx__win_flush_locked(w, target, false);
@@ -270,15 +293,26 @@ RCX_API int rcx_win_lock_all(struct rcx_win *w)
 	if (!rcx__win_live(w))
 		return -EINVAL;
 	rcx__lock(w->ctx);
+	if (w->invalid) {
+		ret = RCX_ERR_WIN_INVALID;
+		goto out;
+	}
 	if (w->lock_all || w->nlocked || fence_busy(w)) {
 		ret = RCX_ERR_EPOCH;
 		goto out;
 	}
 	for (t = 0; t < w->size && !ret; t++)
-		ret = acquire(w, t, RCX_LOCK_SHARED);
+		if (!rcx__win_excluded(w, t))
+			ret = acquire(w, t, RCX_LOCK_SHARED);
+	/* t - 1 failed, or all were taken and the window failed since */
+	if (!ret && w->invalid) {
+		ret = RCX_ERR_PROC_FAILED;
+		t++;
+	}
 	if (ret) {
 		while (--t > 0)
-			release(w, t - 1, RCX_LOCK_SHARED);
+			if (!rcx__win_excluded(w, t - 1))
+				release(w, t - 1, RCX_LOCK_SHARED);
 		goto out;
 	}
 	w->fence_open = false;
@@ -295,12 +329,14 @@ RCX_API int rcx_win_unlock_all(struct rcx_win *w)
 	if (!rcx__win_live(w))
 		return -EINVAL;
 	rcx__lock(w->ctx);
-	if (!w->lock_all) {
+	if (w->invalid || !w->lock_all) {
 		rcx__unlock(w->ctx);
-		return RCX_ERR_EPOCH;
+		return w->invalid ? RCX_ERR_WIN_INVALID : RCX_ERR_EPOCH;
 	}
 	ret = rcx__win_flush_locked(w, -1, false);
 	for (t = 0; t < w->size; t++) {
+		if (rcx__win_excluded(w, t))
+			continue;
 		r = release(w, t, RCX_LOCK_SHARED);
 		if (r && !ret2)
 			ret2 = r;
@@ -320,17 +356,19 @@ RCX_API int rcx_win_fence(struct rcx_win *w, int asserts)
 	    (asserts & ~(RCX_MODE_NOPRECEDE | RCX_MODE_NOSUCCEED)))
 		return -EINVAL;
 	rcx__lock(w->ctx);
-	if (w->nlocked || w->lock_all) {
+	if (w->invalid || w->nlocked || w->lock_all) {
 		rcx__unlock(w->ctx);
-		return RCX_ERR_EPOCH;
+		return w->invalid ? RCX_ERR_WIN_INVALID : RCX_ERR_EPOCH;
 	}
 	/* our operations complete at their targets before anyone passes */
 	ret = rcx__win_flush_locked(w, -1, false);
+	ret2 = ret ? 0 : rcx__win_barrier(w);
 	rcx__unlock(w->ctx);
-	ret2 = rcx_group_barrier(w->g);
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	rcx__lock(w->ctx);
-	w->fence_open = !(asserts & RCX_MODE_NOSUCCEED);
+	if (w->invalid && !ret && !ret2)
+		ret = RCX_ERR_PROC_FAILED;
+	w->fence_open = !(asserts & RCX_MODE_NOSUCCEED) && !w->invalid;
 	w->fence_ops = 0;
 	rcx__unlock(w->ctx);
 	return ret ? ret : ret2;

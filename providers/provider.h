@@ -202,6 +202,11 @@ struct rcx_provider_ops {
 	int (*event_fd)(struct rcx_dev *dev);
 	int (*arm)(struct rcx_dev *dev);
 	int (*ack)(struct rcx_dev *dev);
+	/*
+	 * Also make event_fd readable while fd (not the provider's: the
+	 * launcher's socket) is readable. Optional (NULL: not supported).
+	 */
+	int (*watch_fd)(struct rcx_dev *dev, int fd);
 };
 
 /* Typed stubs for ops a provider does not have. */

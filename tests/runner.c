@@ -32,6 +32,7 @@ TU_SUITE(tu_suite_cont);
 TU_SUITE(tu_suite_verbs_smoke);
 TU_SUITE(tu_suite_win);
 TU_SUITE(tu_suite_order);
+TU_SUITE(tu_suite_ft);
 TU_PEER(tu_peer_smoke);
 TU_PEER(tu_peer_boot);
 TU_PEER(tu_peer_chan);
@@ -39,6 +40,7 @@ TU_PEER(tu_peer_p2p);
 TU_PEER(tu_peer_cont);
 TU_PEER(tu_peer_win);
 TU_PEER(tu_peer_order);
+TU_PEER(tu_peer_ft);
 
 /* clang-format off */
 static const struct tu_suite *const suites[] = {
@@ -52,6 +54,7 @@ static const struct tu_suite *const suites[] = {
 	&tu_suite_cont,
 	&tu_suite_win,
 	&tu_suite_order,
+	&tu_suite_ft,
 	NULL,
 };
 
@@ -63,6 +66,7 @@ static const struct tu_peer *const peers[] = {
 	&tu_peer_cont,
 	&tu_peer_win,
 	&tu_peer_order,
+	&tu_peer_ft,
 	NULL,
 };
 /* clang-format on */

@@ -27,6 +27,7 @@
 struct run {
 	int n;
 	int keep_going;
+	int ft; /* ranks killed by SIGKILL are failures the others survive */
 	long timeout_s;
 	char **argv;
 	uint64_t jobid;
@@ -53,12 +54,19 @@ static const char *const signames[] = {
 
 static void usage(FILE *f)
 {
-	fputs("usage: rcx-run -n N [--timeout SEC] [--keep-going] [--] "
+	fputs("usage: rcx-run -n N [--timeout SEC] [--keep-going] [--ft] [--] "
 	      "PROG [ARGS...]\n"
 	      "  -n, --np N         start N ranks of PROG\n"
 	      "  -t, --timeout SEC  kill every rank after SEC seconds\n"
 	      "  -k, --keep-going   a failed rank does not stop the others\n"
 	      "                     (default: they are killed)\n"
+	      "  -f, --ft           fault-tolerant job (also RCX_RUN_FT=1): a "
+	      "rank\n"
+	      "                     killed by SIGKILL is a process failure "
+	      "the others\n"
+	      "                     survive; it neither stops them nor "
+	      "counts in the\n"
+	      "                     exit status\n"
 	      "exit status: 0 when every rank exits 0, else the first failed "
 	      "rank's\n"
 	      "  status (128+signal if killed); 124 on timeout, 125 when "
@@ -85,6 +93,7 @@ static int parse_args(struct run *run, int argc, char **argv)
 		{ "np", required_argument, NULL, 'n' },
 		{ "timeout", required_argument, NULL, 't' },
 		{ "keep-going", no_argument, NULL, 'k' },
+		{ "ft", no_argument, NULL, 'f' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -92,7 +101,7 @@ static int parse_args(struct run *run, int argc, char **argv)
 	int c;
 
 	/* "+": options end at PROG, whose own options are left alone */
-	while ((c = getopt_long(argc, argv, "+n:t:kh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+n:t:kfh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'n':
 			if (parse_long(optarg, 1, RCX__BOOT_MAX_SIZE, &v))
@@ -107,6 +116,9 @@ static int parse_args(struct run *run, int argc, char **argv)
 		case 'k':
 			run->keep_going = 1;
 			break;
+		case 'f':
+			run->ft = 1;
+			break;
 		case 'h':
 			usage(stdout);
 			exit(0);
@@ -115,6 +127,8 @@ static int parse_args(struct run *run, int argc, char **argv)
 			return -EINVAL;
 		}
 	}
+	if (getenv("RCX_RUN_FT") && !strcmp(getenv("RCX_RUN_FT"), "1"))
+		run->ft = 1;
 	if (!run->n || optind >= argc) {
 		usage(stderr);
 		return -EINVAL;
@@ -241,7 +255,13 @@ static void print_exit(int r, int st)
 static void on_exit_rank(struct run *run, int r, int st)
 {
 	int abnormal = !WIFEXITED(st) || WEXITSTATUS(st);
+	int survivable = run->ft && WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL;
 
+	if (survivable && !run->killing) {
+		print_exit(r, st);
+		rcx__boot_srv_rank_gone(run->srv, r, 1);
+		return;
+	}
 	/* after we sent SIGKILL, exits are our doing and not reported */
 	if (abnormal && !run->killing) {
 		print_exit(r, st);

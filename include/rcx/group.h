@@ -57,6 +57,17 @@ RCX_API int rcx_group_allgather(struct rcx_group *g, const void *in, size_t len,
 				void *out);
 
 /*
+ * The ranks of g this process knows to have failed, ascending: the first
+ * max of them in ranks, their number in *n. A failure is known once a
+ * connection to the rank broke (error completion, rdma_cm disconnect) or
+ * the launcher reported it (docs/config.md gives the detection bound).
+ * After a failure, collectives on g return RCX_ERR_PROC_FAILED.
+ * Errors: -EINVAL g not live, n NULL, max < 0, ranks NULL with max > 0.
+ */
+RCX_API int rcx_group_get_failed(struct rcx_group *g, int *ranks, int max,
+				 int *n);
+
+/*
  * Release the group (the world group when its last reference goes).
  * Channels bound over the group stay usable. Pending operations on the
  * group are cancelled (-ECANCELED). Errors: -EINVAL.

@@ -138,11 +138,46 @@ RCX_API int rcx_win_allocate(struct rcx_group *g, size_t size, size_t disp_unit,
 /*
  * Free a window; collective. Completes this process's outstanding
  * operations, waits until every rank has done so, then releases the
- * memory registration; *win = NULL.
+ * memory registration; *win = NULL. On an invalid window (a member
+ * failed) it frees at once, without the others and without error.
  * Errors: -EINVAL win NULL or not a live window; RCX_ERR_EPOCH a lock or
- * lock_all epoch is open (nothing is freed); RCX_ERR_PROC_FAILED.
+ * lock_all epoch is open (nothing is freed); RCX_ERR_PROC_FAILED (the
+ * window is freed all the same).
  */
 RCX_API int rcx_win_free(struct rcx_win **win);
+
+/*
+ * Fault tolerance. Creation is all or nothing: when a rank fails during
+ * rcx_win_create/allocate, every rank gets an error and no window.
+ * When this process learns that a member of the window's group failed,
+ * the window becomes invalid: every open epoch ends in error, every
+ * outstanding operation completes in error (a request-based one still
+ * must be tested or waited and reports RCX_ERR_PROC_FAILED, or
+ * RCX_ERR_REMOTE_ACCESS when the dying target's memory went before its
+ * queue pairs; one that reports success did its work), blocked epoch calls return
+ * RCX_ERR_PROC_FAILED, and new operations and epoch calls return
+ * RCX_ERR_WIN_INVALID. Memory that the failed epoch targeted is
+ * undefined; the rest keeps its contents.
+ *
+ * rcx_win_validate: collective over the live members. On a valid window
+ * it is a barrier. On an invalid one the survivors agree on the failed
+ * set (the agreement survives the death of any rank during it, the one
+ * leading it included), the window memory is registered again (new keys:
+ * a late write with an old key is refused) and the window is rebuilt
+ * under the same handle with the survivors, keeping their ranks;
+ * operations to a failed rank return RCX_ERR_PROC_FAILED. A failure
+ * during validate makes it return RCX_ERR_PROC_FAILED with the window
+ * still invalid; call it again.
+ * Errors: -EINVAL win not live; -ENOMEM; RCX_ERR_PROC_FAILED.
+ */
+RCX_API int rcx_win_validate(struct rcx_win *win);
+
+/*
+ * The failed ranks of the window's group known here, as
+ * rcx_group_get_failed. Errors: -EINVAL.
+ */
+RCX_API int rcx_win_get_failed(struct rcx_win *win, int *ranks, int max,
+			       int *n);
 
 /*
  * Put len bytes from buf at byte offset disp * disp_unit of target's

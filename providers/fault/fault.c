@@ -311,6 +311,11 @@ static int flt_ack(struct rcx_dev *dev)
 	return flt_lower->ack(dev);
 }
 
+static int flt_watch_fd(struct rcx_dev *dev, int fd)
+{
+	return flt_lower->watch_fd ? flt_lower->watch_fd(dev, fd) : -EOPNOTSUPP;
+}
+
 const struct rcx_provider_ops rcx__fault_ops = {
 	.name = "fault",
 	.dev_list = flt_dev_list,
@@ -340,4 +345,5 @@ const struct rcx_provider_ops rcx__fault_ops = {
 	.event_fd = flt_event_fd,
 	.arm = flt_arm,
 	.ack = flt_ack,
+	.watch_fd = flt_watch_fd,
 };

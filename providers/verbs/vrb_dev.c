@@ -346,6 +346,13 @@ static int event_fd(struct rcx_dev *d)
 	return to_vdev(d)->epfd;
 }
 
+static int watch_fd(struct rcx_dev *d, int fd)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.fd = fd };
+
+	return epoll_ctl(to_vdev(d)->epfd, EPOLL_CTL_ADD, fd, &ev) ? -errno : 0;
+}
+
 static int arm(struct rcx_dev *d)
 {
 	return -ibv_req_notify_cq(to_vdev(d)->cq, 0);
@@ -399,6 +406,7 @@ const struct rcx_provider_ops rcx__verbs_ops = {
 	.post_recv = vrb_post_recv,
 	.cq_poll = vrb_cq_poll,
 	.event_fd = event_fd,
+	.watch_fd = watch_fd,
 	.arm = arm,
 	.ack = ack,
 };

@@ -1,0 +1,648 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Fault-tolerant windows on rxe, 4 processes under `rcx-run --ft`: a
+ * victim (chosen at random by the CUnit side, passed as "scenario:victim")
+ * kills itself with SIGKILL at a chosen point, which is what kill -9 from
+ * outside does, at a moment the test controls. Every survivor checks that
+ * its window became invalid within the bound, that every outstanding
+ * request completed exactly once, that validate rebuilt the window with
+ * the survivors, that traffic works on it, and (passive scenario) that a
+ * write with a key from before validate is refused.
+ *
+ * Detection time: just before dying the victim puts its clock into every
+ * survivor's window (one host, one CLOCK_MONOTONIC); a survivor compares
+ * it with the moment its window became invalid.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <rcx/rcx.h>
+#include "lib/win_int.h"
+#include "tu.h"
+#include "tu_mp.h"
+
+/*
+ * Documented bounds (docs/config.md): kill -9 to invalid on a survivor;
+ * a silent peer (QP retries after the next send or heartbeat), with room
+ * for the emulator.
+ */
+#define DETECT_BOUND_MS	       1000
+#define DETECT_SILENT_BOUND_MS 2000
+
+#define NSLOT 64 /* uint64 slots per rank's window */
+enum { S_KILLTIME = 0, S_DATA = 8 };
+
+struct job {
+	struct rcx_ctx *ctx;
+	struct rcx_group *g;
+	int rank, size, victim;
+};
+
+static void die(void)
+{
+	fflush(NULL);
+	raise(SIGKILL);
+}
+
+/* The victim's last act: its clock into every other window, then death. */
+static void victim_dies(struct job *j, struct rcx_win *w, bool in_epoch)
+{
+	uint64_t now = (uint64_t)rcx__now_us();
+	int t;
+
+	if (!in_epoch)
+		rcx_win_lock_all(w);
+	for (t = 0; t < j->size; t++)
+		if (t != j->rank)
+			rcx_put(w, &now, 8, t, S_KILLTIME);
+	rcx_win_flush_all(w);
+	die();
+}
+
+/* Spin on progress until the window is invalid; -1 on timeout. */
+static long long wait_invalid(struct job *j, struct rcx_win *w, int limit_ms)
+{
+	long long end = rcx__now_us() + limit_ms * 1000LL;
+	int n;
+
+	while (!w->invalid && rcx__now_us() < end)
+		rcx_group_get_failed(j->g, NULL, 0, &n);
+	return w->invalid ? w->invalid_at_us : -1;
+}
+
+/* Survivor: the window is invalid, failed set is {victim}, detection. */
+static void check_invalid_within(struct job *j, struct rcx_win *w,
+				 uint64_t *base, long long bound_ms)
+{
+	long long at = wait_invalid(j, w, 10000);
+	int failed[4], n = 0;
+	uint64_t v = 1, killed;
+
+	if (!TP_CHECK(at > 0))
+		return;
+	/* the victim's clock arrived before it died (it flushed first) */
+	killed = __atomic_load_n(&base[S_KILLTIME], __ATOMIC_ACQUIRE);
+	if (killed) {
+		long long ms = (at - (long long)killed) / 1000;
+
+		printf("rank %d: window invalid %lld ms after the kill\n",
+		       j->rank, ms);
+		TP_CHECK(ms <= bound_ms);
+	}
+	TP_CHECK_OK(rcx_win_get_failed(w, failed, 4, &n));
+	TP_CHECK_EQ(n, 1);
+	TP_CHECK_EQ(failed[0], j->victim);
+	/* new operations and epoch calls: invalid */
+	TP_CHECK_EQ(rcx_put(w, &v, 8, j->rank, S_DATA), RCX_ERR_WIN_INVALID);
+	TP_CHECK_EQ(rcx_win_lock_all(w), RCX_ERR_WIN_INVALID);
+	TP_CHECK_EQ(rcx_win_unlock_all(w), RCX_ERR_WIN_INVALID);
+	TP_CHECK_EQ(rcx_win_fence(w, 0), RCX_ERR_WIN_INVALID);
+	TP_CHECK_EQ(rcx_win_order(w, RCX_ORDER_ALL), RCX_ERR_WIN_INVALID);
+	/* collectives of the group fail instead of waiting for the dead */
+	TP_CHECK_EQ(rcx_group_barrier(j->g), RCX_ERR_PROC_FAILED);
+}
+
+static void check_invalid(struct job *j, struct rcx_win *w, uint64_t *base)
+{
+	check_invalid_within(j, w, base, DETECT_BOUND_MS);
+}
+
+/* After validate: survivors write their rank into every live window. */
+static void check_rebuilt(struct job *j, struct rcx_win *w, uint64_t *base)
+{
+	uint64_t v = 1000 + j->rank;
+	int t;
+
+	TP_CHECK(!w->invalid);
+	TP_CHECK_OK(rcx_win_fence(w, 0));
+	for (t = 0; t < j->size; t++) {
+		if (t == j->victim)
+			TP_CHECK_EQ(rcx_put(w, &v, 8, t, S_DATA + j->rank),
+				    RCX_ERR_PROC_FAILED);
+		else
+			TP_CHECK_OK(rcx_put(w, &v, 8, t, S_DATA + j->rank));
+	}
+	TP_CHECK_OK(rcx_win_fence(w, 0));
+	for (t = 0; t < j->size; t++)
+		if (t != j->victim)
+			TP_CHECK_EQ(base[S_DATA + t], 1000 + t);
+	/* passive target works too, locks of the dead are gone */
+	TP_CHECK_OK(rcx_win_lock_all(w));
+	TP_CHECK_OK(rcx_win_flush_all(w));
+	TP_CHECK_OK(rcx_win_unlock_all(w));
+	TP_CHECK_OK(rcx_win_fence(w, 0));
+}
+
+/* Everyone in a lock_all epoch, then the victim dies; survivors check. */
+static void lock_all_then_kill(struct job *j, struct rcx_win *w,
+			       uint64_t *base)
+{
+	TP_CHECK_OK(rcx_win_lock_all(w));
+	TP_CHECK_OK(rcx_group_barrier(j->g));
+	if (j->rank == j->victim)
+		victim_dies(j, w, true);
+	check_invalid(j, w, base);
+}
+
+static struct rcx_win *make(struct job *j, uint64_t **base)
+{
+	struct rcx_win *w = NULL;
+
+	if (!TP_CHECK_OK(rcx_win_allocate(j->g, NSLOT * 8, 8, NULL,
+					  (void **)base, &w)))
+		return NULL;
+	return w;
+}
+
+/* A passive epoch with traffic to everyone; late write with an old key. */
+static void sc_passive(struct job *j)
+{
+	struct rcx_win *w;
+	uint64_t *base, v = 7;
+	uint32_t old_rkey = 0;
+	int t, k, ret = 0, me = j->rank;
+	int a = j->victim == 0 ? 1 : 0; /* survivors a and b do the late write */
+	int b = j->victim == 3 ? 2 : 3;
+
+	if (!(w = make(j, &base)))
+		return;
+	TP_CHECK_OK(rcx_win_lock_all(w));
+	for (k = 0; k < 50; k++)
+		for (t = 0; t < j->size; t++)
+			TP_CHECK_OK(rcx_put(w, &v, 8, t, S_DATA + me));
+	TP_CHECK_OK(rcx_win_flush_all(w));
+	/* everyone is in the epoch before the victim goes */
+	TP_CHECK_OK(rcx_group_barrier(j->g));
+	if (me == j->victim)
+		victim_dies(j, w, true);
+	/* keep the traffic going until the failure stops it */
+	for (k = 0; !ret && k < 1000000; k++) {
+		t = k % j->size;
+		ret = rcx_put(w, &v, 8, t, S_DATA + me);
+		if (!ret)
+			ret = rcx_win_flush(w, t);
+	}
+	/* a dying process's memory can go before its queue pairs */
+	if (ret == RCX_ERR_REMOTE_ACCESS && t == j->victim)
+		ret = RCX_ERR_PROC_FAILED;
+	if (!TP_CHECK(ret == RCX_ERR_PROC_FAILED || ret == RCX_ERR_WIN_INVALID))
+		printf("rank %d: the failure stopped traffic with %s\n", me,
+		       rcx_strerror(ret));
+	check_invalid(j, w, base);
+	old_rkey = w->peer[b].rkey;
+	TP_CHECK_OK(rcx_win_validate(w));
+	TP_CHECK(w->peer[b].rkey != old_rkey);
+	check_rebuilt(j, w, base);
+	/* a late write with b's old key: refused by b's NIC */
+	if (me == a) {
+		/* the others leave the last fence first: the access error
+		 * ends a's connection to b, and b would see a as failed */
+		usleep(300000);
+		w->peer[b].rkey = old_rkey;
+		v = 0xdead;
+		TP_CHECK_OK(rcx_win_lock(w, RCX_LOCK_SHARED, b));
+		ret = rcx_put(w, &v, 8, b, S_DATA + a);
+		if (!ret)
+			ret = rcx_win_flush(w, b);
+		TP_CHECK(ret != 0);
+		printf("rank %d: write with an old key: %s\n", me,
+		       rcx_strerror(ret));
+	}
+	if (me == b) {
+		/* give a's write time to arrive, were it to land */
+		usleep(800000);
+		TP_CHECK_EQ(base[S_DATA + a], 1000 + a);
+	}
+	/*
+	 * The refused write broke a's connection to b (an access error
+	 * ends the queue pair): to a, b has failed, to the others it has
+	 * not, so a collective free could wait forever. The window goes
+	 * with the process; the other scenarios free theirs.
+	 */
+}
+
+/* The victim dies holding an exclusive lock on a survivor's window. */
+static void sc_excl(struct job *j)
+{
+	struct rcx_win *w;
+	uint64_t *base;
+	int tgt = (j->victim + 1) % j->size, ret;
+
+	if (!(w = make(j, &base)))
+		return;
+	if (j->rank == j->victim) {
+		TP_CHECK_OK(rcx_win_lock(w, RCX_LOCK_EXCLUSIVE, tgt));
+		rcx_group_barrier(j->g);
+		usleep(100000); /* the others are waiting for the lock */
+		victim_dies(j, w, false);
+	}
+	TP_CHECK_OK(rcx_group_barrier(j->g));
+	/* blocks behind the dead holder until the window is invalid */
+	ret = rcx_win_lock(w, RCX_LOCK_EXCLUSIVE, tgt);
+	TP_CHECK(ret == RCX_ERR_PROC_FAILED || ret == RCX_ERR_WIN_INVALID);
+	check_invalid(j, w, base);
+	TP_CHECK_OK(rcx_win_validate(w));
+	check_rebuilt(j, w, base);
+	/* the lock word was reset: the dead holder's lock is gone */
+	TP_CHECK_OK(rcx_win_lock(w, RCX_LOCK_EXCLUSIVE, tgt));
+	TP_CHECK_OK(rcx_win_unlock(w, tgt));
+	TP_CHECK_OK(rcx_win_free(&w));
+}
+
+/* An active (fence) epoch: the others wait in the closing fence. */
+static void sc_fence(struct job *j)
+{
+	struct rcx_win *w;
+	uint64_t *base, v = 3;
+	int t, ret;
+
+	if (!(w = make(j, &base)))
+		return;
+	TP_CHECK_OK(rcx_win_fence(w, 0));
+	for (t = 0; t < j->size; t++)
+		TP_CHECK_OK(rcx_put(w, &v, 8, t, S_DATA + j->rank));
+	if (j->rank == j->victim)
+		victim_dies(j, w, false);
+	ret = rcx_win_fence(w, 0);
+	TP_CHECK(ret == RCX_ERR_PROC_FAILED || ret == RCX_ERR_WIN_INVALID);
+	check_invalid(j, w, base);
+	TP_CHECK_OK(rcx_win_validate(w));
+	check_rebuilt(j, w, base);
+	TP_CHECK_OK(rcx_win_free(&w));
+}
+
+/*
+ * Request-based operations outstanding at the failure: batches of rget
+ * and rput to every rank until the failure stops them. Each request
+ * completes exactly once; an rget that reports success has the data.
+ */
+static void sc_rreq(struct job *j)
+{
+	enum { N = 64 };
+	struct rcx_req *r[N];
+	struct rcx_status st;
+	struct rcx_win *w;
+	uint64_t *base, got[N], v = 5;
+	int i, t, ok = 0, failed = 0, refused = 0, other = 0, ret, k;
+	bool stop = false;
+
+	if (!(w = make(j, &base)))
+		return;
+	base[S_DATA] = 4242 + j->rank;
+	TP_CHECK_OK(rcx_win_lock_all(w));
+	TP_CHECK_OK(rcx_group_barrier(j->g));
+	if (j->rank == j->victim) {
+		usleep(20000); /* the others are busy by now */
+		victim_dies(j, w, true);
+	}
+	for (k = 0; !stop && k < 100000; k++) {
+		for (i = 0; i < N; i++) {
+			t = i % j->size;
+			got[i] = 0;
+			if (i & 1)
+				ret = rcx_rget(w, &got[i], 8, t, S_DATA,
+					       &r[i]);
+			else
+				ret = rcx_rput(w, &v, 8, t,
+					       S_DATA + 1 + j->rank, &r[i]);
+			if (ret) {
+				TP_CHECK(ret == RCX_ERR_WIN_INVALID ||
+					 ret == RCX_ERR_PROC_FAILED);
+				refused++;
+				stop = true;
+				r[i] = NULL;
+			}
+		}
+		for (i = 0; i < N; i++) {
+			if (!r[i])
+				continue;
+			ret = rcx_wait(&r[i], &st);
+			TP_CHECK(r[i] == NULL); /* completed, released: once */
+			if (!ret && !st.error) {
+				ok++;
+				if (i & 1)
+					TP_CHECK_EQ(got[i], 4242 + i % j->size);
+			} else if (st.error == RCX_ERR_PROC_FAILED ||
+				   ret == RCX_ERR_PROC_FAILED ||
+				   (i % j->size == j->victim &&
+				    st.error == RCX_ERR_REMOTE_ACCESS)) {
+				/* a dying process's memory can go before
+				 * its queue pairs: an access error */
+				failed++;
+				stop = true;
+			} else {
+				other++;
+				printf("rank %d: request %d: %s\n", j->rank, i,
+				       rcx_strerror(ret ? ret : st.error));
+			}
+		}
+	}
+	printf("rank %d: requests ok %d, completed in error %d, refused %d, "
+	       "other %d\n",
+	       j->rank, ok, failed, refused, other);
+	TP_CHECK(stop);
+	TP_CHECK_EQ(other, 0);
+	check_invalid(j, w, base);
+	TP_CHECK_OK(rcx_win_validate(w));
+	check_rebuilt(j, w, base);
+	TP_CHECK_OK(rcx_win_free(&w));
+}
+
+/*
+ * lock_all open, nothing outstanding: found by the launcher or rdma_cm,
+ * not by traffic. One window is freed at once, without the others; a
+ * second is validated and used by the survivors.
+ */
+static void sc_idle(struct job *j)
+{
+	struct rcx_win *w, *w2;
+	uint64_t *base, *base2;
+
+	if (!(w = make(j, &base)))
+		return;
+	if (!(w2 = make(j, &base2)))
+		return;
+	lock_all_then_kill(j, w, base);
+	TP_CHECK_EQ(rcx_win_unlock_all(w), RCX_ERR_WIN_INVALID);
+	TP_CHECK_OK(rcx_win_free(&w));
+	TP_CHECK(w == NULL);
+	/* every window of the group is invalid, not only the busy one */
+	TP_CHECK(wait_invalid(j, w2, 10000) > 0);
+	TP_CHECK_OK(rcx_win_validate(w2));
+	check_rebuilt(j, w2, base2);
+	TP_CHECK_OK(rcx_win_free(&w2));
+}
+
+/*
+ * Not a death: the victim's connections end (rdma_disconnect) or its
+ * queue pairs are forced into the error state, and it goes silent. The
+ * survivors treat it as failed: by the disconnect event, or by their
+ * next send to it running out of retries.
+ */
+static void silent(struct job *j, bool disconnect, bool idle)
+{
+	struct rcx_win *w;
+	uint64_t *base, v = 9;
+	int t, k, ret = 0;
+
+	if (!(w = make(j, &base)))
+		return;
+	TP_CHECK_OK(rcx_win_lock_all(w));
+	TP_CHECK_OK(rcx_group_barrier(j->g));
+	if (j->rank == j->victim) {
+		uint64_t now;
+
+		/* the others leave the barrier before it goes silent */
+		usleep(300000);
+		now = (uint64_t)rcx__now_us();
+
+		for (t = 0; t < j->size; t++)
+			if (t != j->rank)
+				rcx_put(w, &now, 8, t, S_KILLTIME);
+		rcx_win_flush_all(w);
+		for (t = 0; t < j->size; t++) {
+			struct rcx__conn *c = j->g->conns[t];
+
+			if (!c)
+				continue;
+			if (disconnect)
+				j->ctx->ops->ep_disconnect(c->ep);
+			else
+				j->ctx->ops->ep_set_error(c->ep);
+		}
+		sleep(20); /* silent: the survivors finish without it */
+		die();
+	}
+	/* idle: nothing is sent to it, the heartbeat has to find it */
+	for (k = 0; !idle && !ret && k < 1000000; k++) {
+		ret = rcx_put(w, &v, 8, j->victim, S_DATA + j->rank);
+		if (!ret)
+			ret = rcx_win_flush(w, j->victim);
+	}
+	TP_CHECK(idle || ret == RCX_ERR_PROC_FAILED ||
+		 ret == RCX_ERR_WIN_INVALID);
+	check_invalid_within(j, w, base, DETECT_SILENT_BOUND_MS);
+	TP_CHECK_OK(rcx_win_validate(w));
+	check_rebuilt(j, w, base);
+	TP_CHECK_OK(rcx_win_free(&w));
+}
+
+static void sc_disconnect(struct job *j)
+{
+	silent(j, true, false);
+}
+
+static void sc_qperr(struct job *j)
+{
+	silent(j, false, false);
+}
+
+static void sc_heartbeat(struct job *j)
+{
+	silent(j, false, true);
+}
+
+/* A rank dies instead of taking part in creation: no window anywhere. */
+static void sc_create(struct job *j)
+{
+	struct rcx_win *w = NULL;
+	uint64_t *base = NULL;
+	int ret;
+
+	/* everyone is connected (the world is made) before it dies */
+	TP_CHECK_OK(rcx_group_barrier(j->g));
+	if (j->rank == j->victim)
+		die();
+	ret = rcx_win_allocate(j->g, 4096, 8, NULL, (void **)&base, &w);
+	TP_CHECK(ret != 0);
+	TP_CHECK(w == NULL);
+	printf("rank %d: create without rank %d: %s\n", j->rank, j->victim,
+	       rcx_strerror(ret));
+}
+
+static int hook_where;
+
+static void hook(struct rcx_group *g, int where)
+{
+	if (where == hook_where)
+		die();
+}
+
+/*
+ * Validate with a second failure inside it: the victim dies first
+ * (invalidating), then the agreement's first leader dies after telling
+ * one rank its decision (hook). The rest must still agree and rebuild.
+ */
+static void sc_validate(struct job *j)
+{
+	struct rcx_win *w;
+	uint64_t *base;
+	int lead = j->victim == 0 ? 1 : 0, n, ret;
+
+	if (!(w = make(j, &base)))
+		return;
+	lock_all_then_kill(j, w, base);
+	if (j->rank == lead) {
+		hook_where = RCX__FT_HOOK_TOLD_ONE;
+		rcx__ft_hook = hook;
+	}
+	/* the leader died in it: it may take a second call */
+	ret = rcx_win_validate(w);
+	if (ret == RCX_ERR_PROC_FAILED)
+		ret = rcx_win_validate(w);
+	TP_CHECK_OK(ret);
+	TP_CHECK_OK(rcx_win_get_failed(w, NULL, 0, &n));
+	TP_CHECK_EQ(n, 2);
+	TP_CHECK(!w->invalid);
+	TP_CHECK_OK(rcx_win_fence(w, 0));
+	TP_CHECK_OK(rcx_win_fence(w, 0));
+	TP_CHECK_OK(rcx_win_free(&w));
+}
+
+static const struct {
+	const char *name;
+	void (*run)(struct job *j);
+} scenarios[] = {
+	{ "passive", sc_passive }, { "excl", sc_excl },
+	{ "fence", sc_fence },	   { "rreq", sc_rreq },
+	{ "idle", sc_idle },	   { "create", sc_create },
+	{ "validate", sc_validate },
+	{ "disconnect", sc_disconnect },
+	{ "qperr", sc_qperr },
+	{ "heartbeat", sc_heartbeat },
+};
+
+static int peer_main(int argc, char **argv)
+{
+	struct rcx_ctx_attr a = { 0 };
+	struct job j = { 0 };
+	const char *colon;
+	size_t i, len;
+
+	if (argc < 1 || !(colon = strchr(argv[0], ':')))
+		return 2;
+	len = (size_t)(colon - argv[0]);
+	for (i = 0; i < sizeof(scenarios) / sizeof(scenarios[0]); i++)
+		if (strlen(scenarios[i].name) == len &&
+		    !strncmp(scenarios[i].name, argv[0], len))
+			break;
+	if (i == sizeof(scenarios) / sizeof(scenarios[0]))
+		return 2;
+	j.victim = atoi(colon + 1);
+	if (!TP_CHECK_OK(rcx_ctx_create(&a, &j.ctx)))
+		return tp_exit();
+	if (TP_CHECK_OK(rcx_group_world(j.ctx, &j.g))) {
+		j.rank = rcx_group_rank(j.g);
+		j.size = rcx_group_size(j.g);
+		tp_set_rank(j.rank);
+		if (TP_CHECK(j.size == 4))
+			scenarios[i].run(&j);
+		/* no final barrier: the group has lost a member */
+		TP_CHECK_OK(rcx_group_free(&j.g));
+	}
+	TP_CHECK_OK(rcx_ctx_destroy(j.ctx));
+	return tp_exit();
+}
+
+const struct tu_peer tu_peer_ft = { "ft", peer_main };
+
+/* ---- the CUnit side: one job per scenario, a random victim */
+
+static void job(const char *scenario)
+{
+	char arg[64];
+	int victim = rand() % 4;
+
+	snprintf(arg, sizeof(arg), "%s:%d", scenario, victim);
+	printf("\n  ft %s: victim rank %d\n", scenario, victim);
+	fflush(stdout);
+	setenv("RCX_RUN_FT", "1", 1);
+	CU_ASSERT_EQUAL(tu_mp_run(4, "ft", arg, 180), 0);
+	unsetenv("RCX_RUN_FT");
+}
+
+static int init(void)
+{
+	unsigned int seed = (unsigned int)time(NULL) ^ (unsigned int)getpid();
+
+	if (getenv("RCX_TEST_SEED"))
+		seed = (unsigned int)atoi(getenv("RCX_TEST_SEED"));
+	printf("\n  ft: RCX_TEST_SEED=%u\n", seed);
+	srand(seed);
+	return 0;
+}
+
+static void test_passive(void)
+{
+	job("passive");
+}
+
+static void test_excl(void)
+{
+	job("excl");
+}
+
+static void test_fence(void)
+{
+	job("fence");
+}
+
+static void test_rreq(void)
+{
+	job("rreq");
+}
+
+static void test_idle(void)
+{
+	job("idle");
+}
+
+static void test_create(void)
+{
+	job("create");
+}
+
+static void test_validate(void)
+{
+	job("validate");
+}
+
+static void test_disconnect(void)
+{
+	job("disconnect");
+}
+
+static void test_qperr(void)
+{
+	job("qperr");
+}
+
+/* RCX_HEARTBEAT_MS reaches the ranks through rcx-run's environment. */
+static void test_heartbeat(void)
+{
+	setenv("RCX_HEARTBEAT_MS", "100", 1);
+	job("heartbeat");
+	unsetenv("RCX_HEARTBEAT_MS");
+}
+
+static const CU_TestInfo tests[] = {
+	{ "kill_in_passive_epoch_validate_late_key", test_passive },
+	{ "kill_holding_exclusive_lock", test_excl },
+	{ "kill_in_fence_epoch", test_fence },
+	{ "kill_with_requests_outstanding", test_rreq },
+	{ "kill_idle_in_lock_all_then_free", test_idle },
+	{ "kill_before_create_no_window_anywhere", test_create },
+	{ "kill_leader_during_validate", test_validate },
+	{ "peer_disconnects", test_disconnect },
+	{ "peer_qp_forced_into_error", test_qperr },
+	{ "idle_peer_found_by_heartbeat", test_heartbeat },
+	CU_TEST_INFO_NULL,
+};
+
+const struct tu_suite tu_suite_ft = {
+	"ft", TU_DEVICE, init, NULL, tests,
+};
