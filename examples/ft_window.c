@@ -29,8 +29,7 @@ int main(void)
 		return 2;
 	}
 	victim = n - 1;
-	CHECK(rcx_win_allocate(g, 8 * (size_t)n, 8, NULL, (void **)&base,
-			       &w));
+	CHECK(rcx_win_allocate(g, 8 * (size_t)n, 8, NULL, (void **)&base, &w));
 	CHECK(rcx_win_lock_all(w));
 	v = (uint64_t)me;
 	for (t = 0; t < n; t++)

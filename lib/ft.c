@@ -42,7 +42,8 @@ static void hb_done(struct rcx_ctx *ctx, struct rcx__wrctx *w,
 		    const struct rcx_cqe *cqe)
 {
 	struct rcx__conn *c =
-		(struct rcx__conn *)((char *)w - offsetof(struct rcx__conn, hb));
+		(struct rcx__conn *)((char *)w -
+				     offsetof(struct rcx__conn, hb));
 
 	c->hb_busy = 0;
 	if (cqe->status)
@@ -171,8 +172,8 @@ static void ag_merge(uint8_t *est, const uint8_t *in, int size)
 }
 
 /* Coordinator of a round: gather every live rank's estimate, merge, tell. */
-static int ag_lead(struct rcx_group *g, uint32_t seq, uint8_t *est,
-		   uint8_t *in, struct rcx_req **r, int *err)
+static int ag_lead(struct rcx_group *g, uint32_t seq, uint8_t *est, uint8_t *in,
+		   struct rcx_req **r, int *err)
 {
 	size_t len = 1 + (size_t)g->size;
 	int i, ret;
@@ -213,8 +214,8 @@ static int ag_lead(struct rcx_group *g, uint32_t seq, uint8_t *est,
 }
 
 /* Another rank's round: propose ours, adopt what it decides. */
-static int ag_follow(struct rcx_group *g, uint32_t seq, int coord,
-		     uint8_t *est, uint8_t *tmp)
+static int ag_follow(struct rcx_group *g, uint32_t seq, int coord, uint8_t *est,
+		     uint8_t *tmp)
 {
 	size_t len = 1 + (size_t)g->size;
 	struct rcx_req *r[2] = { NULL, NULL };

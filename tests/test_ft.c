@@ -138,8 +138,7 @@ static void check_rebuilt(struct job *j, struct rcx_win *w, uint64_t *base)
 }
 
 /* Everyone in a lock_all epoch, then the victim dies; survivors check. */
-static void lock_all_then_kill(struct job *j, struct rcx_win *w,
-			       uint64_t *base)
+static void lock_all_then_kill(struct job *j, struct rcx_win *w, uint64_t *base)
 {
 	TP_CHECK_OK(rcx_win_lock_all(w));
 	TP_CHECK_OK(rcx_group_barrier(j->g));
@@ -165,7 +164,8 @@ static void sc_passive(struct job *j)
 	uint64_t *base, v = 7;
 	uint32_t old_rkey = 0;
 	int t, k, ret = 0, me = j->rank;
-	int a = j->victim == 0 ? 1 : 0; /* survivors a and b do the late write */
+	int a = j->victim == 0 ? 1
+			       : 0; /* survivors a and b do the late write */
 	int b = j->victim == 3 ? 2 : 3;
 
 	if (!(w = make(j, &base)))
@@ -304,8 +304,7 @@ static void sc_rreq(struct job *j)
 			t = i % j->size;
 			got[i] = 0;
 			if (i & 1)
-				ret = rcx_rget(w, &got[i], 8, t, S_DATA,
-					       &r[i]);
+				ret = rcx_rget(w, &got[i], 8, t, S_DATA, &r[i]);
 			else
 				ret = rcx_rput(w, &v, 8, t,
 					       S_DATA + 1 + j->rank, &r[i]);
@@ -473,6 +472,38 @@ static void hook(struct rcx_group *g, int where)
 }
 
 /*
+ * The victim dies inside creation: in its round of the agreement, after
+ * it heard everyone and before it told anyone. Either every survivor gets
+ * an error and no window, or every survivor gets the window, which the
+ * failure then invalidates and validate repairs (the failure came after
+ * the point creation was decided); validate only completes if all of
+ * them have the window, so a split outcome hangs and fails the job.
+ */
+static void sc_midcreate(struct job *j)
+{
+	struct rcx_win *w = NULL;
+	uint64_t *base = NULL;
+	int ret;
+
+	TP_CHECK_OK(rcx_group_barrier(j->g));
+	if (j->rank == j->victim) {
+		hook_where = RCX__FT_HOOK_GATHERED;
+		rcx__ft_hook = hook;
+	}
+	ret = rcx_win_allocate(j->g, NSLOT * 8, 8, NULL, (void **)&base, &w);
+	printf("rank %d: create while rank %d dies: %s\n", j->rank, j->victim,
+	       ret ? rcx_strerror(ret) : "a window");
+	if (ret) {
+		TP_CHECK(w == NULL);
+		return;
+	}
+	TP_CHECK(wait_invalid(j, w, 10000) > 0);
+	TP_CHECK_OK(rcx_win_validate(w));
+	check_rebuilt(j, w, base);
+	TP_CHECK_OK(rcx_win_free(&w));
+}
+
+/*
  * Validate with a second failure inside it: the victim dies first
  * (invalidating), then the agreement's first leader dies after telling
  * one rank its decision (hook). The rest must still agree and rebuild.
@@ -507,13 +538,12 @@ static const struct {
 	const char *name;
 	void (*run)(struct job *j);
 } scenarios[] = {
-	{ "passive", sc_passive }, { "excl", sc_excl },
-	{ "fence", sc_fence },	   { "rreq", sc_rreq },
-	{ "idle", sc_idle },	   { "create", sc_create },
-	{ "validate", sc_validate },
-	{ "disconnect", sc_disconnect },
-	{ "qperr", sc_qperr },
-	{ "heartbeat", sc_heartbeat },
+	{ "passive", sc_passive },     { "excl", sc_excl },
+	{ "fence", sc_fence },	       { "rreq", sc_rreq },
+	{ "idle", sc_idle },	       { "create", sc_create },
+	{ "validate", sc_validate },   { "disconnect", sc_disconnect },
+	{ "qperr", sc_qperr },	       { "heartbeat", sc_heartbeat },
+	{ "midcreate", sc_midcreate },
 };
 
 static int peer_main(int argc, char **argv)
@@ -629,6 +659,11 @@ static void test_heartbeat(void)
 	unsetenv("RCX_HEARTBEAT_MS");
 }
 
+static void test_midcreate(void)
+{
+	job("midcreate");
+}
+
 static const CU_TestInfo tests[] = {
 	{ "kill_in_passive_epoch_validate_late_key", test_passive },
 	{ "kill_holding_exclusive_lock", test_excl },
@@ -640,6 +675,7 @@ static const CU_TestInfo tests[] = {
 	{ "peer_disconnects", test_disconnect },
 	{ "peer_qp_forced_into_error", test_qperr },
 	{ "idle_peer_found_by_heartbeat", test_heartbeat },
+	{ "kill_during_create_same_outcome_everywhere", test_midcreate },
 	CU_TEST_INFO_NULL,
 };
 
