@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* Bootstrap backend choice, and the singleton backend (rank 0 of 1). */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "boot_wire.h"
@@ -69,6 +70,32 @@ static int is_set(const char *name)
 	return v && *v;
 }
 
+/* A PMIx server (mpirun, prterun, srun --mpi=pmix) started this process. */
+static int pmix_launched(void)
+{
+	return is_set("PMIX_RANK") && is_set("PMIX_NAMESPACE");
+}
+
+static int pmix_open(struct rcx__boot **out)
+{
+#ifdef RCX_HAVE_PMIX
+	/* forced, with no PMIx server to talk to */
+	if (!pmix_launched())
+		return -ECONNREFUSED;
+	return rcx__boot_pmix_open(out);
+#else
+	/* not silently a singleton: say why the job cannot start */
+	if (pmix_launched())
+		fprintf(stderr, "rcx: started by a PMIx launcher (PMIX_RANK), "
+				"but built without PMIx (libpmix-dev); "
+				"RCX_BOOTSTRAP names another bootstrap\n");
+	else
+		fprintf(stderr, "rcx: the pmix bootstrap was asked for, but "
+				"rcx was built without PMIx (libpmix-dev)\n");
+	return -EOPNOTSUPP;
+#endif
+}
+
 int rcx__boot_open(const char *force, struct rcx__boot **out)
 {
 	const char *name = force;
@@ -78,7 +105,9 @@ int rcx__boot_open(const char *force, struct rcx__boot **out)
 	if (!name && is_set("RCX_BOOTSTRAP"))
 		name = getenv("RCX_BOOTSTRAP");
 	if (!name) {
-		if (is_set("RCX_RUN_SOCK"))
+		if (pmix_launched())
+			name = "pmix";
+		else if (is_set("RCX_RUN_SOCK"))
 			name = "local";
 		else if (is_set("RCX_RANK") && is_set("RCX_SIZE") &&
 			 is_set("RCX_ROOT"))
@@ -86,14 +115,13 @@ int rcx__boot_open(const char *force, struct rcx__boot **out)
 		else
 			name = "singleton";
 	}
+	if (!strcmp(name, "pmix"))
+		return pmix_open(out);
 	if (!strcmp(name, "local"))
 		return rcx__boot_local_open(out);
 	if (!strcmp(name, "env"))
 		return rcx__boot_env_open(out);
 	if (!strcmp(name, "singleton"))
 		return single_open(out);
-	/* reserved for a PMIx backend */
-	if (!strcmp(name, "pmix"))
-		return -EOPNOTSUPP;
 	return -EINVAL;
 }

@@ -5,9 +5,11 @@
 /*
  * Bootstrap: who am I, how many are we, and an out-of-band allgather to
  * exchange connection addresses before any RDMA connection exists.
- * Backends: "local" (the rcx-run launcher: unix socket, RCX_RUN_SOCK),
+ * Backends: "pmix" (a PMIx server started the job: mpirun, prterun,
+ * srun --mpi=pmix; PMIX_RANK and PMIX_NAMESPACE; built when libpmix is
+ * found), "local" (the rcx-run launcher: unix socket, RCX_RUN_SOCK),
  * "env" (RCX_RANK/RCX_SIZE/RCX_ROOT=host:port, rank 0 serves over TCP),
- * "singleton" (rank 0 of 1); "pmix" later fits the same ops.
+ * "singleton" (rank 0 of 1).
  * Chosen by RCX_BOOTSTRAP, else by what the environment shows, in the
  * order pmix, local, env, singleton.
  */
@@ -44,11 +46,21 @@ struct rcx__boot {
 
 /*
  * Open the bootstrap. force: a backend name, or NULL for RCX_BOOTSTRAP /
- * automatic choice. Errors: -EINVAL unknown backend; -EPROTO malformed
- * RCX_* variables; -ECONNREFUSED/-ETIMEDOUT the launcher or root cannot be
- * reached (RCX_BOOT_TIMEOUT_MS); -ENOMEM.
+ * automatic choice. Errors: -EINVAL unknown backend; -EOPNOTSUPP pmix is
+ * asked for or detected but rcx was built without PMIx; -EPROTO malformed
+ * RCX_* variables, or PMIx gave no usable job size; -ECONNREFUSED/
+ * -ETIMEDOUT the launcher or root cannot be reached (RCX_BOOT_TIMEOUT_MS),
+ * or pmix without a PMIx server; -ENOMEM; -EIO another PMIx failure.
  */
 int rcx__boot_open(const char *force, struct rcx__boot **out);
+
+#ifdef RCX_HAVE_PMIX
+/*
+ * The pmix backend (boot_pmix.c), once PMIX_RANK and PMIX_NAMESPACE are
+ * known to be set; errors as rcx__boot_open.
+ */
+int rcx__boot_pmix_open(struct rcx__boot **out);
+#endif
 
 static inline void rcx__boot_close(struct rcx__boot *b)
 {

@@ -7,7 +7,8 @@ RCX_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # Debian/Ubuntu packages the build, the tests and Soft-RoCE need.
 RCX_BUILD_PKGS=(cmake ninja-build gcc pkg-config clang-format
 	libibverbs-dev librdmacm-dev ibverbs-providers ibverbs-utils
-	rdmacm-utils rdma-core libhwloc-dev libcunit1-dev perftest
+	rdmacm-utils rdma-core libhwloc-dev libcunit1-dev libpmix-dev
+	openmpi-bin perftest
 	iproute2 kmod python3 valgrind gnuplot-nox)
 
 rcx_log() {

@@ -204,6 +204,9 @@ static void child_exec(struct run *run, int r)
 	snprintf(v, sizeof(v), "%016" PRIx64, run->jobid);
 	setenv("RCX_JOBID", v, 1);
 	unsetenv("RCX_BOOTSTRAP");
+	/* under mpirun -np 1 rcx-run ..., the ranks are ours, not PMIx's */
+	unsetenv("PMIX_RANK");
+	unsetenv("PMIX_NAMESPACE");
 	execvp(run->argv[0], run->argv);
 	fprintf(stderr, "rcx-run: %s: %s\n", run->argv[0], strerror(errno));
 	_exit(EXIT_NOEXEC);
