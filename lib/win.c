@@ -8,6 +8,7 @@
  * memory, and put/get.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -930,6 +931,17 @@ static int rma(struct rcx_win *w, bool put, void *buf, size_t len, int target,
 			}
 			wr.addr = (uintptr_t)op->bounce;
 			wr.lkey = w->bounce_reg->lkey;
+		} else if (w->reg && (uint8_t *)buf >= w->base &&
+			   (uint8_t *)buf - w->base <=
+				   (ptrdiff_t)(w->len - n)) {
+			/*
+			 * The window's own memory: its registration (kept
+			 * apart from the shared ones, validate revokes its
+			 * keys) outlives every op, which quiesce waits for
+			 */
+			wr.addr = (uintptr_t)buf;
+			wr.lkey = w->reg->lkey;
+			op->local = 1;
 		} else {
 			ret = rcx__reg_get(w->ctx, buf, n,
 					   put ? 0 : RCX_ACCESS_LOCAL_WRITE,
@@ -942,7 +954,7 @@ static int rma(struct rcx_win *w, bool put, void *buf, size_t len, int target,
 			wr.lkey = op->reg->lkey;
 		}
 		/* a get's buffer, a put's unless copied: held until done */
-		op->local = !put || op->reg;
+		op->local |= !put || op->reg;
 		ret = rcx__win_post(w, op, &wr, 1);
 		if (ret) {
 			rcx__win_op_put(w, op);

@@ -8,9 +8,13 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/wait.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h>
+#endif
 #include "pt.h"
 
 static bool is_server;
+static struct rcx_ctx *the_ctx;
 
 void pt_die(const char *file, int line, const char *what, int err)
 {
@@ -18,13 +22,69 @@ void pt_die(const char *file, int line, const char *what, int err)
 	exit(1);
 }
 
-double pt_now_us(void)
+static double mono_us(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
 }
+
+#if defined(__x86_64__) || defined(__i386__)
+/*
+ * The time stamp counter, scaled by a calibration against CLOCK_MONOTONIC:
+ * where the kernel's clocksource is not the TSC (HPET under emulation),
+ * every clock_gettime is a system call and a device read of over a
+ * microsecond, a bias of several percent on a latency sample. perftest
+ * stamps with the TSC as well, so both sides pay the same for the clock.
+ */
+static double tsc_per_us;
+
+/* a CLOCK_MONOTONIC reading and the TSC at the same moment: the tightest
+ * of a few tries (a preemption between the two reads would skew it) */
+static void stamp(double *t, double *c)
+{
+	unsigned long long a, b, best = ~0ULL;
+	double tt;
+	int k;
+
+	for (k = 0; k < 16; k++) {
+		a = __rdtsc();
+		tt = mono_us();
+		b = __rdtsc();
+		if (b - a < best) {
+			best = b - a;
+			*t = tt;
+			*c = (double)a + (double)(b - a) / 2;
+		}
+	}
+}
+
+static void clock_init(void)
+{
+	double t0, c0, t1, c1;
+
+	stamp(&t0, &c0);
+	do
+		stamp(&t1, &c1);
+	while (t1 - t0 < 20000);
+	tsc_per_us = (c1 - c0) / (t1 - t0);
+}
+
+double pt_now_us(void)
+{
+	return tsc_per_us > 0 ? (double)__rdtsc() / tsc_per_us : mono_us();
+}
+#else
+static void clock_init(void)
+{
+}
+
+double pt_now_us(void)
+{
+	return mono_us();
+}
+#endif
 
 static void usage(const struct pt_opts *o, const char *help)
 {
@@ -42,12 +102,30 @@ static void usage(const struct pt_opts *o, const char *help)
 		"  --proto P    channel protocol: send | write_imm | auto\n"
 		"  --separate   start bundle channels one by one\n"
 		"  --mode M     tool-specific mode\n"
+		"  --sizes LIST comma-separated sizes, one after the other\n"
 		"  --loopback   run both ends from this one command\n"
 		"  --json       one JSON object per size\n"
 		"With no address: the server; it prints the address to give\n"
 		"the client. Under rcx-run -n 2: rank 0 is the server.\n%s",
 		o->tool, help ? help : "");
 	exit(2);
+}
+
+/* --sizes: the number of sizes, or -1 when the list is malformed */
+static int size_list(const char *p, size_t *sizes, int max)
+{
+	char *end;
+	int n = 0;
+
+	while (*p) {
+		if (n == max)
+			return -1;
+		sizes[n++] = strtoul(p, &end, 0);
+		if (end == p || (*end && *end != ','))
+			return -1;
+		p = *end ? end + 1 : end;
+	}
+	return n ? n : -1;
 }
 
 void pt_parse(int argc, char **argv, struct pt_opts *o, const char *help)
@@ -58,9 +136,11 @@ void pt_parse(int argc, char **argv, struct pt_opts *o, const char *help)
 		{ "proto", required_argument, NULL, 'P' },
 		{ "separate", no_argument, NULL, 'S' },
 		{ "mode", required_argument, NULL, 'M' },
+		{ "sizes", required_argument, NULL, 'Z' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
+	size_t sizes[PT_MAX_SIZES];
 	char buf[32];
 	int c;
 
@@ -112,6 +192,9 @@ void pt_parse(int argc, char **argv, struct pt_opts *o, const char *help)
 		case 'M':
 			o->extra = optarg;
 			break;
+		case 'Z':
+			o->sizes = optarg;
+			break;
 		case 'L':
 			o->loopback = true;
 			break;
@@ -124,7 +207,8 @@ void pt_parse(int argc, char **argv, struct pt_opts *o, const char *help)
 	}
 	if (optind < argc)
 		o->server = argv[optind];
-	if (o->iters < 1 || o->warmup < 0 || o->bundle < 1 || o->bundle > 255)
+	if (o->iters < 1 || o->warmup < 0 || o->bundle < 1 || o->bundle > 255 ||
+	    (o->sizes && size_list(o->sizes, sizes, PT_MAX_SIZES) < 0))
 		usage(o, help);
 	/* options that map onto the configuration table */
 	if (o->dev)
@@ -133,6 +217,7 @@ void pt_parse(int argc, char **argv, struct pt_opts *o, const char *help)
 		snprintf(buf, sizeof(buf), "%d", o->inline_size);
 		setenv("RCX_INLINE", buf, 1);
 	}
+	clock_init();
 	/* latency tools poll: never sleep in the kernel between messages */
 	setenv("RCX_SPIN_US", "10000000", 0);
 }
@@ -308,6 +393,8 @@ int pt_sizes(const struct pt_opts *o, size_t *sizes, int max)
 	size_t s;
 	int n = 0;
 
+	if (o->sizes)
+		return size_list(o->sizes, sizes, max);
 	if (!o->all_sizes) {
 		sizes[0] = o->size;
 		return 1;
@@ -315,6 +402,11 @@ int pt_sizes(const struct pt_opts *o, size_t *sizes, int max)
 	for (s = 2; s <= o->max_size && n < max; s *= 2)
 		sizes[n++] = s;
 	return n;
+}
+
+struct rcx_ctx *pt_ctx(void)
+{
+	return the_ctx;
 }
 
 bool pt_is_server(void)
@@ -327,12 +419,13 @@ int pt_main(int argc, char **argv, const char *help, pt_run_fn *run)
 	struct pt_opts o;
 	struct rcx_ctx *ctx;
 	struct rcx_group *g;
-	size_t sizes[32];
+	size_t sizes[PT_MAX_SIZES];
 	int i, n;
 
 	pt_parse(argc, argv, &o, help);
 	pt_setup(&o, &ctx, &g);
-	n = pt_sizes(&o, sizes, 32);
+	the_ctx = ctx;
+	n = pt_sizes(&o, sizes, PT_MAX_SIZES);
 	for (i = 0; i < n; i++)
 		run(&o, g, sizes[i]);
 	pt_teardown(ctx, g);

@@ -28,6 +28,7 @@ struct pt_opts {
 	int bundle;	    /* -b (channels: bundle size) */
 	bool separate;	    /* --separate: start bundle members one by one */
 	const char *extra;  /* --mode (tool specific) */
+	const char *sizes;  /* --sizes: comma-separated list of sizes */
 };
 
 /* Parse argv; prints usage and exits on bad options. */
@@ -41,6 +42,11 @@ void pt_parse(int argc, char **argv, struct pt_opts *o, const char *help);
 void pt_setup(struct pt_opts *o, struct rcx_ctx **ctx, struct rcx_group **g);
 void pt_teardown(struct rcx_ctx *ctx, struct rcx_group *g);
 
+/* the context pt_main set up (for calls that take one: progress,
+ * continuation requests) */
+struct rcx_ctx *pt_ctx(void);
+
+/* a monotonic clock in microseconds, cheap to read (see pt.c) */
 double pt_now_us(void);
 /* this process is the server (rank 0): it reports */
 bool pt_is_server(void);
@@ -56,7 +62,8 @@ void pt_report_lat(const struct pt_opts *o, size_t size, long iters,
 		   const struct pt_stats *st);
 /* bandwidth line: bytes moved in usec, messages */
 void pt_report_bw(const struct pt_opts *o, size_t size, long msgs, double usec);
-/* the sizes to run: -a gives 2..max, else just -s */
+/* the sizes to run: --sizes the list, -a 2..max, else just -s */
+#define PT_MAX_SIZES 32
 int pt_sizes(const struct pt_opts *o, size_t *sizes, int max);
 
 /* parse, set up, run(size) for each size, tear down */

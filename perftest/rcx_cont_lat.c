@@ -1,0 +1,135 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Ping-pong latency (half round trip) with the reply posted from a
+ * continuation, comparable to ib_send_lat and rcx_send_lat: every receive
+ * (rcx_irecv) gets a continuation (rcx_continue) registered with one
+ * continuation request. On the client the callback posts the next
+ * receive (with its continuation) and then the reply; on the server it
+ * counts the pong. Sends are released at once (rcx_req_free): they
+ * complete by themselves.
+ *
+ * --mode progress (default): both loops call rcx_progress until the
+ * callback has run, so callbacks run only from the progress engine.
+ * --mode wait: the server waits on the continuation request in every
+ * iteration (it completes when the pong's callback has run), the client
+ * waits on it once for the whole run (it stays active while every
+ * callback registers the next continuation).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "common/pt.h"
+
+static const char help[] =
+	"  --mode MODE   progress (default): loops call rcx_progress\n"
+	"                wait: loops wait on the continuation request\n";
+
+struct pingpong {
+	struct rcx_group *g;
+	struct rcx_req *cr; /* the continuation request */
+	struct rcx_status st;
+	char *sb, *rb;
+	size_t size;
+	int peer;
+	bool client;
+	long n;	   /* messages to receive */
+	long got;  /* callbacks run */
+	long left; /* receives still to post */
+};
+
+static void cont_recv_cb(struct rcx_status *st, void *arg);
+
+static void post_recv(struct pingpong *p)
+{
+	struct rcx_req *r;
+
+	p->left--;
+	PT_CHECK(rcx_irecv(p->g, p->rb, p->size, p->peer, 1, &r));
+	PT_CHECK(rcx_continue(&r, cont_recv_cb, p, 0, &p->st, p->cr));
+}
+
+static void post_send(struct pingpong *p)
+{
+	struct rcx_req *s;
+
+	PT_CHECK(rcx_isend(p->g, p->sb, p->size, p->peer, 1, &s));
+	PT_CHECK(rcx_req_free(&s));
+}
+
+static void cont_recv_cb(struct rcx_status *st, void *arg)
+{
+	struct pingpong *p = arg;
+
+	PT_CHECK(st->error);
+	p->got++;
+	if (!p->client)
+		return;
+	if (p->left > 0)
+		post_recv(p);
+	post_send(p);
+}
+
+static void drive(struct pingpong *p, struct rcx_ctx *ctx, bool wait,
+		  long until)
+{
+	int ret;
+
+	if (wait) {
+		PT_CHECK(rcx_wait(&p->cr, RCX_STATUS_IGNORE));
+		return;
+	}
+	while (p->got < until) {
+		ret = rcx_progress(ctx);
+		if (ret < 0)
+			PT_CHECK(ret);
+	}
+}
+
+static void run(const struct pt_opts *o, struct rcx_group *g, size_t size)
+{
+	bool wait = o->extra && !strcmp(o->extra, "wait");
+	struct pingpong p = { .g = g, .size = size };
+	struct rcx_ctx *ctx = pt_ctx();
+	double *t = calloc(o->iters, sizeof(double)), t0;
+	struct pt_stats st;
+	long i;
+
+	if (o->extra && !wait && strcmp(o->extra, "progress"))
+		pt_die(__FILE__, __LINE__, "--mode progress|wait", -EINVAL);
+	p.n = p.left = o->warmup + o->iters;
+	p.peer = 1 - rcx_group_rank(g);
+	p.client = rcx_group_rank(g) == 1;
+	p.sb = calloc(1, size + 1);
+	p.rb = calloc(1, size + 1);
+	PT_CHECK(rcx_continue_init(ctx, NULL, &p.cr));
+	PT_CHECK(rcx_group_barrier(g));
+	if (p.client) {
+		post_recv(&p);
+		drive(&p, ctx, wait, p.n);
+	} else {
+		for (i = 0; i < p.n; i++) {
+			t0 = pt_now_us();
+			post_recv(&p);
+			post_send(&p);
+			drive(&p, ctx, wait, i + 1);
+			if (i >= o->warmup)
+				t[i - o->warmup] = (pt_now_us() - t0) / 2;
+		}
+		pt_stats(t, o->iters, &st);
+		pt_report_lat(o, size, o->iters, &st);
+	}
+	if (p.got != p.n)
+		pt_die(__FILE__, __LINE__, "callbacks run", -EPROTO);
+	/* the last continuation has run: the request is complete */
+	PT_CHECK(rcx_wait(&p.cr, RCX_STATUS_IGNORE));
+	PT_CHECK(rcx_req_free(&p.cr));
+	PT_CHECK(rcx_group_barrier(g));
+	free(p.sb);
+	free(p.rb);
+	free(t);
+}
+
+int main(int argc, char **argv)
+{
+	return pt_main(argc, argv, help, run);
+}
