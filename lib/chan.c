@@ -520,14 +520,13 @@ static void set_on_cm(struct rcx__epobj *o, const struct rcx_cm_event *ev)
 }
 
 /* The QP exists: prepare every WR of the set, post what must be posted. */
-static int set_on_ready(struct rcx_ep *ep, void *arg)
+static int set_prepare(struct chset *s)
 {
-	struct chset *s = arg;
 	const struct rcx_provider_ops *ops = s->ctx->ops;
+	struct rcx_ep *ep = s->ep;
 	struct rcx_wr w;
 	int i, ret;
 
-	s->ep = ep;
 	for (i = 0; i < s->n; i++) {
 		struct chan *c = &s->ch[i];
 
@@ -597,6 +596,22 @@ static int set_on_ready(struct rcx_ep *ep, void *arg)
 	w.remote_addr = s->peer_ctl + offsetof(struct chctl, peer_free);
 	w.rkey = s->peer_ctl_rkey;
 	return ops->pwr_create(ep, &w, 0, &s->free_wr);
+}
+
+/*
+ * A sender's WRs carry the receiver's slot and control addresses and keys,
+ * from its answer; the answer comes over the group and the connection
+ * through rdma_cm, in either order. So a sender prepares its WRs once both
+ * are in: here or in on_answer.
+ */
+static int set_on_ready(struct rcx_ep *ep, void *arg)
+{
+	struct chset *s = arg;
+
+	s->ep = ep;
+	if (s->is_send && !s->answered)
+		return 0;
+	return set_prepare(s);
 }
 
 static struct rcx_ep_attr set_ep_attr(struct chset *s)
@@ -821,6 +836,15 @@ static void on_answer(struct rcx_req *r)
 	s->peer_ctl = m->ctl_addr;
 	s->peer_ctl_rkey = m->ctl_rkey;
 	s->answered = true;
+	/* the connection came first: its WRs wait for this (set_on_ready) */
+	if (s->ep && !s->free_wr) {
+		int ret = set_prepare(s);
+
+		if (ret) {
+			set_fail(s, ret);
+			return;
+		}
+	}
 	if (s->established) {
 		s->state = SET_UP;
 		eph_done(s, 0);

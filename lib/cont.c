@@ -43,10 +43,17 @@
 
 #define RCX__CONT_FREE_MAX 256 /* one-request continuations kept for reuse */
 /*
+ * The steps of a dispatch (completion to queue, queue to callback and
+ * back) are small functions called from a few places each: inlined, the
+ * calls and their register saves would cost more than the steps.
+ */
+#define CONT_HOT static inline __attribute__((always_inline))
+/*
  * Longest sleep of an application thread in rcx__cont_block on a
- * RCX_THREAD_MULTIPLE context: a thread in rcx_ctx_wait may take the
- * completion event and handle what the sleeper waits for without waking
- * it (only sleepers here wake each other).
+ * RCX_THREAD_MULTIPLE context: a thread that polls without sleeping
+ * (rcx_test, rcx_progress) may take the completion event and handle what
+ * the sleeper waits for without waking it (only sleepers here wake each
+ * other).
  */
 #define RCX__CONT_MT_SLEEP_MS 100
 
@@ -123,6 +130,9 @@ struct cstate {
 	 */
 	int xfd;
 	bool xrung;
+	/* the exported fd or an async-signal-safe request exists: progress
+	 * has more to look at than the ready queues */
+	bool extra;
 	bool closing;
 	pthread_t pt;
 	bool pt_running;
@@ -134,17 +144,21 @@ struct cstate {
  * Per thread: inside a callback (continuation execution is never
  * re-entered), the continuation budget of the test running on this thread
  * (-1: none), whether the last test on a continuation request left ready
- * ones behind (the wait must not sleep), and whether this is a progress
- * thread. Initial-exec: the signal entry reads it without allocating.
+ * ones behind (the wait must not sleep), whether this is a progress
+ * thread, and how many executions its progress has run or finished (what
+ * rcx__cont_block reports). Initial-exec: the signal entry reads it
+ * without allocating.
  */
 static __thread struct {
 	int in_cb;
 	long budget;
 	bool leftover;
 	bool progress;
-} tl __attribute__((tls_model("initial-exec"))) = { 0, -1, false, false };
+	unsigned int ran;
+} tl __attribute__((tls_model("initial-exec"))) = { 0, -1, false, false, 0 };
 
-static void cs_ring(struct rcx_ctx *ctx, struct cstate *cs, bool ready);
+CONT_HOT void cs_ring(struct rcx_ctx *ctx, struct cstate *cs, bool ready);
+static int cs_get(struct rcx_ctx *ctx, struct cstate **out);
 
 static struct creq *creq_of(const struct rcx_req *r)
 {
@@ -188,7 +202,7 @@ static void creq_pending_inc(struct creq *cr)
 		rcx__cont_start(r); /* re-arm a continuation attached to it */
 }
 
-static void creq_pending_dec(struct creq *cr)
+CONT_HOT void creq_pending_dec(struct creq *cr)
 {
 	if (--cr->pending)
 		return;
@@ -213,7 +227,7 @@ static struct cont *cont_alloc(struct cstate *cs, int n)
 				 (size_t)(n > 1 ? n : 1) * sizeof(c->links[0]));
 }
 
-static void cont_free(struct cstate *cs, struct cont *c)
+CONT_HOT void cont_free(struct cstate *cs, struct cont *c)
 {
 	if (c->n <= 1 && cs->nfree1 < RCX__CONT_FREE_MAX) {
 		c->next = cs->free1;
@@ -224,21 +238,12 @@ static void cont_free(struct cstate *cs, struct cont *c)
 	free(c);
 }
 
-/* Its requests let go of it, it leaves its request's list, and is freed. */
-static void cont_dispose(struct rcx_ctx *ctx, struct cont *c)
+/* It leaves its request's list and is freed (no request holds it). */
+CONT_HOT void cont_release(struct rcx_ctx *ctx, struct cont *c)
 {
 	struct creq *cr = c->cr;
 	bool counted = c->counted;
-	int i;
 
-	for (i = 0; i < c->n; i++) {
-		struct rcx__cont *l = &c->links[i];
-
-		if (l->req) {
-			l->req->cont = NULL;
-			l->req = NULL;
-		}
-	}
 	if (c->cr_prev)
 		c->cr_prev->cr_next = c->cr_next;
 	else
@@ -250,6 +255,22 @@ static void cont_dispose(struct rcx_ctx *ctx, struct cont *c)
 		creq_pending_dec(cr);
 }
 
+/* Its requests let go of it, it leaves its request's list, and is freed. */
+static void cont_dispose(struct rcx_ctx *ctx, struct cont *c)
+{
+	int i;
+
+	for (i = 0; i < c->n; i++) {
+		struct rcx__cont *l = &c->links[i];
+
+		if (l->req) {
+			l->req->cont = NULL;
+			l->req = NULL;
+		}
+	}
+	cont_release(ctx, c);
+}
+
 /* An open round starts: the continuation request waits for it. */
 static void cont_count(struct cont *c)
 {
@@ -259,34 +280,37 @@ static void cont_count(struct cont *c)
 	}
 }
 
+/* A done link at the close of its round: whether it waits in the next. */
+CONT_HOT bool link_close(struct cont *c, struct rcx__cont *l)
+{
+	if (c->statuses)
+		c->statuses[l->idx] = l->st;
+	if (l->req && !c->persistent) {
+		l->req->cont = NULL;
+		l->req = NULL;
+	}
+	l->state = l->req ? L_WAIT : L_GONE;
+	return l->req != NULL;
+}
+
 /*
  * Close the round: statuses out (before the callback runs, as the proposal
  * requires), attachments reset for the next round, or detached when the
  * continuation is not persistent so that the callback may attach a new
  * one. The round's count in cr->pending passes to the queued execution.
  */
-static void cont_close(struct cont *c)
+CONT_HOT void cont_close(struct cont *c)
 {
 	int i;
 
-	c->nwait = 0;
-	for (i = 0; i < c->n; i++) {
-		struct rcx__cont *l = &c->links[i];
-
-		if (l->state != L_DONE)
-			continue;
-		if (c->statuses)
-			c->statuses[l->idx] = l->st;
-		if (l->req && !c->persistent) {
-			l->req->cont = NULL;
-			l->req = NULL;
-		}
-		if (l->req) {
-			l->state = L_WAIT;
-			c->nwait++;
-		} else {
-			l->state = L_GONE;
-		}
+	if (c->n == 1) {
+		/* one request (the common case): closing, its link is done */
+		c->nwait = link_close(c, c->links);
+	} else {
+		c->nwait = 0;
+		for (i = 0; i < c->n; i++)
+			if (c->links[i].state == L_DONE)
+				c->nwait += link_close(c, &c->links[i]);
 	}
 	c->ndone = 0;
 	c->counted = 0;
@@ -294,7 +318,7 @@ static void cont_close(struct cont *c)
 }
 
 /* Queue a closed round's execution. */
-static void cont_enqueue(struct rcx_ctx *ctx, struct cont *c)
+CONT_HOT void cont_enqueue(struct rcx_ctx *ctx, struct cont *c)
 {
 	struct cstate *cs = ctx->cont_state;
 	struct creq *cr = c->cr;
@@ -327,7 +351,7 @@ static void cont_enqueue(struct rcx_ctx *ctx, struct cont *c)
 }
 
 /* After any change of a continuation's round: queue it or let it go. */
-static void cont_check(struct rcx_ctx *ctx, struct cont *c)
+CONT_HOT void cont_check(struct rcx_ctx *ctx, struct cont *c)
 {
 	if (c->queued || c->nwait)
 		return;
@@ -341,7 +365,7 @@ static void cont_check(struct rcx_ctx *ctx, struct cont *c)
 }
 
 /* An execution has run (lock held). */
-static void cont_finish(struct rcx_ctx *ctx, struct cont *c)
+CONT_HOT void cont_finish(struct rcx_ctx *ctx, struct cont *c)
 {
 	struct cstate *cs = ctx->cont_state;
 	struct creq *cr = c->cr;
@@ -349,7 +373,7 @@ static void cont_finish(struct rcx_ctx *ctx, struct cont *c)
 	c->queued = 0;
 	cr->nrun++;
 	if (!c->nwait && !c->ndone)
-		cont_dispose(ctx, c);
+		cont_release(ctx, c); /* every link is gone: no request */
 	else
 		cont_check(ctx, c); /* a next round may be complete already */
 	creq_pending_dec(cr);
@@ -360,7 +384,7 @@ static void cont_finish(struct rcx_ctx *ctx, struct cont *c)
  * Run a taken execution: the lock is released around the callback (it may
  * call rcx); the thread is marked as inside a callback.
  */
-static void cont_run(struct rcx_ctx *ctx, struct cont *c)
+CONT_HOT void cont_run(struct rcx_ctx *ctx, struct cont *c)
 {
 	tl.in_cb++;
 	rcx__unlock(ctx);
@@ -372,12 +396,12 @@ static void cont_run(struct rcx_ctx *ctx, struct cont *c)
 
 /* ---- taking ready executions (lock held) */
 
-static bool may_run(const struct creq *cr)
+CONT_HOT bool may_run(const struct creq *cr)
 {
 	return !tl.progress || cr->any_thread;
 }
 
-static struct cont *fifo_pop(struct rcx_ctx *ctx, struct creq *cr)
+CONT_HOT struct cont *fifo_pop(struct rcx_ctx *ctx, struct creq *cr)
 {
 	struct cont *c = cr->head;
 
@@ -414,7 +438,7 @@ static struct cont *sig_pick(struct rcx_ctx *ctx, const struct creq *only)
 }
 
 /* For progress: any execution this thread may run. */
-static struct cont *take_any(struct rcx_ctx *ctx, struct cstate *cs)
+CONT_HOT struct cont *take_any(struct rcx_ctx *ctx, struct cstate *cs)
 {
 	struct creq *cr, *prev = NULL, *next;
 	struct cont *c;
@@ -440,20 +464,22 @@ static struct cont *take_any(struct rcx_ctx *ctx, struct cstate *cs)
 	return c ? sig_pick(ctx, NULL) : NULL;
 }
 
-/* Executions a signal handler ran: finish them. Returns whether any. */
-static bool finish_signalled(struct rcx_ctx *ctx, struct cstate *cs)
+/* Executions a signal handler ran: finish them. Returns how many. */
+static int finish_signalled(struct rcx_ctx *ctx, struct cstate *cs)
 {
 	struct cont *c, *next;
+	int n = 0;
 
 	if (!atomic_load_explicit(&cs->sig_done, memory_order_relaxed))
-		return false;
+		return 0;
 	for (c = stack_take(&cs->sig_done); c; c = next) {
 		next = c->next;
 		c->cr->nready--;
 		ctx->cont_ready--;
 		cont_finish(ctx, c);
+		n++;
 	}
-	return true;
+	return n;
 }
 
 /* ---- wakeups */
@@ -489,7 +515,7 @@ static void wake_sleepers(struct cstate *cs)
  * exported fd. No system call unless somebody sleeps or the fd was asked
  * for: a single-threaded context makes none.
  */
-static void cs_ring(struct rcx_ctx *ctx, struct cstate *cs, bool ready)
+CONT_HOT void cs_ring(struct rcx_ctx *ctx, struct cstate *cs, bool ready)
 {
 	cs->gen++;
 	wake_sleepers(cs);
@@ -574,25 +600,29 @@ int rcx__cont_progress(struct rcx_ctx *ctx)
 {
 	struct cstate *cs = ctx->cont_state;
 	struct cont *c;
-	int limit, n = 0;
+	long budget;
+	int limit, k, n = 0;
 
 	if (!cs || tl.in_cb)
 		return 0;
-	if (RCX__UNLIKELY(
-		    cs->xfd >= 0 ||
-		    atomic_load_explicit(&cs->sig_done, memory_order_relaxed)))
-		xfd_drain(ctx, cs, finish_signalled(ctx, cs));
+	if (RCX__UNLIKELY(cs->extra)) {
+		n = finish_signalled(ctx, cs);
+		xfd_drain(ctx, cs, n > 0);
+	}
 	/* those ready now: a callback that keeps re-registering cannot
 	 * hold this thread here forever */
 	limit = ctx->cont_ready;
-	if (tl.budget >= 0 && limit > tl.budget)
-		limit = (int)tl.budget;
-	while (limit-- > 0 && (c = take_any(ctx, cs))) {
-		if (tl.budget > 0)
-			tl.budget--;
+	/* callbacks run no continuations: nothing else spends the budget
+	 * of this thread meanwhile */
+	budget = tl.budget;
+	if (RCX__UNLIKELY(budget >= 0 && limit > budget))
+		limit = (int)budget;
+	for (k = 0; k < limit && (c = take_any(ctx, cs)); k++)
 		cont_run(ctx, c);
-		n++;
-	}
+	if (RCX__UNLIKELY(budget >= 0))
+		tl.budget = budget - k;
+	n += k;
+	tl.ran += (unsigned int)n;
 	return n;
 }
 
@@ -600,17 +630,31 @@ int rcx__cont_progress(struct rcx_ctx *ctx)
  * rcx__wait_events, but also woken by the continuation eventfd: a
  * continuation made ready by another thread (or a signal handler) raises
  * no completion event, and a continuation run by the progress below may
- * complete what the caller waits for. Lock held; dropped while asleep.
+ * complete what the caller waits for. Returns the completions handled
+ * plus the executions this thread ran or finished meanwhile (rcx_ctx_wait
+ * reports both). Lock held; dropped while asleep.
+ *
+ * Threads of a RCX_THREAD_MULTIPLE context always sleep here, with or
+ * without continuations: a thread that takes the completion event may
+ * handle what another one sleeps for, and the eventfd is how it wakes
+ * that one (the state is made by the first such sleep).
  */
 int rcx__cont_block(struct rcx_ctx *ctx, int timeout_ms)
 {
 	struct cstate *cs = ctx->cont_state;
+	unsigned int ran = tl.ran;
 	struct pollfd pfd[2];
 	unsigned long gen;
-	int n;
+	int n, armed, cm;
 
+	if (!cs && ctx->mt && cs_get(ctx, &cs))
+		cs = NULL;
 	if (!cs)
-		return rcx__wait_events(ctx, timeout_ms);
+		return rcx__wait_events(
+			ctx, ctx->mt && (timeout_ms < 0 ||
+					 timeout_ms > RCX__CONT_MT_SLEEP_MS)
+				     ? RCX__CONT_MT_SLEEP_MS
+				     : timeout_ms);
 	if (tl.leftover) {
 		/* the last test on a continuation request stopped at its
 		 * max_poll: test again rather than sleep */
@@ -618,11 +662,21 @@ int rcx__cont_block(struct rcx_ctx *ctx, int timeout_ms)
 		return 0;
 	}
 	gen = cs->gen;
-	/* ack, arm, progress once more: what rcx__wait_events does first */
-	n = rcx__wait_events(ctx, 0);
+	/*
+	 * What rcx__wait_events does before it sleeps: acknowledge, arm,
+	 * progress once more (a completion before the arm raises no event)
+	 * and take the connection events. One of those may complete what
+	 * the caller waits for (a bind is up once its connection is): then
+	 * the caller must look before anybody sleeps.
+	 */
+	ctx->ops->ack(ctx->dev);
+	armed = ctx->ops->arm(ctx->dev) == 0;
+	n = rcx__progress(ctx);
+	cm = rcx__cm_progress(ctx);
 	if (n > 0)
 		wake_sleepers(cs);
-	if (n > 0 || cs->gen != gen || timeout_ms == 0 ||
+	n += (int)(tl.ran - ran);
+	if (n > 0 || cm > 0 || !armed || cs->gen != gen || timeout_ms == 0 ||
 	    ctx->chan_deferred) /* as rcx__wait_events: channel senders
 				 * waiting for credit get no event */
 		return n;
@@ -652,7 +706,7 @@ int rcx__cont_block(struct rcx_ctx *ctx, int timeout_ms)
 	 */
 	if (n > 0)
 		wake_sleepers(cs);
-	return n;
+	return n + (int)(tl.ran - ran);
 }
 
 /* ---- continuation requests */
@@ -694,7 +748,8 @@ static void creq_poll(struct rcx_req *r)
 	}
 	if (cr->max_poll >= 0)
 		tl.budget = cr->max_poll;
-	xfd_drain(ctx, ctx->cont_state, finish_signalled(ctx, ctx->cont_state));
+	xfd_drain(ctx, ctx->cont_state,
+		  finish_signalled(ctx, ctx->cont_state) > 0);
 	creq_run_own(ctx, cr);
 	rcx__progress(ctx);
 	creq_run_own(ctx, cr);
@@ -1044,6 +1099,7 @@ RCX_API int rcx_continue_init(struct rcx_ctx *ctx, const struct rcx_info *info,
 	r->state = RCX__REQ_INACTIVE;
 	r->obj = cr;
 	cr->req = r;
+	cs->extra |= cr->signal_safe;
 	cr->next = cs->crs;
 	if (cs->crs)
 		cs->crs->prev = cr;
@@ -1249,6 +1305,7 @@ RCX_API int rcx_cont_event_fd(struct rcx_ctx *ctx)
 	ret = cs_get(ctx, &cs);
 	if (!ret && cs->xfd < 0) {
 		cs->xfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+		cs->extra |= cs->xfd >= 0;
 		if (cs->xfd < 0)
 			ret = -errno;
 		else if (ctx->cont_ready)

@@ -34,13 +34,6 @@
 #define ORDER_WRITE_ROUNDS 60000
 #define ORDER_WAR_ROUNDS   100000
 
-struct job {
-	struct rcx_ctx *ctx;
-	struct rcx_group *g;
-	int rank;
-	int size;
-};
-
 /* ---- the mapping table, WR by WR */
 
 enum { E_PUT, E_GET, E_FOP, E_ACC, E_N };
@@ -168,7 +161,7 @@ static bool find_wr(size_t mark, const struct rcx_ep *ep, int l,
 	return false;
 }
 
-static void one_case(struct job *j, struct rcx_win *w, int e, int k, int l,
+static void one_case(struct tp_job *j, struct rcx_win *w, int e, int k, int l,
 		     bool disjoint)
 {
 	const struct rcx_ep *ep = j->g->conns[1]->ep;
@@ -213,7 +206,7 @@ static void one_case(struct job *j, struct rcx_win *w, int e, int k, int l,
 	TP_CHECK_OK(rcx_win_flush_all(w));
 }
 
-static void sc_table(struct job *j)
+static void sc_table(struct tp_job *j)
 {
 	struct rcx_win *w;
 	uint64_t *base;
@@ -242,7 +235,7 @@ static void sc_table(struct job *j)
  * none for the same earlier READ. An order with nothing outstanding
  * marks nothing.
  */
-static void sc_cover(struct job *j)
+static void sc_cover(struct tp_job *j)
 {
 	const struct rcx_ep *ep;
 	struct rcx_fault_wr wr;
@@ -303,7 +296,7 @@ static void *scope_other(void *p)
 	return NULL;
 }
 
-static void scope_case(struct job *j, bool process)
+static void scope_case(struct tp_job *j, bool process)
 {
 	struct rcx_info *info = NULL;
 	struct scope_arg a = { 0 };
@@ -352,7 +345,7 @@ static void scope_case(struct job *j, bool process)
 	TP_CHECK_OK(rcx_win_free(&w));
 }
 
-static void sc_scope(struct job *j)
+static void sc_scope(struct tp_job *j)
 {
 	scope_case(j, false);
 	scope_case(j, true);
@@ -362,7 +355,7 @@ static void sc_scope(struct job *j)
  * The window's own memory: a NIC fetch-add on it goes out on the
  * loopback pair, and an access in place after it has to wait for it.
  */
-static void sc_self(struct job *j)
+static void sc_self(struct tp_job *j)
 {
 	const struct rcx_ep *peer_ep = j->g->conns[j->rank ? 0 : 1]->ep;
 	struct rcx__win_stats s0, s1;
@@ -407,7 +400,7 @@ static void sc_self(struct job *j)
 
 /* The provider is chosen by RCX_PROVIDER; RCX_FAULT_LOWER names the
  * provider below it. */
-static void sc_select(struct job *j)
+static void sc_select(struct tp_job *j)
 {
 	struct rcx_win *w;
 	uint64_t *base, v = 5;
@@ -447,7 +440,7 @@ static long rounds(long dflt)
  * message with the last round it checked), so a slot is never rewritten
  * while the target may still read it.
  */
-static void sc_e2e_write(struct job *j)
+static void sc_e2e_write(struct tp_job *j)
 {
 	long n = rounds(ORDER_WRITE_ROUNDS), i, k, bad = 0, badrounds = 0;
 	long acked = 0;
@@ -527,7 +520,7 @@ static void sc_e2e_write(struct job *j)
  * get(x) -> order(ALL) -> put(x): the get returns round i's value, never
  * the put's. Each round ends with a flush.
  */
-static void sc_e2e_war(struct job *j)
+static void sc_e2e_war(struct tp_job *j)
 {
 	long n = rounds(ORDER_WAR_ROUNDS), i, wrong = 0;
 	long long t0 = tu_now_ms();
@@ -568,21 +561,6 @@ static void sc_e2e_war(struct job *j)
 
 /* ---- the peer role */
 
-static const struct {
-	const char *name;
-	void (*run)(struct job *j);
-	const char *provider; /* NULL: default */
-	int thread_level;
-} scenarios[] = {
-	{ "table", sc_table, "fault", RCX_THREAD_SINGLE },
-	{ "cover", sc_cover, "fault", RCX_THREAD_SINGLE },
-	{ "scope", sc_scope, "fault", RCX_THREAD_MULTIPLE },
-	{ "self", sc_self, "fault", RCX_THREAD_SINGLE },
-	{ "select", sc_select, NULL, RCX_THREAD_SINGLE },
-	{ "e2e_write", sc_e2e_write, NULL, RCX_THREAD_SINGLE },
-	{ "e2e_war", sc_e2e_war, NULL, RCX_THREAD_SINGLE },
-};
-
 /* Selecting the provider by environment, and a bad lower provider. */
 static void select_env(void)
 {
@@ -595,38 +573,23 @@ static void select_env(void)
 	setenv("RCX_PROVIDER", "fault", 1);
 }
 
+static const struct tp_scenario scenarios[] = {
+	{ .name = "table", .run = sc_table, .provider = "fault" },
+	{ .name = "cover", .run = sc_cover, .provider = "fault" },
+	{ .name = "scope",
+	  .run = sc_scope,
+	  .provider = "fault",
+	  .thread_level = RCX_THREAD_MULTIPLE },
+	{ .name = "self", .run = sc_self, .provider = "fault" },
+	{ .name = "select", .run = sc_select, .setup = select_env },
+	{ .name = "e2e_write", .run = sc_e2e_write },
+	{ .name = "e2e_war", .run = sc_e2e_war },
+};
+
 static int peer_main(int argc, char **argv)
 {
-	struct job j = { NULL, NULL, -1, 0 };
-	struct rcx_ctx_attr a = { 0 };
-	size_t i;
-
-	if (argc < 1)
-		return 2;
-	for (i = 0; i < sizeof(scenarios) / sizeof(scenarios[0]); i++)
-		if (!strcmp(scenarios[i].name, argv[0]))
-			break;
-	if (i == sizeof(scenarios) / sizeof(scenarios[0])) {
-		fprintf(stderr, "order peer: unknown scenario %s\n", argv[0]);
-		return 2;
-	}
-	if (scenarios[i].run == sc_select)
-		select_env();
-	a.provider = scenarios[i].provider;
-	a.thread_level = scenarios[i].thread_level;
-	if (!TP_CHECK_OK(rcx_ctx_create(&a, &j.ctx)))
-		return tp_exit();
-	if (TP_CHECK_OK(rcx_group_world(j.ctx, &j.g))) {
-		j.rank = rcx_group_rank(j.g);
-		j.size = rcx_group_size(j.g);
-		tp_set_rank(j.rank);
-		if (TP_CHECK(j.size >= 2))
-			scenarios[i].run(&j);
-		TP_CHECK_OK(rcx_group_barrier(j.g));
-		TP_CHECK_OK(rcx_group_free(&j.g));
-	}
-	TP_CHECK_OK(rcx_ctx_destroy(j.ctx));
-	return tp_exit();
+	return tp_peer_main("order", scenarios, TP_COUNT(scenarios), argc,
+			    argv);
 }
 
 const struct tu_peer tu_peer_order = { "order", peer_main };

@@ -20,13 +20,6 @@
 #include "tu.h"
 #include "tu_mp.h"
 
-struct job {
-	struct rcx_ctx *ctx;
-	struct rcx_group *g;
-	int rank;
-	int size;
-};
-
 static void fence(struct rcx_win *w)
 {
 	TP_CHECK_OK(rcx_win_fence(w, 0));
@@ -40,7 +33,7 @@ static uint8_t pat(size_t i, int src, int dst, size_t salt)
 
 /* ---- creation */
 
-static void sc_create(struct job *j)
+static void sc_create(struct tp_job *j)
 {
 	struct rcx_win *w = NULL;
 	struct rcx_info *info;
@@ -145,7 +138,7 @@ static void sc_create(struct job *j)
 static const size_t pg_sizes[] = { 0,	1,   7,	  8,	63,   64,    65,
 				   511, 512, 513, 4095, 4096, 65537, 300000 };
 
-static void sc_putget(struct job *j)
+static void sc_putget(struct tp_job *j)
 {
 	size_t n = sizeof(pg_sizes) / sizeof(pg_sizes[0]), s, len, i;
 	size_t wlen = (size_t)j->size * PG_REGION;
@@ -384,7 +377,7 @@ static union elem ref(int dt, int op, union elem a, union elem b)
 #define AC_STRIDE (2 * AC_N * 8 + 16)
 
 struct ac_ctx {
-	struct job *j;
+	struct tp_job *j;
 	struct rcx_win *w;
 	uint8_t *base;
 	size_t shift;
@@ -425,7 +418,7 @@ static void ac_fail(struct ac_ctx *c, int dt, int op, const char *call,
 /* One (datatype, op) round: every rank with every rank, self included. */
 static void ac_round(struct ac_ctx *c, int dt, int op)
 {
-	struct job *j = c->j;
+	struct tp_job *j = c->j;
 	size_t es = esize(dt);
 	union elem v[AC_N], e, want, *res, *fres, *cres, cmp;
 	int t, o, k;
@@ -520,7 +513,8 @@ static void ac_round(struct ac_ctx *c, int dt, int op)
 	free(cres);
 }
 
-static void ac_window(struct job *j, const char *what, bool nic, size_t shift)
+static void ac_window(struct tp_job *j, const char *what, bool nic,
+		      size_t shift)
 {
 	struct ac_ctx c = { .j = j, .shift = shift, .what = what };
 	struct rcx__win_stats st;
@@ -562,7 +556,7 @@ static void ac_window(struct job *j, const char *what, bool nic, size_t shift)
 	TP_CHECK_OK(rcx_win_free(&c.w));
 }
 
-static void sc_acc(struct job *j)
+static void sc_acc(struct tp_job *j)
 {
 	ac_window(j, "nic", true, 0);
 	ac_window(j, "software", false, 0);
@@ -585,7 +579,7 @@ static int cmp_i64(const void *a, const void *b)
  * included, through its loopback): the old values seen by all must be
  * 0 .. size*AT_K-1, each once.
  */
-static void at_fetch_add(struct job *j, struct rcx_win *w, int dt,
+static void at_fetch_add(struct tp_job *j, struct rcx_win *w, int dt,
 			 int64_t *word)
 {
 	int64_t *seen = calloc(AT_K, sizeof(*seen));
@@ -623,7 +617,7 @@ static void at_fetch_add(struct job *j, struct rcx_win *w, int dt,
 }
 
 /* Compare-and-swap increments: the total must come out exact. */
-static void at_cas(struct job *j, struct rcx_win *w, int dt, int64_t *word)
+static void at_cas(struct tp_job *j, struct rcx_win *w, int dt, int64_t *word)
 {
 	union elem cur, nv, got;
 	int k, tries = 0;
@@ -662,7 +656,7 @@ static void at_cas(struct job *j, struct rcx_win *w, int dt, int64_t *word)
  * fetch-add, software REPLACE, NIC fetch-add, NIC atomic read, software
  * MAX, software get_accumulate: each sees the one before.
  */
-static void at_mixed(struct job *j, struct rcx_win *w, int64_t *base)
+static void at_mixed(struct tp_job *j, struct rcx_win *w, int64_t *base)
 {
 	int t = (j->rank + 1) % j->size;
 	int64_t ten = 10, hundred = 100, one = 1, seven = 7, five = 5;
@@ -689,7 +683,7 @@ static void at_mixed(struct job *j, struct rcx_win *w, int64_t *base)
 	TP_CHECK_EQ(base[1], 707);
 }
 
-static void sc_atomic(struct job *j)
+static void sc_atomic(struct tp_job *j)
 {
 	struct rcx_win *w;
 	int64_t *base;
@@ -711,7 +705,7 @@ static void sc_atomic(struct job *j)
 
 #define LK_K 40
 
-static void sc_lock(struct job *j)
+static void sc_lock(struct tp_job *j)
 {
 	struct rcx_win *w;
 	int64_t *base, v, one = 1, minus = -1, inside = -1;
@@ -796,7 +790,7 @@ static void sc_lock(struct job *j)
 
 /* ---- request-based operations */
 
-static void sc_rreq(struct job *j)
+static void sc_rreq(struct tp_job *j)
 {
 	int t = (j->rank + 1) % j->size, k, flag = 0;
 	struct rcx_req *r[6] = { 0 };
@@ -859,7 +853,7 @@ static void sc_rreq(struct job *j)
 
 /* ---- epoch misuse */
 
-static void sc_epoch(struct job *j)
+static void sc_epoch(struct tp_job *j)
 {
 	int t = (j->rank + 1) % j->size, u = (j->rank + 2) % j->size;
 	struct rcx_req *r = NULL;
@@ -941,7 +935,7 @@ static void sc_epoch(struct job *j)
 
 /* ---- bounds and bad arguments: refused, and nothing sent */
 
-static void sc_bounds(struct job *j)
+static void sc_bounds(struct tp_job *j)
 {
 	int t = (j->rank + 1) % j->size;
 	struct rcx_req *r = NULL;
@@ -1023,46 +1017,20 @@ static void sc_bounds(struct job *j)
 
 /* ---- the peer role */
 
-static const struct {
-	const char *name;
-	void (*run)(struct job *j);
-	const char *provider;
-} scenarios[] = {
-	{ "create", sc_create, NULL }, { "putget", sc_putget, NULL },
-	{ "acc", sc_acc, NULL },       { "atomic", sc_atomic, NULL },
-	{ "lock", sc_lock, NULL },     { "rreq", sc_rreq, NULL },
-	{ "epoch", sc_epoch, NULL },   { "bounds", sc_bounds, "fault" },
+static const struct tp_scenario scenarios[] = {
+	{ .name = "create", .run = sc_create },
+	{ .name = "putget", .run = sc_putget },
+	{ .name = "acc", .run = sc_acc },
+	{ .name = "atomic", .run = sc_atomic },
+	{ .name = "lock", .run = sc_lock },
+	{ .name = "rreq", .run = sc_rreq },
+	{ .name = "epoch", .run = sc_epoch },
+	{ .name = "bounds", .run = sc_bounds, .provider = "fault" },
 };
 
 static int peer_main(int argc, char **argv)
 {
-	struct job j = { NULL, NULL, -1, 0 };
-	struct rcx_ctx_attr a = { 0 };
-	size_t i;
-
-	if (argc < 1)
-		return 2;
-	for (i = 0; i < sizeof(scenarios) / sizeof(scenarios[0]); i++)
-		if (!strcmp(scenarios[i].name, argv[0]))
-			break;
-	if (i == sizeof(scenarios) / sizeof(scenarios[0])) {
-		fprintf(stderr, "win peer: unknown scenario %s\n", argv[0]);
-		return 2;
-	}
-	a.provider = scenarios[i].provider;
-	if (!TP_CHECK_OK(rcx_ctx_create(&a, &j.ctx)))
-		return tp_exit();
-	if (TP_CHECK_OK(rcx_group_world(j.ctx, &j.g))) {
-		j.rank = rcx_group_rank(j.g);
-		j.size = rcx_group_size(j.g);
-		tp_set_rank(j.rank);
-		if (TP_CHECK(j.size >= 2))
-			scenarios[i].run(&j);
-		TP_CHECK_OK(rcx_group_barrier(j.g));
-		TP_CHECK_OK(rcx_group_free(&j.g));
-	}
-	TP_CHECK_OK(rcx_ctx_destroy(j.ctx));
-	return tp_exit();
+	return tp_peer_main("win", scenarios, TP_COUNT(scenarios), argc, argv);
 }
 
 const struct tu_peer tu_peer_win = { "win", peer_main };

@@ -1,9 +1,13 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* Multi-process tests: launch a job through rcx-run; checks in the ranks. */
+/*
+ * Multi-process tests: launch a job through rcx-run; checks and the main
+ * of a peer role in the ranks.
+ */
 #include <errno.h>
 #include <limits.h>
 #include <spawn.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -62,7 +66,7 @@ int tu_mp_run(int nprocs, const char *peer, const char *scenario, int timeout_s)
 }
 
 static int tp_rank = -1;
-static int tp_nfail;
+static atomic_int tp_nfail; /* threads of a peer check too */
 
 void tp_set_rank(int rank)
 {
@@ -71,9 +75,11 @@ void tp_set_rank(int rank)
 
 static bool tp_report(void)
 {
-	if (++tp_nfail == TP_MAX_REPORTS + 1)
+	int n = atomic_fetch_add(&tp_nfail, 1) + 1;
+
+	if (n == TP_MAX_REPORTS + 1)
 		fprintf(stderr, "rank %d: more failures, not shown\n", tp_rank);
-	return tp_nfail <= TP_MAX_REPORTS;
+	return n <= TP_MAX_REPORTS;
 }
 
 bool tp_check(bool ok, const char *file, int line, const char *expr)
@@ -118,14 +124,50 @@ void tp_fail(const char *file, int line, const char *fmt, ...)
 
 int tp_failures(void)
 {
-	return tp_nfail;
+	return atomic_load(&tp_nfail);
 }
 
 int tp_exit(void)
 {
-	if (tp_nfail)
-		fprintf(stderr, "rank %d: %d check(s) failed\n", tp_rank,
-			tp_nfail);
+	int n = tp_failures();
+
+	if (n)
+		fprintf(stderr, "rank %d: %d check(s) failed\n", tp_rank, n);
 	fflush(NULL);
-	return tp_nfail ? 1 : 0;
+	return n ? 1 : 0;
+}
+
+int tp_peer_main(const char *role, const struct tp_scenario *sc, size_t n,
+		 int argc, char **argv)
+{
+	struct rcx_ctx_attr a = { 0 };
+	struct tp_job j = { NULL, NULL, -1, 0 };
+	size_t i;
+
+	for (i = 0; argc >= 1 && i < n; i++)
+		if (!strcmp(sc[i].name, argv[0]))
+			break;
+	if (argc < 1 || i == n) {
+		fprintf(stderr, "%s peer: %s scenario %s\n", role,
+			argc < 1 ? "no" : "unknown", argc < 1 ? "" : argv[0]);
+		return 2;
+	}
+	if (sc[i].setup)
+		sc[i].setup();
+	a.provider = sc[i].provider;
+	a.thread_level = sc[i].thread_level;
+	if (!TP_CHECK_OK(rcx_ctx_create(&a, &j.ctx)))
+		return tp_exit();
+	if (TP_CHECK_OK(rcx_group_world(j.ctx, &j.g))) {
+		j.rank = rcx_group_rank(j.g);
+		j.size = rcx_group_size(j.g);
+		tp_set_rank(j.rank);
+		if (TP_CHECK(j.rank >= 0 && j.size >= 2) &&
+		    (!sc[i].size || TP_CHECK_EQ(j.size, sc[i].size)))
+			sc[i].run(&j);
+		TP_CHECK_OK(rcx_group_barrier(j.g));
+		TP_CHECK_OK(rcx_group_free(&j.g));
+	}
+	TP_CHECK_OK(rcx_ctx_destroy(j.ctx));
+	return tp_exit();
 }

@@ -8,6 +8,10 @@
  * with the TP_* macros below (not CUnit: the registry lives in the parent).
  */
 #include <stdbool.h>
+#include <stddef.h>
+
+struct rcx_ctx;
+struct rcx_group;
 
 /*
  * Run `rcx-run -n nprocs --timeout timeout_s <this runner> --peer peer
@@ -46,5 +50,34 @@ void tp_fail(const char *file, int line, const char *fmt, ...)
 int tp_failures(void);
 /* Exit code of a peer: 1 if any check failed, else 0 (prints a summary). */
 int tp_exit(void);
+
+/* One rank of a job, as its scenario sees it. */
+struct tp_job {
+	struct rcx_ctx *ctx;
+	struct rcx_group *g; /* the world */
+	int rank;
+	int size;
+};
+
+/* A scenario of a peer role. */
+struct tp_scenario {
+	const char *name;
+	void (*run)(struct tp_job *j);
+	const char *provider; /* NULL: the default (RCX_PROVIDER) */
+	int thread_level;     /* RCX_THREAD_SINGLE or RCX_THREAD_MULTIPLE */
+	int size;	      /* ranks it needs; 0: any number from 2 */
+	void (*setup)(void);  /* runs before the context is made, or NULL */
+};
+
+/*
+ * The main of a peer role: runs the scenario named argv[0] among sc[0..n-1]
+ * on a new context (its provider and thread level) and the world group,
+ * then barrier, group free and context destroy, each checked. Returns
+ * tp_exit(), or 2 when argv names no scenario of the role.
+ */
+int tp_peer_main(const char *role, const struct tp_scenario *sc, size_t n,
+		 int argc, char **argv);
+/* Elements of an array (a scenario table). */
+#define TP_COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
 #endif

@@ -30,6 +30,13 @@ struct rcx_status;
  * request whose continuations only it could run waits forever. A callback
  * must not destroy the context.
  *
+ * rcx_ctx_wait counts the continuations it ran with the completions it
+ * handled, and sleeps on the continuation eventfd too: it returns (> 0)
+ * for continuations that become ready without a completion event (queued
+ * at registration, readied by another thread, attached to a continuation
+ * request that completed, run by a signal handler), not only for
+ * completions.
+ *
  * Each continuation runs exactly once per completion of its requests.
  * rcx_ctx_destroy runs the outstanding ones once, with status.error =
  * -ECANCELED for the operations that had not completed; registrations made
