@@ -51,6 +51,10 @@ const struct rcx__config_var rcx__config_vars[] = {
 	{ "RCX_HEARTBEAT_MS", "0",
 	  "period of a liveness probe on every connection (0: off)",
 	  U(heartbeat_ms, 0, 3600000) },
+	{ "RCX_PROGRESS_CPUS", "",
+	  "cpulist the continuation progress thread is bound to (default: the "
+	  "device's local cpus)",
+	  S(progress_cpus) },
 	{ NULL, NULL, NULL, 0, 0, 0, 0 },
 };
 
@@ -95,6 +99,16 @@ int rcx__config_load(struct rcx__config *cfg)
 		}
 		if (ret)
 			return ret;
+	}
+	/* checked here, not at thread start, where it could not be reported */
+	ret = tmp.progress_cpus[0] ? rcx__topo_cpus_check(tmp.progress_cpus)
+				   : 0;
+	if (ret) {
+		if (ret == -EINVAL)
+			fprintf(stderr,
+				"rcx: RCX_PROGRESS_CPUS=%s is not a cpulist\n",
+				tmp.progress_cpus);
+		return ret;
 	}
 	*cfg = tmp;
 	return 0;

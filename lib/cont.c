@@ -36,8 +36,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <hwloc.h>
-#include <hwloc/linux.h>
 #include <sys/eventfd.h>
 #include "core.h"
 
@@ -137,7 +135,9 @@ struct cstate {
 	pthread_t pt;
 	bool pt_running;
 	bool pt_stop;
+	/* whether the progress thread is bound, and where (a cpulist) */
 	bool pt_pinned;
+	char pt_cpus[RCX__CPULIST_LEN];
 };
 
 /*
@@ -800,49 +800,11 @@ static bool is_creq(const struct rcx_req *r)
 
 /* ---- the progress thread (mpi_continue_thread = "any") */
 
-/*
- * Bind the calling thread to the cpus near the device: its local_cpus
- * mask in sysfs, read through hwloc (as hwloc_ibv_get_device_cpuset does),
- * on a topology loaded without I/O discovery, which costs seconds. A
- * device with no locality (virtual ones such as rxe have no PCI parent)
- * or one local to every cpu leaves the thread unbound. Returns whether it
- * was bound.
- */
-static bool pin_near_device(const char *dev)
-{
-	char path[160];
-	hwloc_topology_t t;
-	hwloc_bitmap_t set;
-	hwloc_const_bitmap_t all;
-	bool pinned = false;
-
-	if (!dev[0] ||
-	    snprintf(path, sizeof(path),
-		     "/sys/class/infiniband/%s/device/local_cpus",
-		     dev) >= (int)sizeof(path) ||
-	    access(path, R_OK))
-		return false; /* no locality: no topology to load */
-	if (hwloc_topology_init(&t))
-		return false;
-	set = hwloc_bitmap_alloc();
-	if (set && !hwloc_topology_load(t) &&
-	    !hwloc_linux_read_path_as_cpumask(path, set)) {
-		all = hwloc_topology_get_topology_cpuset(t);
-		hwloc_bitmap_and(set, set, all);
-		if (!hwloc_bitmap_iszero(set) &&
-		    !hwloc_bitmap_isequal(set, all))
-			pinned = !hwloc_set_cpubind(t, set,
-						    HWLOC_CPUBIND_THREAD);
-	}
-	hwloc_bitmap_free(set);
-	hwloc_topology_destroy(t);
-	return pinned;
-}
-
 static void *progress_main(void *arg)
 {
 	struct rcx_ctx *ctx = arg;
 	struct cstate *cs = ctx->cont_state;
+	char cpus[RCX__CPULIST_LEN];
 	sigset_t all;
 	bool pinned;
 
@@ -851,9 +813,16 @@ static void *progress_main(void *arg)
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, NULL);
 	tl.progress = true;
-	pinned = pin_near_device(ctx->info.name);
+	/*
+	 * Near the device (its NUMA node's cpus), or RCX_PROGRESS_CPUS; left
+	 * unbound when the device has no locality (rxe) or binding fails.
+	 */
+	pinned = !rcx__topo_bind_near(ctx->info.name, ctx->cfg.progress_cpus,
+				      cpus, sizeof(cpus)) &&
+		 cpus[0];
 	rcx__lock(ctx);
 	cs->pt_pinned = pinned;
+	memcpy(cs->pt_cpus, cpus, sizeof(cpus));
 	while (!cs->pt_stop) {
 		if (rcx__progress(ctx) > 0)
 			wake_sleepers(cs); /* see rcx__cont_block */

@@ -15,6 +15,9 @@
 #define RCX__UNLIKELY(x) __builtin_expect(!!(x), 0)
 
 /* ---- configuration: one table, RCX_* environment variables (config.c) */
+/* a cpulist ("0-3,8-11") as hwloc prints it, with its NUL */
+#define RCX__CPULIST_LEN 256
+
 struct rcx__config {
 	char device[64];
 	char provider[16];
@@ -32,6 +35,7 @@ struct rcx__config {
 	unsigned long connect_timeout_ms;
 	unsigned long mr_cache;
 	unsigned long heartbeat_ms;
+	char progress_cpus[RCX__CPULIST_LEN];
 };
 
 struct rcx__config_var {
@@ -49,6 +53,29 @@ int rcx__config_load(struct rcx__config *cfg);
 /* ---- topology (topo.c) */
 int rcx__topo_pick(const char (*names)[64], int n, const char *topo_xml,
 		   const char *where_list, int *pick);
+/* 0 when list is a cpulist ("0-3,8"; "0-": every cpu), else -EINVAL */
+int rcx__topo_cpus_check(const char *list);
+/*
+ * Where a thread serving device dev (the continuation progress thread)
+ * should run, as a cpulist in cpus[len]: the cpus of the device's
+ * locality, or those of override (a cpulist, RCX_PROGRESS_CPUS; NULL or
+ * "" for none), less the cpus the process may not use; "" (unbound) when
+ * the device has no locality (virtual ones such as rxe, not found) or the
+ * set holds every cpu. topo_xml: an hwloc XML file to use instead of this
+ * machine (tests); NULL: this machine, where the locality is read from
+ * sysfs without loading I/O discovery.
+ * Errors: -EINVAL override malformed or topo_xml not loadable; -ENOSPC
+ * len too short; -ENOMEM.
+ */
+int rcx__topo_near_cpus(const char *topo_xml, const char *dev,
+			const char *override, char *cpus, size_t len);
+/*
+ * The same on this machine, and bind the calling thread there. cpus ends
+ * holding where it is bound, "" when it stays unbound (errors included):
+ * the errors above, or the negative errno of binding.
+ */
+int rcx__topo_bind_near(const char *dev, const char *override, char *cpus,
+			size_t len);
 
 /* ---- completion dispatch: wr_id points at one of these */
 struct rcx__wrctx;

@@ -77,9 +77,11 @@ typedef void rcx_continue_cb(struct rcx_status *statuses, void *cb_data);
  * "mpi_continue_thread" ("application"|"any", default "application"):
  *     "any" lets the context's progress thread run them; the thread is
  *     started with the first such continuation request and stopped by
- *     rcx_ctx_destroy. Needs a RCX_THREAD_MULTIPLE context. The thread is
- *     bound with hwloc to the cpus near the device when hwloc knows the
- *     device's locality, unbound otherwise (virtual devices such as rxe).
+ *     rcx_ctx_destroy. Needs a RCX_THREAD_MULTIPLE context. The thread
+ *     binds itself to the cpus near the device (its local cpus in sysfs,
+ *     the NUMA node's), or to those of RCX_PROGRESS_CPUS; it stays
+ *     unbound for a device without locality (virtual ones such as rxe)
+ *     or local to every cpu, and when binding fails.
  *     With "application" only threads of the application run them.
  * "mpi_continue_enqueue_complete" ("false"|"true", default "false"):
  *     "true" queues a continuation whose operations are all complete at
