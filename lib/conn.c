@@ -240,6 +240,14 @@ void rcx__conn_destroy(struct rcx__conn *c)
 	if (!c)
 		return;
 	ctx = c->ctx;
+	/*
+	 * Out of the group first: the progress below runs the heartbeat
+	 * (ft.c) over the group's connections, this one and those already
+	 * freed before it included.
+	 */
+	if (c->g && c->peer >= 0 && c->peer < c->g->size &&
+	    c->g->conns[c->peer] == c)
+		c->g->conns[c->peer] = NULL;
 	drain_reqs(c, -ECANCELED);
 	if (c->state != RCX__CONN_FAILED)
 		c->state = RCX__CONN_CLOSED;
@@ -348,6 +356,17 @@ static bool can_send(const struct rcx__conn *c)
 	return c->credits > 0 && c->ctx->tx_free;
 }
 
+/*
+ * Receive credits owed to the peer that no message of ours will carry
+ * soon: half the ring was reposted, and we have nothing to send or no
+ * credit to send it with. Returned in a CREDIT message.
+ */
+static bool credit_due(const struct rcx__conn *c)
+{
+	return c->owed >= (int)c->ctx->cfg.rx_depth / 2 &&
+	       (!c->backlog || c->credits == 0);
+}
+
 int rcx__conn_send(struct rcx__conn *c, struct rcx_req *r)
 {
 	int ret;
@@ -393,7 +412,9 @@ void rcx__conn_drain(struct rcx_ctx *ctx)
 			r->next = NULL;
 			sent(c, r);
 		}
-		if (!c->backlog)
+		if (c->state == RCX__CONN_UP && credit_due(c) && ctx->tx_free)
+			post_msg(c, NULL, RCX__MSG_CREDIT);
+		if (!c->backlog && !credit_due(c))
 			pending_del(c);
 	}
 }
@@ -410,6 +431,16 @@ static void on_tx(struct rcx_ctx *ctx, struct rcx__wrctx *w,
 	c->tx_inflight--;
 	if (cqe->status)
 		rcx__conn_fail(c, RCX_ERR_PROC_FAILED);
+}
+
+bool rcx__hdr_ok(const struct rcx__hdr *h, uint32_t byte_len, size_t eager_size)
+{
+	if (byte_len < sizeof(*h))
+		return false;
+	if (h->type == RCX__MSG_EAGER &&
+	    (h->len > eager_size || byte_len < sizeof(*h) + h->len))
+		return false;
+	return h->cid < RCX__CID_MAX && h->type && h->type <= RCX__MSG_BYE;
 }
 
 static void on_rx(struct rcx_ctx *ctx, struct rcx__wrctx *w,
@@ -434,11 +465,7 @@ static void on_rx(struct rcx_ctx *ctx, struct rcx__wrctx *w,
 			rcx__conn_fail(c, RCX_ERR_PROC_FAILED);
 		return;
 	}
-	if (cqe->byte_len < sizeof(*h) ||
-	    (h->type == RCX__MSG_EAGER &&
-	     (h->len > ctx->cfg.eager_size ||
-	      cqe->byte_len < sizeof(*h) + h->len)) ||
-	    h->cid >= RCX__CID_MAX || !h->type || h->type > RCX__MSG_BYE) {
+	if (!rcx__hdr_ok(h, cqe->byte_len, ctx->cfg.eager_size)) {
 		rcx__conn_fail(c, RCX_ERR_PROTO);
 		return;
 	}
@@ -457,9 +484,12 @@ static void on_rx(struct rcx_ctx *ctx, struct rcx__wrctx *w,
 		rcx__p2p_fin(c, h->id);
 		break;
 	case RCX__MSG_BYE:
-		/* it left on purpose: its disconnect is no failure */
+		/* it left on purpose: its disconnect is no failure. What it
+		 * sent came before this (one RC connection delivers in
+		 * order): receives still posted for it can never match. */
 		c->state = RCX__CONN_CLOSED;
 		drain_reqs(c, -ECONNRESET);
+		rcx__p2p_peer_failed(c, -ECONNRESET);
 		break;
 	}
 	if (c->state != RCX__CONN_UP)
@@ -469,13 +499,23 @@ static void on_rx(struct rcx_ctx *ctx, struct rcx__wrctx *w,
 		rcx__conn_fail(c, ret);
 		return;
 	}
-	c->owed++;
+	/* a CREDIT or BYE spent no credit: it earns none back (returning
+	 * one would let the peer send past our receives into RNR NAKs) */
+	if (needs_credit(h->type))
+		c->owed++;
 	if (c->backlog)
 		pending_add(c);
-	/* nothing of ours to piggyback on: return credits explicitly */
-	if (c->owed >= (int)ctx->cfg.rx_depth / 2 &&
-	    (!c->backlog || c->credits == 0) && ctx->tx_free)
-		post_msg(c, NULL, RCX__MSG_CREDIT);
+	/*
+	 * Nothing of ours to piggyback on: return credits explicitly, or as
+	 * soon as a send slot is free (the peer may have no credit left to
+	 * send what would make us answer: waiting for it deadlocks both).
+	 */
+	if (credit_due(c)) {
+		if (ctx->tx_free)
+			post_msg(c, NULL, RCX__MSG_CREDIT);
+		else
+			pending_add(c);
+	}
 }
 
 int rcx__tx_init(struct rcx_ctx *ctx)

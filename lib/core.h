@@ -218,6 +218,15 @@ struct rcx__hdr {
 };
 
 /*
+ * Is a received message well formed: a whole header of a known type and
+ * cid, and for EAGER a payload within eager_size that arrived whole
+ * (byte_len: the bytes received)? A connection that receives anything
+ * else fails with RCX_ERR_PROTO (conn.c).
+ */
+bool rcx__hdr_ok(const struct rcx__hdr *h, uint32_t byte_len,
+		 size_t eager_size);
+
+/*
  * Active messages: a cid with a handler bypasses matching; the handler
  * runs in progress for every eager message of that cid (payload of h->len
  * bytes, at most RCX_EAGER_SIZE). Send with rcx__am_send.

@@ -139,9 +139,11 @@ static int ag_tag(uint32_t seq, int coord, int kind)
 /*
  * Wait for n requests, each of which may end in error (a peer that died:
  * its receives and sends complete with RCX_ERR_PROC_FAILED); err[i] gets
- * each one's status. The requests are released.
+ * each one's status, RCX_ERR_PROTO for a message that was not len bytes.
+ * The requests are released.
  */
-static void ag_wait(struct rcx_ctx *ctx, int n, struct rcx_req **r, int *err)
+static void ag_wait(struct rcx_ctx *ctx, int n, struct rcx_req **r, int *err,
+		    size_t len)
 {
 	int i;
 
@@ -156,10 +158,38 @@ static void ag_wait(struct rcx_ctx *ctx, int n, struct rcx_req **r, int *err)
 	}
 	for (i = 0; i < n; i++) {
 		err[i] = r[i] ? r[i]->status.error : RCX_ERR_PROC_FAILED;
+		if (!err[i] && r[i]->status.count != len)
+			err[i] = RCX_ERR_PROTO;
 		if (r[i])
 			rcx__req_put(r[i]);
 		r[i] = NULL;
 	}
+}
+
+/*
+ * An estimate from the wire: the ok flag, then a failed flag per rank,
+ * each 0 or 1. Anything else comes from a broken peer and is dropped like
+ * a message that never came.
+ */
+static bool ag_valid(const uint8_t *in, int size)
+{
+	int k;
+
+	for (k = 0; k <= size; k++)
+		if (in[k] > 1)
+			return false;
+	return true;
+}
+
+/*
+ * A rank the agreement does not wait for: failed, or gone on purpose (its
+ * BYE closed the connection, so nothing more comes from it).
+ */
+static bool ag_gone(const struct rcx_group *g, int i)
+{
+	const struct rcx__conn *c = g->conns[i];
+
+	return g->failed[i] || (c && c->state == RCX__CONN_CLOSED);
 }
 
 static void ag_merge(uint8_t *est, const uint8_t *in, int size)
@@ -180,7 +210,7 @@ static int ag_lead(struct rcx_group *g, uint32_t seq, uint8_t *est, uint8_t *in,
 
 	for (i = 0; i < g->size; i++) {
 		r[i] = NULL;
-		if (i == g->rank || g->failed[i])
+		if (i == g->rank || ag_gone(g, i))
 			continue;
 		ret = rcx__irecv(g, in + i * len, len, i,
 				 ag_tag(seq, g->rank, AG_PROPOSE), RCX__CID_FT,
@@ -188,15 +218,15 @@ static int ag_lead(struct rcx_group *g, uint32_t seq, uint8_t *est, uint8_t *in,
 		if (ret && ret != RCX_ERR_PROC_FAILED)
 			return ret;
 	}
-	ag_wait(g->ctx, g->size, r, err);
+	ag_wait(g->ctx, g->size, r, err, len);
 	for (i = 0; i < g->size; i++)
-		if (i != g->rank && !err[i])
+		if (i != g->rank && !err[i] && ag_valid(in + i * len, g->size))
 			ag_merge(est, in + i * len, g->size);
 	if (rcx__ft_hook)
 		rcx__ft_hook(g, RCX__FT_HOOK_GATHERED);
 	for (i = 0; i < g->size; i++) {
 		r[i] = NULL;
-		if (i == g->rank || g->failed[i])
+		if (i == g->rank || ag_gone(g, i))
 			continue;
 		ret = rcx__isend(g, est, len, i,
 				 ag_tag(seq, g->rank, AG_DECIDE), RCX__CID_FT,
@@ -205,11 +235,11 @@ static int ag_lead(struct rcx_group *g, uint32_t seq, uint8_t *est, uint8_t *in,
 			return ret;
 		if (rcx__ft_hook) {
 			/* let it leave: a test may die half-way through */
-			ag_wait(g->ctx, 1, &r[i], &err[i]);
+			ag_wait(g->ctx, 1, &r[i], &err[i], len);
 			rcx__ft_hook(g, RCX__FT_HOOK_TOLD_ONE);
 		}
 	}
-	ag_wait(g->ctx, g->size, r, err);
+	ag_wait(g->ctx, g->size, r, err, len);
 	return 0;
 }
 
@@ -228,11 +258,11 @@ static int ag_follow(struct rcx_group *g, uint32_t seq, int coord, uint8_t *est,
 	ret = rcx__isend(g, est, len, coord, ag_tag(seq, coord, AG_PROPOSE),
 			 RCX__CID_FT, &r[1]);
 	if (ret && ret != RCX_ERR_PROC_FAILED) {
-		ag_wait(g->ctx, 1, r, err);
+		ag_wait(g->ctx, 1, r, err, len);
 		return ret;
 	}
-	ag_wait(g->ctx, 2, r, err);
-	if (!err[0])
+	ag_wait(g->ctx, 2, r, err, len);
+	if (!err[0] && ag_valid(tmp, g->size))
 		memcpy(est, tmp, len);
 	return 0;
 }
@@ -267,7 +297,7 @@ int rcx__ft_agree(struct rcx_group *g, bool *ok, uint8_t *failed)
 	for (k = 0; k < g->size; k++)
 		est[1 + k] = failed[k] | g->failed[k];
 	for (c = 0; c < g->size && !ret; c++) {
-		if (g->failed[c])
+		if (ag_gone(g, c))
 			continue;
 		if (c == g->rank)
 			ret = ag_lead(g, seq, est, in, r, err);

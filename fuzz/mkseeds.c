@@ -1,0 +1,269 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Writes the seed corpus of the fuzz targets: well-formed messages of
+ * each protocol, built with the same structures and encoders as rcx, and
+ * a few broken ones. `rcx_fz_seeds DIR` writes DIR/<target>/<seed>; the
+ * result is committed as fuzz/corpus/.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <rcx/rcx.h>
+#include "fz.h"
+#include "lib/boot_wire.h"
+
+/* A seed being built. */
+struct seed {
+	uint8_t b[8192];
+	size_t n;
+};
+
+static const char *top;
+
+static void put(struct seed *s, const void *p, size_t n)
+{
+	FZ_ASSERT(s->n + n <= sizeof(s->b));
+	if (n)
+		memcpy(s->b + s->n, p, n);
+	s->n += n;
+}
+
+static void put8(struct seed *s, uint8_t v)
+{
+	put(s, &v, 1);
+}
+
+/* One record of a script (fz.h): u16 length, then the bytes. */
+static void rec(struct seed *s, const void *p, size_t n)
+{
+	put8(s, (uint8_t)n);
+	put8(s, (uint8_t)(n >> 8));
+	put(s, p, n);
+}
+
+static void save(const char *target, const char *name, const struct seed *s)
+{
+	char path[512];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", top, target);
+	if (mkdir(path, 0755) && errno != EEXIST)
+		FZ_ASSERT(0);
+	snprintf(path, sizeof(path), "%s/%s/%s", top, target, name);
+	f = fopen(path, "wb");
+	FZ_ASSERT(f && fwrite(s->b, 1, s->n, f) == s->n && !fclose(f));
+}
+
+/* ---- bootstrap frames */
+
+static void frame(struct seed *s, uint16_t type, uint32_t rank, uint32_t round,
+		  uint32_t status, const void *pl, uint32_t len)
+{
+	struct rcx__boot_frame f = { type, rank, round, status, len, pl };
+	uint8_t hdr[RCX__BOOT_HDR_LEN];
+
+	rcx__boot_hdr_encode(&f, hdr);
+	put(s, hdr, sizeof(hdr));
+	put(s, pl, len);
+}
+
+static void hello_pl(uint8_t pl[RCX__BOOT_HELLO_LEN], uint64_t jobid,
+		     uint32_t size)
+{
+	int i;
+
+	for (i = 0; i < 8; i++)
+		pl[i] = (uint8_t)(jobid >> (56 - 8 * i));
+	for (i = 0; i < 4; i++)
+		pl[8 + i] = (uint8_t)(size >> (24 - 8 * i));
+}
+
+static void seeds_boot(void)
+{
+	uint8_t hp[RCX__BOOT_HELLO_LEN], data[16] = "rank0...rank1...";
+	struct seed s = { .n = 0 }, t;
+
+	hello_pl(hp, 0x1234, 2);
+	frame(&s, RCX__BOOT_HELLO, 1, 0, 0, hp, sizeof(hp));
+	save("boot_frame", "hello", &s);
+	s.n = 0;
+	frame(&s, RCX__BOOT_GATHER, 1, 0, 0, data, 8);
+	save("boot_frame", "gather", &s);
+	s.n = 0;
+	frame(&s, RCX__BOOT_GATHER_ALL, 0, 3, 0, data, 16);
+	frame(&s, RCX__BOOT_FAILED, 1, 0, 0, NULL, 0);
+	frame(&s, RCX__BOOT_ABORT, 0, 0, RCX__BOOT_PROTOCOL, NULL, 0);
+	save("boot_frame", "stream", &s);
+	s.n -= 5;
+	save("boot_frame", "truncated", &s);
+
+	/* the client: byte 0 (rank 0, local), then the server's stream */
+	s.n = 0;
+	put8(&s, 0);
+	frame(&s, RCX__BOOT_HELLO, 0, 0, 0, hp, sizeof(hp));
+	frame(&s, RCX__BOOT_GATHER_ALL, 0, 0, 0, data, 16);
+	frame(&s, RCX__BOOT_FAILED, 1, 0, 0, NULL, 0);
+	frame(&s, RCX__BOOT_GATHER_ALL, 0, 1, RCX__BOOT_PROC_FAILED, NULL, 0);
+	frame(&s, RCX__BOOT_ABORT, 0, 0, RCX__BOOT_OK, NULL, 0);
+	save("boot_client", "rounds", &s);
+	s.b[0] = 3; /* rank 1 of the env backend */
+	memcpy(s.b + 1 + 8, "\0\0\0\1", 4);
+	save("boot_client", "env_rank1", &s);
+
+	/* the server: byte 0 (2 clients, both keep their side open) */
+	s.n = 0;
+	put8(&s, 1);
+	t.n = 0;
+	hello_pl(hp, 0, 2);
+	frame(&t, RCX__BOOT_HELLO, 0, 0, 0, hp, sizeof(hp));
+	frame(&t, RCX__BOOT_GATHER, 0, 0, 0, data, 8);
+	rec(&s, t.b, t.n);
+	t.n = 0;
+	frame(&t, RCX__BOOT_HELLO, 1, 0, 0, hp, sizeof(hp));
+	frame(&t, RCX__BOOT_GATHER, 1, 0, 0, data + 8, 8);
+	frame(&t, RCX__BOOT_GATHER, 1, 1, RCX__BOOT_TOOBIG, NULL, 0);
+	rec(&s, t.b, t.n);
+	save("boot_srv", "round", &s);
+	s.b[0] = 1 | 0x08 | 0x20 | 0x80; /* client 1 closes, rank 0 dies */
+	save("boot_srv", "failure", &s);
+}
+
+/* ---- connection private data */
+
+static void seeds_pdata(void)
+{
+	uint8_t pair[24] = { 'R', 'C', 'X', '1', 2, 0, 0, 0, 1, 0, 0, 0, 2 };
+	uint8_t world[24] = { 'R', 'C', 'X', '1', 1, 0, 0, 0, 3, 0, 0, 0, 4 };
+	uint8_t chan[16] = { 'R', 'C', 'X', '1', 3, 0, 0, 0, 1, 2, 3, 4 };
+	uint8_t loop[16] = { 'R', 'C', 'X', 'W', 1, 0, 0, 0, 9 };
+	struct seed s = { .n = 0 };
+
+	rec(&s, pair, sizeof(pair));
+	save("conn_pdata", "pair", &s);
+	s.n = 0;
+	rec(&s, world, sizeof(world));
+	rec(&s, chan, sizeof(chan));
+	rec(&s, loop, sizeof(loop));
+	rec(&s, pair, 20);
+	save("conn_pdata", "others", &s);
+}
+
+/* ---- messages on a connection */
+
+static void msg(struct seed *s, uint8_t type, uint8_t cid, int32_t tag,
+		const void *pl, uint32_t len, uint32_t id, uint64_t size)
+{
+	uint8_t b[sizeof(struct rcx__hdr) + 256];
+	struct rcx__hdr h = { .type = type,
+			      .cid = cid,
+			      .credits = 1,
+			      .tag = tag,
+			      .len = len,
+			      .id = id };
+
+	FZ_ASSERT(len <= 256);
+	if (type == RCX__MSG_RTS) {
+		h.addr = 0x10000;
+		h.size = size;
+		h.rkey = 0x77;
+	}
+	memcpy(b, &h, sizeof(h));
+	if (len)
+		memcpy(b + sizeof(h), pl, len);
+	rec(s, b, sizeof(h) + (type == RCX__MSG_EAGER ? len : 0));
+}
+
+static void seeds_msg(void)
+{
+	uint8_t pl[256];
+	struct seed s = { .n = 0 };
+	int i;
+
+	for (i = 0; i < 256; i++)
+		pl[i] = (uint8_t)i;
+	msg(&s, RCX__MSG_EAGER, RCX__CID_USER, 1, pl, 16, 0, 0);
+	msg(&s, RCX__MSG_EAGER, RCX__CID_USER, 7, pl, 200, 0, 0);
+	msg(&s, RCX__MSG_RTS, RCX__CID_USER, 7, NULL, 0, 0, 3000);
+	msg(&s, RCX__MSG_FIN, RCX__CID_USER, 0, NULL, 0, 0, 0);
+	msg(&s, RCX__MSG_CREDIT, RCX__CID_USER, 0, NULL, 0, 0, 0);
+	save("msg_hdr", "traffic", &s);
+	msg(&s, RCX__MSG_BYE, RCX__CID_USER, 0, NULL, 0, 0, 0);
+	save("msg_hdr", "bye", &s);
+	s.n = 0;
+	msg(&s, RCX__MSG_EAGER, RCX__CID_COLL, 5, pl, 100, 0, 0);
+	msg(&s, RCX__MSG_EAGER, RCX__CID_MAX, 5, pl, 4, 0, 0);
+	save("msg_hdr", "bad_cid", &s);
+	s.n = 0;
+	msg(&s, RCX__MSG_FIN, RCX__CID_USER, 0, NULL, 0, 9, 0);
+	save("msg_hdr", "stray_fin", &s);
+
+	/* agreement: rank 1's proposal to round 0, its decision of round 1
+	 * (tags: sequence << 16 | coordinator << 1 | decide) */
+	s.n = 0;
+	msg(&s, RCX__MSG_EAGER, RCX__CID_FT, 0, "\1\0\0", 3, 0, 0);
+	msg(&s, RCX__MSG_EAGER, RCX__CID_FT, 3, "\1\0\0", 3, 0, 0);
+	msg(&s, RCX__MSG_EAGER, RCX__CID_FT, 1 << 16, "\1\0\1", 3, 0, 0);
+	msg(&s, RCX__MSG_EAGER, RCX__CID_FT, 1 << 16 | 3, "\1\0\1", 3, 0, 0);
+	save("ft_agree", "two_rounds", &s);
+	s.n = 0;
+	msg(&s, RCX__MSG_EAGER, RCX__CID_FT, 0, "\7\0", 2, 0, 0);
+	msg(&s, RCX__MSG_RTS, RCX__CID_FT, 3, NULL, 0, 0, 3);
+	save("ft_agree", "malformed", &s);
+}
+
+/* ---- window active messages: win_acc.c's header, then data */
+
+struct wam {
+	uint8_t type, op, dtype, fetch;
+	uint32_t win, from, slot, gen, count;
+	int32_t status;
+	uint32_t pad;
+	uint64_t off;
+};
+
+static void wam(struct seed *s, uint8_t type, uint8_t op, uint8_t dtype,
+		uint8_t fetch, uint32_t count, uint64_t off, size_t dlen)
+{
+	uint8_t b[1 + sizeof(struct wam) + 128];
+	struct wam m = { type, op, dtype, fetch, 0, 1, 0, 1, count, 0, 0, off };
+	size_t i;
+
+	FZ_ASSERT(dlen <= 128);
+	b[0] = 1; /* address the window */
+	memcpy(b + 1, &m, sizeof(m));
+	for (i = 0; i < dlen; i++)
+		b[1 + sizeof(m) + i] = (uint8_t)(i + 1);
+	rec(s, b, 1 + sizeof(m) + dlen);
+}
+
+static void seeds_win(void)
+{
+	struct seed s = { .n = 0 };
+
+	wam(&s, 1, RCX_SUM, RCX_INT32, 0, 4, 8, 16);
+	wam(&s, 1, RCX_MAX, RCX_DOUBLE, 1, 2, 64, 16);
+	wam(&s, 1, RCX_NO_OP, RCX_INT64, 1, 3, 0, 0);
+	wam(&s, 1, 0x40, RCX_UINT64, 1, 1, 16, 16); /* compare-and-swap */
+	save("win_am", "ops", &s);
+	s.n = 0;
+	wam(&s, 2, 0, 0, 0, 1, 0, 8); /* a reply nobody waits for */
+	wam(&s, 1, RCX_SUM, RCX_INT32, 0, 4, 996, 16); /* past the end */
+	wam(&s, 1, RCX_BXOR, RCX_FLOAT, 0, 1, 0, 4);   /* invalid op */
+	save("win_am", "edges", &s);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc != 2) {
+		fprintf(stderr, "usage: rcx_fz_seeds DIR\n");
+		return 2;
+	}
+	top = argv[1];
+	seeds_boot();
+	seeds_pdata();
+	seeds_msg();
+	seeds_win();
+	return 0;
+}
