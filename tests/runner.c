@@ -33,6 +33,7 @@ TU_SUITE(tu_suite_verbs_smoke);
 TU_SUITE(tu_suite_win);
 TU_SUITE(tu_suite_order);
 TU_SUITE(tu_suite_ft);
+TU_SUITE(tu_suite_stress);
 TU_PEER(tu_peer_smoke);
 TU_PEER(tu_peer_boot);
 TU_PEER(tu_peer_chan);
@@ -41,6 +42,7 @@ TU_PEER(tu_peer_cont);
 TU_PEER(tu_peer_win);
 TU_PEER(tu_peer_order);
 TU_PEER(tu_peer_ft);
+TU_PEER(tu_peer_stress);
 
 /* clang-format off */
 static const struct tu_suite *const suites[] = {
@@ -55,6 +57,7 @@ static const struct tu_suite *const suites[] = {
 	&tu_suite_win,
 	&tu_suite_order,
 	&tu_suite_ft,
+	&tu_suite_stress,
 	NULL,
 };
 
@@ -67,6 +70,7 @@ static const struct tu_peer *const peers[] = {
 	&tu_peer_win,
 	&tu_peer_order,
 	&tu_peer_ft,
+	&tu_peer_stress,
 	NULL,
 };
 /* clang-format on */
