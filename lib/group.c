@@ -415,7 +415,8 @@ int rcx__group_allgather_locked(struct rcx_group *g, const void *in, size_t len,
 	struct rcx_req **r;
 	int i, n = 0, ret = 0, tag;
 
-	memcpy((char *)out + (size_t)g->rank * len, in, len);
+	if (len) /* out and in may be NULL when len is 0 */
+		memcpy((char *)out + (size_t)g->rank * len, in, len);
 	if (g->size == 1)
 		return 0;
 	if (lost_member(g, excl))

@@ -768,6 +768,7 @@ static void env_job(const char *mode, const char *arg, int n, int victim)
 	for (r = 0; r < n; r++) {
 		if (r == victim)
 			continue;
+		line[0] = 0; /* a failed read leaves it as it was */
 		CU_ASSERT_EQUAL(tu_read_line(fd[r], line, sizeof(line), JOB_MS),
 				0);
 		CU_ASSERT_PTR_NOT_NULL(strstr(line, want));

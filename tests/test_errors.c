@@ -1,6 +1,10 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* rcx_strerror names every code, and the provider registry holds. */
+/*
+ * rcx_strerror names every code, the provider registry holds, and the
+ * info calls reject bad input without side effects.
+ */
 #include <errno.h>
+#include <stdint.h>
 #include <string.h>
 #include <rcx/rcx.h>
 #include <stdio.h>
@@ -113,6 +117,63 @@ static void test_config_parse(void)
 	unsetenv("RCX_DEVICE");
 }
 
+/* Info objects: NULL, foreign and over-long input, each its named error. */
+static void test_info_bad_input(void)
+{
+	uint64_t foreign[4] = { 0 }; /* not an info: no magic */
+	struct rcx_info *i = NULL, *fi = (struct rcx_info *)foreign;
+	char key[RCX_INFO_KEY_MAX + 2], val[RCX_INFO_VAL_MAX + 2], out[8];
+	int flag = 7;
+
+	CU_ASSERT_EQUAL(rcx_info_create(NULL), -EINVAL);
+	CU_ASSERT_EQUAL_FATAL(rcx_info_create(&i), 0);
+	memset(key, 'k', sizeof(key) - 1);
+	key[sizeof(key) - 1] = 0;
+	memset(val, 'v', sizeof(val) - 1);
+	val[sizeof(val) - 1] = 0;
+	CU_ASSERT_EQUAL(rcx_info_set(NULL, "a", "b"), -EINVAL);
+	CU_ASSERT_EQUAL(rcx_info_set(fi, "a", "b"), -EINVAL);
+	CU_ASSERT_EQUAL(rcx_info_set(i, NULL, "b"), -EINVAL);
+	CU_ASSERT_EQUAL(rcx_info_set(i, "a", NULL), -EINVAL);
+	CU_ASSERT_EQUAL(rcx_info_set(i, "", "b"), -EINVAL);
+	CU_ASSERT_EQUAL(rcx_info_set(i, key, "b"), -EINVAL);
+	CU_ASSERT_EQUAL(rcx_info_set(i, "a", val), -EINVAL);
+	/* none of that set anything */
+	CU_ASSERT_EQUAL(rcx_info_get(i, "a", out, sizeof(out), &flag), 0);
+	CU_ASSERT_EQUAL(flag, 0);
+	key[RCX_INFO_KEY_MAX] = 0; /* the longest allowed */
+	val[RCX_INFO_VAL_MAX] = 0;
+	CU_ASSERT_EQUAL(rcx_info_set(i, key, val), 0);
+	/* the value does not fit: -ENAMETOOLONG, nothing written */
+	memset(out, 'x', sizeof(out));
+	flag = 7;
+	CU_ASSERT_EQUAL(rcx_info_get(i, key, out, sizeof(out), &flag),
+			-ENAMETOOLONG);
+	CU_ASSERT_EQUAL(out[0], 'x');
+	CU_ASSERT_EQUAL(flag, 7);
+	CU_ASSERT_EQUAL(rcx_info_get(NULL, key, out, sizeof(out), &flag),
+			-EINVAL);
+	CU_ASSERT_EQUAL(rcx_info_get(fi, key, out, sizeof(out), &flag),
+			-EINVAL);
+	CU_ASSERT_EQUAL(rcx_info_get(i, NULL, out, sizeof(out), &flag),
+			-EINVAL);
+	CU_ASSERT_EQUAL(rcx_info_get(i, key, NULL, sizeof(out), &flag),
+			-EINVAL);
+	CU_ASSERT_EQUAL(rcx_info_get(i, key, out, sizeof(out), NULL), -EINVAL);
+	CU_ASSERT_EQUAL(rcx_info_delete(NULL, key), -EINVAL);
+	CU_ASSERT_EQUAL(rcx_info_delete(fi, key), -EINVAL);
+	CU_ASSERT_EQUAL(rcx_info_delete(i, NULL), -EINVAL);
+	CU_ASSERT_EQUAL(rcx_info_delete(i, "a"), -ENOENT);
+	CU_ASSERT_EQUAL(rcx_info_delete(i, key), 0);
+	CU_ASSERT_EQUAL(rcx_info_delete(i, key), -ENOENT);
+	CU_ASSERT_EQUAL(rcx_info_free(NULL), -EINVAL);
+	CU_ASSERT_EQUAL(rcx_info_free(&fi), -EINVAL);
+	CU_ASSERT_PTR_EQUAL(fi, (struct rcx_info *)foreign);
+	CU_ASSERT_EQUAL(rcx_info_free(&i), 0);
+	CU_ASSERT_PTR_NULL(i);
+	CU_ASSERT_EQUAL(rcx_info_free(&i), -EINVAL); /* *info is NULL now */
+}
+
 static const CU_TestInfo tests[] = {
 	{ "config_documented", test_config_documented },
 	{ "config_parse", test_config_parse },
@@ -120,6 +181,7 @@ static const CU_TestInfo tests[] = {
 	{ "codes_distinct_from_errno", test_codes_distinct_from_errno },
 	{ "version", test_version },
 	{ "provider_registry", test_provider_registry },
+	{ "info_bad_input", test_info_bad_input },
 	CU_TEST_INFO_NULL,
 };
 

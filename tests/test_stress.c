@@ -769,8 +769,55 @@ static void small_rings(void)
 	setenv("RCX_TX_DEPTH", "8", 1);
 }
 
+/*
+ * Completions piling up unpolled: both ranks post OVR sends to each other
+ * with the largest rings and do not poll for a while (2 * OVR completions
+ * due on each CQ: 4,096 entries asked for, which rxe rounds up to 8,192,
+ * so this stays just below an overflow). Every message must still
+ * arrive, once and intact.
+ */
+#define OVR 4000
+
+static void sc_cq_overrun(struct tp_job *j)
+{
+	static uint32_t sb[OVR], rb[OVR];
+	static struct rcx_req *sr[OVR], *rr[OVR];
+	int peer = j->rank ^ 1, i, lost = 0;
+
+	for (i = 0; i < OVR; i++)
+		sb[i] = (uint32_t)(j->rank << 16 | i);
+	TP_CHECK_OK(rcx_group_barrier(j->g));
+	for (i = 0; i < OVR; i++)
+		if (!TP_CHECK_OK(rcx_isend(j->g, &sb[i], sizeof(sb[i]), peer, i,
+					   &sr[i])))
+			return;
+	usleep(2000000); /* no progress: completions queue up */
+	for (i = 0; i < OVR; i++)
+		TP_CHECK_OK(rcx_irecv(j->g, &rb[i], sizeof(rb[i]), peer, i,
+				      &rr[i]));
+	TP_CHECK_OK(rcx_waitall(OVR, sr, RCX_STATUSES_IGNORE));
+	TP_CHECK_OK(rcx_waitall(OVR, rr, RCX_STATUSES_IGNORE));
+	for (i = 0; i < OVR; i++)
+		lost += rb[i] != (uint32_t)(peer << 16 | i);
+	TP_CHECK_EQ(lost, 0);
+	printf("rank %d: %d messages each way with completions left unpolled "
+	       "for 2 s: %d wrong or missing\n",
+	       j->rank, OVR, lost);
+}
+
+/* Rings as large as allowed: more outstanding than the CQ holds. */
+static void big_rings(void)
+{
+	setenv("RCX_RX_DEPTH", "4096", 1);
+	setenv("RCX_TX_DEPTH", "8192", 1);
+}
+
 static const struct tp_scenario scenarios[] = {
 	{ .name = "mixed", .run = sc_mixed, .size = 4, .setup = small_rings },
+	{ .name = "cq_overrun",
+	  .run = sc_cq_overrun,
+	  .size = 2,
+	  .setup = big_rings },
 };
 
 static int peer_main(int argc, char **argv)
@@ -786,8 +833,14 @@ static void test_mixed(void)
 	CU_ASSERT_EQUAL(tu_mp_run(4, "stress", "mixed", 1200), 0);
 }
 
+static void test_cq_overrun(void)
+{
+	CU_ASSERT_EQUAL(tu_mp_run(2, "stress", "cq_overrun", 300), 0);
+}
+
 static const CU_TestInfo tests[] = {
 	{ "mixed_4procs", test_mixed },
+	{ "cq_overrun", test_cq_overrun },
 	CU_TEST_INFO_NULL,
 };
 

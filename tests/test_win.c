@@ -6,7 +6,8 @@
  * here, on the NIC path, the software path and misaligned memory;
  * atomicity under contention; same-location order across the two paths;
  * passive and active epochs; request-based operations; bounds and epoch
- * misuse, where the recording provider shows that nothing was sent.
+ * misuse, where the recording provider shows that nothing was sent; fork()
+ * after registration.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -14,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/wait.h>
 #include <rcx/rcx.h>
 #include "lib/win_int.h"
 #include "providers/fault/fault.h"
@@ -1015,6 +1017,86 @@ static void sc_bounds(struct tp_job *j)
 	TP_CHECK_OK(rcx_win_free(&w));
 }
 
+/* ---- fork() after registration (include/rcx/ctx.h) */
+
+static bool check_pat(const uint8_t *b, size_t len, int src, int dst,
+		      size_t salt, const char *what)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		if (b[i] != pat(i, src, dst, salt)) {
+			TP_FAIL("%s: byte %zu is 0x%02x", what, i, b[i]);
+			return false;
+		}
+	return true;
+}
+
+/*
+ * Rank 0 forks with its window, receive ring and send buffers registered,
+ * keeps the child alive (it scribbles over its copies) and then writes
+ * its window and sends. What rank 1 reads, and what it writes, must be
+ * the parent's memory: copy-on-write after the fork must not leave the
+ * NIC with pages the parent no longer has.
+ */
+static void sc_fork(struct tp_job *j)
+{
+	size_t len = 4 * 4096, half = len / 2, i;
+	uint8_t *base, *buf = malloc(len), msg[300];
+	struct rcx_win *w;
+	int pfd[2] = { -1, -1 }, st = 0;
+	pid_t pid = -1;
+	char c;
+
+	TP_CHECK_OK(rcx_win_allocate(j->g, len, 1, NULL, (void **)&base, &w));
+	TP_CHECK_OK(rcx_win_lock_all(w));
+	TP_CHECK_OK(rcx_group_barrier(j->g));
+	if (j->rank == 0) {
+		TP_CHECK_EQ(pipe(pfd), 0);
+		pid = fork();
+		if (pid == 0) {
+			/* the child: its own copies; no rcx call here */
+			close(pfd[1]);
+			memset(base, 0x55, len);
+			memset(msg, 0x55, sizeof(msg));
+			while (read(pfd[0], &c, 1) < 0)
+				;
+			_exit(base[0] == 0x55 ? 0 : 1);
+		}
+		TP_CHECK(pid > 0);
+		close(pfd[0]);
+		for (i = 0; i < half; i++)
+			base[i] = pat(i, 0, 1, 1);
+		for (i = 0; i < sizeof(msg); i++)
+			msg[i] = pat(i, 0, 1, 3);
+		TP_CHECK_OK(rcx_send(j->g, msg, sizeof(msg), 1, 5));
+	} else {
+		memset(msg, 0, sizeof(msg));
+		TP_CHECK_OK(rcx_recv(j->g, msg, sizeof(msg), 0, 5,
+				     RCX_STATUS_IGNORE));
+		check_pat(msg, sizeof(msg), 0, 1, 3, "message after fork");
+	}
+	TP_CHECK_OK(rcx_group_barrier(j->g));
+	if (j->rank == 1) {
+		for (i = 0; i < half; i++)
+			buf[half + i] = pat(i, 1, 0, 2);
+		TP_CHECK_OK(rcx_get(w, buf, half, 0, 0));
+		TP_CHECK_OK(rcx_put(w, buf + half, half, 0, half));
+		TP_CHECK_OK(rcx_win_flush(w, 0));
+		check_pat(buf, half, 0, 1, 1, "get after fork");
+	}
+	TP_CHECK_OK(rcx_group_barrier(j->g));
+	if (j->rank == 0) {
+		check_pat(base + half, half, 1, 0, 2, "put after fork");
+		close(pfd[1]);
+		TP_CHECK_EQ(waitpid(pid, &st, 0), pid);
+		TP_CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	}
+	TP_CHECK_OK(rcx_win_unlock_all(w));
+	TP_CHECK_OK(rcx_win_free(&w));
+	free(buf);
+}
+
 /* ---- the peer role */
 
 static const struct tp_scenario scenarios[] = {
@@ -1026,6 +1108,7 @@ static const struct tp_scenario scenarios[] = {
 	{ .name = "rreq", .run = sc_rreq },
 	{ .name = "epoch", .run = sc_epoch },
 	{ .name = "bounds", .run = sc_bounds, .provider = "fault" },
+	{ .name = "fork", .run = sc_fork, .size = 2 },
 };
 
 static int peer_main(int argc, char **argv)
@@ -1087,6 +1170,11 @@ static void test_bounds(void)
 	job(2, "bounds", 180);
 }
 
+static void test_fork(void)
+{
+	job(2, "fork", 180);
+}
+
 static const CU_TestInfo tests[] = {
 	{ "create_allocate_free", test_create },
 	{ "put_get_sizes_2procs", test_putget_2 },
@@ -1097,6 +1185,7 @@ static const CU_TestInfo tests[] = {
 	{ "request_based", test_rreq },
 	{ "epoch_misuse", test_epoch },
 	{ "bounds_nothing_sent", test_bounds },
+	{ "fork_after_registration", test_fork },
 	CU_TEST_INFO_NULL,
 };
 

@@ -33,6 +33,13 @@ struct rcx_ctx_attr {
  * usable device (or the named one does not exist); -ENETDOWN its port is
  * down; -EADDRNOTAVAIL the device has no IP address for connections;
  * -ENOMEM; other negative errno from the device.
+ *
+ * fork(): the child must not use the parent's contexts or anything made
+ * from them; it may exec or _exit. The parent carries on, its registered
+ * memory its own, where the kernel copies DMA pages at fork (Linux 5.13
+ * and later: ibv_is_fork_initialized() says IBV_FORK_UNNEEDED). On older
+ * kernels set RDMAV_FORK_SAFE=1 before the first context is made, or
+ * fork only before it.
  */
 RCX_API int rcx_ctx_create(const struct rcx_ctx_attr *attr,
 			   struct rcx_ctx **out);
