@@ -216,6 +216,9 @@ int rcx__stub_ep_set_error(struct rcx_ep *ep);
 int rcx__stub_event_fd(struct rcx_dev *dev);
 int rcx__stub_dev(struct rcx_dev *dev);
 
+/* Add fd to epoll set epfd for reading (watch_fd of the providers). */
+int rcx__epoll_add(int epfd, int fd);
+
 /* The registered providers, NULL-terminated. */
 extern const struct rcx_provider_ops *const rcx__providers[];
 const struct rcx_provider_ops *rcx__provider_find(const char *name);

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <arpa/inet.h>
 #include <rcx/rcx.h>
 #include "tu.h"
@@ -266,6 +267,8 @@ static void test_ctx_lifecycle(void)
 static void test_ctx_names(void)
 {
 	const char *req = getenv("RCX_REQUIRE_DEVICE");
+	const char *prov = getenv("RCX_PROVIDER");
+	bool shm = prov && !strcmp(prov, "shm");
 	char name[64], addr[80], buf[8], host[64];
 	unsigned char bin[16];
 	const char *colon;
@@ -277,8 +280,11 @@ static void test_ctx_names(void)
 	n = strlen(name);
 	CU_ASSERT(n > 0);
 	/* under Soft-RoCE the device is the rxe one */
-	if (req && *req && strcmp(req, "0"))
+	if (shm) {
+		CU_ASSERT_STRING_EQUAL(name, "shm");
+	} else if (req && *req && strcmp(req, "0")) {
 		CU_ASSERT_STRING_EQUAL(name, "rxe0");
+	}
 	CU_ASSERT_EQUAL(rcx_ctx_device(NULL, name, sizeof(name)), -EINVAL);
 	CU_ASSERT_EQUAL(rcx_ctx_device(ctx, NULL, sizeof(name)), -EINVAL);
 	/* too small, even by one (no room for the NUL): nothing written */
@@ -292,8 +298,19 @@ static void test_ctx_names(void)
 	CU_ASSERT_EQUAL(rcx_ctx_device(ctx, addr, n + 1), 0);
 	CU_ASSERT_STRING_EQUAL(addr, name);
 
-	/* "ip:port" (or "[ipv6]:port") */
 	CU_ASSERT_EQUAL_FATAL(rcx_ctx_address(ctx, addr, sizeof(addr)), 0);
+	if (shm) {
+		/* "shm:PID:N": this process's device number N */
+		int pid = 0, used = 0;
+		unsigned int dn;
+
+		CU_ASSERT_EQUAL(sscanf(addr, "shm:%d:%u%n", &pid, &dn, &used),
+				2);
+		CU_ASSERT_EQUAL(pid, (int)getpid());
+		CU_ASSERT_EQUAL(addr[used], 0);
+		goto errors;
+	}
+	/* "ip:port" (or "[ipv6]:port") */
 	colon = strrchr(addr, ':');
 	CU_ASSERT_PTR_NOT_NULL_FATAL(colon);
 	port = strtoul(colon + 1, &end, 10);
@@ -311,6 +328,7 @@ static void test_ctx_names(void)
 		host[n] = 0;
 		CU_ASSERT_EQUAL(inet_pton(AF_INET, host, bin), 1);
 	}
+errors:
 	CU_ASSERT_EQUAL(rcx_ctx_address(NULL, addr, sizeof(addr)), -EINVAL);
 	CU_ASSERT_EQUAL(rcx_ctx_address(ctx, NULL, sizeof(addr)), -EINVAL);
 	memset(buf, 'X', sizeof(buf));

@@ -565,11 +565,19 @@ static void sc_e2e_war(struct tp_job *j)
 static void select_env(void)
 {
 	struct rcx_ctx_attr a = { .provider = "fault" };
+	const char *lower = getenv("RCX_FAULT_LOWER");
+	char keep[32] = "";
 	struct rcx_ctx *ctx;
 
+	if (lower)
+		snprintf(keep, sizeof(keep), "%s", lower);
 	setenv("RCX_FAULT_LOWER", "nosuch", 1);
 	TP_CHECK_EQ(rcx_ctx_create(&a, &ctx), -ENODEV);
-	unsetenv("RCX_FAULT_LOWER");
+	/* back to the lower provider the suite runs on (default verbs) */
+	if (keep[0])
+		setenv("RCX_FAULT_LOWER", keep, 1);
+	else
+		unsetenv("RCX_FAULT_LOWER");
 	setenv("RCX_PROVIDER", "fault", 1);
 }
 

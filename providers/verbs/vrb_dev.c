@@ -348,9 +348,7 @@ static int event_fd(struct rcx_dev *d)
 
 static int watch_fd(struct rcx_dev *d, int fd)
 {
-	struct epoll_event ev = { .events = EPOLLIN, .data.fd = fd };
-
-	return epoll_ctl(to_vdev(d)->epfd, EPOLL_CTL_ADD, fd, &ev) ? -errno : 0;
+	return rcx__epoll_add(to_vdev(d)->epfd, fd);
 }
 
 static int arm(struct rcx_dev *d)

@@ -1,0 +1,292 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+#ifndef RCX_SHM_H
+#define RCX_SHM_H
+
+/*
+ * The shared-memory provider ("shm", RCX_PROVIDER=shm): reliable
+ * connected endpoints between processes of one host, with the semantics
+ * of an RC queue pair and no NIC.
+ *
+ * - Device: one per process and open. A segment in /dev/shm that peers
+ *   map (its registration table, the striped locks of the emulated
+ *   atomics, the "armed" word), and a datagram socket with an abstract
+ *   name (connection messages and wakeups). Address: "shm:PID:N".
+ * - Endpoint: a segment made by the connecting side with one ring of
+ *   fixed-size entries per direction (single producer, single consumer).
+ *   SEND, SEND_IMM and WRITE_IMM are ring entries; a payload up to
+ *   SHM_INLINE travels in the entry, a larger one is pulled by the
+ *   receiver from the sender's memory (process_vm_readv). WRITE, READ and
+ *   the atomics run at post time on the peer's memory (process_vm_writev /
+ *   readv; atomics under the target's striped lock), after the rkey is
+ *   checked in the target's registration table.
+ * - Order (IBA 9.5, what the RC rules give): the responder executes the
+ *   requests of one endpoint in order. A ring entry is executed by the
+ *   peer when it consumes it; a direct operation runs only once the peer
+ *   has consumed every earlier entry, and otherwise waits in the sender's
+ *   pending queue, as everything behind it does. A READ or an atomic is
+ *   complete before the next WR starts, so RCX_WR_FENCE is always met.
+ *   Send completions come in post order: a ring entry completes when the
+ *   peer has consumed it (its receive is done), with the peer's status.
+ * - A receive is taken from the receiver's own queue when it consumes an
+ *   entry; with none posted the entry waits (receiver not ready, retried
+ *   for ever, as rnr_retry 7), and so does everything behind it.
+ * - Errors: a bad rkey or an access outside the registration completes
+ *   with RCX_ERR_REMOTE_ACCESS and puts the endpoint in error; an
+ *   endpoint in error completes everything outstanding with
+ *   RCX_ERR_FLUSHED and tells the peer through the shared segment (the
+ *   peer's next operation fails as a retry-exceeded one would). A peer
+ *   that dies is seen through its pidfd: DISCONNECTED, then flushes.
+ */
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+#include <sys/un.h>
+#include "../provider.h"
+
+#define SHM_MAGIC  0x72637873686d3031ull /* "rcxshm01" */
+#define SHM_INLINE 960
+#define SHM_SQ	   128	/* send queue entries, a power of two */
+#define SHM_RQ	   4096 /* posted receives, a power of two */
+#define SHM_POOL   64	/* payloads waiting for their receiver */
+#define SHM_MR_MAX 8192
+#define SHM_LOCKS  256
+#define SHM_CQ_MIN 1024
+#define SHM_PDATA  56
+#define SHM_MAX_WR 16384
+
+/* A send queue entry (a WR), in the connection segment. */
+struct shm_sqe {
+	uint8_t op;	  /* enum rcx_op */
+	uint8_t signaled; /* a completion is wanted */
+	uint8_t inl;	  /* the payload is in data[] */
+	uint8_t pad;
+	uint32_t len;
+	uint32_t imm;	/* host order */
+	int32_t status; /* written by the executor: 0 or an rcx error */
+	uint64_t wr_id;
+	uint64_t addr;	/* in the sender */
+	uint64_t raddr; /* in the receiver */
+	uint32_t rkey;
+	uint32_t pad2;
+	uint64_t compare_add, swap;
+	uint8_t data[SHM_INLINE];
+};
+
+/* A posted receive, filled in by the executor of the SEND it takes. */
+struct shm_rqe {
+	uint64_t addr;
+	uint32_t len;
+	uint8_t op; /* RCX_OP_RECV or RCX_OP_RECV_IMM */
+	uint8_t has_imm;
+	uint8_t pooled; /* payload waits in pool[pool_idx] */
+	uint8_t pad;
+	uint32_t byte_len;
+	uint32_t imm;
+	int32_t status;
+	uint32_t pool_idx;
+};
+
+/*
+ * One direction of a connection: side s's send queue and side !s's
+ * receive queue. Whoever of the two processes runs progress executes
+ * the send queue in order (the "HCA"), under lock; indices only grow.
+ */
+struct shm_dir {
+	_Alignas(64) _Atomic uint32_t sq_tail;	 /* sender: posted */
+	_Atomic uint32_t sq_exec;		 /* executor: done */
+	_Atomic int32_t lock;			 /* pid of the executor, 0 */
+	_Alignas(64) _Atomic uint32_t rq_tail;	 /* receiver: posted */
+	_Atomic uint32_t rq_done;		 /* executor: taken */
+	_Alignas(64) _Atomic uint32_t pool_head; /* executor: allocated */
+	_Atomic uint32_t pool_tail;		 /* receiver: released */
+	_Alignas(64) struct shm_sqe sq[SHM_SQ];
+	struct shm_rqe rq[SHM_RQ];
+	uint8_t pool[SHM_POOL][SHM_INLINE];
+};
+
+/* The segment of one connection: dir[s] carries side s's sends. */
+struct shm_conn_seg {
+	uint64_t magic;
+	/* a side whose endpoint went into error (index: 0 connector) */
+	_Atomic uint32_t dead[2];
+	struct shm_dir dir[2];
+};
+
+struct shm_mr_ent {
+	_Atomic uint32_t key; /* 0: free */
+	uint32_t access;      /* enum rcx_access */
+	uint64_t addr;
+	uint64_t len;
+};
+
+/* The device's segment, mapped by every peer. */
+struct shm_dev_seg {
+	uint64_t magic;
+	int32_t pid;
+	_Atomic uint32_t armed; /* a wakeup is wanted */
+	_Atomic uint32_t lock[SHM_LOCKS];
+	struct shm_mr_ent mr[SHM_MR_MAX];
+};
+
+enum shm_msg_type {
+	SHM_MSG_KICK = 1, /* wakeup only */
+	SHM_MSG_CONNECT,
+	SHM_MSG_ACCEPT,
+	SHM_MSG_REJECT,
+	SHM_MSG_RTU, /* ready to use: the connector is established */
+	SHM_MSG_DISC,
+};
+
+/* A datagram between devices. */
+struct shm_msg {
+	uint32_t type;
+	int32_t pid;	 /* sender */
+	uint32_t dev;	 /* sender's device number */
+	uint32_t src_ep; /* sender's endpoint id */
+	uint32_t dst_ep; /* receiver's endpoint id (0 on CONNECT) */
+	uint32_t pdata_len;
+	uint8_t pdata[SHM_PDATA];
+	char seg[48]; /* CONNECT: the connection segment's name */
+};
+
+struct shm_cm_node {
+	struct shm_cm_node *next;
+	struct rcx_cm_event ev;
+};
+
+struct shm_conn_req {
+	struct shm_msg msg;
+};
+
+/* A send WR not started yet (behind others, or the ring is full). */
+struct shm_pend {
+	struct shm_pend *next;
+	struct rcx_wr wr;
+};
+
+enum shm_ep_state {
+	SHM_EP_CONNECTING,
+	SHM_EP_ACCEPTING, /* accepted, waiting for RTU */
+	SHM_EP_CONNECTED,
+	SHM_EP_ERROR, /* flushed; disconnected or failed */
+};
+
+struct shm_dev;
+
+struct shm_ep {
+	struct shm_dev *dev;
+	struct rcx_ep_attr attr;
+	uint32_t id; /* this side's number for the peer's messages */
+	uint32_t peer_ep;
+	int state;
+	int side;	 /* 0 connector, 1 acceptor */
+	bool disc_event; /* DISCONNECTED already reported */
+	pid_t peer_pid;
+	uint32_t peer_dev;
+	int pidfd;
+	struct sockaddr_un peer_addr;
+	socklen_t peer_addr_len;
+	struct shm_dev_seg *peer_seg; /* the peer device's segment */
+	struct shm_conn_seg *cseg;
+	char cseg_name[48];
+	struct shm_dir *tx, *rx; /* dir[side], dir[!side] */
+	uint32_t sq_reaped;	 /* tx: completions taken up to here */
+	uint32_t rq_reaped;	 /* rx: receive completions taken */
+	uint64_t *rq_wr_id;	 /* rx: wr_id of each posted receive */
+	struct shm_pend *pend, *pend_tail;
+	uint32_t npend;
+	uint8_t pdata[SHM_PDATA];
+	uint8_t pdata_len;
+	struct shm_ep *next; /* device's list */
+};
+
+struct shm_dev {
+	struct shm_dev_seg *seg;
+	char seg_name[48];
+	uint32_t num;
+	pid_t pid;
+	int sock;
+	int epfd;
+	struct sockaddr_un addr;
+	socklen_t addr_len;
+	struct shm_ep *eps;
+	uint32_t next_ep;
+	/* the completion queue: [cq_head, cq_tail), cq_cap a power of 2 */
+	struct rcx_cqe *cq;
+	uint32_t cq_cap, cq_head, cq_tail;
+	struct shm_cm_node *cm_head, *cm_tail;
+	/* connection messages that met a full socket: sent again later */
+	struct shm_out {
+		struct shm_out *next;
+		struct sockaddr_un to;
+		socklen_t to_len;
+		struct shm_msg msg;
+	} * out;
+	uint32_t mr_next, mr_gen;
+};
+
+struct shm_mr {
+	struct shm_dev *dev;
+	uint32_t idx, key;
+};
+
+static inline struct shm_dev *to_sdev(struct rcx_dev *d)
+{
+	return (struct shm_dev *)d;
+}
+
+static inline struct shm_ep *to_sep(struct rcx_ep *e)
+{
+	return (struct shm_ep *)e;
+}
+
+/* shm_dev.c */
+int shm_cq_push(struct shm_dev *dev, const struct rcx_cqe *c);
+void shm_kick(struct shm_dev *dev, struct shm_dev_seg *seg,
+	      const struct sockaddr_un *to, socklen_t to_len);
+int shm_send_msg(struct shm_dev *dev, const struct sockaddr_un *to,
+		 socklen_t to_len, const struct shm_msg *m);
+void shm_cm_push(struct shm_dev *dev, const struct rcx_cm_event *ev);
+void shm_name_addr(pid_t pid, uint32_t dev, struct sockaddr_un *a,
+		   socklen_t *len);
+void *shm_map(const char *name, size_t len, bool create);
+void shm_flush_out(struct shm_dev *dev);
+int shm_drain_sock(struct shm_dev *dev);
+/* a registration of dev's segment seg covering [addr, addr+len) */
+bool shm_mr_ok(struct shm_dev_seg *seg, uint32_t key, uint64_t addr,
+	       uint64_t len, unsigned int access);
+
+/* shm_cm.c */
+int shm_listen(struct rcx_dev *dev, uint16_t port, char *addr, size_t len);
+int shm_ep_connect(struct rcx_dev *dev, const char *addr,
+		   const struct rcx_ep_attr *attr, const void *pdata,
+		   size_t pdata_len, struct rcx_ep **out);
+int shm_ep_accept(struct rcx_dev *dev, struct rcx_conn_req *req,
+		  const struct rcx_ep_attr *attr, struct rcx_ep **out);
+int shm_ep_reject(struct rcx_dev *dev, struct rcx_conn_req *req);
+int shm_ep_disconnect(struct rcx_ep *ep);
+void shm_ep_destroy(struct rcx_ep *ep);
+int shm_cm_poll(struct rcx_dev *dev, struct rcx_cm_event *ev);
+void shm_cm_msg(struct shm_dev *dev, const struct shm_msg *m);
+void shm_check_peers(struct shm_dev *dev);
+void shm_sweep(void);
+
+/* shm_ep.c */
+int shm_post_send(struct rcx_ep *ep, struct rcx_wr *wr, struct rcx_wr **bad);
+int shm_post_recv(struct rcx_ep *ep, struct rcx_wr *wr, struct rcx_wr **bad);
+int shm_cq_poll(struct rcx_dev *dev, struct rcx_cqe *cqe, int n);
+int shm_ep_set_error(struct rcx_ep *ep);
+uint32_t shm_ep_max_inline(const struct rcx_ep *ep);
+int shm_pwr_create(struct rcx_ep *ep, const struct rcx_wr *wr, int recv,
+		   struct rcx_pwr **out);
+void shm_pwr_destroy(struct rcx_pwr *pwr);
+int shm_pwr_post(struct rcx_ep *ep, struct rcx_pwr **pwr, int n);
+int shm_pwr_post_recv(struct rcx_ep *ep, struct rcx_pwr **pwr, int n);
+/* error state: flush everything, tell the peer; status of the cause */
+void shm_ep_fail(struct shm_ep *ep);
+void shm_ep_progress(struct shm_ep *ep);
+/* mark this side dead in the connection segment, executors stopped */
+void shm_ep_kill(struct shm_ep *ep);
+
+#endif

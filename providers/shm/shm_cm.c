@@ -1,0 +1,476 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The shared-memory provider: connections. The connecting side makes the
+ * connection segment and sends CONNECT (its name, the private data) to
+ * the listener's socket; the acceptor maps it and answers ACCEPT; the
+ * connector is then established and sends RTU, which establishes the
+ * acceptor (the order rdma_cm keeps). DISC, or the peer's pidfd becoming
+ * readable (it exited), disconnects.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/epoll.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include "shm.h"
+
+static int pidfd_open_(pid_t pid)
+{
+#ifdef SYS_pidfd_open
+	return (int)syscall(SYS_pidfd_open, pid, 0);
+#else
+	(void)pid;
+	errno = ENOSYS;
+	return -1;
+#endif
+}
+
+int shm_listen(struct rcx_dev *d, uint16_t port, char *addr, size_t len)
+{
+	struct shm_dev *dev = to_sdev(d);
+	int n;
+
+	(void)port; /* the socket is bound when the device opens */
+	n = snprintf(addr, len, "shm:%d:%u", (int)dev->pid, dev->num);
+	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
+static int addr_parse(const char *s, pid_t *pid, uint32_t *dev)
+{
+	int p, used = 0;
+	unsigned int d;
+
+	if (sscanf(s, "shm:%d:%u%n", &p, &d, &used) != 2 || s[used] || p <= 0)
+		return -EINVAL;
+	*pid = p;
+	*dev = d;
+	return 0;
+}
+
+static void dev_seg_name(pid_t pid, uint32_t dev, char *buf, size_t len)
+{
+	snprintf(buf, len, "/rcx-shm.%d.%u", (int)pid, dev);
+}
+
+static struct shm_ep *ep_new(struct shm_dev *dev,
+			     const struct rcx_ep_attr *attr)
+{
+	struct shm_ep *ep;
+
+	if (!attr->max_send_wr || !attr->max_recv_wr ||
+	    attr->max_send_wr > SHM_MAX_WR || attr->max_recv_wr > SHM_RQ)
+		return NULL;
+	ep = calloc(1, sizeof(*ep));
+	if (!ep)
+		return NULL;
+	ep->rq_wr_id = calloc(SHM_RQ, sizeof(*ep->rq_wr_id));
+	if (!ep->rq_wr_id) {
+		free(ep);
+		return NULL;
+	}
+	ep->dev = dev;
+	ep->attr = *attr;
+	ep->pidfd = -1;
+	ep->id = dev->next_ep++;
+	return ep;
+}
+
+/* What both sides need of the peer: its device segment, pidfd, socket. */
+static int ep_peer(struct shm_ep *ep, pid_t pid, uint32_t pdev)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+	char name[48];
+
+	ep->peer_pid = pid;
+	ep->peer_dev = pdev;
+	shm_name_addr(pid, pdev, &ep->peer_addr, &ep->peer_addr_len);
+	dev_seg_name(pid, pdev, name, sizeof(name));
+	ep->peer_seg = shm_map(name, sizeof(*ep->peer_seg), false);
+	if (!ep->peer_seg)
+		return errno == ENOENT ? -ECONNREFUSED : -errno;
+	if (ep->peer_seg->magic != SHM_MAGIC || ep->peer_seg->pid != pid)
+		return -ECONNREFUSED;
+	/* the peer's exit is its failure: the pidfd wakes a blocked wait */
+	ep->pidfd = pidfd_open_(pid);
+	if (ep->pidfd < 0)
+		return errno == ESRCH ? -ECONNREFUSED : -errno;
+	ev.data.fd = ep->pidfd;
+	if (epoll_ctl(ep->dev->epfd, EPOLL_CTL_ADD, ep->pidfd, &ev))
+		return -errno;
+	return 0;
+}
+
+static void ep_link(struct shm_ep *ep)
+{
+	ep->next = ep->dev->eps;
+	ep->dev->eps = ep;
+}
+
+static void ep_unlink(struct shm_ep *ep)
+{
+	struct shm_ep **p;
+
+	for (p = &ep->dev->eps; *p; p = &(*p)->next)
+		if (*p == ep) {
+			*p = ep->next;
+			return;
+		}
+}
+
+static void ep_free(struct shm_ep *ep)
+{
+	struct shm_pend *p;
+
+	while ((p = ep->pend)) {
+		ep->pend = p->next;
+		free(p);
+	}
+	if (ep->pidfd >= 0)
+		close(ep->pidfd); /* leaves the epoll set with it */
+	if (ep->peer_seg)
+		munmap(ep->peer_seg, sizeof(*ep->peer_seg));
+	if (ep->cseg)
+		munmap(ep->cseg, sizeof(*ep->cseg));
+	if (ep->side == 0 && ep->cseg_name[0])
+		shm_unlink(ep->cseg_name); /* gone already once accepted */
+	free(ep->rq_wr_id);
+	free(ep);
+}
+
+static struct shm_ep *ep_find(struct shm_dev *dev, uint32_t id, pid_t pid)
+{
+	struct shm_ep *ep;
+
+	for (ep = dev->eps; ep; ep = ep->next)
+		if (ep->id == id && ep->peer_pid == pid)
+			return ep;
+	return NULL;
+}
+
+static void ev_push(struct shm_ep *ep, int type, int status)
+{
+	struct rcx_cm_event ev = { .type = (uint8_t)type, .status = status };
+
+	ev.ep = (struct rcx_ep *)ep;
+	ev.ep_ctx = ep->attr.ep_ctx;
+	shm_cm_push(ep->dev, &ev);
+}
+
+static int msg_to_peer(struct shm_ep *ep, uint32_t type)
+{
+	struct shm_msg m = {
+		.type = type,
+		.pid = ep->dev->pid,
+		.dev = ep->dev->num,
+		.src_ep = ep->id,
+		.dst_ep = ep->peer_ep,
+	};
+
+	return shm_send_msg(ep->dev, &ep->peer_addr, ep->peer_addr_len, &m);
+}
+
+int shm_ep_connect(struct rcx_dev *d, const char *addr,
+		   const struct rcx_ep_attr *attr, const void *pdata,
+		   size_t pdata_len, struct rcx_ep **out)
+{
+	struct shm_dev *dev = to_sdev(d);
+	struct shm_msg m = { .type = SHM_MSG_CONNECT };
+	struct shm_ep *ep;
+	pid_t pid;
+	uint32_t pdev;
+	int ret;
+
+	if (!addr || pdata_len > SHM_PDATA || (pdata_len && !pdata))
+		return -EINVAL;
+	ret = addr_parse(addr, &pid, &pdev);
+	if (ret)
+		return ret;
+	ep = ep_new(dev, attr);
+	if (!ep)
+		return -EINVAL;
+	ep->side = 0;
+	ep->state = SHM_EP_CONNECTING;
+	snprintf(ep->cseg_name, sizeof(ep->cseg_name), "/rcx-shm.%d.%u.%u",
+		 (int)dev->pid, dev->num, ep->id);
+	ep->cseg = shm_map(ep->cseg_name, sizeof(*ep->cseg), true);
+	if (!ep->cseg) {
+		ret = -errno;
+		ep->cseg_name[0] = 0;
+		ep_free(ep);
+		return ret;
+	}
+	ep->cseg->magic = SHM_MAGIC;
+	ep->tx = &ep->cseg->dir[0];
+	ep->rx = &ep->cseg->dir[1];
+	if (attr->on_ready) {
+		ret = attr->on_ready((struct rcx_ep *)ep, attr->ep_ctx);
+		if (ret) {
+			ep_free(ep);
+			return ret;
+		}
+	}
+	ep_link(ep);
+	/* a peer that is not there is an error event, as with rdma_cm */
+	ret = ep_peer(ep, pid, pdev);
+	if (!ret) {
+		m.pid = dev->pid;
+		m.dev = dev->num;
+		m.src_ep = ep->id;
+		m.pdata_len = (uint32_t)pdata_len;
+		if (pdata_len)
+			memcpy(m.pdata, pdata, pdata_len);
+		snprintf(m.seg, sizeof(m.seg), "%s", ep->cseg_name);
+		ret = shm_send_msg(dev, &ep->peer_addr, ep->peer_addr_len, &m);
+	}
+	if (ret) {
+		ep->state = SHM_EP_ERROR;
+		ev_push(ep, RCX_CM_ERROR, ret);
+	}
+	*out = (struct rcx_ep *)ep;
+	return 0;
+}
+
+int shm_ep_accept(struct rcx_dev *d, struct rcx_conn_req *r,
+		  const struct rcx_ep_attr *attr, struct rcx_ep **out)
+{
+	struct shm_dev *dev = to_sdev(d);
+	struct shm_conn_req *req = (struct shm_conn_req *)r;
+	struct shm_ep *ep;
+	int ret;
+
+	ep = ep_new(dev, attr);
+	if (!ep)
+		return -EINVAL;
+	ep->side = 1;
+	ep->peer_ep = req->msg.src_ep;
+	req->msg.seg[sizeof(req->msg.seg) - 1] = 0;
+	ep->cseg = shm_map(req->msg.seg, sizeof(*ep->cseg), false);
+	if (!ep->cseg) {
+		ret = -ECONNABORTED;
+		goto err;
+	}
+	/* mapped by both now: nothing is left behind if either dies */
+	shm_unlink(req->msg.seg);
+	ret = -ECONNABORTED;
+	if (ep->cseg->magic != SHM_MAGIC)
+		goto err;
+	ep->tx = &ep->cseg->dir[1];
+	ep->rx = &ep->cseg->dir[0];
+	ret = ep_peer(ep, req->msg.pid, req->msg.dev);
+	if (ret)
+		goto err;
+	if (attr->on_ready) {
+		ret = attr->on_ready((struct rcx_ep *)ep, attr->ep_ctx);
+		if (ret)
+			goto err;
+	}
+	ep->state = SHM_EP_ACCEPTING;
+	ret = msg_to_peer(ep, SHM_MSG_ACCEPT);
+	if (ret)
+		goto err;
+	ep_link(ep);
+	free(req);
+	*out = (struct rcx_ep *)ep;
+	return 0;
+err:
+	ep_free(ep);
+	return ret;
+}
+
+int shm_ep_reject(struct rcx_dev *d, struct rcx_conn_req *r)
+{
+	struct shm_conn_req *req = (struct shm_conn_req *)r;
+	struct shm_msg m = {
+		.type = SHM_MSG_REJECT,
+		.pid = to_sdev(d)->pid,
+		.dev = to_sdev(d)->num,
+		.dst_ep = req->msg.src_ep,
+	};
+	struct sockaddr_un to;
+	socklen_t to_len;
+
+	shm_name_addr(req->msg.pid, req->msg.dev, &to, &to_len);
+	shm_send_msg(to_sdev(d), &to, to_len, &m);
+	free(req);
+	return 0;
+}
+
+/* Both ends see DISCONNECTED (as with rdma_disconnect); WRs flush. */
+int shm_ep_disconnect(struct rcx_ep *e)
+{
+	struct shm_ep *ep = to_sep(e);
+
+	if (ep->state != SHM_EP_CONNECTED)
+		return -ENOTCONN;
+	msg_to_peer(ep, SHM_MSG_DISC);
+	shm_ep_fail(ep);
+	ep->disc_event = true;
+	ev_push(ep, RCX_CM_DISCONNECTED, -ECONNRESET);
+	return 0;
+}
+
+void shm_ep_destroy(struct rcx_ep *e)
+{
+	struct shm_ep *ep = to_sep(e);
+	struct shm_dev *dev;
+	struct shm_cm_node **p, *n;
+	uint32_t i;
+
+	if (!ep)
+		return;
+	dev = ep->dev;
+	if (ep->peer_seg && ep->state != SHM_EP_ERROR)
+		msg_to_peer(ep, SHM_MSG_DISC);
+	if (ep->cseg) /* the peer's next operation fails */
+		shm_ep_kill(ep);
+	ep_unlink(ep);
+	/* completions and events still queued lose their endpoint */
+	for (i = dev->cq_head; i != dev->cq_tail; i++)
+		if (dev->cq[i & (dev->cq_cap - 1)].ep_ctx == ep->attr.ep_ctx)
+			dev->cq[i & (dev->cq_cap - 1)].ep_ctx = NULL;
+	for (p = &dev->cm_head; (n = *p);) {
+		if (n->ev.ep == e) {
+			*p = n->next;
+			if (dev->cm_tail == n)
+				dev->cm_tail = NULL;
+			free(n);
+			continue;
+		}
+		p = &n->next;
+	}
+	if (!dev->cm_tail)
+		for (n = dev->cm_head; n; n = n->next)
+			dev->cm_tail = n;
+	ep_free(ep);
+}
+
+void shm_cm_msg(struct shm_dev *dev, const struct shm_msg *m)
+{
+	struct shm_conn_req *req;
+	struct rcx_cm_event ev = { .type = RCX_CM_CONNECT_REQUEST };
+	struct shm_ep *ep;
+
+	if (m->type == SHM_MSG_CONNECT) {
+		if (m->pdata_len > SHM_PDATA || m->pid <= 0)
+			return;
+		req = malloc(sizeof(*req));
+		if (!req)
+			return; /* the connector times out */
+		req->msg = *m;
+		ev.req = (struct rcx_conn_req *)req;
+		ev.pdata_len = (uint8_t)m->pdata_len;
+		memcpy(ev.pdata, m->pdata, m->pdata_len);
+		shm_cm_push(dev, &ev);
+		return;
+	}
+	ep = ep_find(dev, m->dst_ep, m->pid);
+	if (!ep)
+		return;
+	switch (m->type) {
+	case SHM_MSG_ACCEPT:
+		if (ep->state != SHM_EP_CONNECTING)
+			return;
+		ep->peer_ep = m->src_ep;
+		ep->state = SHM_EP_CONNECTED;
+		msg_to_peer(ep, SHM_MSG_RTU);
+		ev_push(ep, RCX_CM_ESTABLISHED, 0);
+		break;
+	case SHM_MSG_REJECT:
+		if (ep->state != SHM_EP_CONNECTING)
+			return;
+		ep->state = SHM_EP_ERROR;
+		ev_push(ep, RCX_CM_ERROR, -ECONNREFUSED);
+		break;
+	case SHM_MSG_RTU:
+		if (ep->state != SHM_EP_ACCEPTING || m->src_ep != ep->peer_ep)
+			return;
+		ep->state = SHM_EP_CONNECTED;
+		ev_push(ep, RCX_CM_ESTABLISHED, 0);
+		break;
+	case SHM_MSG_DISC:
+		if (ep->disc_event || m->src_ep != ep->peer_ep)
+			return;
+		shm_ep_fail(ep);
+		ep->disc_event = true;
+		ev_push(ep, RCX_CM_DISCONNECTED, -ECONNRESET);
+		break;
+	}
+}
+
+/* A peer whose pidfd is readable has exited. */
+void shm_check_peers(struct shm_dev *dev)
+{
+	struct shm_ep *ep;
+	struct pollfd pfd;
+	char name[48];
+	bool connecting;
+
+	for (ep = dev->eps; ep; ep = ep->next) {
+		if (ep->pidfd < 0 || ep->disc_event)
+			continue;
+		pfd.fd = ep->pidfd;
+		pfd.events = POLLIN;
+		if (poll(&pfd, 1, 0) <= 0)
+			continue;
+		epoll_ctl(dev->epfd, EPOLL_CTL_DEL, ep->pidfd, NULL);
+		connecting = ep->state == SHM_EP_CONNECTING ||
+			     ep->state == SHM_EP_ACCEPTING;
+		shm_ep_fail(ep);
+		ep->disc_event = true;
+		ev_push(ep, connecting ? RCX_CM_ERROR : RCX_CM_DISCONNECTED,
+			connecting ? -ECONNREFUSED : -ECONNRESET);
+		/* it cannot remove its segment any more: do it for it */
+		dev_seg_name(ep->peer_pid, ep->peer_dev, name, sizeof(name));
+		shm_unlink(name);
+	}
+}
+
+int shm_cm_poll(struct rcx_dev *d, struct rcx_cm_event *ev)
+{
+	struct shm_dev *dev = to_sdev(d);
+	struct shm_cm_node *n;
+	int ret;
+
+	shm_flush_out(dev);
+	ret = shm_drain_sock(dev);
+	if (ret < 0)
+		return ret;
+	shm_check_peers(dev);
+	n = dev->cm_head;
+	if (!n)
+		return 0;
+	dev->cm_head = n->next;
+	if (!dev->cm_head)
+		dev->cm_tail = NULL;
+	*ev = n->ev;
+	free(n);
+	return 1;
+}
+
+/*
+ * Segments of processes that died without closing (kill -9 of a whole
+ * job leaves nobody to notice): removed when a device opens.
+ */
+void shm_sweep(void)
+{
+	DIR *d = opendir("/dev/shm");
+	struct dirent *e;
+	char path[300];
+	int pid;
+
+	if (!d)
+		return;
+	while ((e = readdir(d)))
+		if (sscanf(e->d_name, "rcx-shm.%d.", &pid) == 1 && pid > 0 &&
+		    kill(pid, 0) && errno == ESRCH) {
+			snprintf(path, sizeof(path), "/%s", e->d_name);
+			shm_unlink(path);
+		}
+	closedir(d);
+}

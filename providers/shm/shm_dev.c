@@ -1,0 +1,439 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The shared-memory provider: device, registrations, completion queue,
+ * wakeups (see shm.h for the model).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/epoll.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include "shm.h"
+
+static _Atomic uint32_t dev_count;
+
+void shm_name_addr(pid_t pid, uint32_t dev, struct sockaddr_un *a,
+		   socklen_t *len)
+{
+	int n;
+
+	memset(a, 0, sizeof(*a));
+	a->sun_family = AF_UNIX;
+	/* abstract name: sun_path[0] is 0, the name is not terminated */
+	n = snprintf(a->sun_path + 1, sizeof(a->sun_path) - 1, "rcx-shm.%d.%u",
+		     (int)pid, dev);
+	*len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + n);
+}
+
+/* Map a named segment of len bytes; create: new, zeroed, owner only. */
+void *shm_map(const char *name, size_t len, bool create)
+{
+	int fd, flags = create ? O_RDWR | O_CREAT | O_EXCL : O_RDWR;
+	void *p;
+
+	fd = shm_open(name, flags | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return NULL;
+	if (create && ftruncate(fd, (off_t)len)) {
+		close(fd);
+		shm_unlink(name);
+		return NULL;
+	}
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	if (p == MAP_FAILED) {
+		if (create)
+			shm_unlink(name);
+		return NULL;
+	}
+	return p;
+}
+
+int shm_send_msg(struct shm_dev *dev, const struct sockaddr_un *to,
+		 socklen_t to_len, const struct shm_msg *m)
+{
+	struct shm_out *o;
+
+	if (!dev->out &&
+	    sendto(dev->sock, m, sizeof(*m), MSG_DONTWAIT,
+		   (const struct sockaddr *)to, to_len) == (ssize_t)sizeof(*m))
+		return 0;
+	if (!dev->out && errno != EAGAIN && errno != ENOBUFS)
+		return errno == ENOENT ? -ECONNREFUSED : -errno;
+	/* the peer's socket is full: keep it, in order, for cm_poll */
+	o = malloc(sizeof(*o));
+	if (!o)
+		return -ENOMEM;
+	o->next = NULL;
+	o->to = *to;
+	o->to_len = to_len;
+	o->msg = *m;
+	if (!dev->out) {
+		dev->out = o;
+	} else {
+		struct shm_out *t = dev->out;
+
+		while (t->next)
+			t = t->next;
+		t->next = o;
+	}
+	return 0;
+}
+
+/* Send what met a full socket; a peer that went away loses it. */
+void shm_flush_out(struct shm_dev *dev)
+{
+	struct shm_out *o;
+
+	while ((o = dev->out)) {
+		if (sendto(dev->sock, &o->msg, sizeof(o->msg), MSG_DONTWAIT,
+			   (const struct sockaddr *)&o->to, o->to_len) < 0 &&
+		    (errno == EAGAIN || errno == ENOBUFS))
+			return;
+		dev->out = o->next;
+		free(o);
+	}
+}
+
+/*
+ * Wake a device that armed (its "armed" word set, it may be about to
+ * sleep). The store before this (an entry, a completion) and the load of
+ * armed are ordered by the seq_cst exchange against the sleeper's store
+ * of armed and its poll after it: either it sees our work or we see it
+ * armed.
+ */
+void shm_kick(struct shm_dev *dev, struct shm_dev_seg *seg,
+	      const struct sockaddr_un *to, socklen_t to_len)
+{
+	static const struct shm_msg kick = { .type = SHM_MSG_KICK };
+
+	atomic_thread_fence(memory_order_seq_cst);
+	if (!atomic_load_explicit(&seg->armed, memory_order_relaxed) ||
+	    !atomic_exchange(&seg->armed, 0))
+		return;
+	/* a full socket is readable already: the kick is not needed */
+	sendto(dev->sock, &kick, sizeof(kick), MSG_DONTWAIT,
+	       (const struct sockaddr *)to, to_len);
+}
+
+int shm_cq_push(struct shm_dev *dev, const struct rcx_cqe *c)
+{
+	if (dev->cq_tail - dev->cq_head == dev->cq_cap) {
+		uint32_t cap = dev->cq_cap * 2, i;
+		struct rcx_cqe *n = malloc(cap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		for (i = 0; i < dev->cq_cap; i++)
+			n[i] = dev->cq[(dev->cq_head + i) & (dev->cq_cap - 1)];
+		free(dev->cq);
+		dev->cq = n;
+		dev->cq_tail = dev->cq_cap;
+		dev->cq_head = 0;
+		dev->cq_cap = cap;
+	}
+	dev->cq[dev->cq_tail++ & (dev->cq_cap - 1)] = *c;
+	/* another thread of ours may sleep on the event fd */
+	shm_kick(dev, dev->seg, &dev->addr, dev->addr_len);
+	return 0;
+}
+
+void shm_cm_push(struct shm_dev *dev, const struct rcx_cm_event *ev)
+{
+	struct shm_cm_node *n = malloc(sizeof(*n));
+
+	if (!n)
+		return; /* the peer's failure is found again by its pidfd */
+	n->next = NULL;
+	n->ev = *ev;
+	if (dev->cm_tail)
+		dev->cm_tail->next = n;
+	else
+		dev->cm_head = n;
+	dev->cm_tail = n;
+	shm_kick(dev, dev->seg, &dev->addr, dev->addr_len);
+}
+
+static int dev_list(char (*names)[64], int max)
+{
+	if (max < 1)
+		return 0;
+	snprintf(names[0], 64, "shm");
+	return 1;
+}
+
+static void dev_close(struct rcx_dev *d)
+{
+	struct shm_dev *dev = to_sdev(d);
+	struct shm_cm_node *n;
+	struct shm_out *o;
+
+	if (!dev)
+		return;
+	while (dev->eps)
+		shm_ep_destroy((struct rcx_ep *)dev->eps);
+	while ((n = dev->cm_head)) {
+		dev->cm_head = n->next;
+		free(n->ev.req);
+		free(n);
+	}
+	while ((o = dev->out)) {
+		dev->out = o->next;
+		free(o);
+	}
+	if (dev->seg) {
+		munmap(dev->seg, sizeof(*dev->seg));
+		shm_unlink(dev->seg_name);
+	}
+	if (dev->sock >= 0)
+		close(dev->sock);
+	if (dev->epfd >= 0)
+		close(dev->epfd);
+	free(dev->cq);
+	free(dev);
+}
+
+static int dev_open(const struct rcx_dev_attr *attr, struct rcx_dev **out)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+	struct shm_dev *dev;
+	int ret = -ENOMEM;
+
+	if (attr && attr->name && *attr->name && strcmp(attr->name, "shm"))
+		return -ENODEV;
+	dev = calloc(1, sizeof(*dev));
+	if (!dev)
+		return -ENOMEM;
+	dev->sock = dev->epfd = -1;
+	dev->pid = getpid();
+	dev->num = atomic_fetch_add(&dev_count, 1);
+	dev->cq_cap = SHM_CQ_MIN;
+	if (attr && attr->cq_size > SHM_CQ_MIN)
+		while (dev->cq_cap < (uint32_t)attr->cq_size)
+			dev->cq_cap *= 2;
+	dev->cq = malloc(dev->cq_cap * sizeof(*dev->cq));
+	if (!dev->cq)
+		goto err;
+	/*
+	 * Peers read and write our memory with process_vm_readv/writev,
+	 * which needs ptrace access: under Yama's ptrace_scope 1 only
+	 * ancestors have it unless we say so. (Scope 2 or 3 refuses it:
+	 * transfers then fail with -EPERM.)
+	 */
+	prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
+	if (dev->num == 0)
+		shm_sweep();
+	snprintf(dev->seg_name, sizeof(dev->seg_name), "/rcx-shm.%d.%u",
+		 (int)dev->pid, dev->num);
+	dev->seg = shm_map(dev->seg_name, sizeof(*dev->seg), true);
+	if (!dev->seg) {
+		ret = -errno;
+		goto err;
+	}
+	dev->seg->magic = SHM_MAGIC;
+	dev->seg->pid = dev->pid;
+	dev->sock =
+		socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (dev->sock < 0)
+		goto err_errno;
+	shm_name_addr(dev->pid, dev->num, &dev->addr, &dev->addr_len);
+	if (bind(dev->sock, (struct sockaddr *)&dev->addr, dev->addr_len))
+		goto err_errno;
+	dev->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (dev->epfd < 0)
+		goto err_errno;
+	ev.data.fd = dev->sock;
+	if (epoll_ctl(dev->epfd, EPOLL_CTL_ADD, dev->sock, &ev))
+		goto err_errno;
+	dev->next_ep = 1;
+	*out = (struct rcx_dev *)dev;
+	return 0;
+err_errno:
+	ret = -errno;
+err:
+	dev_close((struct rcx_dev *)dev);
+	return ret;
+}
+
+static int dev_query(struct rcx_dev *d, struct rcx_dev_info *info)
+{
+	struct shm_dev *dev = to_sdev(d);
+
+	memset(info, 0, sizeof(*info));
+	snprintf(info->name, sizeof(info->name), "shm");
+	info->max_mr_size = (uint64_t)1 << 47;
+	info->max_qp_wr = SHM_MAX_WR;
+	info->max_cqe = 1 << 22;
+	info->max_inline = SHM_INLINE;
+	info->max_rd_atomic = 16;
+	info->atomics = 1;
+	info->port_active = 1;
+	info->mtu = SHM_INLINE;
+	snprintf(info->addr, sizeof(info->addr), "shm:%d:%u", (int)dev->pid,
+		 dev->num);
+	return 0;
+}
+
+/*
+ * A registration is an entry in the device segment's table that peers
+ * check before they touch our memory. key = (generation << 13) | index,
+ * never 0; a freed entry's key is 0, so an old key never matches again
+ * until its generation comes round (2^19 registrations of that entry).
+ */
+static int mr_reg(struct rcx_dev *d, void *addr, size_t len,
+		  unsigned int access, struct rcx_mr **out)
+{
+	struct shm_dev *dev = to_sdev(d);
+	struct shm_mr *m;
+	uint32_t i, idx, key;
+
+	if (access & ~(RCX_ACCESS_LOCAL_WRITE | RCX_ACCESS_REMOTE_READ |
+		       RCX_ACCESS_REMOTE_WRITE | RCX_ACCESS_REMOTE_ATOMIC))
+		return -EINVAL;
+	if (!addr && len)
+		return -EFAULT;
+	for (i = 0; i < SHM_MR_MAX; i++) {
+		idx = (dev->mr_next + i) % SHM_MR_MAX;
+		if (!atomic_load_explicit(&dev->seg->mr[idx].key,
+					  memory_order_relaxed))
+			break;
+	}
+	if (i == SHM_MR_MAX)
+		return -ENOMEM;
+	m = malloc(sizeof(*m));
+	if (!m)
+		return -ENOMEM;
+	dev->mr_next = idx + 1;
+	/* the generation lives in the caller-visible key only */
+	dev->mr_gen = dev->mr_gen % 0x7ffffu + 1;
+	key = dev->mr_gen << 13 | idx;
+	dev->seg->mr[idx].addr = (uint64_t)(uintptr_t)addr;
+	dev->seg->mr[idx].len = len;
+	dev->seg->mr[idx].access = access;
+	atomic_store_explicit(&dev->seg->mr[idx].key, key,
+			      memory_order_release);
+	m->dev = dev;
+	m->idx = idx;
+	m->key = key;
+	*out = (struct rcx_mr *)m;
+	return 0;
+}
+
+static int mr_dereg(struct rcx_mr *mr)
+{
+	struct shm_mr *m = (struct shm_mr *)mr;
+
+	atomic_store_explicit(&m->dev->seg->mr[m->idx].key, 0,
+			      memory_order_release);
+	free(m);
+	return 0;
+}
+
+static uint32_t mr_key(const struct rcx_mr *mr)
+{
+	return ((const struct shm_mr *)mr)->key;
+}
+
+static int event_fd(struct rcx_dev *d)
+{
+	return to_sdev(d)->epfd;
+}
+
+static int watch_fd(struct rcx_dev *d, int fd)
+{
+	return rcx__epoll_add(to_sdev(d)->epfd, fd);
+}
+
+/*
+ * Connection events already taken off the socket (by ack) keep the event
+ * fd readable, as a pending rdma_cm event keeps its channel readable: a
+ * kick to ourselves stands for them.
+ */
+static int arm(struct rcx_dev *d)
+{
+	struct shm_dev *dev = to_sdev(d);
+
+	atomic_store(&dev->seg->armed, 1);
+	if (dev->cm_head || dev->out)
+		shm_kick(dev, dev->seg, &dev->addr, dev->addr_len);
+	return 0;
+}
+
+bool shm_mr_ok(struct shm_dev_seg *seg, uint32_t key, uint64_t addr,
+	       uint64_t len, unsigned int access)
+{
+	struct shm_mr_ent *e = &seg->mr[key & (SHM_MR_MAX - 1)];
+	uint64_t a, l;
+	unsigned int acc;
+
+	if (!key || atomic_load_explicit(&e->key, memory_order_acquire) != key)
+		return false;
+	a = e->addr;
+	l = e->len;
+	acc = e->access;
+	/* still the same registration after the reads (seqlock-like) */
+	atomic_thread_fence(memory_order_acquire);
+	if (atomic_load_explicit(&e->key, memory_order_relaxed) != key)
+		return false;
+	return (acc & access) == access && addr >= a && len <= l &&
+	       addr - a <= l - len;
+}
+
+/* Drain the socket: wakeups are dropped, connection messages handled. */
+int shm_drain_sock(struct shm_dev *dev)
+{
+	struct shm_msg m;
+	ssize_t r;
+	int got = 0;
+
+	for (;;) {
+		r = recv(dev->sock, &m, sizeof(m), MSG_DONTWAIT);
+		if (r < 0)
+			return errno == EAGAIN ? got : -errno;
+		got++;
+		if (r == (ssize_t)sizeof(m) && m.type != SHM_MSG_KICK)
+			shm_cm_msg(dev, &m);
+	}
+}
+
+static int ack(struct rcx_dev *d)
+{
+	return shm_drain_sock(to_sdev(d));
+}
+
+const struct rcx_provider_ops rcx__shm_ops = {
+	.name = "shm",
+	.dev_list = dev_list,
+	.dev_open = dev_open,
+	.dev_close = dev_close,
+	.dev_query = dev_query,
+	.mr_reg = mr_reg,
+	.mr_dereg = mr_dereg,
+	.mr_lkey = mr_key,
+	.mr_rkey = mr_key,
+	.listen = shm_listen,
+	.ep_connect = shm_ep_connect,
+	.ep_accept = shm_ep_accept,
+	.ep_reject = shm_ep_reject,
+	.ep_disconnect = shm_ep_disconnect,
+	.ep_destroy = shm_ep_destroy,
+	.ep_set_error = shm_ep_set_error,
+	.ep_max_inline = shm_ep_max_inline,
+	.pwr_create = shm_pwr_create,
+	.pwr_destroy = shm_pwr_destroy,
+	.pwr_post = shm_pwr_post,
+	.pwr_post_recv = shm_pwr_post_recv,
+	.cm_poll = shm_cm_poll,
+	.post_send = shm_post_send,
+	.post_recv = shm_post_recv,
+	.cq_poll = shm_cq_poll,
+	.event_fd = event_fd,
+	.watch_fd = watch_fd,
+	.arm = arm,
+	.ack = ack,
+};

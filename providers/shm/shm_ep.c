@@ -1,0 +1,669 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The shared-memory provider: posting, execution and completions of an
+ * endpoint (the RC rules it keeps are in shm.h).
+ */
+#include <endian.h>
+#include <errno.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+#include "shm.h"
+
+static bool recv_op(uint8_t op)
+{
+	return op == RCX_OP_SEND || op == RCX_OP_SEND_IMM ||
+	       op == RCX_OP_WRITE_IMM;
+}
+
+static void cqe_push(struct shm_ep *ep, uint64_t wr_id, uint8_t op, int status,
+		     uint32_t len)
+{
+	struct rcx_cqe c = {
+		.wr_id = wr_id,
+		.ep_ctx = ep->attr.ep_ctx,
+		.status = status,
+		.op = status ? RCX_OP_RECV : op, /* as verbs: op undefined */
+		.byte_len = len,
+	};
+
+	shm_cq_push(ep->dev, &c);
+}
+
+/* ---- the executor's lock: the pid of its holder */
+
+static bool lock_try(struct shm_dir *d, int32_t me)
+{
+	int32_t z = 0;
+
+	return atomic_compare_exchange_strong(&d->lock, &z, me);
+}
+
+/* Wait for the lock; a holder that died leaves it to us. */
+static void lock_hard(struct shm_dir *d, int32_t me)
+{
+	int32_t h;
+
+	while (!lock_try(d, me)) {
+		h = atomic_load(&d->lock);
+		if (h && h != me && kill(h, 0) && errno == ESRCH &&
+		    atomic_compare_exchange_strong(&d->lock, &h, me))
+			return;
+		sched_yield();
+	}
+}
+
+static void unlock(struct shm_dir *d)
+{
+	atomic_store_explicit(&d->lock, 0, memory_order_release);
+}
+
+/*
+ * Copy len bytes; each side is in this process ("mine") or the peer's.
+ * The executor is always one of the two, so at most one is the peer's.
+ */
+static int copy(struct shm_ep *ep, uint64_t dst, bool dst_mine, uint64_t src,
+		bool src_mine, size_t len)
+{
+	struct iovec l, r;
+	ssize_t n;
+
+	if (!len)
+		return 0;
+	if ((dst_mine && src_mine) || ep->peer_pid == ep->dev->pid) {
+		memmove((void *)(uintptr_t)dst, (void *)(uintptr_t)src, len);
+		return 0;
+	}
+	l.iov_len = r.iov_len = len;
+	if (dst_mine) {
+		l.iov_base = (void *)(uintptr_t)dst;
+		r.iov_base = (void *)(uintptr_t)src;
+		n = process_vm_readv(ep->peer_pid, &l, 1, &r, 1, 0);
+	} else {
+		l.iov_base = (void *)(uintptr_t)src;
+		r.iov_base = (void *)(uintptr_t)dst;
+		n = process_vm_writev(ep->peer_pid, &l, 1, &r, 1, 0);
+	}
+	if (n == (ssize_t)len)
+		return 0;
+	if (n >= 0 || errno == EFAULT)
+		return RCX_ERR_REMOTE_ACCESS;
+	/* ESRCH: it is gone; EPERM: ptrace access refused */
+	return RCX_ERR_TRANSPORT;
+}
+
+static unsigned int need_access(uint8_t op)
+{
+	switch (op) {
+	case RCX_OP_READ:
+		return RCX_ACCESS_REMOTE_READ;
+	case RCX_OP_FADD:
+	case RCX_OP_CSWAP:
+		return RCX_ACCESS_REMOTE_ATOMIC;
+	default:
+		return RCX_ACCESS_REMOTE_WRITE;
+	}
+}
+
+/*
+ * The emulated atomics run whole under the target's lock for their
+ * address, so they are atomic with respect to each other, as an HCA's
+ * atomics are with respect to its own (IBA 10.7.2.2: not with respect
+ * to the CPU).
+ */
+static int atomic_op(struct shm_ep *ep, const struct shm_sqe *q, bool snd,
+		     struct shm_dev_seg *rseg)
+{
+	_Atomic int32_t *lk =
+		(_Atomic int32_t *)&rseg->lock[(q->raddr >> 3) % SHM_LOCKS];
+	uint64_t old, val;
+	int32_t z;
+	int ret;
+
+	for (z = 0; !atomic_compare_exchange_weak_explicit(
+		     lk, &z, 1, memory_order_acquire, memory_order_relaxed);
+	     z = 0)
+		sched_yield();
+	ret = copy(ep, (uintptr_t)&old, true, q->raddr, !snd, 8);
+	if (!ret) {
+		if (q->op == RCX_OP_FADD)
+			val = old + q->compare_add;
+		else
+			val = old == q->compare_add ? q->swap : old;
+		if (val != old)
+			ret = copy(ep, q->raddr, !snd, (uintptr_t)&val, true,
+				   8);
+	}
+	atomic_store_explicit(lk, 0, memory_order_release);
+	if (!ret)
+		ret = copy(ep, q->addr, snd, (uintptr_t)&old, true, 8);
+	return ret;
+}
+
+/* Where a WR's payload is: its entry, or the sender's memory. */
+static uint64_t payload(const struct shm_sqe *q)
+{
+	return q->inl ? (uint64_t)(uintptr_t)q->data : q->addr;
+}
+
+/* A SEND or WRITE_IMM into receive r: the status for the sender. */
+static int deliver(struct shm_ep *ep, struct shm_dir *d, struct shm_sqe *q,
+		   struct shm_rqe *r, bool snd, bool *took)
+{
+	struct shm_dev_seg *rseg = snd ? ep->peer_seg : ep->dev->seg;
+	uint32_t ph;
+	int st;
+
+	*took = true;
+	r->op = q->op == RCX_OP_WRITE_IMM ? RCX_OP_RECV_IMM : RCX_OP_RECV;
+	r->has_imm = q->op != RCX_OP_SEND;
+	r->imm = q->imm;
+	r->byte_len = q->len;
+	r->pooled = 0;
+	r->status = 0;
+	if (q->op == RCX_OP_WRITE_IMM) {
+		/* IBA 9.4.4: a zero-length write checks no key; a refused
+		 * one is NAKed before it takes a receive */
+		if (q->len && !shm_mr_ok(rseg, q->rkey, q->raddr, q->len,
+					 RCX_ACCESS_REMOTE_WRITE)) {
+			*took = false;
+			return RCX_ERR_REMOTE_ACCESS;
+		}
+		st = copy(ep, q->raddr, !snd, payload(q), q->inl || snd,
+			  q->len);
+		r->status = st ? RCX_ERR_REMOTE_OP : 0;
+		return st;
+	}
+	if (q->len > r->len) {
+		/* IBA 9.9.3.1.2: too long for the receive: an invalid
+		 * request for the sender, a length error here */
+		r->status = RCX_ERR_LOCAL;
+		return RCX_ERR_REMOTE_OP;
+	}
+	ph = atomic_load_explicit(&d->pool_head, memory_order_relaxed);
+	if (q->inl && snd && q->len &&
+	    ph - atomic_load_explicit(&d->pool_tail, memory_order_acquire) <
+		    SHM_POOL) {
+		/*
+		 * A receive buffer is undefined until its completion (IBA
+		 * 10.8.5): the receiver copies the payload out of the pool
+		 * when it takes the completion, with no system call.
+		 */
+		memcpy(d->pool[ph % SHM_POOL], q->data, q->len);
+		r->pooled = 1;
+		r->pool_idx = ph;
+		atomic_store_explicit(&d->pool_head, ph + 1,
+				      memory_order_relaxed);
+		return 0;
+	}
+	st = copy(ep, r->addr, !snd, payload(q), q->inl || snd, q->len);
+	r->status = st ? RCX_ERR_LOCAL : 0;
+	return st;
+}
+
+/* A WRITE, READ or atomic: the status of its completion. */
+static int direct(struct shm_ep *ep, struct shm_sqe *q, bool snd)
+{
+	struct shm_dev_seg *rseg = snd ? ep->peer_seg : ep->dev->seg;
+
+	if (q->len &&
+	    !shm_mr_ok(rseg, q->rkey, q->raddr, q->len, need_access(q->op)))
+		return RCX_ERR_REMOTE_ACCESS;
+	switch (q->op) {
+	case RCX_OP_WRITE:
+		return copy(ep, q->raddr, !snd, payload(q), q->inl || snd,
+			    q->len);
+	case RCX_OP_READ:
+		return copy(ep, q->addr, snd, q->raddr, !snd, q->len);
+	default:
+		return atomic_op(ep, q, snd, rseg);
+	}
+}
+
+/* Could d's next WR run now: there, no side dead, its receive posted? */
+static bool runnable(const struct shm_ep *ep, struct shm_dir *d)
+{
+	uint32_t e = atomic_load_explicit(&d->sq_exec, memory_order_acquire);
+	const struct shm_sqe *q;
+
+	if (e == atomic_load_explicit(&d->sq_tail, memory_order_acquire))
+		return false;
+	if (atomic_load(&ep->cseg->dead[0]) || atomic_load(&ep->cseg->dead[1]))
+		return true; /* runs to fail it (or stops at once) */
+	q = &d->sq[e % SHM_SQ];
+	return !recv_op(q->op) ||
+	       atomic_load_explicit(&d->rq_done, memory_order_acquire) !=
+		       atomic_load_explicit(&d->rq_tail, memory_order_acquire);
+}
+
+/*
+ * Execute direction d's send queue as far as it goes: in order (IBA
+ * 9.5), a SEND waiting for a receive holding up everything behind it
+ * (receiver not ready, retried for ever, as rnr_retry 7). Either process
+ * may run this: the one that posts, or the one that posts the receive
+ * it waited for. Returns how many WRs ran.
+ */
+static int exec_dir(struct shm_ep *ep, struct shm_dir *d)
+{
+	struct shm_conn_seg *cs = ep->cseg;
+	bool snd = d == ep->tx;
+	int sside = snd ? ep->side : !ep->side, n = 0, st;
+	uint32_t e, t, rd;
+	struct shm_sqe *q;
+	bool took, st_stop = false;
+
+again:
+	if (!runnable(ep, d) || !lock_try(d, ep->dev->pid))
+		return n;
+	e = atomic_load_explicit(&d->sq_exec, memory_order_relaxed);
+	t = atomic_load_explicit(&d->sq_tail, memory_order_acquire);
+	while (e != t) {
+		q = &d->sq[e % SHM_SQ];
+		if (atomic_load(&cs->dead[sside])) {
+			st_stop = true;
+			break; /* its sender flushes what is left */
+		}
+		if (atomic_load(&cs->dead[!sside])) {
+			/* the responder is gone: the retries run out */
+			st = RCX_ERR_TRANSPORT;
+		} else if (recv_op(q->op)) {
+			rd = atomic_load_explicit(&d->rq_done,
+						  memory_order_relaxed);
+			if (rd == atomic_load_explicit(&d->rq_tail,
+						       memory_order_acquire))
+				break;
+			st = deliver(ep, d, q, &d->rq[rd % SHM_RQ], snd, &took);
+			if (took)
+				atomic_store_explicit(&d->rq_done, rd + 1,
+						      memory_order_release);
+		} else {
+			st = direct(ep, q, snd);
+		}
+		q->status = st;
+		atomic_store_explicit(&d->sq_exec, ++e, memory_order_release);
+		n++;
+		if (st) {
+			/* an error completion puts the sender in error */
+			atomic_store(&cs->dead[sside], 1);
+			st_stop = true;
+			break;
+		}
+		t = atomic_load_explicit(&d->sq_tail, memory_order_acquire);
+	}
+	unlock(d);
+	if (n) /* the other process has completions to take */
+		shm_kick(ep->dev, ep->peer_seg, &ep->peer_addr,
+			 ep->peer_addr_len);
+	/*
+	 * A WR or a receive that came while we held the lock found it taken
+	 * and left the work to us: look again now that it is free.
+	 */
+	if (!st_stop)
+		goto again;
+	return n;
+}
+
+/* The sender's completions, in order. */
+static void reap_sq(struct shm_ep *ep)
+{
+	uint32_t x =
+		atomic_load_explicit(&ep->tx->sq_exec, memory_order_acquire);
+	struct shm_sqe *q;
+	bool err = false;
+
+	for (; ep->sq_reaped != x; ep->sq_reaped++) {
+		q = &ep->tx->sq[ep->sq_reaped % SHM_SQ];
+		if (q->signaled || q->status)
+			cqe_push(ep, q->wr_id, q->op, q->status, q->len);
+		err |= q->status != 0;
+	}
+	if (err)
+		shm_ep_fail(ep);
+}
+
+/* The receiver's completions, in order. */
+static void reap_rq(struct shm_ep *ep)
+{
+	struct shm_dir *d = ep->rx;
+	uint32_t x = atomic_load_explicit(&d->rq_done, memory_order_acquire);
+	struct shm_rqe *r;
+	struct rcx_cqe c;
+	bool err = false;
+
+	for (; ep->rq_reaped != x; ep->rq_reaped++) {
+		r = &d->rq[ep->rq_reaped % SHM_RQ];
+		if (r->pooled) {
+			memcpy((void *)(uintptr_t)r->addr,
+			       d->pool[r->pool_idx % SHM_POOL], r->byte_len);
+			atomic_store_explicit(&d->pool_tail, r->pool_idx + 1,
+					      memory_order_release);
+		}
+		c = (struct rcx_cqe){
+			.wr_id = ep->rq_wr_id[ep->rq_reaped % SHM_RQ],
+			.ep_ctx = ep->attr.ep_ctx,
+			.status = r->status,
+			.op = r->status ? RCX_OP_RECV : r->op,
+			.has_imm = r->has_imm,
+			.imm = r->has_imm ? r->imm : 0,
+			.byte_len = r->byte_len,
+		};
+		shm_cq_push(ep->dev, &c);
+		err |= r->status != 0;
+	}
+	if (err)
+		shm_ep_fail(ep);
+}
+
+/* Put wr in the send queue: 0, or -EAGAIN when it is full. */
+static int sq_put(struct shm_ep *ep, const struct rcx_wr *wr)
+{
+	uint32_t t =
+		atomic_load_explicit(&ep->tx->sq_tail, memory_order_relaxed);
+	struct shm_sqe *q;
+
+	if (t - ep->sq_reaped == SHM_SQ) {
+		reap_sq(ep);
+		if (t - ep->sq_reaped == SHM_SQ)
+			return -EAGAIN;
+	}
+	q = &ep->tx->sq[t % SHM_SQ];
+	q->op = wr->op;
+	q->signaled = !!(wr->flags & RCX_WR_SIGNALED);
+	q->len = wr->length;
+	q->imm = wr->imm;
+	q->status = 0;
+	q->wr_id = wr->wr_id;
+	q->addr = wr->addr;
+	q->raddr = wr->remote_addr;
+	q->rkey = wr->rkey;
+	q->compare_add = wr->compare_add;
+	q->swap = wr->swap;
+	/* inline: the buffer is the caller's again when the post returns */
+	q->inl = wr->length <= SHM_INLINE && wr->op != RCX_OP_READ &&
+		 wr->op != RCX_OP_FADD && wr->op != RCX_OP_CSWAP &&
+		 ((wr->flags & RCX_WR_INLINE) || recv_op(wr->op));
+	if (q->inl && wr->length)
+		memcpy(q->data, (void *)(uintptr_t)wr->addr, wr->length);
+	atomic_store_explicit(&ep->tx->sq_tail, t + 1, memory_order_release);
+	return 0;
+}
+
+/* Move what found the send queue full into it, in order. */
+static void run_pending(struct shm_ep *ep)
+{
+	struct shm_pend *p;
+
+	while ((p = ep->pend) && ep->state != SHM_EP_ERROR) {
+		if (sq_put(ep, &p->wr))
+			return;
+		ep->pend = p->next;
+		if (!ep->pend)
+			ep->pend_tail = NULL;
+		ep->npend--;
+		free(p);
+	}
+}
+
+static int pend_add(struct shm_ep *ep, const struct rcx_wr *wr)
+{
+	bool inl = (wr->flags & RCX_WR_INLINE) && wr->length <= SHM_INLINE;
+	struct shm_pend *p = malloc(sizeof(*p) + (inl ? wr->length : 0));
+
+	if (!p)
+		return -ENOMEM;
+	p->next = NULL;
+	p->wr = *wr;
+	p->wr.next = NULL;
+	if (inl) { /* the caller may reuse its buffer: keep a copy */
+		memcpy(p + 1, (void *)(uintptr_t)wr->addr, wr->length);
+		p->wr.addr = (uint64_t)(uintptr_t)(p + 1);
+	}
+	if (ep->pend_tail)
+		ep->pend_tail->next = p;
+	else
+		ep->pend = p;
+	ep->pend_tail = p;
+	ep->npend++;
+	return 0;
+}
+
+static int post_one(struct shm_ep *ep, const struct rcx_wr *wr)
+{
+	uint32_t busy;
+
+	if (wr->op > RCX_OP_CSWAP)
+		return -EINVAL;
+	if ((wr->op == RCX_OP_FADD || wr->op == RCX_OP_CSWAP) &&
+	    ((wr->remote_addr & 7) || wr->length != 8))
+		return -EINVAL; /* IBA 9.4.5 */
+	if (ep->state == SHM_EP_ERROR) {
+		cqe_push(ep, wr->wr_id, wr->op, RCX_ERR_FLUSHED, 0);
+		return 0;
+	}
+	busy = atomic_load_explicit(&ep->tx->sq_tail, memory_order_relaxed) -
+	       ep->sq_reaped + ep->npend;
+	if (busy >= ep->attr.max_send_wr) {
+		reap_sq(ep);
+		busy = atomic_load_explicit(&ep->tx->sq_tail,
+					    memory_order_relaxed) -
+		       ep->sq_reaped + ep->npend;
+		if (busy >= ep->attr.max_send_wr)
+			return -ENOMEM; /* the send queue is full */
+	}
+	if (ep->pend || sq_put(ep, wr))
+		return pend_add(ep, wr);
+	return 0;
+}
+
+int shm_post_send(struct rcx_ep *e, struct rcx_wr *wr, struct rcx_wr **bad)
+{
+	struct shm_ep *ep = to_sep(e);
+	int ret = 0;
+
+	for (; wr; wr = wr->next) {
+		ret = post_one(ep, wr);
+		if (ret) {
+			*bad = wr;
+			break;
+		}
+	}
+	if (ep->state != SHM_EP_ERROR && ep->cseg) {
+		exec_dir(ep, ep->tx);
+		reap_sq(ep);
+	}
+	return ret;
+}
+
+int shm_post_recv(struct rcx_ep *e, struct rcx_wr *wr, struct rcx_wr **bad)
+{
+	struct shm_ep *ep = to_sep(e);
+	struct shm_dir *d = ep->rx;
+	struct shm_rqe *r;
+	uint32_t t;
+	int ret = 0;
+
+	for (; wr; wr = wr->next) {
+		if (ep->state == SHM_EP_ERROR) {
+			cqe_push(ep, wr->wr_id, RCX_OP_RECV, RCX_ERR_FLUSHED,
+				 0);
+			continue;
+		}
+		t = atomic_load_explicit(&d->rq_tail, memory_order_relaxed);
+		if (t - ep->rq_reaped >= ep->attr.max_recv_wr) {
+			*bad = wr;
+			ret = -ENOMEM;
+			break;
+		}
+		r = &d->rq[t % SHM_RQ];
+		r->addr = wr->addr;
+		r->len = wr->length;
+		ep->rq_wr_id[t % SHM_RQ] = wr->wr_id;
+		atomic_store_explicit(&d->rq_tail, t + 1, memory_order_release);
+	}
+	/* a send of the peer's may have waited for this receive */
+	if (ep->state != SHM_EP_ERROR && ep->cseg && ep->peer_seg) {
+		exec_dir(ep, d);
+		reap_rq(ep);
+	}
+	return ret;
+}
+
+void shm_ep_progress(struct shm_ep *ep)
+{
+	if (ep->state == SHM_EP_ERROR || !ep->cseg || !ep->peer_seg)
+		return;
+	exec_dir(ep, ep->rx);
+	run_pending(ep);
+	exec_dir(ep, ep->tx);
+	reap_sq(ep);
+	if (ep->state != SHM_EP_ERROR)
+		reap_rq(ep);
+}
+
+void shm_ep_kill(struct shm_ep *ep)
+{
+	struct shm_conn_seg *cs = ep->cseg;
+	int32_t me = ep->dev->pid;
+
+	/* no executor is half-way through a WR of ours after this */
+	lock_hard(&cs->dir[0], me);
+	lock_hard(&cs->dir[1], me);
+	atomic_store(&cs->dead[ep->side], 1);
+	unlock(&cs->dir[1]);
+	unlock(&cs->dir[0]);
+	if (ep->peer_seg)
+		shm_kick(ep->dev, ep->peer_seg, &ep->peer_addr,
+			 ep->peer_addr_len);
+}
+
+/* Error state: what ran completes with its status, the rest flushes. */
+void shm_ep_fail(struct shm_ep *ep)
+{
+	struct shm_pend *p;
+	struct shm_sqe *q;
+	uint32_t t;
+
+	if (ep->state == SHM_EP_ERROR)
+		return;
+	ep->state = SHM_EP_ERROR;
+	if (ep->cseg) {
+		shm_ep_kill(ep);
+		reap_sq(ep);
+		t = atomic_load_explicit(&ep->tx->sq_tail,
+					 memory_order_relaxed);
+		for (; ep->sq_reaped != t; ep->sq_reaped++) {
+			q = &ep->tx->sq[ep->sq_reaped % SHM_SQ];
+			cqe_push(ep, q->wr_id, q->op, RCX_ERR_FLUSHED, 0);
+		}
+	}
+	while ((p = ep->pend)) {
+		ep->pend = p->next;
+		cqe_push(ep, p->wr.wr_id, p->wr.op, RCX_ERR_FLUSHED, 0);
+		free(p);
+	}
+	ep->pend_tail = NULL;
+	ep->npend = 0;
+	if (ep->cseg) {
+		reap_rq(ep);
+		t = atomic_load_explicit(&ep->rx->rq_tail,
+					 memory_order_relaxed);
+		for (; ep->rq_reaped != t; ep->rq_reaped++)
+			cqe_push(ep, ep->rq_wr_id[ep->rq_reaped % SHM_RQ],
+				 RCX_OP_RECV, RCX_ERR_FLUSHED, 0);
+	}
+}
+
+int shm_ep_set_error(struct rcx_ep *e)
+{
+	shm_ep_fail(to_sep(e));
+	return 0;
+}
+
+uint32_t shm_ep_max_inline(const struct rcx_ep *e)
+{
+	(void)e;
+	return SHM_INLINE;
+}
+
+int shm_cq_poll(struct rcx_dev *d, struct rcx_cqe *cqe, int n)
+{
+	struct shm_dev *dev = to_sdev(d);
+	struct shm_ep *ep;
+	int got = 0;
+
+	for (ep = dev->eps; ep; ep = ep->next)
+		shm_ep_progress(ep);
+	while (got < n && dev->cq_head != dev->cq_tail)
+		cqe[got++] = dev->cq[dev->cq_head++ & (dev->cq_cap - 1)];
+	return got;
+}
+
+/* Prepared WRs: a WR kept whole, patched through the pointers. */
+struct shm_pwr {
+	struct rcx_pwr pub;
+	struct rcx_wr wr;
+	uint32_t imm_be;
+	uint64_t scratch64;
+	uint32_t scratch32;
+};
+
+int shm_pwr_create(struct rcx_ep *e, const struct rcx_wr *wr, int recv,
+		   struct rcx_pwr **out)
+{
+	struct shm_pwr *p;
+
+	(void)e;
+	if (!recv && wr->op > RCX_OP_CSWAP)
+		return -EINVAL;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	p->wr = *wr;
+	p->wr.next = NULL;
+	p->imm_be = htobe32(wr->imm);
+	p->pub.addr = &p->wr.addr;
+	p->pub.length = &p->wr.length;
+	p->pub.remote_addr = &p->scratch64;
+	p->pub.imm_be = &p->scratch32;
+	if (!recv && (wr->op == RCX_OP_WRITE || wr->op == RCX_OP_WRITE_IMM ||
+		      wr->op == RCX_OP_READ))
+		p->pub.remote_addr = &p->wr.remote_addr;
+	if (!recv && (wr->op == RCX_OP_SEND_IMM || wr->op == RCX_OP_WRITE_IMM))
+		p->pub.imm_be = &p->imm_be;
+	*out = &p->pub;
+	return 0;
+}
+
+void shm_pwr_destroy(struct rcx_pwr *p)
+{
+	free(p);
+}
+
+static int pwr_post(struct rcx_ep *e, struct rcx_pwr **pp, int n, bool recv)
+{
+	struct rcx_wr *bad;
+	int i, ret;
+
+	for (i = 0; i < n; i++) {
+		struct shm_pwr *p = (struct shm_pwr *)pp[i];
+
+		p->wr.imm = be32toh(p->imm_be);
+		ret = recv ? shm_post_recv(e, &p->wr, &bad)
+			   : shm_post_send(e, &p->wr, &bad);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+int shm_pwr_post(struct rcx_ep *e, struct rcx_pwr **p, int n)
+{
+	return pwr_post(e, p, n, false);
+}
+
+int shm_pwr_post_recv(struct rcx_ep *e, struct rcx_pwr **p, int n)
+{
+	return pwr_post(e, p, n, true);
+}
