@@ -185,8 +185,8 @@ struct shm_ep {
 	pid_t peer_pid;
 	uint32_t peer_dev;
 	int pidfd;
-	struct sockaddr_un peer_addr;
-	socklen_t peer_addr_len;
+	struct sockaddr_un peer_addr, peer_kaddr; /* messages, wakeups */
+	socklen_t peer_addr_len, peer_kaddr_len;
 	struct shm_dev_seg *peer_seg; /* the peer device's segment */
 	struct shm_conn_seg *cseg;
 	char cseg_name[48];
@@ -210,6 +210,11 @@ struct shm_dev {
 	int epfd;
 	struct sockaddr_un addr;
 	socklen_t addr_len;
+	/* wakeups have their own socket: taking connection messages off
+	 * the other (cm_poll) must not take a wakeup with them */
+	int ksock;
+	struct sockaddr_un kaddr;
+	socklen_t kaddr_len;
 	struct shm_ep *eps;
 	uint32_t next_ep;
 	/* the completion queue: [cq_head, cq_tail), cq_cap a power of 2 */
@@ -248,7 +253,7 @@ void shm_kick(struct shm_dev *dev, struct shm_dev_seg *seg,
 int shm_send_msg(struct shm_dev *dev, const struct sockaddr_un *to,
 		 socklen_t to_len, const struct shm_msg *m);
 void shm_cm_push(struct shm_dev *dev, const struct rcx_cm_event *ev);
-void shm_name_addr(pid_t pid, uint32_t dev, struct sockaddr_un *a,
+void shm_name_addr(pid_t pid, uint32_t dev, bool kick, struct sockaddr_un *a,
 		   socklen_t *len);
 void *shm_map(const char *name, size_t len, bool create);
 void shm_flush_out(struct shm_dev *dev);

@@ -89,7 +89,8 @@ static int ep_peer(struct shm_ep *ep, pid_t pid, uint32_t pdev)
 
 	ep->peer_pid = pid;
 	ep->peer_dev = pdev;
-	shm_name_addr(pid, pdev, &ep->peer_addr, &ep->peer_addr_len);
+	shm_name_addr(pid, pdev, false, &ep->peer_addr, &ep->peer_addr_len);
+	shm_name_addr(pid, pdev, true, &ep->peer_kaddr, &ep->peer_kaddr_len);
 	dev_seg_name(pid, pdev, name, sizeof(name));
 	ep->peer_seg = shm_map(name, sizeof(*ep->peer_seg), false);
 	if (!ep->peer_seg)
@@ -295,7 +296,7 @@ int shm_ep_reject(struct rcx_dev *d, struct rcx_conn_req *r)
 	struct sockaddr_un to;
 	socklen_t to_len;
 
-	shm_name_addr(req->msg.pid, req->msg.dev, &to, &to_len);
+	shm_name_addr(req->msg.pid, req->msg.dev, false, &to, &to_len);
 	shm_send_msg(to_sdev(d), &to, to_len, &m);
 	free(req);
 	return 0;

@@ -17,7 +17,7 @@
 
 static _Atomic uint32_t dev_count;
 
-void shm_name_addr(pid_t pid, uint32_t dev, struct sockaddr_un *a,
+void shm_name_addr(pid_t pid, uint32_t dev, bool kick, struct sockaddr_un *a,
 		   socklen_t *len)
 {
 	int n;
@@ -25,8 +25,8 @@ void shm_name_addr(pid_t pid, uint32_t dev, struct sockaddr_un *a,
 	memset(a, 0, sizeof(*a));
 	a->sun_family = AF_UNIX;
 	/* abstract name: sun_path[0] is 0, the name is not terminated */
-	n = snprintf(a->sun_path + 1, sizeof(a->sun_path) - 1, "rcx-shm.%d.%u",
-		     (int)pid, dev);
+	n = snprintf(a->sun_path + 1, sizeof(a->sun_path) - 1,
+		     "rcx-shm.%d.%u%s", (int)pid, dev, kick ? ".k" : "");
 	*len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + n);
 }
 
@@ -117,7 +117,7 @@ void shm_kick(struct shm_dev *dev, struct shm_dev_seg *seg,
 	    !atomic_exchange(&seg->armed, 0))
 		return;
 	/* a full socket is readable already: the kick is not needed */
-	sendto(dev->sock, &kick, sizeof(kick), MSG_DONTWAIT,
+	sendto(dev->ksock, &kick, sizeof(kick), MSG_DONTWAIT,
 	       (const struct sockaddr *)to, to_len);
 }
 
@@ -139,7 +139,7 @@ int shm_cq_push(struct shm_dev *dev, const struct rcx_cqe *c)
 	}
 	dev->cq[dev->cq_tail++ & (dev->cq_cap - 1)] = *c;
 	/* another thread of ours may sleep on the event fd */
-	shm_kick(dev, dev->seg, &dev->addr, dev->addr_len);
+	shm_kick(dev, dev->seg, &dev->kaddr, dev->kaddr_len);
 	return 0;
 }
 
@@ -156,7 +156,7 @@ void shm_cm_push(struct shm_dev *dev, const struct rcx_cm_event *ev)
 	else
 		dev->cm_head = n;
 	dev->cm_tail = n;
-	shm_kick(dev, dev->seg, &dev->addr, dev->addr_len);
+	shm_kick(dev, dev->seg, &dev->kaddr, dev->kaddr_len);
 }
 
 static int dev_list(char (*names)[64], int max)
@@ -192,6 +192,8 @@ static void dev_close(struct rcx_dev *d)
 	}
 	if (dev->sock >= 0)
 		close(dev->sock);
+	if (dev->ksock >= 0)
+		close(dev->ksock);
 	if (dev->epfd >= 0)
 		close(dev->epfd);
 	free(dev->cq);
@@ -200,7 +202,6 @@ static void dev_close(struct rcx_dev *d)
 
 static int dev_open(const struct rcx_dev_attr *attr, struct rcx_dev **out)
 {
-	struct epoll_event ev = { .events = EPOLLIN };
 	struct shm_dev *dev;
 	int ret = -ENOMEM;
 
@@ -209,7 +210,7 @@ static int dev_open(const struct rcx_dev_attr *attr, struct rcx_dev **out)
 	dev = calloc(1, sizeof(*dev));
 	if (!dev)
 		return -ENOMEM;
-	dev->sock = dev->epfd = -1;
+	dev->sock = dev->ksock = dev->epfd = -1;
 	dev->pid = getpid();
 	dev->num = atomic_fetch_add(&dev_count, 1);
 	dev->cq_cap = SHM_CQ_MIN;
@@ -239,17 +240,21 @@ static int dev_open(const struct rcx_dev_attr *attr, struct rcx_dev **out)
 	dev->seg->pid = dev->pid;
 	dev->sock =
 		socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (dev->sock < 0)
+	dev->ksock =
+		socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (dev->sock < 0 || dev->ksock < 0)
 		goto err_errno;
-	shm_name_addr(dev->pid, dev->num, &dev->addr, &dev->addr_len);
-	if (bind(dev->sock, (struct sockaddr *)&dev->addr, dev->addr_len))
+	shm_name_addr(dev->pid, dev->num, false, &dev->addr, &dev->addr_len);
+	shm_name_addr(dev->pid, dev->num, true, &dev->kaddr, &dev->kaddr_len);
+	if (bind(dev->sock, (struct sockaddr *)&dev->addr, dev->addr_len) ||
+	    bind(dev->ksock, (struct sockaddr *)&dev->kaddr, dev->kaddr_len))
 		goto err_errno;
 	dev->epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (dev->epfd < 0)
 		goto err_errno;
-	ev.data.fd = dev->sock;
-	if (epoll_ctl(dev->epfd, EPOLL_CTL_ADD, dev->sock, &ev))
-		goto err_errno;
+	if ((ret = rcx__epoll_add(dev->epfd, dev->sock)) ||
+	    (ret = rcx__epoll_add(dev->epfd, dev->ksock)))
+		goto err;
 	dev->next_ep = 1;
 	*out = (struct rcx_dev *)dev;
 	return 0;
@@ -360,7 +365,7 @@ static int arm(struct rcx_dev *d)
 
 	atomic_store(&dev->seg->armed, 1);
 	if (dev->cm_head || dev->out)
-		shm_kick(dev, dev->seg, &dev->addr, dev->addr_len);
+		shm_kick(dev, dev->seg, &dev->kaddr, dev->kaddr_len);
 	return 0;
 }
 
@@ -384,7 +389,7 @@ bool shm_mr_ok(struct shm_dev_seg *seg, uint32_t key, uint64_t addr,
 	       addr - a <= l - len;
 }
 
-/* Drain the socket: wakeups are dropped, connection messages handled. */
+/* Take the connection messages off their socket. */
 int shm_drain_sock(struct shm_dev *dev)
 {
 	struct shm_msg m;
@@ -401,9 +406,16 @@ int shm_drain_sock(struct shm_dev *dev)
 	}
 }
 
+/* Drain the wakeups; connection messages wait for cm_poll. */
 static int ack(struct rcx_dev *d)
 {
-	return shm_drain_sock(to_sdev(d));
+	struct shm_dev *dev = to_sdev(d);
+	struct shm_msg m;
+	int got = 0;
+
+	while (recv(dev->ksock, &m, sizeof(m), MSG_DONTWAIT) >= 0)
+		got++;
+	return errno == EAGAIN ? got : -errno;
 }
 
 const struct rcx_provider_ops rcx__shm_ops = {

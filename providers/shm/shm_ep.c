@@ -55,9 +55,15 @@ static void lock_hard(struct shm_dir *d, int32_t me)
 	}
 }
 
+/*
+ * seq_cst, and so is the failed lock_try of the other side: either it
+ * sees the lock free, or we see the work it published before trying
+ * (runnable, after the unlock). With a release store, x86 may let our
+ * later loads pass it and both would miss the work.
+ */
 static void unlock(struct shm_dir *d)
 {
-	atomic_store_explicit(&d->lock, 0, memory_order_release);
+	atomic_store(&d->lock, 0);
 }
 
 /*
@@ -294,8 +300,8 @@ again:
 	}
 	unlock(d);
 	if (n) /* the other process has completions to take */
-		shm_kick(ep->dev, ep->peer_seg, &ep->peer_addr,
-			 ep->peer_addr_len);
+		shm_kick(ep->dev, ep->peer_seg, &ep->peer_kaddr,
+			 ep->peer_kaddr_len);
 	/*
 	 * A WR or a receive that came while we held the lock found it taken
 	 * and left the work to us: look again now that it is free.
@@ -534,8 +540,8 @@ void shm_ep_kill(struct shm_ep *ep)
 	unlock(&cs->dir[1]);
 	unlock(&cs->dir[0]);
 	if (ep->peer_seg)
-		shm_kick(ep->dev, ep->peer_seg, &ep->peer_addr,
-			 ep->peer_addr_len);
+		shm_kick(ep->dev, ep->peer_seg, &ep->peer_kaddr,
+			 ep->peer_kaddr_len);
 }
 
 /* Error state: what ran completes with its status, the rest flushes. */
