@@ -48,8 +48,15 @@ static inline __attribute__((always_inline)) int progress(struct rcx_ctx *ctx,
 		if (ran)
 			*ran += k;
 	}
-	if (RCX__UNLIKELY((++ctx->cm_tick % RCX__CM_EVERY) == 0))
-		rcx__cm_progress(ctx);
+	/*
+	 * Connection events handled here count as work: one may complete
+	 * what a waiter waits for (a bind is up once its connection is), and
+	 * a waiter told "nothing happened" would sleep with no event left to
+	 * wake it.
+	 */
+	if (RCX__UNLIKELY((++ctx->cm_tick % RCX__CM_EVERY) == 0) &&
+	    rcx__cm_progress(ctx) > 0 && n <= 0)
+		n = 1;
 	return n > 0 ? n : 0;
 }
 

@@ -218,7 +218,10 @@ struct shm_dev {
 	struct shm_ep *eps;
 	uint32_t next_ep;
 	/* the completion queue: [cq_head, cq_tail), cq_cap a power of 2 */
-	struct rcx_cqe *cq;
+	struct shm_cq_ent {
+		struct rcx_cqe c;
+		const struct shm_ep *ep; /* whose: its destroy forgets it */
+	} * cq;
 	uint32_t cq_cap, cq_head, cq_tail;
 	struct shm_cm_node *cm_head, *cm_tail;
 	/* connection messages that met a full socket: sent again later */
@@ -247,7 +250,8 @@ static inline struct shm_ep *to_sep(struct rcx_ep *e)
 }
 
 /* shm_dev.c */
-int shm_cq_push(struct shm_dev *dev, const struct rcx_cqe *c);
+int shm_cq_push(struct shm_dev *dev, const struct shm_ep *ep,
+		const struct rcx_cqe *c);
 void shm_kick(struct shm_dev *dev, struct shm_dev_seg *seg,
 	      const struct sockaddr_un *to, socklen_t to_len);
 int shm_send_msg(struct shm_dev *dev, const struct sockaddr_un *to,

@@ -333,8 +333,8 @@ void shm_ep_destroy(struct rcx_ep *e)
 	ep_unlink(ep);
 	/* completions and events still queued lose their endpoint */
 	for (i = dev->cq_head; i != dev->cq_tail; i++)
-		if (dev->cq[i & (dev->cq_cap - 1)].ep_ctx == ep->attr.ep_ctx)
-			dev->cq[i & (dev->cq_cap - 1)].ep_ctx = NULL;
+		if (dev->cq[i & (dev->cq_cap - 1)].ep == ep)
+			dev->cq[i & (dev->cq_cap - 1)].c.ep_ctx = NULL;
 	for (p = &dev->cm_head; (n = *p);) {
 		if (n->ev.ep == e) {
 			*p = n->next;

@@ -121,11 +121,12 @@ void shm_kick(struct shm_dev *dev, struct shm_dev_seg *seg,
 	       (const struct sockaddr *)to, to_len);
 }
 
-int shm_cq_push(struct shm_dev *dev, const struct rcx_cqe *c)
+int shm_cq_push(struct shm_dev *dev, const struct shm_ep *ep,
+		const struct rcx_cqe *c)
 {
 	if (dev->cq_tail - dev->cq_head == dev->cq_cap) {
 		uint32_t cap = dev->cq_cap * 2, i;
-		struct rcx_cqe *n = malloc(cap * sizeof(*n));
+		struct shm_cq_ent *n = malloc(cap * sizeof(*n));
 
 		if (!n)
 			return -ENOMEM;
@@ -137,7 +138,8 @@ int shm_cq_push(struct shm_dev *dev, const struct rcx_cqe *c)
 		dev->cq_head = 0;
 		dev->cq_cap = cap;
 	}
-	dev->cq[dev->cq_tail++ & (dev->cq_cap - 1)] = *c;
+	dev->cq[dev->cq_tail & (dev->cq_cap - 1)].c = *c;
+	dev->cq[dev->cq_tail++ & (dev->cq_cap - 1)].ep = ep;
 	/* another thread of ours may sleep on the event fd */
 	shm_kick(dev, dev->seg, &dev->kaddr, dev->kaddr_len);
 	return 0;

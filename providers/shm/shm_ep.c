@@ -29,7 +29,7 @@ static void cqe_push(struct shm_ep *ep, uint64_t wr_id, uint8_t op, int status,
 		.byte_len = len,
 	};
 
-	shm_cq_push(ep->dev, &c);
+	shm_cq_push(ep->dev, ep, &c);
 }
 
 /* ---- the executor's lock: the pid of its holder */
@@ -355,7 +355,7 @@ static void reap_rq(struct shm_ep *ep)
 			.imm = r->has_imm ? r->imm : 0,
 			.byte_len = r->byte_len,
 		};
-		shm_cq_push(ep->dev, &c);
+		shm_cq_push(ep->dev, ep, &c);
 		err |= r->status != 0;
 	}
 	if (err)
@@ -602,7 +602,7 @@ int shm_cq_poll(struct rcx_dev *d, struct rcx_cqe *cqe, int n)
 	for (ep = dev->eps; ep; ep = ep->next)
 		shm_ep_progress(ep);
 	while (got < n && dev->cq_head != dev->cq_tail)
-		cqe[got++] = dev->cq[dev->cq_head++ & (dev->cq_cap - 1)];
+		cqe[got++] = dev->cq[dev->cq_head++ & (dev->cq_cap - 1)].c;
 	return got;
 }
 
