@@ -38,8 +38,12 @@
  * RCX_ORDER_DATA applies the rules only when E and L overlap and at least
  * one writes. Same-location accumulate order (accumulate_ordering) is the
  * DATA rule between accumulates, applied without an rcx_win_order call.
+ * A device that executes an endpoint's WRs in order (shm,
+ * dev_info.ordered) needs no RCX_WR_FENCE: there rcx_win_order maps to
+ * C11 fences (cpu_order).
  */
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include "win_int.h"
 
@@ -191,7 +195,9 @@ int rcx__order_prepare(struct rcx_win *w, struct rcx__win_strm *s, int target,
 		rcx__win_wait(w, no_wait, &a);
 		need = need_all(w, st, &l);
 	}
-	*fence = need == NEED_FENCE;
+	/* a device that runs each endpoint's WRs in order, one complete
+	 * before the next (shm), keeps what a fence would */
+	*fence = need == NEED_FENCE && !w->ctx->info.ordered;
 	return 0;
 }
 
@@ -237,6 +243,45 @@ void rcx__order_done(struct rcx_win *w, struct rcx__win_op *op)
 		st->rd_bound = st->wr_bound = st->data_bound = 0;
 }
 
+/*
+ * On a device whose operations are this process's own loads and stores
+ * (shm: the calling thread executes them, a peer only through a lock
+ * handed over with seq_cst), the order is the CPU's, and the kinds map to
+ * C11 fences between the operations before the call and those after:
+ *  - WRITE: earlier accesses before later writes: a release fence (C11
+ *    7.17.4: it orders every earlier access before every later store;
+ *    on x86 only the compiler has to be held, TSO keeps store order);
+ *  - READ: earlier reads before later accesses: an acquire fence;
+ *  - DATA: accesses to one location keep their order on every coherent
+ *    machine (C11 5.1.2.4 write-write, read-read, read-write and
+ *    write-read coherence), so on x86 only the compiler is held, as the
+ *    proposal says; elsewhere an acquire-release fence, to be safe
+ *    with ranges that overlap only in part;
+ *  - ALL: everything: a sequentially consistent fence (x86: mfence),
+ *    the only one that orders an earlier write before a later read.
+ */
+static void cpu_order(int kind)
+{
+	switch (kind) {
+	case RCX_ORDER_WRITE:
+		atomic_thread_fence(memory_order_release);
+		break;
+	case RCX_ORDER_READ:
+		atomic_thread_fence(memory_order_acquire);
+		break;
+	case RCX_ORDER_DATA:
+#if defined(__x86_64__) || defined(__i386__)
+		atomic_signal_fence(memory_order_seq_cst);
+#else
+		atomic_thread_fence(memory_order_acq_rel);
+#endif
+		break;
+	default:
+		atomic_thread_fence(memory_order_seq_cst);
+		break;
+	}
+}
+
 static bool target_idle(struct rcx_win *w, void *arg)
 {
 	return w->tgt[*(int *)arg].inflight == 0;
@@ -265,6 +310,8 @@ RCX_API int rcx_win_order(struct rcx_win *w, int kind)
 		goto out;
 	}
 	w->stats.orders++;
+	if (w->ctx->info.ordered)
+		cpu_order(kind);
 	for (t = 0; t < w->size; t++) {
 		st = &s->t[t];
 		if (target_qps(w, t) > 1 && w->tgt[t].inflight) {

@@ -139,7 +139,13 @@ struct rcx_dev_info {
 	uint32_t max_rd_atomic;
 	uint8_t atomics; /* 64-bit FADD/CSWAP available */
 	uint8_t port_active;
-	uint32_t mtu;  /* active path MTU in bytes */
+	uint32_t mtu; /* active path MTU in bytes */
+	/*
+	 * The WRs of one endpoint run one after another, each complete
+	 * before the next begins (a CPU does them: shm). RC's order holds
+	 * and RCX_WR_FENCE has nothing to wait for.
+	 */
+	uint8_t ordered;
 	char addr[64]; /* address peers connect to ("ip") */
 };
 

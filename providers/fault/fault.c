@@ -105,9 +105,18 @@ static void flt_dev_close(struct rcx_dev *dev)
 	flt_lower->dev_close(dev);
 }
 
+/*
+ * The lower provider's facts, but never "ordered": what the recording is
+ * for is the work-request mapping of the RC rules, flags included, on
+ * whatever provider runs below.
+ */
 static int flt_dev_query(struct rcx_dev *dev, struct rcx_dev_info *info)
 {
-	return flt_lower->dev_query(dev, info);
+	int ret = flt_lower->dev_query(dev, info);
+
+	if (!ret)
+		info->ordered = 0;
+	return ret;
 }
 
 static int flt_mr_reg(struct rcx_dev *dev, void *addr, size_t len,

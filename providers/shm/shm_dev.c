@@ -279,6 +279,7 @@ static int dev_query(struct rcx_dev *d, struct rcx_dev_info *info)
 	info->max_inline = SHM_INLINE;
 	info->max_rd_atomic = 16;
 	info->atomics = 1;
+	info->ordered = 1; /* one executor at a time, in order */
 	info->port_active = 1;
 	info->mtu = SHM_INLINE;
 	snprintf(info->addr, sizeof(info->addr), "shm:%d:%u", (int)dev->pid,
