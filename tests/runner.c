@@ -86,13 +86,22 @@ long long tu_now_ms(void)
 	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
 }
 
+/*
+ * This test binary, for starting peers: its build path, not
+ * /proc/self/exe, which under valgrind names valgrind's own tool.
+ */
+const char *tu_self_exe(void)
+{
+	return RCX_TESTS_PATH;
+}
+
 int tu_spawn_peer(const char *peer, char *const args[], pid_t *pid, int *out_fd)
 {
 	char *argv[32];
 	posix_spawn_file_actions_t fa;
 	int p[2], n = 0, ret;
 
-	argv[n++] = "/proc/self/exe";
+	argv[n++] = (char *)tu_self_exe();
 	argv[n++] = "--peer";
 	argv[n++] = (char *)peer;
 	while (args && *args && n < 31)
@@ -102,7 +111,7 @@ int tu_spawn_peer(const char *peer, char *const args[], pid_t *pid, int *out_fd)
 		return -errno;
 	posix_spawn_file_actions_init(&fa);
 	posix_spawn_file_actions_adddup2(&fa, p[1], STDOUT_FILENO);
-	ret = posix_spawn(pid, "/proc/self/exe", &fa, NULL, argv, environ);
+	ret = posix_spawn(pid, tu_self_exe(), &fa, NULL, argv, environ);
 	posix_spawn_file_actions_destroy(&fa);
 	close(p[1]);
 	if (ret) {

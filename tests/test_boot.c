@@ -620,11 +620,7 @@ static int run_job(struct tu_job *j, const char *opts, int n, const char *mode,
 
 static int suite_init(void)
 {
-	ssize_t n = readlink("/proc/self/exe", self_exe, sizeof(self_exe) - 1);
-
-	if (n <= 0)
-		return -1;
-	self_exe[n] = 0;
+	snprintf(self_exe, sizeof(self_exe), "%s", tu_self_exe());
 	clear_boot_env();
 	if (access(RCX_RUN_PATH, X_OK)) {
 		fprintf(stderr, "rcx-run not found at %s\n", RCX_RUN_PATH);

@@ -33,6 +33,9 @@ struct tu_peer {
  * the child shares no verbs resources). Its stdout is a pipe whose read end
  * is returned in *out_fd. Returns 0 or -errno.
  */
+/* this test binary (its build path) */
+const char *tu_self_exe(void);
+
 int tu_spawn_peer(const char *peer, char *const args[], pid_t *pid,
 		  int *out_fd);
 /* Wait for a peer to exit within timeout_ms (killed after); returns its

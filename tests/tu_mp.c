@@ -36,10 +36,9 @@ int tu_mp_run(int nprocs, const char *peer, const char *scenario, int timeout_s)
 	int ret;
 
 	/* the launcher resolves /proc/self/exe to itself: pass our path */
-	len = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	if (len < 0)
-		return -errno;
-	self[len] = 0;
+	len = snprintf(self, sizeof(self), "%s", tu_self_exe());
+	if (len <= 0 || (size_t)len >= sizeof(self))
+		return -ENAMETOOLONG;
 	snprintf(n, sizeof(n), "%d", nprocs);
 	snprintf(t, sizeof(t), "%d", timeout_s);
 	printf("\n    rcx-run -n %d --timeout %d ... --peer %s %s\n", nprocs,
