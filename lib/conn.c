@@ -373,6 +373,9 @@ int rcx__conn_send(struct rcx__conn *c, struct rcx_req *r)
 
 	if (c->state == RCX__CONN_FAILED)
 		return c->error;
+	/* the peer said BYE: nothing it will ever receive again */
+	if (c->state == RCX__CONN_CLOSED)
+		return -ECONNRESET;
 	if (c->state != RCX__CONN_UP || c->backlog || !can_send(c)) {
 		r->next = NULL;
 		if (c->backlog_tail)

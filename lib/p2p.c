@@ -313,6 +313,13 @@ static int recv_start(struct rcx_req *r)
 		free(u);
 		return 0;
 	}
+	/* from a peer that said BYE nothing more comes: what it sent
+	 * before is matched above, anything else fails now */
+	if (r->peer >= 0 && r->peer != g->rank && g->conns[r->peer] &&
+	    g->conns[r->peer]->state == RCX__CONN_CLOSED) {
+		r->state = RCX__REQ_INACTIVE;
+		return -ECONNRESET;
+	}
 	r->next = NULL;
 	if (g->posted_tail[cid])
 		g->posted_tail[cid]->next = r;

@@ -732,6 +732,43 @@ static void sc_truncate(struct tp_job *j)
 		tr_receiver(j, p);
 }
 
+/*
+ * 2 procs: rank 1 leaves (its context is destroyed: BYE) while rank 0
+ * still talks to it. A receive posted for it and a send to it must fail,
+ * not wait for ever. Both ranks leave from here: the job's closing
+ * barrier would miss rank 1.
+ */
+static void sc_bye(struct tp_job *j)
+{
+	struct rcx_status st;
+	struct rcx_req *r = NULL;
+	uint64_t v = 7;
+	int ret;
+
+	TP_CHECK_OK(rcx_group_barrier(j->g));
+	if (j->rank == 1) {
+		TP_CHECK_OK(rcx_ctx_destroy(j->ctx));
+		exit(tp_exit());
+	}
+	ret = rcx_irecv(j->g, &v, 8, 1, 5, &r);
+	if (ret == 0) {
+		/* posted before the BYE came: it completes in error then
+		 * (with a status, the error is in it) */
+		TP_CHECK_OK(rcx_wait(&r, &st));
+		ret = st.error;
+	}
+	TP_CHECK(ret == -ECONNRESET || ret == RCX_ERR_PROC_FAILED);
+	/* the BYE is in: a receive now fails at once, and so does a send */
+	ret = rcx_irecv(j->g, &v, 8, 1, 5, &r);
+	TP_CHECK(ret == -ECONNRESET || ret == RCX_ERR_PROC_FAILED);
+	ret = rcx_isend(j->g, &v, 8, 1, 6, &r);
+	TP_CHECK(ret == -ECONNRESET || ret == RCX_ERR_PROC_FAILED);
+	printf("rank 0: after the peer left: receive and send fail with %d\n",
+	       ret);
+	TP_CHECK_OK(rcx_ctx_destroy(j->ctx));
+	exit(tp_exit());
+}
+
 /* ---- the peer role: one scenario per process of the job */
 
 static const struct tp_scenario scenarios[] = {
@@ -744,6 +781,7 @@ static const struct tp_scenario scenarios[] = {
 	{ .name = "persistent", .run = sc_persistent },
 	{ .name = "self", .run = sc_self },
 	{ .name = "eventfd", .run = sc_eventfd },
+	{ .name = "bye", .run = sc_bye, .size = 2 },
 	{ .name = "threads",
 	  .run = sc_threads,
 	  .thread_level = RCX_THREAD_MULTIPLE,
@@ -818,6 +856,11 @@ static void test_threads(void)
 	job(2, "threads", 300);
 }
 
+static void test_bye(void)
+{
+	job(2, "bye", 60);
+}
+
 static const CU_TestInfo tests[] = {
 	{ "first_messages", test_early },
 	{ "sizes_2procs", test_sizes_2 },
@@ -830,6 +873,7 @@ static const CU_TestInfo tests[] = {
 	{ "self", test_self },
 	{ "eventfd", test_eventfd },
 	{ "threads_multiple", test_threads },
+	{ "peer_left", test_bye },
 	CU_TEST_INFO_NULL,
 };
 
