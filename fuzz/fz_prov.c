@@ -23,6 +23,7 @@ struct fz_rwr {
 };
 
 struct fz_ep {
+	struct rcx_ep pub; /* first */
 	struct fz_ep *next;
 	void *ep_ctx;
 	struct fz_rwr *rq; /* posted receives, a FIFO */
@@ -42,12 +43,14 @@ struct fz_evt {
 };
 
 struct fz_creq {
-	int unused;
+	struct rcx_conn_req pub;
 };
 
 struct fz_mr {
 	uint32_t lkey, rkey;
 };
+
+static const struct rcx_provider_ops fz_ops;
 
 static struct {
 	struct fz_cqent cq[FZ_CQ_SIZE];
@@ -106,6 +109,7 @@ void fz_conn_request(const void *pdata, size_t len)
 	struct fz_evt *e;
 
 	FZ_ASSERT(r && len <= sizeof(e->ev.pdata));
+	r->pub.ops = &fz_ops;
 	evt_push(NULL, RCX_CM_CONNECT_REQUEST, 0);
 	e = &fz.evt[(fz.evt_head + fz.evt_n - 1) % FZ_EVT_SIZE];
 	e->ev.req = (struct rcx_conn_req *)r;
@@ -285,6 +289,7 @@ static int ep_make(const struct rcx_ep_attr *attr, struct rcx_ep **out)
 		free(ep);
 		return -ENOMEM;
 	}
+	ep->pub.ops = &fz_ops;
 	ep->ep_ctx = attr->ep_ctx;
 	ep->next = fz.eps;
 	fz.eps = ep;
@@ -485,6 +490,7 @@ static const struct rcx_provider_ops fz_ops = {
 	.dev_query = fz_dev_query,
 	.mr_reg = fz_mr_reg,
 	.mr_dereg = fz_mr_dereg,
+	.mr_reg_keyed = rcx__stub_mr_reg_keyed,
 	.mr_lkey = fz_mr_lkey,
 	.mr_rkey = fz_mr_rkey,
 	.listen = rcx__stub_listen,

@@ -97,7 +97,7 @@ struct bind_msg {
 	uint32_t ctl_rkey;
 	uint32_t ack_tag;
 	uint32_t pad;
-	char addr[64];
+	char addr[RCX__ADDR_LEN];
 };
 
 struct chset {

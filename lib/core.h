@@ -14,6 +14,9 @@
 #define RCX__LIKELY(x)	 __builtin_expect(!!(x), 1)
 #define RCX__UNLIKELY(x) __builtin_expect(!!(x), 0)
 
+/* a provider's address (listener), with its NUL */
+#define RCX__ADDR_LEN 128
+
 /* ---- configuration: one table, RCX_* environment variables (config.c) */
 /* a cpulist ("0-3,8-11") as hwloc prints it, with its NUL */
 #define RCX__CPULIST_LEN 256
@@ -455,7 +458,7 @@ struct rcx_ctx {
 	const struct rcx_provider_ops *ops;
 	struct rcx_dev *dev;
 	struct rcx_dev_info info;
-	char addr[64]; /* listener address */
+	char addr[RCX__ADDR_LEN]; /* listener address */
 	unsigned int cm_tick;
 	int in_cm; /* inside rcx__cm_progress */
 	/* requests */

@@ -24,7 +24,7 @@ struct conn_pdata {
 	uint64_t jobid;
 };
 
-#define ADDR_LEN 64
+#define ADDR_LEN 128
 
 static int group_new(struct rcx_ctx *ctx, int rank, int size,
 		     struct rcx_group **out)

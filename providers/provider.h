@@ -17,10 +17,29 @@
 #include <stdint.h>
 #include <rcx/errors.h>
 
-struct rcx_dev;	     /* an opened device: protection domain, CQ, events */
-struct rcx_ep;	     /* a reliable connected endpoint (RC QP) */
-struct rcx_mr;	     /* a memory registration */
-struct rcx_conn_req; /* an incoming connection request */
+struct rcx_dev; /* an opened device: protection domain, CQ, events */
+struct rcx_mr;	/* a memory registration */
+struct rcx_provider_ops;
+
+/*
+ * Endpoints, connection requests and prepared WRs begin with the ops
+ * table of the provider that made them (a provider embeds the struct
+ * first and sets ops), so a provider over others (auto) hands each one
+ * back to its maker: rcx__obj_ops.
+ */
+struct rcx_ep { /* a reliable connected endpoint (RC QP) */
+	const struct rcx_provider_ops *ops;
+};
+
+struct rcx_conn_req { /* an incoming connection request */
+	const struct rcx_provider_ops *ops;
+};
+
+/* The provider that made obj: a struct rcx_ep, rcx_conn_req or rcx_pwr. */
+static inline const struct rcx_provider_ops *rcx__obj_ops(const void *obj)
+{
+	return *(const struct rcx_provider_ops *const *)obj;
+}
 
 enum rcx_op {
 	RCX_OP_SEND,
@@ -72,10 +91,11 @@ struct rcx_wr {
  * not have points at scratch space, never NULL.
  */
 struct rcx_pwr {
-	uint64_t *addr;	       /* local segment address */
-	uint32_t *length;      /* local segment length */
-	uint64_t *remote_addr; /* WRITE/READ target */
-	uint32_t *imm_be;      /* immediate, network byte order */
+	const struct rcx_provider_ops *ops; /* first: the maker */
+	uint64_t *addr;			    /* local segment address */
+	uint32_t *length;		    /* local segment length */
+	uint64_t *remote_addr;		    /* WRITE/READ target */
+	uint32_t *imm_be;		    /* immediate, network byte order */
 };
 
 struct rcx_cqe {
@@ -128,6 +148,11 @@ struct rcx_ep_attr {
 	uint8_t max_rd_atomic; /* outstanding READ/ATOMIC, 0: device max */
 	/* receiver-not-ready NAK delay code (IBA table 45), 0: default */
 	uint8_t min_rnr_timer;
+	/*
+	 * Take the NIC path even to a peer on this host (auto: a verbs
+	 * endpoint where shared memory would serve). Others ignore it.
+	 */
+	uint8_t nic;
 };
 
 struct rcx_dev_info {
@@ -146,6 +171,13 @@ struct rcx_dev_info {
 	 * and RCX_WR_FENCE has nothing to wait for.
 	 */
 	uint8_t ordered;
+	/*
+	 * Endpoints do not all reach their peers the same way: one made
+	 * without rcx_ep_attr.nic may bypass the NIC (auto with a verbs
+	 * device: shared memory to peers on this host), and NIC atomics
+	 * and those of the other path do not exclude each other.
+	 */
+	uint8_t nic_split;
 	char addr[64]; /* address peers connect to ("ip") */
 };
 
@@ -161,6 +193,16 @@ struct rcx_provider_ops {
 	int (*mr_reg)(struct rcx_dev *dev, void *addr, size_t len,
 		      unsigned int access, struct rcx_mr **out);
 	int (*mr_dereg)(struct rcx_mr *mr);
+	/*
+	 * Register under keys the caller chose (another provider's, so one
+	 * rkey serves both). Optional: the stub returns -EOPNOTSUPP.
+	 * Errors: -EEXIST a registration has that key; -ENOMEM no room for
+	 * that key (or no memory); -EINVAL bad access flags or a key of 0;
+	 * -EFAULT addr NULL with len; -EOPNOTSUPP not this provider's.
+	 */
+	int (*mr_reg_keyed)(struct rcx_dev *dev, void *addr, size_t len,
+			    unsigned int access, uint32_t lkey, uint32_t rkey,
+			    struct rcx_mr **out);
 	uint32_t (*mr_lkey)(const struct rcx_mr *mr);
 	uint32_t (*mr_rkey)(const struct rcx_mr *mr);
 
@@ -221,6 +263,16 @@ int rcx__stub_listen(struct rcx_dev *dev, uint16_t port, char *addr,
 int rcx__stub_ep_set_error(struct rcx_ep *ep);
 int rcx__stub_event_fd(struct rcx_dev *dev);
 int rcx__stub_dev(struct rcx_dev *dev);
+int rcx__stub_mr_reg_keyed(struct rcx_dev *dev, void *addr, size_t len,
+			   unsigned int access, uint32_t lkey, uint32_t rkey,
+			   struct rcx_mr **out);
+
+/*
+ * Parse an IP address: "a.b.c.d", "a.b.c.d:port" or "[v6]:port", numeric
+ * only. Errors: -EINVAL.
+ */
+struct sockaddr_storage;
+int rcx__ip_addr_parse(const char *s, struct sockaddr_storage *ss);
 
 /* Add fd to epoll set epfd for reading (watch_fd of the providers). */
 int rcx__epoll_add(int epfd, int fd);

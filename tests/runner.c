@@ -21,6 +21,7 @@
 #include <sys/wait.h>
 #include <CUnit/Basic.h>
 #include <infiniband/verbs.h>
+#include "lib/core.h"
 #include "tu.h"
 
 TU_SUITE(tu_suite_errors);
@@ -176,17 +177,35 @@ static bool env_is(const char *name, const char *val)
 	return v && !strcmp(v, val);
 }
 
+/* RCX_PROVIDER, or its default (lib/config.c) when it is not set. */
+const char *tu_provider(void)
+{
+	const struct rcx__config_var *c;
+	const char *v = getenv("RCX_PROVIDER");
+
+	if (v && *v)
+		return v;
+	for (c = rcx__config_vars; strcmp(c->name, "RCX_PROVIDER"); c++)
+		;
+	return c->deflt;
+}
+
 /*
  * The suites' device: an RDMA one, or the shared-memory provider (always
- * there) when RCX_PROVIDER=shm, or the fault provider over it.
+ * there) when the provider is shm, the fault provider over it, or auto
+ * told to use shm only (RCX_DEVICE=shm). auto otherwise needs an RDMA
+ * device: its suites are meant to mix shm and verbs.
  */
 static int device_present(void)
 {
+	const char *p = tu_provider(), *lower = getenv("RCX_FAULT_LOWER");
 	int n = 0;
 	struct ibv_device **l;
 
-	if (env_is("RCX_PROVIDER", "shm") || (env_is("RCX_PROVIDER", "fault") &&
-					      env_is("RCX_FAULT_LOWER", "shm")))
+	if (!strcmp(p, "fault"))
+		p = lower && *lower ? lower : "verbs";
+	if (!strcmp(p, "shm") ||
+	    (!strcmp(p, "auto") && env_is("RCX_DEVICE", "shm")))
 		return 1;
 	l = ibv_get_device_list(&n);
 

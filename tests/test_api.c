@@ -18,6 +18,7 @@
 #include <unistd.h>
 #include <arpa/inet.h>
 #include <rcx/rcx.h>
+#include "lib/core.h"
 #include "tu.h"
 
 static struct rcx_ctx *ctx;
@@ -264,23 +265,83 @@ static void test_ctx_lifecycle(void)
 	CU_ASSERT(roundtrip(1));
 }
 
-static void test_ctx_names(void)
+/* "shm:PID:N": this process's device number N */
+static void check_shm_addr(const char *addr)
 {
-	const char *req = getenv("RCX_REQUIRE_DEVICE");
-	const char *prov = getenv("RCX_PROVIDER");
-	bool shm = prov && !strcmp(prov, "shm");
-	char name[64], addr[80], buf[8], host[64];
+	int pid = 0, used = 0;
+	unsigned int dn;
+
+	CU_ASSERT_EQUAL(sscanf(addr, "shm:%d:%u%n", &pid, &dn, &used), 2);
+	CU_ASSERT_EQUAL(pid, (int)getpid());
+	CU_ASSERT_EQUAL(addr[used], 0);
+}
+
+/* "ip:port" (or "[ipv6]:port") */
+static void check_ip_addr(const char *addr)
+{
 	unsigned char bin[16];
 	const char *colon;
 	unsigned long port;
-	char *end;
+	char host[64], *end;
+	size_t n;
+
+	colon = strrchr(addr, ':');
+	CU_ASSERT_PTR_NOT_NULL_FATAL(colon);
+	port = strtoul(colon + 1, &end, 10);
+	CU_ASSERT(colon[1] >= '0' && colon[1] <= '9' && !*end && port > 0 &&
+		  port <= 65535);
+	n = (size_t)(colon - addr);
+	CU_ASSERT_FATAL(n > 0 && n < sizeof(host));
+	if (addr[0] == '[') {
+		CU_ASSERT_EQUAL(addr[n - 1], ']');
+		memcpy(host, addr + 1, n - 2);
+		host[n - 2] = 0;
+		CU_ASSERT_EQUAL(inet_pton(AF_INET6, host, bin), 1);
+	} else {
+		memcpy(host, addr, n);
+		host[n] = 0;
+		CU_ASSERT_EQUAL(inet_pton(AF_INET, host, bin), 1);
+	}
+}
+
+/*
+ * "auto:NODE;SHM;VERBS": NODE 16 hex digits, a shm address, and the
+ * verbs one when the context has an RDMA device (the device's name is
+ * "shm" when it has none).
+ */
+static void check_auto_addr(const char *addr, const char *dev)
+{
+	char node[17], sa[64], va[80];
+	int used = 0;
+
+	CU_ASSERT_EQUAL_FATAL(
+		sscanf(addr, "auto:%16[0-9a-f];%63[^;];%n", node, sa, &used),
+		2);
+	CU_ASSERT_EQUAL(strlen(node), 16);
+	check_shm_addr(sa);
+	CU_ASSERT_FATAL(strlen(addr + used) < sizeof(va));
+	strcpy(va, addr + used);
+	if (!strcmp(dev, "shm")) {
+		CU_ASSERT_STRING_EQUAL(va, "");
+	} else {
+		check_ip_addr(va);
+	}
+}
+
+static void test_ctx_names(void)
+{
+	const char *req = getenv("RCX_REQUIRE_DEVICE");
+	const char *prov = tu_provider(), *rdev = getenv("RCX_DEVICE");
+	bool shm = !strcmp(prov, "shm");
+	bool autop = !strcmp(prov, "auto");
+	char name[64], addr[RCX__ADDR_LEN], buf[8];
 	size_t n;
 
 	CU_ASSERT_EQUAL_FATAL(rcx_ctx_device(ctx, name, sizeof(name)), 0);
 	n = strlen(name);
 	CU_ASSERT(n > 0);
 	/* under Soft-RoCE the device is the rxe one */
-	if (shm) {
+	if (shm || (autop && rdev && !strcmp(rdev, "shm"))) {
 		CU_ASSERT_STRING_EQUAL(name, "shm");
 	} else if (req && *req && strcmp(req, "0")) {
 		CU_ASSERT_STRING_EQUAL(name, "rxe0");
@@ -299,36 +360,12 @@ static void test_ctx_names(void)
 	CU_ASSERT_STRING_EQUAL(addr, name);
 
 	CU_ASSERT_EQUAL_FATAL(rcx_ctx_address(ctx, addr, sizeof(addr)), 0);
-	if (shm) {
-		/* "shm:PID:N": this process's device number N */
-		int pid = 0, used = 0;
-		unsigned int dn;
-
-		CU_ASSERT_EQUAL(sscanf(addr, "shm:%d:%u%n", &pid, &dn, &used),
-				2);
-		CU_ASSERT_EQUAL(pid, (int)getpid());
-		CU_ASSERT_EQUAL(addr[used], 0);
-		goto errors;
-	}
-	/* "ip:port" (or "[ipv6]:port") */
-	colon = strrchr(addr, ':');
-	CU_ASSERT_PTR_NOT_NULL_FATAL(colon);
-	port = strtoul(colon + 1, &end, 10);
-	CU_ASSERT(colon[1] >= '0' && colon[1] <= '9' && !*end && port > 0 &&
-		  port <= 65535);
-	n = (size_t)(colon - addr);
-	CU_ASSERT_FATAL(n > 0 && n < sizeof(host));
-	if (addr[0] == '[') {
-		CU_ASSERT_EQUAL(addr[n - 1], ']');
-		memcpy(host, addr + 1, n - 2);
-		host[n - 2] = 0;
-		CU_ASSERT_EQUAL(inet_pton(AF_INET6, host, bin), 1);
-	} else {
-		memcpy(host, addr, n);
-		host[n] = 0;
-		CU_ASSERT_EQUAL(inet_pton(AF_INET, host, bin), 1);
-	}
-errors:
+	if (shm)
+		check_shm_addr(addr);
+	else if (autop)
+		check_auto_addr(addr, name);
+	else
+		check_ip_addr(addr);
 	CU_ASSERT_EQUAL(rcx_ctx_address(NULL, addr, sizeof(addr)), -EINVAL);
 	CU_ASSERT_EQUAL(rcx_ctx_address(ctx, NULL, sizeof(addr)), -EINVAL);
 	memset(buf, 'X', sizeof(buf));

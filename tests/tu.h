@@ -45,5 +45,7 @@ int tu_wait_peer(pid_t pid, int timeout_ms);
 int tu_read_line(int fd, char *buf, size_t len, int timeout_ms);
 /* Monotonic milliseconds. */
 long long tu_now_ms(void);
+/* The provider contexts get: RCX_PROVIDER, or its default when unset. */
+const char *tu_provider(void);
 
 #endif

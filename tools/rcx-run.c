@@ -3,7 +3,9 @@
  * rcx-run: start N ranks of a program on this host and serve their
  * bootstrap (the "local" backend) over a unix socket in a private
  * directory. One poll() loop watches a signalfd (SIGCHLD and the signals
- * it forwards) and the gather server.
+ * it forwards) and the gather server. With --nodes M the ranks play M
+ * nodes: rank r runs on node r % M (RCX_NODE), so the auto provider
+ * connects ranks of different nodes through the NIC.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -27,7 +29,8 @@
 struct run {
 	int n;
 	int keep_going;
-	int ft; /* ranks killed by SIGKILL are failures the others survive */
+	int ft;	   /* ranks killed by SIGKILL are failures the others survive */
+	int nodes; /* simulated nodes, 0: this host is the only one */
 	long timeout_s;
 	char **argv;
 	uint64_t jobid;
@@ -54,9 +57,17 @@ static const char *const signames[] = {
 
 static void usage(FILE *f)
 {
-	fputs("usage: rcx-run -n N [--timeout SEC] [--keep-going] [--ft] [--] "
-	      "PROG [ARGS...]\n"
+	fputs("usage: rcx-run -n N [--nodes M] [--timeout SEC] [--keep-going] "
+	      "[--ft] [--]\n"
+	      "              PROG [ARGS...]\n"
 	      "  -n, --np N         start N ranks of PROG\n"
+	      "  -N, --nodes M      the ranks play M nodes (also "
+	      "RCX_RUN_NODES=M):\n"
+	      "                     rank r is on node r % M (RCX_NODE), and "
+	      "ranks of\n"
+	      "                     different nodes reach each other "
+	      "through the NIC\n"
+	      "                     (auto provider)\n"
 	      "  -t, --timeout SEC  kill every rank after SEC seconds\n"
 	      "  -k, --keep-going   a failed rank does not stop the others\n"
 	      "                     (default: they are killed)\n"
@@ -91,6 +102,7 @@ static int parse_args(struct run *run, int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "np", required_argument, NULL, 'n' },
+		{ "nodes", required_argument, NULL, 'N' },
 		{ "timeout", required_argument, NULL, 't' },
 		{ "keep-going", no_argument, NULL, 'k' },
 		{ "ft", no_argument, NULL, 'f' },
@@ -101,8 +113,20 @@ static int parse_args(struct run *run, int argc, char **argv)
 	int c;
 
 	/* "+": options end at PROG, whose own options are left alone */
-	while ((c = getopt_long(argc, argv, "+n:t:kfh", opts, NULL)) != -1) {
+	const char *nodes = getenv("RCX_RUN_NODES");
+
+	if (nodes && *nodes && parse_long(nodes, 1, RCX__BOOT_MAX_SIZE, &v)) {
+		fprintf(stderr, "rcx-run: bad RCX_RUN_NODES: %s\n", nodes);
+		return -EINVAL;
+	}
+	run->nodes = nodes && *nodes ? (int)v : 0;
+	while ((c = getopt_long(argc, argv, "+n:N:t:kfh", opts, NULL)) != -1) {
 		switch (c) {
+		case 'N':
+			if (parse_long(optarg, 1, RCX__BOOT_MAX_SIZE, &v))
+				goto bad;
+			run->nodes = (int)v;
+			break;
 		case 'n':
 			if (parse_long(optarg, 1, RCX__BOOT_MAX_SIZE, &v))
 				goto bad;
@@ -188,6 +212,26 @@ static void kill_all(struct run *run, int sig)
 			kill(run->pids[r], sig);
 }
 
+/*
+ * Rank r's node: r % nodes ("HOST/k") with --nodes, and its rank and the
+ * rank count on that node.
+ */
+static void set_node(const struct run *run, int r)
+{
+	int m = run->nodes > 1 ? run->nodes : 1;
+	char v[32], host[256] = "", node[300];
+
+	if (m > 1) {
+		gethostname(host, sizeof(host) - 1);
+		snprintf(node, sizeof(node), "%s/%d", host, r % m);
+		setenv("RCX_NODE", node, 1);
+	}
+	snprintf(v, sizeof(v), "%d", r / m);
+	setenv("RCX_LOCAL_RANK", v, 1);
+	snprintf(v, sizeof(v), "%d", run->n / m + (r % m < run->n % m));
+	setenv("RCX_LOCAL_SIZE", v, 1);
+}
+
 static void child_exec(struct run *run, int r)
 {
 	char v[32];
@@ -197,10 +241,9 @@ static void child_exec(struct run *run, int r)
 	setenv("RCX_RUN_SOCK", run->sock, 1);
 	snprintf(v, sizeof(v), "%d", r);
 	setenv("RCX_RANK", v, 1);
-	setenv("RCX_LOCAL_RANK", v, 1);
 	snprintf(v, sizeof(v), "%d", run->n);
 	setenv("RCX_SIZE", v, 1);
-	setenv("RCX_LOCAL_SIZE", v, 1);
+	set_node(run, r);
 	snprintf(v, sizeof(v), "%016" PRIx64, run->jobid);
 	setenv("RCX_JOBID", v, 1);
 	unsetenv("RCX_BOOTSTRAP");

@@ -15,6 +15,7 @@
 #include "../provider.h"
 #include "fault.h"
 
+extern const struct rcx_provider_ops rcx__fault_ops;
 static const struct rcx_provider_ops *flt_lower;
 static pthread_mutex_t flt_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct rcx_fault_wr flt_log[RCX_FAULT_LOG_MAX];
@@ -123,6 +124,13 @@ static int flt_mr_reg(struct rcx_dev *dev, void *addr, size_t len,
 		      unsigned int access, struct rcx_mr **out)
 {
 	return flt_lower->mr_reg(dev, addr, len, access, out);
+}
+
+static int flt_mr_reg_keyed(struct rcx_dev *dev, void *addr, size_t len,
+			    unsigned int access, uint32_t lkey, uint32_t rkey,
+			    struct rcx_mr **out)
+{
+	return flt_lower->mr_reg_keyed(dev, addr, len, access, lkey, rkey, out);
 }
 
 static int flt_mr_dereg(struct rcx_mr *mr)
@@ -249,6 +257,7 @@ static int flt_pwr_create(struct rcx_ep *ep, const struct rcx_wr *wr, int recv,
 		return ret;
 	}
 	p->pub = *p->low;
+	p->pub.ops = &rcx__fault_ops; /* fault destroys and posts it */
 	p->wr_id = wr->wr_id;
 	p->op = recv ? RCX_OP_RECV : wr->op;
 	p->flags = wr->flags;
@@ -333,6 +342,7 @@ const struct rcx_provider_ops rcx__fault_ops = {
 	.dev_query = flt_dev_query,
 	.mr_reg = flt_mr_reg,
 	.mr_dereg = flt_mr_dereg,
+	.mr_reg_keyed = flt_mr_reg_keyed,
 	.mr_lkey = flt_mr_lkey,
 	.mr_rkey = flt_mr_rkey,
 	.listen = flt_listen,

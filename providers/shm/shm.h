@@ -44,16 +44,17 @@
 #include <sys/un.h>
 #include "../provider.h"
 
-#define SHM_MAGIC  0x72637873686d3031ull /* "rcxshm01" */
-#define SHM_INLINE 960
-#define SHM_SQ	   128	/* send queue entries, a power of two */
-#define SHM_RQ	   4096 /* posted receives, a power of two */
-#define SHM_POOL   64	/* payloads waiting for their receiver */
-#define SHM_MR_MAX 8192
-#define SHM_LOCKS  256
-#define SHM_CQ_MIN 1024
-#define SHM_PDATA  56
-#define SHM_MAX_WR 16384
+#define SHM_MAGIC    0x72637873686d3031ull /* "rcxshm01" */
+#define SHM_INLINE   960
+#define SHM_SQ	     128  /* send queue entries, a power of two */
+#define SHM_RQ	     4096 /* posted receives, a power of two */
+#define SHM_POOL     64	  /* payloads waiting for their receiver */
+#define SHM_MR_MAX   8192
+#define SHM_MR_PROBE 8 /* slots a key may take, from key & (MAX-1) */
+#define SHM_LOCKS    256
+#define SHM_CQ_MIN   1024
+#define SHM_PDATA    56
+#define SHM_MAX_WR   16384
 
 /* A send queue entry (a WR), in the connection segment. */
 struct shm_sqe {
@@ -156,6 +157,7 @@ struct shm_cm_node {
 };
 
 struct shm_conn_req {
+	struct rcx_conn_req pub; /* first */
 	struct shm_msg msg;
 };
 
@@ -175,6 +177,7 @@ enum shm_ep_state {
 struct shm_dev;
 
 struct shm_ep {
+	struct rcx_ep pub; /* first */
 	struct shm_dev *dev;
 	struct rcx_ep_attr attr;
 	uint32_t id; /* this side's number for the peer's messages */
@@ -248,6 +251,8 @@ static inline struct shm_ep *to_sep(struct rcx_ep *e)
 {
 	return (struct shm_ep *)e;
 }
+
+extern const struct rcx_provider_ops rcx__shm_ops;
 
 /* shm_dev.c */
 int shm_cq_push(struct shm_dev *dev, const struct shm_ep *ep,

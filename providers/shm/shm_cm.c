@@ -74,6 +74,7 @@ static struct shm_ep *ep_new(struct shm_dev *dev,
 		free(ep);
 		return NULL;
 	}
+	ep->pub.ops = &rcx__shm_ops;
 	ep->dev = dev;
 	ep->attr = *attr;
 	ep->pidfd = -1;
@@ -363,6 +364,7 @@ void shm_cm_msg(struct shm_dev *dev, const struct shm_msg *m)
 		req = malloc(sizeof(*req));
 		if (!req)
 			return; /* the connector times out */
+		req->pub.ops = &rcx__shm_ops;
 		req->msg = *m;
 		ev.req = (struct rcx_conn_req *)req;
 		ev.pdata_len = (uint8_t)m->pdata_len;

@@ -289,37 +289,42 @@ static int dev_query(struct rcx_dev *d, struct rcx_dev_info *info)
 
 /*
  * A registration is an entry in the device segment's table that peers
- * check before they touch our memory. key = (generation << 13) | index,
- * never 0; a freed entry's key is 0, so an old key never matches again
- * until its generation comes round (2^19 registrations of that entry).
+ * check before they touch our memory. Key k lives in one of the
+ * SHM_MR_PROBE slots from k & (SHM_MR_MAX - 1) on (so keys chosen by
+ * another provider fit too); a freed entry's key is 0. Keys of our own
+ * are (generation << 13) | index, never 0, so an old key never matches
+ * again until its generation comes round (2^19 registrations of that
+ * entry).
  */
-static int mr_reg(struct rcx_dev *d, void *addr, size_t len,
-		  unsigned int access, struct rcx_mr **out)
+static struct shm_mr_ent *mr_find(struct shm_dev_seg *seg, uint32_t key)
 {
-	struct shm_dev *dev = to_sdev(d);
-	struct shm_mr *m;
-	uint32_t i, idx, key;
+	struct shm_mr_ent *e;
+	uint32_t i;
 
+	for (i = 0; i < SHM_MR_PROBE; i++) {
+		e = &seg->mr[(key + i) & (SHM_MR_MAX - 1)];
+		if (atomic_load_explicit(&e->key, memory_order_acquire) == key)
+			return e;
+	}
+	return NULL;
+}
+
+static int mr_check(void *addr, size_t len, unsigned int access)
+{
 	if (access & ~(RCX_ACCESS_LOCAL_WRITE | RCX_ACCESS_REMOTE_READ |
 		       RCX_ACCESS_REMOTE_WRITE | RCX_ACCESS_REMOTE_ATOMIC))
 		return -EINVAL;
-	if (!addr && len)
-		return -EFAULT;
-	for (i = 0; i < SHM_MR_MAX; i++) {
-		idx = (dev->mr_next + i) % SHM_MR_MAX;
-		if (!atomic_load_explicit(&dev->seg->mr[idx].key,
-					  memory_order_relaxed))
-			break;
-	}
-	if (i == SHM_MR_MAX)
-		return -ENOMEM;
-	m = malloc(sizeof(*m));
+	return !addr && len ? -EFAULT : 0;
+}
+
+/* Fill slot idx under key and hand out the registration. */
+static int mr_set(struct shm_dev *dev, uint32_t idx, uint32_t key, void *addr,
+		  size_t len, unsigned int access, struct rcx_mr **out)
+{
+	struct shm_mr *m = malloc(sizeof(*m));
+
 	if (!m)
 		return -ENOMEM;
-	dev->mr_next = idx + 1;
-	/* the generation lives in the caller-visible key only */
-	dev->mr_gen = dev->mr_gen % 0x7ffffu + 1;
-	key = dev->mr_gen << 13 | idx;
 	dev->seg->mr[idx].addr = (uint64_t)(uintptr_t)addr;
 	dev->seg->mr[idx].len = len;
 	dev->seg->mr[idx].access = access;
@@ -330,6 +335,60 @@ static int mr_reg(struct rcx_dev *d, void *addr, size_t len,
 	m->key = key;
 	*out = (struct rcx_mr *)m;
 	return 0;
+}
+
+static int mr_reg(struct rcx_dev *d, void *addr, size_t len,
+		  unsigned int access, struct rcx_mr **out)
+{
+	struct shm_dev *dev = to_sdev(d);
+	uint32_t i, idx, key;
+	int ret = mr_check(addr, len, access);
+
+	if (ret)
+		return ret;
+	for (i = 0; i < SHM_MR_MAX; i++) {
+		idx = (dev->mr_next + i) % SHM_MR_MAX;
+		if (!atomic_load_explicit(&dev->seg->mr[idx].key,
+					  memory_order_relaxed))
+			break;
+	}
+	if (i == SHM_MR_MAX)
+		return -ENOMEM;
+	/* the generation lives in the caller-visible key only; a key given
+	 * by mr_reg_keyed may hold it already */
+	do {
+		dev->mr_gen = dev->mr_gen % 0x7ffffu + 1;
+		key = dev->mr_gen << 13 | idx;
+	} while (mr_find(dev->seg, key));
+	ret = mr_set(dev, idx, key, addr, len, access, out);
+	if (!ret)
+		dev->mr_next = idx + 1;
+	return ret;
+}
+
+/* lkey: our lkeys are our rkeys, and nobody checks them. */
+static int mr_reg_keyed(struct rcx_dev *d, void *addr, size_t len,
+			unsigned int access, uint32_t lkey, uint32_t rkey,
+			struct rcx_mr **out)
+{
+	struct shm_dev *dev = to_sdev(d);
+	uint32_t i, idx;
+	int ret = mr_check(addr, len, access);
+
+	(void)lkey;
+	if (ret)
+		return ret;
+	if (!rkey)
+		return -EINVAL;
+	if (mr_find(dev->seg, rkey))
+		return -EEXIST;
+	for (i = 0; i < SHM_MR_PROBE; i++) {
+		idx = (rkey + i) & (SHM_MR_MAX - 1);
+		if (!atomic_load_explicit(&dev->seg->mr[idx].key,
+					  memory_order_relaxed))
+			return mr_set(dev, idx, rkey, addr, len, access, out);
+	}
+	return -ENOMEM;
 }
 
 static int mr_dereg(struct rcx_mr *mr)
@@ -375,11 +434,11 @@ static int arm(struct rcx_dev *d)
 bool shm_mr_ok(struct shm_dev_seg *seg, uint32_t key, uint64_t addr,
 	       uint64_t len, unsigned int access)
 {
-	struct shm_mr_ent *e = &seg->mr[key & (SHM_MR_MAX - 1)];
+	struct shm_mr_ent *e = key ? mr_find(seg, key) : NULL;
 	uint64_t a, l;
 	unsigned int acc;
 
-	if (!key || atomic_load_explicit(&e->key, memory_order_acquire) != key)
+	if (!e)
 		return false;
 	a = e->addr;
 	l = e->len;
@@ -429,6 +488,7 @@ const struct rcx_provider_ops rcx__shm_ops = {
 	.dev_query = dev_query,
 	.mr_reg = mr_reg,
 	.mr_dereg = mr_dereg,
+	.mr_reg_keyed = mr_reg_keyed,
 	.mr_lkey = mr_key,
 	.mr_rkey = mr_key,
 	.listen = shm_listen,

@@ -626,6 +626,7 @@ int shm_pwr_create(struct rcx_ep *e, const struct rcx_wr *wr, int recv,
 	p = calloc(1, sizeof(*p));
 	if (!p)
 		return -ENOMEM;
+	p->pub.ops = &rcx__shm_ops;
 	p->wr = *wr;
 	p->wr.next = NULL;
 	p->imm_be = htobe32(wr->imm);

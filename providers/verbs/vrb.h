@@ -37,6 +37,7 @@ enum vrb_ep_state {
 };
 
 struct vrb_ep {
+	struct rcx_ep pub; /* first */
 	struct vrb_dev *dev;
 	struct rdma_cm_id *id;
 	struct ibv_qp *qp;
@@ -52,6 +53,7 @@ struct vrb_mr {
 };
 
 struct vrb_conn_req {
+	struct rcx_conn_req pub; /* first */
 	struct rdma_cm_id *id;
 };
 
@@ -69,6 +71,8 @@ static inline struct vrb_mr *to_vmr(const struct rcx_mr *m)
 {
 	return (struct vrb_mr *)m;
 }
+
+extern const struct rcx_provider_ops rcx__verbs_ops;
 
 int vrb_errno(void);
 int vrb_wc_status(enum ibv_wc_status st);
@@ -89,7 +93,6 @@ int vrb_ep_reject(struct rcx_dev *dev, struct rcx_conn_req *req);
 int vrb_ep_disconnect(struct rcx_ep *ep);
 void vrb_ep_destroy(struct rcx_ep *ep);
 int vrb_cm_poll(struct rcx_dev *dev, struct rcx_cm_event *ev);
-int vrb_addr_parse(const char *s, struct sockaddr_storage *ss);
 
 /* vrb_ep.c */
 int vrb_post_send(struct rcx_ep *ep, struct rcx_wr *wr, struct rcx_wr **bad);

@@ -15,40 +15,6 @@
 
 #define VRB_RESOLVE_MS 5000
 
-/* "a.b.c.d" or "a.b.c.d:port" (IPv4) or "[v6]:port" */
-int vrb_addr_parse(const char *s, struct sockaddr_storage *ss)
-{
-	char host[64], *colon;
-	const char *port = NULL;
-	struct addrinfo hints = { .ai_flags = AI_NUMERICHOST | AI_NUMERICSERV },
-			*res;
-	size_t n = strlen(s);
-
-	if (n == 0 || n >= sizeof(host))
-		return -EINVAL;
-	memcpy(host, s, n + 1);
-	if (host[0] == '[') {
-		colon = strchr(host, ']');
-		if (!colon)
-			return -EINVAL;
-		*colon = 0;
-		if (colon[1] == ':')
-			port = colon + 2;
-		else if (colon[1])
-			return -EINVAL;
-		memmove(host, host + 1, strlen(host + 1) + 1);
-	} else if ((colon = strchr(host, ':')) && !strchr(colon + 1, ':')) {
-		*colon = 0;
-		port = colon + 1;
-	}
-	if (getaddrinfo(host, port, &hints, &res))
-		return -EINVAL;
-	memset(ss, 0, sizeof(*ss));
-	memcpy(ss, res->ai_addr, res->ai_addrlen);
-	freeaddrinfo(res);
-	return 0;
-}
-
 static int addr_format(const struct sockaddr *sa, char *buf, size_t len)
 {
 	char host[INET6_ADDRSTRLEN];
@@ -111,6 +77,7 @@ static struct vrb_ep *ep_new(struct vrb_dev *dev,
 	ep = calloc(1, sizeof(*ep));
 	if (!ep)
 		return NULL;
+	ep->pub.ops = &rcx__verbs_ops;
 	ep->dev = dev;
 	ep->attr = *attr;
 	return ep;
@@ -149,7 +116,7 @@ int vrb_ep_connect(struct rcx_dev *d, const char *addr,
 
 	if (pdata_len > sizeof(ep->pdata) || (pdata_len && !pdata))
 		return -EINVAL;
-	ret = vrb_addr_parse(addr, &dst);
+	ret = rcx__ip_addr_parse(addr, &dst);
 	if (ret)
 		return ret;
 	ep = ep_new(dev, attr);
@@ -344,6 +311,7 @@ int vrb_cm_poll(struct rcx_dev *d, struct rcx_cm_event *ev)
 				rdma_ack_cm_event(cme);
 				continue;
 			}
+			req->pub.ops = &rcx__verbs_ops;
 			req->id = cme->id;
 			ev->type = RCX_CM_CONNECT_REQUEST;
 			ev->req = (struct rcx_conn_req *)req;

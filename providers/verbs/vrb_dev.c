@@ -223,7 +223,7 @@ static int dev_open(const struct rcx_dev_attr *attr, struct rcx_dev **out)
 		goto err;
 	dev->mtu = 128u << pa.active_mtu;
 	if (attr && attr->addr && *attr->addr)
-		ret = vrb_addr_parse(attr->addr, &dev->addr);
+		ret = rcx__ip_addr_parse(attr->addr, &dev->addr);
 	else
 		ret = find_addr(dev, pa.gid_tbl_len);
 	if (ret)
@@ -385,6 +385,7 @@ const struct rcx_provider_ops rcx__verbs_ops = {
 	.dev_query = dev_query,
 	.mr_reg = mr_reg,
 	.mr_dereg = mr_dereg,
+	.mr_reg_keyed = rcx__stub_mr_reg_keyed,
 	.mr_lkey = mr_lkey,
 	.mr_rkey = mr_rkey,
 	.listen = vrb_listen,

@@ -247,6 +247,7 @@ int vrb_pwr_create(struct rcx_ep *e, const struct rcx_wr *wr, int recv,
 
 	if (!p)
 		return -ENOMEM;
+	p->pub.ops = &rcx__verbs_ops;
 	p->pub.addr = &p->sge.addr;
 	p->pub.length = &p->sge.length;
 	p->pub.remote_addr = &p->scratch64;
