@@ -497,6 +497,7 @@ static const struct rcx_provider_ops fz_ops = {
 	.ep_connect = fz_ep_connect,
 	.ep_accept = fz_ep_accept,
 	.ep_reject = fz_ep_reject,
+	.peer_split = rcx__stub_peer_split,
 	.ep_disconnect = fz_ep_disconnect,
 	.ep_destroy = fz_ep_destroy,
 	.ep_set_error = fz_ep_set_error,

@@ -58,6 +58,11 @@ int rcx__epoll_add(int epfd, int fd)
 	return epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev) ? -errno : 0;
 }
 
+int rcx__stub_peer_split(struct rcx_dev *dev, const char *addr)
+{
+	return -EOPNOTSUPP;
+}
+
 int rcx__stub_mr_reg_keyed(struct rcx_dev *dev, void *addr, size_t len,
 			   unsigned int access, uint32_t lkey, uint32_t rkey,
 			   struct rcx_mr **out)

@@ -5,11 +5,13 @@
  * allgather), the pool of operation slots with their registered bounce
  * memory, posting with rcx_win_order's checks and the send-queue budget,
  * completion, the loopback endpoints for NIC atomics on the window's own
- * memory, and put/get.
+ * memory, the NIC endpoints to peers the group reaches without the NIC,
+ * and put/get.
  */
 #include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -42,6 +44,8 @@ static void wins_add(struct rcx_win *w)
 	pthread_mutex_unlock(&wins_lock);
 }
 
+static void nep_failed(struct rcx_win *w);
+
 /* ft.c: a member of g failed; every window of g becomes invalid. */
 void rcx__win_group_failed(struct rcx_group *g, int err)
 {
@@ -49,8 +53,10 @@ void rcx__win_group_failed(struct rcx_group *g, int err)
 
 	pthread_mutex_lock(&wins_lock);
 	for (w = wins; w; w = w->next)
-		if (w->g == g)
+		if (w->g == g) {
+			nep_failed(w);
 			rcx__win_invalidate(w, err);
+		}
 	pthread_mutex_unlock(&wins_lock);
 }
 
@@ -147,6 +153,13 @@ static void op_wr_done(struct rcx_ctx *ctx, struct rcx__wrctx *wc,
 	(*op->sq)--;
 	if (cqe->status && !op->error)
 		op->error = op_status(cqe->status);
+	/*
+	 * The window's own endpoint to a peer failed: so did the peer, as
+	 * when the group's endpoint to it fails (its receives flush).
+	 */
+	if (cqe->status && op->win->nep &&
+	    op->sq == &op->win->nep[op->target].wr)
+		rcx__group_failed(op->win->g, op->target, RCX_ERR_PROC_FAILED);
 	if (--op->nwr)
 		return;
 	if (op->internal == RCX__OP_DETACHED)
@@ -279,17 +292,29 @@ static void loop_close(struct rcx_ctx *ctx, struct rcx__win_lep *l)
 	free(l);
 }
 
-static int loop_open(struct rcx_win *w, struct rcx__win_lep **out)
+/*
+ * The window's own endpoints: RDMA and atomics only, through the NIC
+ * where the context has one besides another path (the nic hint).
+ */
+static struct rcx_ep_attr lep_attr(struct rcx_ctx *ctx)
 {
-	struct rcx_ctx *ctx = w->ctx;
-	struct rcx__win_lep *l = calloc(2, sizeof(*l));
 	struct rcx_ep_attr a = {
 		.max_send_wr = RCX__WIN_SQ_DEPTH,
 		.max_recv_wr = 1,
 		.timeout = ctx->cfg.qp_timeout,
 		.retry_cnt = ctx->cfg.qp_retry,
 		.rnr_retry = ctx->cfg.rnr_retry,
+		.nic = 1,
 	};
+
+	return a;
+}
+
+static int loop_open(struct rcx_win *w, struct rcx__win_lep **out)
+{
+	struct rcx_ctx *ctx = w->ctx;
+	struct rcx__win_lep *l = calloc(2, sizeof(*l));
+	struct rcx_ep_attr a = lep_attr(ctx);
 	struct loop_pdata pd = { .magic = "RCXW" };
 	struct rcx__pending_req *p;
 	long long end = rcx__now_us() + ctx->cfg.connect_timeout_ms * 1000LL;
@@ -344,6 +369,13 @@ int rcx__win_ep(struct rcx_win *w, int target, struct rcx_ep **ep,
 	struct rcx__win_lep *l;
 	int ret;
 
+	if (target != w->rank && w->nep && w->nep[target].ep) {
+		if (w->nep[target].state != RCX__CONN_UP)
+			return RCX_ERR_PROC_FAILED;
+		*ep = w->nep[target].ep;
+		*sq = &w->nep[target].wr;
+		return 0;
+	}
 	if (target != w->rank) {
 		c = rcx__win_conn(w, target);
 		if (c->state == RCX__CONN_FAILED)
@@ -555,8 +587,166 @@ struct win_wire {
 	uint32_t rkey;
 	uint32_t ctrl_rkey;
 	uint32_t id;
+	uint8_t nic_split; /* the rank's dev_info.nic_split */
+	uint8_t pad[3];
+	char addr[RCX__ADDR_LEN]; /* the rank's context address */
+};
+
+/* ---- NIC endpoints to the peers reached without the NIC */
+
+/*
+ * A context with two paths (dev_info.nic_split: auto with a verbs
+ * device) reaches the peers of its node through shared memory, whose
+ * atomics a CPU runs: they and the NIC atomics other nodes' ranks send to
+ * the same window word do not exclude each other (nor do those on lock
+ * words, win_sync.c). So a window sends everything to such a peer through
+ * endpoints of its own, made with the nic hint when the window is
+ * created: the lower rank of each pair connects, the higher accepts.
+ */
+struct nep_pdata {
+	char magic[4]; /* "RCXN" */
+	uint32_t win;  /* the acceptor's window id */
+	uint32_t rank; /* the connector's rank in the group */
 	uint32_t pad;
 };
+
+/* An endpoint to peer t is wanted: both have two paths, t's bypasses. */
+static bool nep_wanted(struct rcx_win *w, int t, const char *addr,
+		       uint8_t split)
+{
+	struct rcx_ctx *ctx = w->ctx;
+
+	return t != w->rank && ctx->info.nic_split && split &&
+	       ctx->ops->peer_split(ctx->dev, addr) == 1;
+}
+
+static void nep_close(struct rcx_win *w)
+{
+	int i;
+
+	if (!w->nep)
+		return;
+	for (i = 0; i < w->size; i++)
+		if (w->nep[i].ep)
+			w->ctx->ops->ep_destroy(w->nep[i].ep);
+	free(w->nep);
+	w->nep = NULL;
+}
+
+/* Peers that failed: their endpoints flush now, as the group's do. */
+static void nep_failed(struct rcx_win *w)
+{
+	int i;
+
+	for (i = 0; w->nep && w->g->failed && i < w->size; i++)
+		if (w->g->failed[i] && w->nep[i].ep &&
+		    w->nep[i].state != RCX__CONN_FAILED)
+			w->ctx->ops->ep_set_error(w->nep[i].ep);
+}
+
+/* Is every wanted endpoint up? 1 yes, 0 not yet, or the first error. */
+static int nep_state(struct rcx_win *w, const bool *want)
+{
+	int i, up = 1;
+
+	for (i = 0; i < w->size; i++) {
+		if (!want[i])
+			continue;
+		if (w->g->failed && w->g->failed[i])
+			return RCX_ERR_PROC_FAILED;
+		if (w->nep[i].state == RCX__CONN_FAILED)
+			return w->nep[i].error;
+		if (!w->nep[i].ep || w->nep[i].state != RCX__CONN_UP)
+			up = 0;
+	}
+	return up;
+}
+
+/* Take the requests of lower ranks meant for this window. */
+static int nep_accept(struct rcx_win *w, const bool *want,
+		      struct rcx_ep_attr *a)
+{
+	struct rcx_ctx *ctx = w->ctx;
+	struct nep_pdata pd = { .magic = "RCXN", .win = w->id };
+	struct rcx__pending_req *p, **pp;
+	int ret;
+
+	for (pp = &ctx->conn_reqs; (p = *pp);) {
+		memcpy(&pd.rank, p->pdata + offsetof(struct nep_pdata, rank),
+		       sizeof(pd.rank));
+		if (p->len < sizeof(pd) || memcmp(p->pdata, &pd, sizeof(pd)) ||
+		    pd.rank >= (uint32_t)w->rank || !want[pd.rank] ||
+		    w->nep[pd.rank].ep) {
+			pp = &p->next;
+			continue;
+		}
+		*pp = p->next;
+		a->ep_ctx = &w->nep[pd.rank];
+		ret = ctx->ops->ep_accept(ctx->dev, p->req, a,
+					  &w->nep[pd.rank].ep);
+		if (ret)
+			ctx->ops->ep_reject(ctx->dev, p->req);
+		free(p);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/*
+ * Make the window's NIC endpoints (lock held) from what each rank sent
+ * (all[]). 0, or an error (then none is left).
+ */
+static int nep_open(struct rcx_win *w, const struct win_wire *all)
+{
+	struct rcx_ctx *ctx = w->ctx;
+	struct rcx_ep_attr a = lep_attr(ctx);
+	long long end = rcx__now_us() + ctx->cfg.connect_timeout_ms * 1000LL;
+	bool *want = calloc(w->size, sizeof(*want));
+	int i, n = 0, ret = 0;
+
+	for (i = 0; want && i < w->size; i++)
+		n += want[i] = nep_wanted(w, i, all[i].addr, all[i].nic_split);
+	if (!want || !n) {
+		free(want);
+		return want ? 0 : -ENOMEM;
+	}
+	w->nep = calloc(w->size, sizeof(*w->nep));
+	if (!w->nep) {
+		free(want);
+		return -ENOMEM;
+	}
+	for (i = 0; i < w->size; i++) {
+		struct nep_pdata pd = { .magic = "RCXN", .win = all[i].id };
+
+		w->nep[i].obj.on_cm = lep_on_cm;
+		w->nep[i].state = RCX__CONN_CONNECTING;
+		if (!want[i] || i < w->rank || ret)
+			continue;
+		pd.rank = (uint32_t)w->rank;
+		a.ep_ctx = &w->nep[i];
+		ret = ctx->ops->ep_connect(ctx->dev, all[i].addr, &a, &pd,
+					   sizeof(pd), &w->nep[i].ep);
+	}
+	while (!ret) {
+		ret = rcx__cm_progress(ctx);
+		if (ret >= 0)
+			ret = nep_accept(w, want, &a);
+		if (!ret)
+			ret = nep_state(w, want);
+		if (ret == 1) {
+			free(want);
+			return 0;
+		}
+		if (!ret && rcx__now_us() > end)
+			ret = -ETIMEDOUT;
+		if (!ret)
+			rcx__wait_events(ctx, 10);
+	}
+	free(want);
+	nep_close(w);
+	return ret;
+}
 
 static const char *const scope_names[] = { "thread", "process", NULL };
 
@@ -610,6 +800,7 @@ static void win_destroy(struct rcx_win *w)
 
 	wins_del(w);
 	loop_close(ctx, w->loop);
+	nep_close(w);
 	rcx__order_fini(w);
 	rcx__reg_put(ctx, w->reg);
 	rcx__reg_put(ctx, w->ctrl_reg);
@@ -718,6 +909,8 @@ static int win_create(struct rcx_group *g, void *base, size_t size,
 		me.rkey = w->reg ? w->reg->rkey : 0;
 		me.ctrl_rkey = w->ctrl_reg->rkey;
 		me.id = w->id;
+		me.nic_split = ctx->info.nic_split;
+		snprintf(me.addr, sizeof(me.addr), "%s", ctx->addr);
 	}
 	rcx__unlock(ctx);
 	/* every rank takes part, so a local failure fails all of them */
@@ -726,6 +919,8 @@ static int win_create(struct rcx_group *g, void *base, size_t size,
 		if (all[i].status)
 			ret = local ? local : RCX_ERR_REMOTE_OP;
 	rcx__lock(ctx);
+	if (!ret)
+		ret = nep_open(w, all);
 	/*
 	 * All or nothing even when a rank dies in the middle: the ranks
 	 * that got everything may not be all of them, so they agree.

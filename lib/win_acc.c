@@ -3,7 +3,9 @@
  * Accumulates. 64-bit fetch-add (RCX_SUM; RCX_NO_OP as fetch-add 0) and
  * 64-bit compare-and-swap at 8-byte aligned addresses go to the NIC (one
  * ATOMIC WR per element; the window's own memory through its loopback
- * endpoints, since CPU and NIC atomics do not exclude each other). Every
+ * endpoints, since CPU and NIC atomics do not exclude each other, and for
+ * the same reason a peer the group reaches through shared memory through
+ * the window's own NIC endpoints when the context has a NIC too). Every
  * other accumulate runs in software at the target: an active message on
  * RCX__CID_WIN, applied by the target's progress under its context lock
  * (so software accumulates exclude each other) and answered with the old

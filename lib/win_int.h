@@ -132,7 +132,8 @@ struct rcx__win_stats {
 };
 
 /* An endpoint the window owns: the loopback pair for NIC atomics on its
- * own memory. Its ep_ctx; connection events arrive in on_cm. */
+ * own memory, or one to a peer whose group connection bypasses the NIC
+ * (win.c). Its ep_ctx; connection events arrive in on_cm. */
 struct rcx__win_lep {
 	struct rcx__epobj obj; /* first */
 	struct rcx_ep *ep;
@@ -175,6 +176,9 @@ struct rcx_win {
 	struct rcx__win_strm *strms, *last;
 	/* loopback endpoints [0] initiator, [1] responder, or NULL */
 	struct rcx__win_lep *loop;
+	/* [size]: NIC endpoints to peers reached without the NIC (an ep
+	 * where one is made), or NULL when the context has one path */
+	struct rcx__win_lep *nep;
 	bool loop_opening;
 	struct rcx__win_stats stats;
 	/* fault tolerance (win_ft.c) */

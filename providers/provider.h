@@ -219,6 +219,13 @@ struct rcx_provider_ops {
 	int (*ep_accept)(struct rcx_dev *dev, struct rcx_conn_req *req,
 			 const struct rcx_ep_attr *attr, struct rcx_ep **out);
 	int (*ep_reject)(struct rcx_dev *dev, struct rcx_conn_req *req);
+	/*
+	 * 1 when an endpoint to addr made without rcx_ep_attr.nic would not
+	 * go through the NIC although one with it would (dev_info.nic_split:
+	 * auto, a peer on this node), else 0. Optional: the stub returns
+	 * -EOPNOTSUPP. Errors: -EINVAL addr malformed.
+	 */
+	int (*peer_split)(struct rcx_dev *dev, const char *addr);
 	int (*ep_disconnect)(struct rcx_ep *ep);
 	void (*ep_destroy)(struct rcx_ep *ep);
 	/* force the endpoint into the error state (fault tests) */
@@ -263,6 +270,7 @@ int rcx__stub_listen(struct rcx_dev *dev, uint16_t port, char *addr,
 int rcx__stub_ep_set_error(struct rcx_ep *ep);
 int rcx__stub_event_fd(struct rcx_dev *dev);
 int rcx__stub_dev(struct rcx_dev *dev);
+int rcx__stub_peer_split(struct rcx_dev *dev, const char *addr);
 int rcx__stub_mr_reg_keyed(struct rcx_dev *dev, void *addr, size_t len,
 			   unsigned int access, uint32_t lkey, uint32_t rkey,
 			   struct rcx_mr **out);

@@ -36,6 +36,7 @@ TU_SUITE(tu_suite_win);
 TU_SUITE(tu_suite_order);
 TU_SUITE(tu_suite_ft);
 TU_SUITE(tu_suite_stress);
+TU_PEER(tu_peer_api);
 TU_PEER(tu_peer_smoke);
 TU_PEER(tu_peer_boot);
 TU_PEER(tu_peer_chan);
@@ -64,6 +65,7 @@ static const struct tu_suite *const suites[] = {
 };
 
 static const struct tu_peer *const peers[] = {
+	&tu_peer_api,
 	&tu_peer_smoke,
 	&tu_peer_boot,
 	&tu_peer_chan,

@@ -7,7 +7,8 @@
  * request misuse. Each expects the exact error of the header comment, and
  * that nothing happened: out arguments untouched, nothing posted, and a
  * valid call afterwards still works. The world is a singleton, so every
- * message goes to self.
+ * message goes to self. One job (provider_per_peer) checks which provider
+ * each connection of a world really uses.
  */
 #include <errno.h>
 #include <limits.h>
@@ -19,7 +20,9 @@
 #include <arpa/inet.h>
 #include <rcx/rcx.h>
 #include "lib/core.h"
+#include "lib/win_int.h"
 #include "tu.h"
+#include "tu_mp.h"
 
 static struct rcx_ctx *ctx;
 static struct rcx_group *world;
@@ -792,6 +795,135 @@ static void test_strerror_any(void)
 		strncmp(rcx_strerror(-ENAMETOOLONG), "ENAMETOOLONG", 12), 0);
 }
 
+/* ---- the provider of each connection (a job) */
+
+#define NODE_LEN 64
+
+/* The provider a connection to a peer on the same node (or not) uses. */
+static const struct rcx_provider_ops *want_ops(const char *prov, bool same)
+{
+	const char *lower = getenv("RCX_FAULT_LOWER");
+
+	if (!strcmp(prov, "fault"))
+		prov = lower && *lower ? lower : "verbs";
+	if (!strcmp(prov, "auto"))
+		return rcx__provider_find(same ? "shm" : "verbs");
+	return rcx__provider_find(prov);
+}
+
+/*
+ * A window's WRs to each target (itself too) go through the NIC when the
+ * context has two paths (nic_split: auto with a device), so that every
+ * atomic on a window word is the NIC's; else the group's path (loopback:
+ * the provider's own).
+ */
+static void check_win_paths(struct tp_job *j, const char *prov,
+			    char (*nodes)[NODE_LEN])
+{
+	const struct rcx_provider_ops *ops, *want;
+	struct rcx_win *w = NULL;
+	struct rcx_ep *ep;
+	uint32_t *sq;
+	void *base;
+	int t;
+
+	if (!TP_CHECK_OK(rcx_win_allocate(j->g, 64, 8, NULL, &base, &w)))
+		return;
+	rcx__lock(j->ctx);
+	for (t = 0; t < j->size; t++) {
+		if (!TP_CHECK_OK(rcx__win_ep(w, t, &ep, &sq)))
+			continue;
+		ops = rcx__obj_ops(ep);
+		want = j->ctx->info.nic_split
+			       ? rcx__provider_find("verbs")
+			       : want_ops(prov,
+					  !strcmp(nodes[t], nodes[j->rank]));
+		if (!TP_CHECK(ops == want))
+			TP_FAIL("rank %d: window endpoint to %d is %s's",
+				j->rank, t, ops->name);
+	}
+	rcx__unlock(j->ctx);
+	TP_CHECK_OK(rcx_win_free(&w));
+}
+
+/*
+ * Every rank talks to every other, then looks at whom each connection's
+ * endpoint belongs to (its maker's ops). Under auto: shm to the ranks of
+ * its node (RCX_NODE, from rcx-run --nodes), verbs to the others; with
+ * RCX_RUN_NODES=2 and 4 ranks each rank has both kinds. Under any other
+ * provider every endpoint is that provider's.
+ */
+static void sc_paths(struct tp_job *j)
+{
+	const char *prov = tu_provider(), *node = getenv("RCX_NODE");
+	const char *nodes_env = getenv("RCX_RUN_NODES");
+	char(*nodes)[NODE_LEN] = calloc(j->size, NODE_LEN);
+	struct rcx_req **reqs = calloc(2 * j->size, sizeof(*reqs));
+	int *in = calloc(j->size, sizeof(int));
+	char mine[NODE_LEN] = "";
+	int i, n = 0, nshm = 0, nverbs = 0, same = 0;
+
+	if (!TP_CHECK(nodes && reqs && in))
+		goto out;
+	snprintf(mine, sizeof(mine), "%s", node ? node : "");
+	TP_CHECK_OK(rcx_group_allgather(j->g, mine, NODE_LEN, nodes));
+	for (i = 0; i < j->size; i++) {
+		if (i == j->rank)
+			continue;
+		TP_CHECK_OK(
+			rcx_irecv(j->g, &in[i], sizeof(int), i, 7, &reqs[n++]));
+		TP_CHECK_OK(rcx_isend(j->g, &j->rank, sizeof(int), i, 7,
+				      &reqs[n++]));
+	}
+	TP_CHECK_OK(rcx_waitall(n, reqs, RCX_STATUS_IGNORE));
+	for (i = 0; i < j->size; i++) {
+		struct rcx__conn *c = j->g->conns[i];
+		const struct rcx_provider_ops *ops;
+		bool here = !strcmp(nodes[i], mine);
+
+		if (i == j->rank)
+			continue;
+		TP_CHECK_EQ(in[i], i);
+		if (!TP_CHECK(c && c->ep))
+			continue;
+		ops = rcx__obj_ops(c->ep);
+		if (!TP_CHECK(ops == want_ops(prov, here)))
+			TP_FAIL("rank %d: endpoint to %d is %s's", j->rank, i,
+				ops->name);
+		same += here;
+		nshm += ops == rcx__provider_find("shm");
+		nverbs += ops == rcx__provider_find("verbs");
+	}
+	if (!strcmp(prov, "auto")) {
+		TP_CHECK_EQ(nshm, same);
+		TP_CHECK_EQ(nverbs, j->size - 1 - same);
+		/* two simulated nodes, four ranks: a mixed group for real */
+		if (nodes_env && !strcmp(nodes_env, "2") && j->size == 4)
+			TP_CHECK(nshm == 1 && nverbs == 2);
+	}
+	check_win_paths(j, prov, nodes);
+out:
+	free(nodes);
+	free(reqs);
+	free(in);
+}
+
+static const struct tp_scenario scenarios[] = {
+	{ .name = "paths", .run = sc_paths },
+};
+
+static int peer_main(int argc, char **argv)
+{
+	return tp_peer_main("api", scenarios, TP_COUNT(scenarios), argc, argv);
+}
+
+const struct tu_peer tu_peer_api = { "api", peer_main };
+
+static void test_provider_per_peer(void)
+{
+	CU_ASSERT_EQUAL(tu_mp_run(4, "api", "paths", 120), 0);
+}
+
 static const CU_TestInfo tests[] = {
 	{ "ctx_create_args", test_ctx_create_args },
 	{ "ctx_env", test_ctx_env },
@@ -804,6 +936,7 @@ static const CU_TestInfo tests[] = {
 	{ "req_args", test_req_args },
 	{ "req_misuse", test_req_misuse },
 	{ "strerror", test_strerror_any },
+	{ "provider_per_peer", test_provider_per_peer },
 	CU_TEST_INFO_NULL,
 };
 

@@ -407,8 +407,18 @@ static void sc_idle(struct job *j)
  * Not a death: the victim's connections end (rdma_disconnect) or its
  * queue pairs are forced into the error state, and it goes silent. The
  * survivors treat it as failed: by the disconnect event, or by their
- * next send to it running out of retries.
+ * next send to it running out of retries. Its queue pairs are those of
+ * the group and the window's own ones to the peers of its node (auto
+ * with a device: win.c), through which the puts to it go.
  */
+static void end_ep(struct job *j, struct rcx_ep *ep, bool disconnect)
+{
+	if (disconnect)
+		j->ctx->ops->ep_disconnect(ep);
+	else
+		j->ctx->ops->ep_set_error(ep);
+}
+
 static void silent(struct job *j, bool disconnect, bool idle)
 {
 	struct rcx_win *w;
@@ -433,12 +443,10 @@ static void silent(struct job *j, bool disconnect, bool idle)
 		for (t = 0; t < j->size; t++) {
 			struct rcx__conn *c = j->g->conns[t];
 
-			if (!c)
-				continue;
-			if (disconnect)
-				j->ctx->ops->ep_disconnect(c->ep);
-			else
-				j->ctx->ops->ep_set_error(c->ep);
+			if (c)
+				end_ep(j, c->ep, disconnect);
+			if (w->nep && w->nep[t].ep)
+				end_ep(j, w->nep[t].ep, disconnect);
 		}
 		sleep(20); /* silent: the survivors finish without it */
 		die();

@@ -38,7 +38,7 @@ struct auto_dev {
 
 struct auto_mr {
 	struct auto_dev *dev;
-	struct rcx_mr *v, *s; /* v NULL: shm only */
+	struct rcx_mr *v, *s; /* v NULL: shm only; s NULL: rkey 0 */
 	uint32_t lkey, rkey;
 };
 
@@ -213,8 +213,11 @@ static int auto_mr_reg(struct rcx_dev *d, void *addr, size_t len,
 		goto err;
 	m->lkey = dev->vops->mr_lkey(m->v);
 	m->rkey = dev->vops->mr_rkey(m->v);
-	ret = dev->sops->mr_reg_keyed(dev->sdev, addr, len, access, m->lkey,
-				      m->rkey, &m->s);
+	/* no remote access (rkey 0 on some devices): shm has nothing to
+	 * check, it takes no lkey */
+	ret = m->rkey ? dev->sops->mr_reg_keyed(dev->sdev, addr, len, access,
+						m->lkey, m->rkey, &m->s)
+		      : 0;
 	if (ret) {
 		dev->vops->mr_dereg(m->v);
 		goto err;
@@ -230,7 +233,7 @@ err:
 static int auto_mr_dereg(struct rcx_mr *mr)
 {
 	struct auto_mr *m = (struct auto_mr *)mr;
-	int ret = m->dev->sops->mr_dereg(m->s);
+	int ret = m->s ? m->dev->sops->mr_dereg(m->s) : 0;
 
 	if (m->v) {
 		int r = m->dev->vops->mr_dereg(m->v);
@@ -299,6 +302,29 @@ static int addr_split(const char *s, char *node, char *sa, char *va, size_t len)
 	return 0;
 }
 
+/* The choice of auto_ep_connect: -1 unreachable, 0 shm, 1 verbs. */
+static int path_of(struct auto_dev *dev, const char *node, const char *sa,
+		   const char *va, bool nic)
+{
+	bool same = *sa && (!*node || !strcmp(node, dev->node));
+
+	if (same && !(nic && dev->vdev && *va))
+		return 0;
+	return dev->vdev && *va ? 1 : -1;
+}
+
+static int auto_peer_split(struct rcx_dev *d, const char *addr)
+{
+	struct auto_dev *dev = to_adev(d);
+	char node[64], sa[64], va[64];
+	int ret = addr_split(addr, node, sa, va, sizeof(node));
+
+	if (ret)
+		return ret;
+	return path_of(dev, node, sa, va, false) == 0 &&
+	       path_of(dev, node, sa, va, true) == 1;
+}
+
 static int auto_ep_connect(struct rcx_dev *d, const char *addr,
 			   const struct rcx_ep_attr *attr, const void *pdata,
 			   size_t pdata_len, struct rcx_ep **out)
@@ -306,7 +332,6 @@ static int auto_ep_connect(struct rcx_dev *d, const char *addr,
 	struct auto_dev *dev = to_adev(d);
 	char node[64], sa[64], va[64];
 	struct sockaddr_storage ss;
-	bool same, nic;
 	int ret;
 
 	if (!addr)
@@ -314,17 +339,15 @@ static int auto_ep_connect(struct rcx_dev *d, const char *addr,
 	ret = addr_split(addr, node, sa, va, sizeof(node));
 	if (ret)
 		return ret;
-	same = *sa && (!*node || !strcmp(node, dev->node));
-	nic = attr->nic && dev->vdev && *va;
-	if (same && !nic)
+	switch (path_of(dev, node, sa, va, attr->nic)) {
+	case 0:
 		return dev->sops->ep_connect(dev->sdev, sa, attr, pdata,
 					     pdata_len, out);
-	if (*va && rcx__ip_addr_parse(va, &ss))
-		return -EINVAL;
-	if (!dev->vdev || !*va)
-		return -EHOSTUNREACH;
-	return dev->vops->ep_connect(dev->vdev, va, attr, pdata, pdata_len,
-				     out);
+	case 1:
+		return dev->vops->ep_connect(dev->vdev, va, attr, pdata,
+					     pdata_len, out);
+	}
+	return *va && rcx__ip_addr_parse(va, &ss) ? -EINVAL : -EHOSTUNREACH;
 }
 
 static int auto_ep_accept(struct rcx_dev *d, struct rcx_conn_req *req,
@@ -484,6 +507,7 @@ const struct rcx_provider_ops rcx__auto_ops = {
 	.ep_connect = auto_ep_connect,
 	.ep_accept = auto_ep_accept,
 	.ep_reject = auto_ep_reject,
+	.peer_split = auto_peer_split,
 	.ep_disconnect = auto_ep_disconnect,
 	.ep_destroy = auto_ep_destroy,
 	.ep_set_error = auto_ep_set_error,

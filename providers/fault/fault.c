@@ -172,6 +172,11 @@ static int flt_ep_reject(struct rcx_dev *dev, struct rcx_conn_req *req)
 	return flt_lower->ep_reject(dev, req);
 }
 
+static int flt_peer_split(struct rcx_dev *dev, const char *addr)
+{
+	return flt_lower->peer_split(dev, addr);
+}
+
 static int flt_ep_disconnect(struct rcx_ep *ep)
 {
 	return flt_lower->ep_disconnect(ep);
@@ -349,6 +354,7 @@ const struct rcx_provider_ops rcx__fault_ops = {
 	.ep_connect = flt_ep_connect,
 	.ep_accept = flt_ep_accept,
 	.ep_reject = flt_ep_reject,
+	.peer_split = flt_peer_split,
 	.ep_disconnect = flt_ep_disconnect,
 	.ep_destroy = flt_ep_destroy,
 	.ep_set_error = flt_ep_set_error,

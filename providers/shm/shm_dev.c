@@ -495,6 +495,7 @@ const struct rcx_provider_ops rcx__shm_ops = {
 	.ep_connect = shm_ep_connect,
 	.ep_accept = shm_ep_accept,
 	.ep_reject = shm_ep_reject,
+	.peer_split = rcx__stub_peer_split,
 	.ep_disconnect = shm_ep_disconnect,
 	.ep_destroy = shm_ep_destroy,
 	.ep_set_error = shm_ep_set_error,

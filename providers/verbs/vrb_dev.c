@@ -392,6 +392,7 @@ const struct rcx_provider_ops rcx__verbs_ops = {
 	.ep_connect = vrb_ep_connect,
 	.ep_accept = vrb_ep_accept,
 	.ep_reject = vrb_ep_reject,
+	.peer_split = rcx__stub_peer_split,
 	.ep_disconnect = vrb_ep_disconnect,
 	.ep_destroy = vrb_ep_destroy,
 	.ep_set_error = vrb_ep_set_error,
