@@ -17,7 +17,10 @@
 const struct rcx__config_var rcx__config_vars[] = {
 	{ "RCX_DEVICE", "", "RDMA device to use (default: nearest, by hwloc)",
 	  S(device) },
-	{ "RCX_PROVIDER", "verbs", "transport provider", S(provider) },
+	{ "RCX_PROVIDER", "auto",
+	  "transport provider: auto (shm on this node, verbs to others), "
+	  "verbs, shm, fault",
+	  S(provider) },
 	{ "RCX_BOOTSTRAP", "",
 	  "pmix | local | env | singleton (default: detect)", S(bootstrap) },
 	{ "RCX_IFADDR", "", "IP address to listen on (default: the device's)",

@@ -205,7 +205,7 @@ static int device_present(void)
 	struct ibv_device **l;
 
 	if (!strcmp(p, "fault"))
-		p = lower && *lower ? lower : "verbs";
+		p = lower && *lower ? lower : "auto";
 	if (!strcmp(p, "shm") ||
 	    (!strcmp(p, "auto") && env_is("RCX_DEVICE", "shm")))
 		return 1;

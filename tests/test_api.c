@@ -805,7 +805,7 @@ static const struct rcx_provider_ops *want_ops(const char *prov, bool same)
 	const char *lower = getenv("RCX_FAULT_LOWER");
 
 	if (!strcmp(prov, "fault"))
-		prov = lower && *lower ? lower : "verbs";
+		prov = lower && *lower ? lower : "auto";
 	if (!strcmp(prov, "auto"))
 		return rcx__provider_find(same ? "shm" : "verbs");
 	return rcx__provider_find(prov);

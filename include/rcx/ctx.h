@@ -24,7 +24,7 @@ struct rcx_ctx_attr {
 	int thread_level;     /* enum rcx_thread_level */
 	const char *device;   /* RDMA device name; NULL: RCX_DEVICE or the
 				 * device nearest the calling thread (hwloc) */
-	const char *provider; /* "verbs"; NULL: RCX_PROVIDER or default */
+	const char *provider; /* "auto", "verbs", "shm"; NULL: RCX_PROVIDER */
 };
 
 /*

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The fault provider: every op goes to the lower provider named by
- * RCX_FAULT_LOWER (default "verbs"), on the lower provider's own objects
+ * RCX_FAULT_LOWER (default "auto", as RCX_PROVIDER's), on the lower provider's own objects
  * (devices, endpoints and registrations are not wrapped). Posting also
  * records each WR that the lower provider accepted: endpoint, op, flags,
  * length, remote address. Prepared WRs are wrapped to be recorded when
@@ -79,7 +79,7 @@ static int flt_resolve(void)
 	if (flt_lower)
 		return 0;
 	if (!name || !*name)
-		name = "verbs";
+		name = "auto";
 	if (!strcmp(name, "fault"))
 		return -EINVAL;
 	flt_lower = rcx__provider_find(name);
