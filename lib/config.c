@@ -47,6 +47,10 @@ const struct rcx__config_var rcx__config_vars[] = {
 	{ "RCX_CONNECT_TIMEOUT_MS", "60000",
 	  "limit for connection set-up (group creation)",
 	  U(connect_timeout_ms, 100, 3600000) },
+	{ "RCX_CONNECT", "lazy",
+	  "lazy: a pair of the world connects on first use; eager: every "
+	  "pair at creation",
+	  S(connect) },
 	{ "RCX_MR_CACHE", "0",
 	  "keep unused registrations (1); only if buffers are not freed and "
 	  "reused for other memory while cached",

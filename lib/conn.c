@@ -58,6 +58,7 @@ static int on_ready(struct rcx_ep *ep, void *arg)
 }
 
 static void pending_add(struct rcx__conn *c);
+static void ask_on_cm(struct rcx__epobj *o, const struct rcx_cm_event *ev);
 static int post_msg(struct rcx__conn *c, struct rcx_req *r, uint8_t type);
 
 static void conn_on_cm(struct rcx__epobj *o, const struct rcx_cm_event *ev)
@@ -89,19 +90,34 @@ static void conn_on_cm(struct rcx__epobj *o, const struct rcx_cm_event *ev)
 int rcx__conn_new(struct rcx_ctx *ctx, struct rcx_group *g, int peer,
 		  struct rcx__conn **out)
 {
-	size_t ss = slot_size(ctx), n = ctx->cfg.rx_depth, i;
 	struct rcx__conn *c;
-	int ret;
 
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return -ENOMEM;
 	c->obj.on_cm = conn_on_cm;
+	c->ask.on_cm = ask_on_cm;
 	c->ctx = ctx;
 	c->g = g;
 	c->peer = peer;
 	c->state = RCX__CONN_CONNECTING;
-	c->credits = (int)n - RCX__CREDIT_RESERVE;
+	c->credits = (int)ctx->cfg.rx_depth - RCX__CREDIT_RESERVE;
+	*out = c;
+	return 0;
+}
+
+/*
+ * The receive ring, made when the connection starts (a lazy connection
+ * that is never used costs no ring and no registration).
+ */
+static int conn_ring(struct rcx__conn *c)
+{
+	struct rcx_ctx *ctx = c->ctx;
+	size_t ss = slot_size(ctx), n = ctx->cfg.rx_depth, i;
+	int ret;
+
+	if (c->rx)
+		return 0;
 	c->rx = calloc(n, sizeof(*c->rx));
 	if (!c->rx || posix_memalign((void **)&c->rx_mem, 64, n * ss)) {
 		ret = -ENOMEM;
@@ -116,12 +132,12 @@ int rcx__conn_new(struct rcx_ctx *ctx, struct rcx_group *g, int peer,
 		c->rx[i].conn = c;
 		c->rx[i].data = c->rx_mem + i * ss;
 	}
-	*out = c;
 	return 0;
 err:
 	free(c->rx_mem);
 	free(c->rx);
-	free(c);
+	c->rx_mem = NULL;
+	c->rx = NULL;
 	return ret;
 }
 
@@ -151,9 +167,14 @@ int rcx__conn_connect(struct rcx__conn *c, const char *addr, const void *pdata,
 	struct rcx_ep *ep;
 	int ret;
 
+	ret = conn_ring(c);
+	if (ret)
+		return ret;
 	ret = c->ctx->ops->ep_connect(c->ctx->dev, addr, &a, pdata, plen, &ep);
-	if (!ret)
+	if (!ret) {
 		c->ep = ep;
+		c->state = RCX__CONN_CONNECTING;
+	}
 	return ret;
 }
 
@@ -163,9 +184,71 @@ int rcx__conn_accept(struct rcx__conn *c, struct rcx_conn_req *req)
 	struct rcx_ep *ep;
 	int ret;
 
+	ret = conn_ring(c);
+	if (ret)
+		return ret;
 	ret = c->ctx->ops->ep_accept(c->ctx->dev, req, &a, &ep);
-	if (!ret)
+	if (!ret) {
 		c->ep = ep;
+		c->state = RCX__CONN_CONNECTING;
+	}
+	return ret;
+}
+
+int rcx__conn_set_lazy(struct rcx__conn *c, const char *addr, bool connects,
+		       const void *pdata, const void *ask, size_t plen)
+{
+	if (plen > sizeof(c->lazy_pd))
+		return -EINVAL;
+	c->lazy_addr = strdup(addr);
+	if (!c->lazy_addr)
+		return -ENOMEM;
+	memcpy(c->lazy_pd, pdata, plen);
+	memcpy(c->lazy_ask, ask, plen);
+	c->lazy_len = (uint8_t)plen;
+	c->lazy_connect = connects;
+	c->state = RCX__CONN_IDLE;
+	return 0;
+}
+
+/*
+ * The ask endpoint's answer: the peer rejects it (and connects to us, or
+ * already has), or it fails (the peer is gone: the launcher or a failed
+ * connection tells the group). Either way it is done.
+ */
+static void ask_on_cm(struct rcx__epobj *o, const struct rcx_cm_event *ev)
+{
+	struct rcx__conn *c =
+		(struct rcx__conn *)((char *)o -
+				     offsetof(struct rcx__conn, ask));
+
+	if (ev->ep == c->ask_ep && ev->type != RCX_CM_CONNECT_REQUEST) {
+		c->ctx->ops->ep_destroy(c->ask_ep);
+		c->ask_ep = NULL;
+	}
+}
+
+int rcx__conn_start(struct rcx__conn *c)
+{
+	struct rcx_ep_attr a = {
+		.ep_ctx = &c->ask,
+		.max_send_wr = 1,
+		.max_recv_wr = 1,
+		.timeout = c->ctx->cfg.qp_timeout,
+		.retry_cnt = c->ctx->cfg.qp_retry,
+	};
+	int ret;
+
+	if (c->state != RCX__CONN_IDLE)
+		return 0;
+	if (c->lazy_connect)
+		return rcx__conn_connect(c, c->lazy_addr, c->lazy_pd,
+					 c->lazy_len);
+	/* the answer is the peer's request, accepted in group.c */
+	ret = c->ctx->ops->ep_connect(c->ctx->dev, c->lazy_addr, &a,
+				      c->lazy_ask, c->lazy_len, &c->ask_ep);
+	if (!ret)
+		c->state = RCX__CONN_CONNECTING;
 	return ret;
 }
 
@@ -269,6 +352,9 @@ void rcx__conn_destroy(struct rcx__conn *c)
 			rcx__progress(ctx);
 		ctx->ops->ep_destroy(c->ep);
 	}
+	if (c->ask_ep)
+		ctx->ops->ep_destroy(c->ask_ep);
+	free(c->lazy_addr);
 	rcx__reg_put(ctx, c->rx_reg);
 	if (c->rx_posted > 0 || c->tx_inflight > 0 || c->hb_busy)
 		return; /* never reaped: leak rather than free live memory */
@@ -376,6 +462,11 @@ int rcx__conn_send(struct rcx__conn *c, struct rcx_req *r)
 	/* the peer said BYE: nothing it will ever receive again */
 	if (c->state == RCX__CONN_CLOSED)
 		return -ECONNRESET;
+	if (c->state == RCX__CONN_IDLE) {
+		ret = rcx__conn_start(c);
+		if (ret)
+			return ret;
+	}
 	if (c->state != RCX__CONN_UP || c->backlog || !can_send(c)) {
 		r->next = NULL;
 		if (c->backlog_tail)
@@ -590,6 +681,8 @@ int rcx__cm_progress(struct rcx_ctx *ctx)
 		p->req = ev.req;
 		p->len = ev.pdata_len;
 		memcpy(p->pdata, ev.pdata, ev.pdata_len);
+		if (rcx__group_conn_req(ctx, p))
+			continue;
 		if (ctx->conn_req_hook && ctx->conn_req_hook(ctx, p))
 			continue;
 		for (pp = &ctx->conn_reqs; *pp; pp = &(*pp)->next)

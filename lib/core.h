@@ -38,6 +38,7 @@ struct rcx__config {
 	unsigned long connect_timeout_ms;
 	unsigned long mr_cache;
 	unsigned long heartbeat_ms;
+	char connect[8];
 	char progress_cpus[RCX__CPULIST_LEN];
 };
 
@@ -279,6 +280,7 @@ enum rcx__conn_state {
 	RCX__CONN_UP,
 	RCX__CONN_FAILED,
 	RCX__CONN_CLOSED,
+	RCX__CONN_IDLE, /* lazy: not started; the first send starts it */
 };
 
 /*
@@ -317,6 +319,14 @@ struct rcx__conn {
 	uint32_t win_wr;      /* window WRs in flight (win*.c) */
 	struct rcx__wrctx hb; /* liveness probe (ft.c) */
 	uint8_t hb_busy;
+	/* lazy connection: where the peer listens and what to send it */
+	char *lazy_addr;
+	uint8_t lazy_pd[56], lazy_ask[56];
+	uint8_t lazy_len;
+	uint8_t lazy_connect;  /* we connect (else we ask) */
+	struct rcx__epobj ask; /* the ask endpoint's ep_ctx */
+	struct rcx_ep *ask_ep; /* asks the lower rank to connect */
+	uint8_t ask_done;      /* ask_ep answered: destroy it */
 };
 
 /*
@@ -338,6 +348,25 @@ int rcx__conn_new(struct rcx_ctx *ctx, struct rcx_group *g, int peer,
 int rcx__conn_connect(struct rcx__conn *c, const char *addr, const void *pdata,
 		      size_t plen);
 int rcx__conn_accept(struct rcx__conn *c, struct rcx_conn_req *req);
+/*
+ * Make c lazy (state IDLE): it starts on first use. One rank of the pair
+ * (connects) connects to addr with pdata; the other connects with ask (a
+ * request the first rejects, and answers by connecting), so requests of
+ * the two never cross. Errors: -ENOMEM, -EINVAL (pdata too long).
+ */
+int rcx__conn_set_lazy(struct rcx__conn *c, const char *addr, bool connects,
+		       const void *pdata, const void *ask, size_t plen);
+/* Start an IDLE connection (no-op otherwise); 0 or an error. */
+int rcx__conn_start(struct rcx__conn *c);
+struct rcx__pending_req;
+/* A lazy world's incoming request: true when taken (group.c). */
+bool rcx__group_conn_req(struct rcx_ctx *ctx, struct rcx__pending_req *p);
+/*
+ * Start every lazy connection of g and wait until all are up or failed
+ * (collective: window creation). Errors: the first connection's error,
+ * -ETIMEDOUT after RCX_CONNECT_TIMEOUT_MS.
+ */
+int rcx__group_connect_all(struct rcx_group *g);
 void rcx__conn_destroy(struct rcx__conn *c);
 void rcx__conn_fail(struct rcx__conn *c, int error);
 /* queue or send a message for req (sendop = RCX__MSG_EAGER/RTS/FIN) */
@@ -452,7 +481,8 @@ struct rcx__pending_req {
 
 struct rcx_ctx {
 	uint32_t magic;
-	int mt; /* RCX_THREAD_MULTIPLE */
+	int mt;	  /* RCX_THREAD_MULTIPLE */
+	int lazy; /* world connections on first use (RCX_CONNECT) */
 	pthread_mutex_t lock;
 	struct rcx__config cfg;
 	const struct rcx_provider_ops *ops;

@@ -177,6 +177,15 @@ RCX_API int rcx_ctx_create(const struct rcx_ctx_attr *attr,
 		     attr->provider) >= (int)sizeof(ctx->cfg.provider))
 		goto err;
 	ctx->mt = attr && attr->thread_level == RCX_THREAD_MULTIPLE;
+	if (attr && (attr->connect < RCX_CONNECT_DEFAULT ||
+		     attr->connect > RCX_CONNECT_LAZY))
+		goto err;
+	if (attr && attr->connect != RCX_CONNECT_DEFAULT)
+		ctx->lazy = attr->connect == RCX_CONNECT_LAZY;
+	else if (!strcmp(ctx->cfg.connect, "lazy"))
+		ctx->lazy = 1;
+	else if (strcmp(ctx->cfg.connect, "eager"))
+		goto err;
 	ctx->ops = rcx__provider_find(ctx->cfg.provider);
 	if (!ctx->ops)
 		goto err;

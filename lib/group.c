@@ -2,7 +2,8 @@
 /*
  * Groups: the world from the bootstrap (addresses exchanged out of band,
  * then every rank connects to each lower rank and accepts the higher
- * ones), perftest-style pairs (connect/accept), and the barrier and
+ * ones: on first use by default, at once with RCX_CONNECT=eager),
+ * perftest-style pairs (connect/accept), and the barrier and
  * allgather that windows and channels use, over point-to-point on the
  * group's collective tag space.
  */
@@ -12,7 +13,12 @@
 #include <string.h>
 #include "core.h"
 
-enum { PD_WORLD = 1, PD_PAIR = 2 };
+/*
+ * As eagerly, a lazy connection is made by the higher rank of the pair.
+ * PD_ASK: a lower rank that wants one asks the higher rank to connect;
+ * the request is rejected and answered with a PD_WORLD one.
+ */
+enum { PD_WORLD = 1, PD_PAIR = 2, PD_ASK = 3 };
 
 /* Private data of a connection request (at most 56 bytes on the wire). */
 struct conn_pdata {
@@ -173,6 +179,91 @@ static void watch_boot(struct rcx_ctx *ctx)
 		ctx->ops->watch_fd(ctx->dev, fd);
 }
 
+/*
+ * A lazy world's connection request (from cm progress): PD_WORLD from a
+ * higher rank is accepted, PD_ASK from a lower rank is rejected and
+ * answered by connecting. false: not the world's (left queued).
+ */
+static bool world_req(struct rcx_group *g, struct rcx__pending_req *p)
+{
+	struct rcx_ctx *ctx = g->ctx;
+	struct conn_pdata pd;
+	struct rcx__conn *c;
+	bool ask;
+
+	if (p->len < sizeof(pd))
+		return false;
+	memcpy(&pd, p->pdata, sizeof(pd));
+	ask = pd.kind == PD_ASK;
+	if (memcmp(pd.magic, "RCX1", 4) || (pd.kind != PD_WORLD && !ask) ||
+	    pd.jobid != ctx->boot->jobid || (int)pd.size != g->size ||
+	    (int)pd.rank >= g->size || (int)pd.rank == g->rank ||
+	    ask != ((int)pd.rank < g->rank))
+		return false;
+	c = g->conns[pd.rank];
+	if (ask || !c || c->ep ||
+	    (c->state != RCX__CONN_IDLE && c->state != RCX__CONN_CONNECTING)) {
+		ctx->ops->ep_reject(ctx->dev, p->req);
+		if (ask && c && c->state == RCX__CONN_IDLE &&
+		    rcx__conn_start(c))
+			rcx__conn_fail(c, -ECONNABORTED);
+	} else if (rcx__conn_accept(c, p->req)) {
+		ctx->ops->ep_reject(ctx->dev, p->req);
+		rcx__conn_fail(c, -ECONNABORTED);
+	}
+	free(p);
+	return true;
+}
+
+bool rcx__group_conn_req(struct rcx_ctx *ctx, struct rcx__pending_req *p)
+{
+	return ctx->world && ctx->lazy && world_req(ctx->world, p);
+}
+
+/* Every connection lazy, and the requests that came before the world. */
+static int world_lazy(struct rcx_group *g, const char *addrs,
+		      const struct conn_pdata *pd)
+{
+	struct rcx_ctx *ctx = g->ctx;
+	struct rcx__pending_req *p, **pp;
+	struct conn_pdata ask = *pd;
+	int i, ret;
+
+	ask.kind = PD_ASK;
+	for (i = 0; i < g->size; i++) {
+		if (i == g->rank)
+			continue;
+		ret = rcx__conn_set_lazy(g->conns[i], addrs + i * ADDR_LEN,
+					 i < g->rank, pd, &ask, sizeof(*pd));
+		if (ret)
+			return ret;
+	}
+	for (pp = &ctx->conn_reqs; (p = *pp);) {
+		*pp = p->next;
+		if (world_req(g, p))
+			continue;
+		*pp = p;
+		pp = &p->next;
+	}
+	return 0;
+}
+
+int rcx__group_connect_all(struct rcx_group *g)
+{
+	long long deadline;
+	int i, ret;
+
+	for (i = 0; i < g->size; i++) {
+		if (!g->conns[i] || g->conns[i]->state != RCX__CONN_IDLE)
+			continue;
+		ret = rcx__conn_start(g->conns[i]);
+		if (ret)
+			rcx__conn_fail(g->conns[i], ret);
+	}
+	deadline = rcx__now_us() + g->ctx->cfg.connect_timeout_ms * 1000LL;
+	return wait_up(g, deadline, false);
+}
+
 static int world_create(struct rcx_ctx *ctx, struct rcx_group **out)
 {
 	struct rcx__boot *b;
@@ -203,6 +294,8 @@ static int world_create(struct rcx_ctx *ctx, struct rcx_group **out)
 	ret = b->ops->allgather(b, me, ADDR_LEN, addrs);
 	if (ret)
 		goto err;
+	for (i = 0; i < b->size; i++)
+		addrs[i * ADDR_LEN + ADDR_LEN - 1] = 0;
 	for (i = 0; i < b->size; i++) {
 		if (i == b->rank)
 			continue;
@@ -211,8 +304,15 @@ static int world_create(struct rcx_ctx *ctx, struct rcx_group **out)
 			goto err;
 	}
 	pdata_fill(&pd, PD_WORLD, b->rank, b->size, b->jobid);
+	if (ctx->lazy) {
+		ret = world_lazy(g, addrs, &pd);
+		if (ret)
+			goto err;
+		free(addrs);
+		*out = g;
+		return 0;
+	}
 	for (i = 0; i < b->rank; i++) {
-		addrs[i * ADDR_LEN + ADDR_LEN - 1] = 0;
 		ret = rcx__conn_connect(g->conns[i], addrs + i * ADDR_LEN, &pd,
 					sizeof(pd));
 		if (ret)

@@ -895,6 +895,9 @@ static int win_create(struct rcx_group *g, void *base, size_t size,
 	if (!local && g->size > 1 && !ctx->info.atomics)
 		local = -EOPNOTSUPP;
 	rcx__lock(ctx);
+	/* lazy connections: a window reaches every member at once */
+	if (!local && ctx->lazy)
+		local = rcx__group_connect_all(g);
 	if (!local)
 		local = win_setup(w);
 	memset(&me, 0, sizeof(me));

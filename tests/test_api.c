@@ -169,6 +169,11 @@ static void test_ctx_create_args(void)
 	CU_ASSERT_EQUAL(rcx_ctx_create(&a, &c), -EINVAL);
 	a.thread_level = INT_MAX;
 	CU_ASSERT_EQUAL(rcx_ctx_create(&a, &c), -EINVAL);
+	a.thread_level = RCX_THREAD_SINGLE;
+	a.connect = RCX_CONNECT_LAZY + 1;
+	CU_ASSERT_EQUAL(rcx_ctx_create(&a, &c), -EINVAL);
+	a.connect = -1;
+	CU_ASSERT_EQUAL(rcx_ctx_create(&a, &c), -EINVAL);
 	CU_ASSERT_PTR_EQUAL(c, SENTINEL(struct rcx_ctx));
 
 	memset(&a, 0, sizeof(a));
@@ -217,6 +222,7 @@ static void test_ctx_env(void)
 	struct rcx_ctx *c = NULL;
 
 	env_case("RCX_EAGER_SIZE", "abc", -EINVAL);
+	env_case("RCX_CONNECT", "sometimes", -EINVAL);
 	env_case("RCX_EAGER_SIZE", "12abc", -EINVAL);
 	env_case("RCX_EAGER_SIZE", "-1", -EINVAL);
 	env_case("RCX_EAGER_SIZE", "2097152", -EINVAL); /* > 1 MiB */

@@ -782,6 +782,9 @@ static const struct tp_scenario scenarios[] = {
 	{ .name = "self", .run = sc_self },
 	{ .name = "eventfd", .run = sc_eventfd },
 	{ .name = "bye", .run = sc_bye, .size = 2 },
+	{ .name = "lazy", .run = sc_lazy, .size = 4, .setup = sc_lazy_setup },
+	{ .name = "eager", .run = sc_eager, .setup = sc_eager_setup },
+	{ .name = "lazy_win", .run = sc_lazy_win, .setup = sc_lazy_setup },
 	{ .name = "threads",
 	  .run = sc_threads,
 	  .thread_level = RCX_THREAD_MULTIPLE,
@@ -861,6 +864,21 @@ static void test_bye(void)
 	job(2, "bye", 60);
 }
 
+static void test_lazy(void)
+{
+	job(4, "lazy", 180);
+}
+
+static void test_eager(void)
+{
+	job(4, "eager", 180);
+}
+
+static void test_lazy_win(void)
+{
+	job(4, "lazy_win", 180);
+}
+
 static const CU_TestInfo tests[] = {
 	{ "first_messages", test_early },
 	{ "sizes_2procs", test_sizes_2 },
@@ -874,6 +892,9 @@ static const CU_TestInfo tests[] = {
 	{ "eventfd", test_eventfd },
 	{ "threads_multiple", test_threads },
 	{ "peer_left", test_bye },
+	{ "lazy_connections", test_lazy },
+	{ "lazy_window", test_lazy_win },
+	{ "eager_connections", test_eager },
 	CU_TEST_INFO_NULL,
 };
 

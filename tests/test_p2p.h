@@ -7,7 +7,8 @@
  * (helpers, matching and data: sizes, first messages, ANY_SOURCE/ANY_TAG,
  * order, truncation; the peer role and the suite's table),
  * test_p2p_storm.c (a storm, persistent requests, messages to self,
- * sleeping on the event fd), test_p2p_mt.c (threads on one context).
+ * sleeping on the event fd), test_p2p_mt.c (threads on one context),
+ * test_p2p_lazy.c (connections made on first use).
  */
 #include <stdbool.h>
 #include <stddef.h>
@@ -56,5 +57,10 @@ void sc_persistent(struct tp_job *j);
 void sc_self(struct tp_job *j);
 void sc_eventfd(struct tp_job *j);
 void sc_threads(struct tp_job *j);
+void sc_lazy(struct tp_job *j);
+void sc_lazy_win(struct tp_job *j);
+void sc_lazy_setup(void);
+void sc_eager(struct tp_job *j);
+void sc_eager_setup(void);
 
 #endif

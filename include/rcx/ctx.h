@@ -25,6 +25,20 @@ struct rcx_ctx_attr {
 	const char *device;   /* RDMA device name; NULL: RCX_DEVICE or the
 				 * device nearest the calling thread (hwloc) */
 	const char *provider; /* "auto", "verbs", "shm"; NULL: RCX_PROVIDER */
+	/*
+	 * enum rcx_connect: when the world's connections are made. 0:
+	 * RCX_CONNECT (default lazy). EAGER: every pair at
+	 * rcx_group_world; LAZY: a pair on its first message (or at window
+	 * creation, which connects the whole group), so a process pays
+	 * queue pairs and receive rings only for the peers it talks to.
+	 */
+	int connect;
+};
+
+enum rcx_connect {
+	RCX_CONNECT_DEFAULT = 0,
+	RCX_CONNECT_EAGER = 1,
+	RCX_CONNECT_LAZY = 2,
 };
 
 /*
