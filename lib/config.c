@@ -51,6 +51,10 @@ const struct rcx__config_var rcx__config_vars[] = {
 	  "lazy: a pair of the world connects on first use; eager: every "
 	  "pair at creation",
 	  S(connect) },
+	{ "RCX_CQ_SIZE", "4096",
+	  "completion queue entries to start with; it grows as endpoints "
+	  "are made",
+	  U(cq_size, 16, 1 << 22) },
 	{ "RCX_MR_CACHE", "0",
 	  "keep unused registrations (1); only if buffers are not freed and "
 	  "reused for other memory while cached",

@@ -39,6 +39,7 @@ struct rcx__config {
 	unsigned long mr_cache;
 	unsigned long heartbeat_ms;
 	char connect[8];
+	unsigned long cq_size;
 	char progress_cpus[RCX__CPULIST_LEN];
 };
 

@@ -194,6 +194,7 @@ RCX_API int rcx_ctx_create(const struct rcx_ctx_attr *attr,
 		goto err;
 	da.name = devname;
 	da.addr = ctx->cfg.ifaddr[0] ? ctx->cfg.ifaddr : NULL;
+	da.cq_size = (int)ctx->cfg.cq_size;
 	ret = ctx->ops->dev_open(&da, &ctx->dev);
 	if (ret)
 		goto err;

@@ -160,6 +160,12 @@ struct rcx_dev_info {
 	uint64_t max_mr_size;
 	uint32_t max_qp_wr;
 	uint32_t max_cqe;
+	/*
+	 * The completion queue now: its entries, and those promised to
+	 * endpoints (their send + receive depths; 0 where it grows on
+	 * demand, shm). A provider keeps cq_size >= cq_reserved: no overrun.
+	 */
+	uint32_t cq_size, cq_reserved;
 	uint32_t max_inline; /* largest inline a QP of this device got */
 	uint32_t max_rd_atomic;
 	uint8_t atomics; /* 64-bit FADD/CSWAP available */

@@ -770,23 +770,37 @@ static void small_rings(void)
 }
 
 /*
- * Completions piling up unpolled: both ranks post OVR sends to each other
- * with the largest rings and do not poll for a while (2 * OVR completions
- * due on each CQ: 4,096 entries asked for, which rxe rounds up to 8,192,
- * so this stays just below an overflow). Every message must still
- * arrive, once and intact.
+ * Completions piling up unpolled on a completion queue that starts far too
+ * small: RCX_CQ_SIZE=64 with the largest rings (4,096 receives and 8,192
+ * send slots per connection). Both ranks post OVR sends to each other and
+ * do not poll for 2 s, so 2 * OVR = 8,000 completions are due on each CQ,
+ * over a hundred times what it was made with: without the reservations
+ * (every endpoint's depths counted, the CQ grown to hold them) this is an
+ * overrun, a CQ error that kills every QP. The CQ must have grown to at
+ * least what the endpoints reserved, and every message must arrive, once
+ * and intact.
  */
-#define OVR 4000
+#define OVR    4000
+#define OVR_CQ 64
 
 static void sc_cq_overrun(struct tp_job *j)
 {
 	static uint32_t sb[OVR], rb[OVR];
 	static struct rcx_req *sr[OVR], *rr[OVR];
+	struct rcx_dev_info info;
 	int peer = j->rank ^ 1, i, lost = 0;
 
 	for (i = 0; i < OVR; i++)
 		sb[i] = (uint32_t)(j->rank << 16 | i);
 	TP_CHECK_OK(rcx_group_barrier(j->g));
+	if (!TP_CHECK_OK(j->ctx->ops->dev_query(j->ctx->dev, &info)))
+		return;
+	/* the connection's receive ring and send queue at least */
+	TP_CHECK(info.cq_reserved >= 4096 + 8192);
+	TP_CHECK(info.cq_size >= info.cq_reserved);
+	TP_CHECK(info.cq_size >= 2 * OVR);
+	printf("rank %d: CQ made with %d entries, now %u for %u reserved\n",
+	       j->rank, OVR_CQ, info.cq_size, info.cq_reserved);
 	for (i = 0; i < OVR; i++)
 		if (!TP_CHECK_OK(rcx_isend(j->g, &sb[i], sizeof(sb[i]), peer, i,
 					   &sr[i])))
@@ -805,11 +819,12 @@ static void sc_cq_overrun(struct tp_job *j)
 	       j->rank, OVR, lost);
 }
 
-/* Rings as large as allowed: more outstanding than the CQ holds. */
+/* Rings as large as allowed, and a CQ that starts far too small. */
 static void big_rings(void)
 {
 	setenv("RCX_RX_DEPTH", "4096", 1);
 	setenv("RCX_TX_DEPTH", "8192", 1);
+	setenv("RCX_CQ_SIZE", "64", 1);
 }
 
 static const struct tp_scenario scenarios[] = {

@@ -204,6 +204,59 @@ static void test_device(void)
 		CU_ASSERT_EQUAL(strncmp(info.name, "rxe", 3), 0);
 }
 
+/*
+ * The CQ holds what its QPs can have outstanding: made with 16 entries, it
+ * grows as a pair of QPs reserves their depths, gives them back when they
+ * go, and a QP whose depths cannot fit under the device's limit is refused
+ * with -ENOSPC (where the device's limits allow one: rxe's 2 * 16,384 WRs
+ * against 32,767 CQ entries) instead of risking an overrun.
+ */
+static void test_cq_reserve(void)
+{
+	struct rcx_dev_attr da = { .name = getenv("RCX_DEVICE"),
+				   .cq_size = 16 };
+	struct rcx_ep_attr aa = ep_attr(&tag_a), ab = ep_attr(&tag_b), big;
+	struct rcx_ep *a = NULL, *b = NULL, *e = NULL;
+	uint32_t pair_res = 2 * (aa.max_send_wr + aa.max_recv_wr);
+	struct rcx_dev_info info;
+	struct rcx_dev *d;
+	char addr[64];
+	int ret;
+
+	CU_ASSERT_EQUAL_FATAL(ops->dev_open(&da, &d), 0);
+	CU_ASSERT_EQUAL_FATAL(ops->listen(d, 0, addr, sizeof(addr)), 0);
+	CU_ASSERT_EQUAL_FATAL(ops->dev_query(d, &info), 0);
+	CU_ASSERT_EQUAL(info.cq_reserved, 0);
+	CU_ASSERT(info.cq_size < pair_res);
+	printf("\n    CQ made with %u entries", info.cq_size);
+	CU_ASSERT_EQUAL(ops->ep_connect(d, addr, &aa, "smoke", 5, &a), 0);
+	CU_ASSERT_EQUAL(cm_until(d, 2, &b, &ab, "smoke"), 0);
+	CU_ASSERT_EQUAL(ops->dev_query(d, &info), 0);
+	CU_ASSERT_EQUAL(info.cq_reserved, pair_res);
+	CU_ASSERT(info.cq_size >= info.cq_reserved);
+	printf(", %u with a pair of QPs (%u reserved)", info.cq_size,
+	       info.cq_reserved);
+	if (2ull * info.max_qp_wr + pair_res > info.max_cqe) {
+		big = ep_attr(&tag_a);
+		big.max_send_wr = big.max_recv_wr = info.max_qp_wr;
+		ret = ops->ep_connect(d, addr, &big, "smoke", 5, &e);
+		if (!ret)
+			ret = cm_until(d, 1, NULL, NULL, "smoke");
+		CU_ASSERT_EQUAL(ret, -ENOSPC);
+		CU_ASSERT_EQUAL(ops->dev_query(d, &info), 0);
+		CU_ASSERT_EQUAL(info.cq_reserved, pair_res);
+		printf("; a QP of 2 x %u WRs: %s", info.max_qp_wr,
+		       rcx_strerror(ret));
+		ops->ep_destroy(e);
+	}
+	ops->ep_destroy(a);
+	ops->ep_destroy(b);
+	CU_ASSERT_EQUAL(ops->dev_query(d, &info), 0);
+	CU_ASSERT_EQUAL(info.cq_reserved, 0);
+	printf("\n");
+	ops->dev_close(d);
+}
+
 static void test_send_recv(void)
 {
 	struct pair p;
@@ -669,6 +722,7 @@ static int peer_main(int argc, char **argv)
 
 static const CU_TestInfo tests[] = {
 	{ "device", test_device },
+	{ "cq_reserve", test_cq_reserve },
 	{ "send_recv", test_send_recv },
 	{ "write_read", test_write_read },
 	{ "fence_after_read", test_fence_after_read },

@@ -276,6 +276,7 @@ static int dev_query(struct rcx_dev *d, struct rcx_dev_info *info)
 	info->max_mr_size = (uint64_t)1 << 47;
 	info->max_qp_wr = SHM_MAX_WR;
 	info->max_cqe = 1 << 22;
+	info->cq_size = dev->cq_cap; /* grows when full: nothing reserved */
 	info->max_inline = SHM_INLINE;
 	info->max_rd_atomic = 16;
 	info->atomics = 1;

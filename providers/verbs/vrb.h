@@ -15,6 +15,8 @@ struct vrb_dev {
 	struct ibv_pd *pd;
 	struct ibv_comp_channel *chan;
 	struct ibv_cq *cq;
+	/* CQ entries promised to queue pairs (vrb_cq_reserve) */
+	uint64_t cq_reserved;
 	struct rdma_event_channel *cm_chan;
 	struct rdma_cm_id *listen_id;
 	struct sockaddr_storage addr; /* this device's IP address */
@@ -43,6 +45,7 @@ struct vrb_ep {
 	struct ibv_qp *qp;
 	struct rcx_ep_attr attr;
 	uint32_t max_inline;
+	uint32_t cq_res; /* CQ entries reserved for the QP */
 	int state;
 	uint8_t pdata[56];
 	uint8_t pdata_len;
@@ -101,6 +104,8 @@ int vrb_cq_poll(struct rcx_dev *dev, struct rcx_cqe *cqe, int n);
 int vrb_ep_set_error(struct rcx_ep *ep);
 uint32_t vrb_ep_max_inline(const struct rcx_ep *ep);
 int vrb_qp_create(struct vrb_ep *ep, struct rdma_cm_id *id);
+/* Destroy ep's QP (if any) and give back its CQ entries. */
+void vrb_qp_destroy(struct vrb_ep *ep);
 int vrb_pwr_create(struct rcx_ep *ep, const struct rcx_wr *wr, int recv,
 		   struct rcx_pwr **out);
 void vrb_pwr_destroy(struct rcx_pwr *pwr);

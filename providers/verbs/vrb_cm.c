@@ -179,8 +179,7 @@ int vrb_ep_accept(struct rcx_dev *d, struct rcx_conn_req *r,
 	if (rdma_accept(req->id, &cp)) {
 		ret = vrb_errno();
 		req->id->context = NULL;
-		vrb_qpmap_del(dev, ep);
-		rdma_destroy_qp(req->id);
+		vrb_qp_destroy(ep);
 		free(ep);
 		return ret;
 	}
@@ -216,10 +215,7 @@ void vrb_ep_destroy(struct rcx_ep *e)
 
 	if (!ep)
 		return;
-	if (ep->qp) {
-		vrb_qpmap_del(ep->dev, ep);
-		rdma_destroy_qp(ep->id);
-	}
+	vrb_qp_destroy(ep);
 	if (ep->id)
 		rdma_destroy_id(ep->id);
 	free(ep);

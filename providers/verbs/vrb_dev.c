@@ -278,6 +278,8 @@ static int dev_query(struct rcx_dev *d, struct rcx_dev_info *info)
 	info->max_mr_size = dev->attr.max_mr_size;
 	info->max_qp_wr = dev->attr.max_qp_wr;
 	info->max_cqe = dev->attr.max_cqe;
+	info->cq_size = (uint32_t)dev->cq->cqe;
+	info->cq_reserved = (uint32_t)dev->cq_reserved;
 	info->max_rd_atomic = dev->attr.max_qp_init_rd_atom;
 	info->atomics = dev->attr.atomic_cap != IBV_ATOMIC_NONE;
 	info->port_active = !ibv_query_port(dev->ctx, dev->port, &pa) &&

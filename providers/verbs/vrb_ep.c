@@ -7,6 +7,35 @@
 
 #define VRB_POST_CHUNK 32
 
+/*
+ * The shared CQ must hold every completion the QPs can have outstanding:
+ * an overrun is a CQ error that takes every QP on it down (IBA 11.4.2.1,
+ * the CI's CQ overrun). Each QP reserves its send and receive depth (a WR
+ * completes at most once); the CQ grows (ibv_resize_cq) when the
+ * reservations outgrow it, and a QP that cannot fit is refused with
+ * -ENOSPC instead of risking an overrun.
+ */
+static int cq_reserve(struct vrb_dev *dev, uint32_t n)
+{
+	uint64_t need = dev->cq_reserved + n, want;
+	int max = dev->attr.max_cqe;
+
+	if (need > (uint64_t)dev->cq->cqe) {
+		if (need > (uint64_t)max)
+			return -ENOSPC;
+		want = 2 * (uint64_t)dev->cq->cqe;
+		if (want < need)
+			want = need;
+		if (want > (uint64_t)max)
+			want = (uint64_t)max;
+		if (ibv_resize_cq(dev->cq, (int)want) &&
+		    (want == need || ibv_resize_cq(dev->cq, (int)need)))
+			return -ENOSPC;
+	}
+	dev->cq_reserved = need;
+	return 0;
+}
+
 int vrb_qp_create(struct vrb_ep *ep, struct rdma_cm_id *id)
 {
 	struct ibv_qp_init_attr qa = {
@@ -22,22 +51,38 @@ int vrb_qp_create(struct vrb_ep *ep, struct rdma_cm_id *id)
 			.max_inline_data = ep->attr.max_inline,
 		},
 	};
+	uint32_t res = ep->attr.max_send_wr + ep->attr.max_recv_wr;
 	int ret;
 
-	if (rdma_create_qp(id, ep->dev->pd, &qa))
-		return vrb_errno();
+	ret = cq_reserve(ep->dev, res);
+	if (ret)
+		return ret;
+	if (rdma_create_qp(id, ep->dev->pd, &qa)) {
+		ret = vrb_errno();
+		ep->dev->cq_reserved -= res;
+		return ret;
+	}
 	ep->id = id;
 	ep->qp = id->qp;
+	ep->cq_res = res;
 	ep->max_inline = qa.cap.max_inline_data;
 	ret = vrb_qpmap_add(ep->dev, ep);
 	if (!ret && ep->attr.on_ready)
 		ret = ep->attr.on_ready((struct rcx_ep *)ep, ep->attr.ep_ctx);
-	if (ret) {
-		vrb_qpmap_del(ep->dev, ep);
-		rdma_destroy_qp(id);
-		ep->qp = NULL;
-	}
+	if (ret)
+		vrb_qp_destroy(ep);
 	return ret;
+}
+
+void vrb_qp_destroy(struct vrb_ep *ep)
+{
+	if (!ep->qp)
+		return;
+	vrb_qpmap_del(ep->dev, ep);
+	rdma_destroy_qp(ep->id);
+	ep->qp = NULL;
+	ep->dev->cq_reserved -= ep->cq_res;
+	ep->cq_res = 0;
 }
 
 static const enum ibv_wr_opcode op_map[] = {
