@@ -100,6 +100,8 @@ static int ep_peer(struct shm_ep *ep, pid_t pid, uint32_t pdev)
 		return -ECONNREFUSED;
 	/* the peer's exit is its failure: the pidfd wakes a blocked wait */
 	ep->pidfd = pidfd_open_(pid);
+	if (ep->pidfd < 0 && errno == ENOSYS)
+		return 0; /* no pidfds (before Linux 5.3; valgrind): polled */
 	if (ep->pidfd < 0)
 		return errno == ESRCH ? -ECONNREFUSED : -errno;
 	ev.data.fd = ep->pidfd;
@@ -406,7 +408,11 @@ void shm_cm_msg(struct shm_dev *dev, const struct shm_msg *m)
 	}
 }
 
-/* A peer whose pidfd is readable has exited. */
+/*
+ * A peer whose pidfd is readable has exited. Without pidfds (ENOSYS) the
+ * peer's pid is probed instead, each time connection events are polled
+ * (a blocked wait is then not woken by the exit itself).
+ */
 void shm_check_peers(struct shm_dev *dev)
 {
 	struct shm_ep *ep;
@@ -415,13 +421,18 @@ void shm_check_peers(struct shm_dev *dev)
 	bool connecting;
 
 	for (ep = dev->eps; ep; ep = ep->next) {
-		if (ep->pidfd < 0 || ep->disc_event)
+		if (ep->disc_event || ep->peer_pid <= 0)
 			continue;
-		pfd.fd = ep->pidfd;
-		pfd.events = POLLIN;
-		if (poll(&pfd, 1, 0) <= 0)
-			continue;
-		epoll_ctl(dev->epfd, EPOLL_CTL_DEL, ep->pidfd, NULL);
+		if (ep->pidfd < 0) {
+			if (kill(ep->peer_pid, 0) == 0 || errno != ESRCH)
+				continue;
+		} else {
+			pfd.fd = ep->pidfd;
+			pfd.events = POLLIN;
+			if (poll(&pfd, 1, 0) <= 0)
+				continue;
+			epoll_ctl(dev->epfd, EPOLL_CTL_DEL, ep->pidfd, NULL);
+		}
 		connecting = ep->state == SHM_EP_CONNECTING ||
 			     ep->state == SHM_EP_ACCEPTING;
 		shm_ep_fail(ep);
