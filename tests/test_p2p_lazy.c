@@ -16,6 +16,7 @@
 #include "lib/boot.h"
 #include "lib/core.h"
 #include "test_p2p.h"
+#include "tu.h"
 
 enum { LZ_TAG = 31, LZ_LEN = 4096 };
 
@@ -41,7 +42,27 @@ static bool conn_up(struct tp_job *j, int peer)
 {
 	const struct rcx__conn *c = j->g->conns[peer];
 
-	return c && c->state == RCX__CONN_UP && c->ep && c->rx && !c->ask_ep;
+	return c && c->state == RCX__CONN_UP && c->ep && c->rx;
+}
+
+/*
+ * An ask's endpoint goes when its answer (the rejection) comes, which may
+ * be after the connection it asked for is up: progress until every ask of
+ * this rank is answered, for at most 10 s.
+ */
+static void asks_answered(struct tp_job *j)
+{
+	long long end = tu_now_ms() + 10000;
+	int i, left;
+
+	do {
+		rcx_progress(j->ctx);
+		for (i = 0, left = 0; i < j->size; i++)
+			left += i != j->rank && j->g->conns[i]->ask_ep;
+	} while (left && tu_now_ms() < end);
+	if (left)
+		TP_FAIL("rank %d: %d ask endpoint(s) never answered", j->rank,
+			left);
 }
 
 /*
@@ -161,6 +182,7 @@ void sc_lazy(struct tp_job *j)
 			TP_FAIL("rank %d: connection to %d not up after use",
 				j->rank, i);
 	TP_CHECK_OK(rcx_group_barrier(j->g));
+	asks_answered(j);
 	oob_clean(j, 2);
 }
 
