@@ -799,7 +799,8 @@ static void sc_cq_overrun(struct tp_job *j)
 	TP_CHECK(info.cq_reserved >= 4096 + 8192);
 	TP_CHECK(info.cq_size >= info.cq_reserved);
 	TP_CHECK(info.cq_size >= 2 * OVR);
-	printf("rank %d: CQ made with %d entries, now %u for %u reserved\n",
+	printf("rank %d: CQ asked for with %d entries, now %u for %u "
+	       "reserved\n",
 	       j->rank, OVR_CQ, info.cq_size, info.cq_reserved);
 	for (i = 0; i < OVR; i++)
 		if (!TP_CHECK_OK(rcx_isend(j->g, &sb[i], sizeof(sb[i]), peer, i,
