@@ -360,6 +360,13 @@ int rcx__conn_set_lazy(struct rcx__conn *c, const char *addr, bool connects,
 /* Start an IDLE connection (no-op otherwise); 0 or an error. */
 int rcx__conn_start(struct rcx__conn *c);
 struct rcx__pending_req;
+/*
+ * Windows whose fenced WRs saw no completion for a while get them
+ * re-driven (win.c); from progress and from waits that found nothing.
+ */
+void rcx__win_idle(struct rcx_ctx *ctx);
+/* longest sleep of a wait while fenced window WRs are outstanding */
+#define RCX__KICK_SLEEP_MS 50
 /* A lazy world's incoming request: true when taken (group.c). */
 bool rcx__group_conn_req(struct rcx_ctx *ctx, struct rcx__pending_req *p);
 /*
@@ -484,6 +491,9 @@ struct rcx_ctx {
 	uint32_t magic;
 	int mt;	  /* RCX_THREAD_MULTIPLE */
 	int lazy; /* world connections on first use (RCX_CONNECT) */
+	/* window WRs posted with a fence, not completed (win.c: kick) */
+	uint32_t win_fenced;
+	long long kick_at_us;
 	pthread_mutex_t lock;
 	struct rcx__config cfg;
 	const struct rcx_provider_ops *ops;

@@ -54,9 +54,12 @@ static inline __attribute__((always_inline)) int progress(struct rcx_ctx *ctx,
 	 * a waiter told "nothing happened" would sleep with no event left to
 	 * wake it.
 	 */
-	if (RCX__UNLIKELY((++ctx->cm_tick % RCX__CM_EVERY) == 0) &&
-	    rcx__cm_progress(ctx) > 0 && n <= 0)
-		n = 1;
+	if (RCX__UNLIKELY((++ctx->cm_tick % RCX__CM_EVERY) == 0)) {
+		if (rcx__cm_progress(ctx) > 0 && n <= 0)
+			n = 1;
+		if (ctx->win_fenced)
+			rcx__win_idle(ctx);
+	}
 	return n > 0 ? n : 0;
 }
 
@@ -78,6 +81,12 @@ int rcx__wait_events(struct rcx_ctx *ctx, int timeout_ms)
 	/* a sender waiting for a credit word gets no completion event */
 	if (ctx->chan_deferred && timeout_ms != 0)
 		timeout_ms = 0;
+	/* nor does a fenced window WR that the device left waiting */
+	if (ctx->win_fenced) {
+		rcx__win_idle(ctx);
+		if (timeout_ms < 0 || timeout_ms > RCX__KICK_SLEEP_MS)
+			timeout_ms = RCX__KICK_SLEEP_MS;
+	}
 
 	ctx->ops->ack(ctx->dev);
 	if (ctx->ops->arm(ctx->dev) == 0) {

@@ -177,8 +177,11 @@ void rcx__win_op_done(struct rcx_win *w, struct rcx__win_op *op, int err)
 	t->inflight--;
 	if (op->local)
 		t->local--;
-	if (op->fenced)
+	if (op->fenced) {
 		t->fenced--;
+		w->ctx->win_fenced--;
+	}
+	t->done++;
 	if (err && !t->error)
 		t->error = err;
 	/* READs into the bounce and NIC atomics: results are in the slot */
@@ -450,6 +453,36 @@ static void kick(struct rcx_win *w, int target)
 	w->stats.kicks++;
 }
 
+/*
+ * The same re-drive whatever the program makes progress with (rcx_test,
+ * rcx_progress, an event loop), not only window waits: every
+ * RCX__WIN_KICK_US at most, a target with fenced WRs outstanding and no
+ * completion since the last look gets a kick.
+ */
+void rcx__win_idle(struct rcx_ctx *ctx)
+{
+	long long now = rcx__now_us();
+	struct rcx__win_tgt *t;
+	struct rcx_win *w;
+	int i;
+
+	if (now - ctx->kick_at_us < RCX__WIN_KICK_US)
+		return;
+	ctx->kick_at_us = now;
+	pthread_mutex_lock(&wins_lock);
+	for (w = wins; w; w = w->next) {
+		if (w->ctx != ctx || w->invalid)
+			continue;
+		for (i = 0; i < w->size; i++) {
+			t = &w->tgt[i];
+			if (t->fenced && t->done == t->done_seen)
+				kick(w, i);
+			t->done_seen = t->done;
+		}
+	}
+	pthread_mutex_unlock(&wins_lock);
+}
+
 struct sq_room {
 	uint32_t *sq;
 	uint32_t n;
@@ -512,8 +545,10 @@ int rcx__win_post(struct rcx_win *w, struct rcx__win_op *op, struct rcx_wr *wr,
 		op->error = ret;
 	*room.sq += posted;
 	op->nwr = posted;
-	if (op->fenced)
+	if (op->fenced) {
 		w->tgt[op->target].fenced++;
+		ctx->win_fenced++;
+	}
 	rcx__order_posted(w, op, fence);
 	return 0;
 }
@@ -797,6 +832,7 @@ static int parse_info(struct rcx_win *w, const struct rcx_info *info)
 static void win_destroy(struct rcx_win *w)
 {
 	struct rcx_ctx *ctx = w->ctx;
+	int i;
 
 	wins_del(w);
 	loop_close(ctx, w->loop);
@@ -812,6 +848,8 @@ static void win_destroy(struct rcx_win *w)
 	free(w->ops);
 	free(w->scratch);
 	free(w->peer);
+	for (i = 0; w->tgt && i < w->size; i++)
+		ctx->win_fenced -= w->tgt[i].fenced;
 	free(w->tgt);
 	free(w->excl);
 	w->magic = 0;

@@ -116,8 +116,10 @@ struct rcx__win_tgt {
 	uint32_t inflight; /* ops not complete at the target */
 	uint32_t local;	   /* ops still holding origin buffers */
 	uint32_t fenced;   /* ops posted with a fence, not complete */
-	int error;	   /* first op error since the last flush */
-	uint8_t lock;	   /* RCX_LOCK_* taken by rcx_win_lock, or 0 */
+	uint32_t done;	   /* ops completed, and as last seen by kicks */
+	uint32_t done_seen;
+	int error;    /* first op error since the last flush */
+	uint8_t lock; /* RCX_LOCK_* taken by rcx_win_lock, or 0 */
 };
 
 /* Counters the tests read (rcx__win_stats). */

@@ -561,6 +561,79 @@ static void sc_e2e_war(struct tp_job *j)
 	TP_CHECK_OK(rcx_win_free(&w));
 }
 
+/*
+ * A fenced WR the device leaves waiting (RCX_FAULT_STALL_FENCE: the fault
+ * provider holds every fenced WR until the next post on its endpoint, as
+ * rxe does when it loses the fenced WR's wakeup), with a program that only
+ * ever tests its requests: progress itself must re-drive it. Each round:
+ * rget -> order(ALL) -> rput (fenced), then rcx_test until both are done,
+ * for at most 10 s.
+ */
+#define STALL_ROUNDS 20
+
+static void stall_env(void)
+{
+	setenv("RCX_FAULT_STALL_FENCE", "1", 1);
+}
+
+static void sc_stall(struct tp_job *j)
+{
+	struct rcx__win_stats st;
+	struct rcx_req *r[2];
+	struct rcx_win *w;
+	uint64_t *base, got, next;
+	long long t0, end;
+	int i, done[2], left;
+
+	TP_CHECK_OK(rcx_win_allocate(j->g, 64, 8, NULL, (void **)&base, &w));
+	base[0] = 0;
+	TP_CHECK_OK(rcx_group_barrier(j->g));
+	if (j->rank == 0) {
+		TP_CHECK_OK(rcx_win_lock(w, RCX_LOCK_EXCLUSIVE, 1));
+		t0 = tu_now_ms();
+		for (i = 0; i < STALL_ROUNDS && !tp_failures(); i++) {
+			got = UINT64_MAX;
+			next = (uint64_t)i + 1;
+			TP_CHECK_OK(rcx_rget(w, &got, 8, 1, 0, &r[0]));
+			TP_CHECK_OK(rcx_win_order(w, RCX_ORDER_ALL));
+			TP_CHECK_OK(rcx_rput(w, &next, 8, 1, 0, &r[1]));
+			end = tu_now_ms() + 10000;
+			done[0] = done[1] = 0;
+			do {
+				left = 0;
+				for (int k = 0; k < 2; k++) {
+					if (!done[k])
+						TP_CHECK_OK(rcx_test(
+							&r[k], &done[k],
+							RCX_STATUS_IGNORE));
+					left += !done[k];
+				}
+			} while (left && tu_now_ms() < end && !tp_failures());
+			if (left) {
+				TP_FAIL("round %d: the fenced put never "
+					"completed "
+					"under rcx_test",
+					i);
+				break;
+			}
+			TP_CHECK_EQ(got, (uint64_t)i);
+		}
+		TP_CHECK_OK(rcx__win_stats(w, &st));
+		TP_CHECK_EQ(st.fences, STALL_ROUNDS);
+		TP_CHECK(st.kicks >= STALL_ROUNDS);
+		printf("rank 0: %d fenced puts held back by the device, "
+		       "completed under rcx_test in %lld ms with %llu "
+		       "re-drives\n",
+		       STALL_ROUNDS, tu_now_ms() - t0,
+		       (unsigned long long)st.kicks);
+		TP_CHECK_OK(rcx_win_unlock(w, 1));
+	}
+	TP_CHECK_OK(rcx_group_barrier(j->g));
+	if (j->rank == 1)
+		TP_CHECK_EQ(base[0], STALL_ROUNDS);
+	TP_CHECK_OK(rcx_win_free(&w));
+}
+
 /* ---- the peer role */
 
 /* Selecting the provider by environment, and a bad lower provider. */
@@ -594,6 +667,11 @@ static const struct tp_scenario scenarios[] = {
 	{ .name = "select", .run = sc_select, .setup = select_env },
 	{ .name = "e2e_write", .run = sc_e2e_write },
 	{ .name = "e2e_war", .run = sc_e2e_war },
+	{ .name = "stall",
+	  .run = sc_stall,
+	  .provider = "fault",
+	  .size = 2,
+	  .setup = stall_env },
 };
 
 static int peer_main(int argc, char **argv)
@@ -641,6 +719,11 @@ static void test_e2e_war(void)
 	CU_ASSERT_EQUAL(tu_mp_run(2, "order", "e2e_war", 600), 0);
 }
 
+static void test_stall(void)
+{
+	CU_ASSERT_EQUAL(tu_mp_run(2, "order", "stall", 120), 0);
+}
+
 static const CU_TestInfo tests[] = {
 	{ "mapping_table_wr_by_wr", test_table },
 	{ "fence_covers_earlier", test_cover },
@@ -649,6 +732,7 @@ static const CU_TestInfo tests[] = {
 	{ "provider_by_environment", test_select },
 	{ "put_order_write_put_flag", test_e2e_write },
 	{ "get_order_all_put", test_e2e_war },
+	{ "stalled_fence_under_test", test_stall },
 	CU_TEST_INFO_NULL,
 };
 

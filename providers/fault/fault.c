@@ -182,13 +182,99 @@ static int flt_ep_disconnect(struct rcx_ep *ep)
 	return flt_lower->ep_disconnect(ep);
 }
 
+/* ---- a stalled fence, on purpose */
+
+/*
+ * RCX_FAULT_STALL_FENCE=1: a WR posted with RCX_WR_FENCE, and what follows
+ * it in its list, is held back until the next post on the same endpoint
+ * (or until the endpoint is put in error or destroyed). That is what rxe
+ * does when it loses the wakeup of a fenced WR (lib/win.c, kick()), made
+ * to happen every time.
+ */
+struct flt_held {
+	struct flt_held *next;
+	struct rcx_ep *ep;
+	struct rcx_wr wr;
+};
+
+static pthread_mutex_t flt_held_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct flt_held *flt_held;
+static int flt_stall = -1;
+
+static bool flt_stalls(void)
+{
+	const char *v;
+
+	if (flt_stall < 0) {
+		v = getenv("RCX_FAULT_STALL_FENCE");
+		flt_stall = v && *v == '1';
+	}
+	return flt_stall;
+}
+
+/* Post what was held back for ep, in order: 0 or the first error. */
+static int flt_release(struct rcx_ep *ep)
+{
+	struct flt_held *h, **pp, *mine = NULL, **tail = &mine;
+	struct rcx_wr *bad;
+	int ret = 0;
+
+	pthread_mutex_lock(&flt_held_lock);
+	for (pp = &flt_held; (h = *pp);) {
+		if (h->ep != ep) {
+			pp = &h->next;
+			continue;
+		}
+		*pp = h->next;
+		h->next = NULL;
+		*tail = h;
+		tail = &h->next;
+	}
+	pthread_mutex_unlock(&flt_held_lock);
+	while ((h = mine)) {
+		mine = h->next;
+		h->wr.next = NULL;
+		if (!ret)
+			ret = flt_lower->post_send(ep, &h->wr, &bad);
+		free(h);
+	}
+	return ret;
+}
+
+/* Hold wr and the rest of its list for ep. */
+static int flt_hold(struct rcx_ep *ep, const struct rcx_wr *wr)
+{
+	struct flt_held *h, **tail;
+
+	pthread_mutex_lock(&flt_held_lock);
+	for (tail = &flt_held; *tail; tail = &(*tail)->next)
+		;
+	for (; wr; wr = wr->next) {
+		h = calloc(1, sizeof(*h));
+		if (!h) {
+			pthread_mutex_unlock(&flt_held_lock);
+			return -ENOMEM;
+		}
+		h->ep = ep;
+		h->wr = *wr;
+		*tail = h;
+		tail = &h->next;
+	}
+	pthread_mutex_unlock(&flt_held_lock);
+	return 0;
+}
+
 static void flt_ep_destroy(struct rcx_ep *ep)
 {
+	if (flt_stalls())
+		flt_release(ep);
 	flt_lower->ep_destroy(ep);
 }
 
 static int flt_ep_set_error(struct rcx_ep *ep)
 {
+	if (flt_stalls())
+		flt_release(ep);
 	return flt_lower->ep_set_error(ep);
 }
 
@@ -211,13 +297,42 @@ static void flt_record_list(const struct rcx_ep *ep, const struct rcx_wr *wr,
 			   wr->flags, wr->length, wr->remote_addr);
 }
 
+/* Post up to the first fenced WR and hold the rest (stalled fences). */
+static int flt_post_stalled(struct rcx_ep *ep, struct rcx_wr *wr,
+			    struct rcx_wr **bad)
+{
+	struct rcx_wr *w, *prev = NULL;
+	int ret = flt_release(ep);
+
+	if (ret) {
+		*bad = wr;
+		return ret;
+	}
+	for (w = wr; w && !(w->flags & RCX_WR_FENCE); w = w->next)
+		prev = w;
+	if (prev) {
+		prev->next = NULL;
+		ret = flt_lower->post_send(ep, wr, bad);
+		prev->next = w;
+		if (ret)
+			return ret;
+	}
+	ret = w ? flt_hold(ep, w) : 0;
+	if (ret)
+		*bad = w;
+	return ret;
+}
+
 static int flt_post_send(struct rcx_ep *ep, struct rcx_wr *wr,
 			 struct rcx_wr **bad)
 {
 	int ret;
 
 	*bad = NULL;
-	ret = flt_lower->post_send(ep, wr, bad);
+	if (flt_stalls())
+		ret = flt_post_stalled(ep, wr, bad);
+	else
+		ret = flt_lower->post_send(ep, wr, bad);
 	flt_record_list(ep, wr, *bad, ret, false);
 	return ret;
 }
@@ -287,6 +402,9 @@ static int flt_pwr_post_common(struct rcx_ep *ep, struct rcx_pwr **pwr, int n,
 {
 	struct rcx_pwr *low[FLT_PWR_CHUNK];
 	int i, k, done, ret = 0;
+
+	if (!recv && flt_stalls())
+		ret = flt_release(ep);
 
 	for (done = 0; done < n && !ret; done += k) {
 		k = n - done < FLT_PWR_CHUNK ? n - done : FLT_PWR_CHUNK;
