@@ -1170,19 +1170,56 @@ static bool set_freeable(struct chset *s)
 	       (s->state != SET_FREEING || s->ctl->peer_free);
 }
 
+/*
+ * Every set of chans[0..n-1] left without a live channel may go: the
+ * peers freed their ends too (a set keeping other channels of its bundle
+ * stays, and is not waited for).
+ */
+static bool free_ready(struct rcx_req **chans, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++) {
+		struct chset *s = to_chan(chans[i])->set;
+
+		if (s->live == 0 && !set_freeable(s))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * Release the sets that have no live channel left and detach the handles
+ * from them; put the handles back to the pool unless keep (rebind: the
+ * same handles are bound anew).
+ */
+static void free_release(struct rcx_req **chans, int n, bool keep)
+{
+	int i, j;
+
+	for (i = 0; i < n; i++) {
+		struct chset *s = to_chan(chans[i])->set;
+		bool last = true;
+
+		for (j = i + 1; j < n; j++)
+			if (to_chan(chans[j])->set == s)
+				last = false;
+		chans[i]->obj = NULL;
+		if (!keep)
+			rcx__req_put(chans[i]);
+		if (last && s->live == 0)
+			set_destroy(s);
+	}
+}
+
 /* Wait for the peers, then release sets and handles. Lock held. */
-static int free_finish(struct rcx_ctx *ctx, struct rcx_req **chans, int n)
+static int free_finish(struct rcx_ctx *ctx, struct rcx_req **chans, int n,
+		       bool keep)
 {
 	long long end = rcx__now_us() + CH_FREE_TIMEOUT_US;
-	int i, j, ret = 0;
-	bool all;
+	int ret = 0;
 
-	for (;;) {
-		all = true;
-		for (i = 0; i < n && all; i++)
-			all = set_freeable(to_chan(chans[i])->set);
-		if (all)
-			break;
+	while (!free_ready(chans, n)) {
 		if (rcx__now_us() > end) {
 			ret = -ETIMEDOUT;
 			break;
@@ -1190,47 +1227,135 @@ static int free_finish(struct rcx_ctx *ctx, struct rcx_req **chans, int n)
 		if (!rcx__progress(ctx))
 			rcx__wait_events(ctx, 1);
 	}
-	for (i = 0; i < n; i++) {
-		struct chset *s = to_chan(chans[i])->set;
-		bool last = true;
-
-		chans[i]->obj = NULL;
-		rcx__req_put(chans[i]);
-		for (j = i + 1; j < n; j++)
-			if (to_chan(chans[j])->set == s)
-				last = false;
-		if (last && s->live == 0)
-			set_destroy(s);
-		chans[i] = NULL;
-	}
+	free_release(chans, n, keep);
 	return ret;
+}
+
+/*
+ * A nonblocking free or rebind, carried on by progress: first the old
+ * binding's free (the peer's end freed too, or CH_FREE_TIMEOUT_US), then
+ * for a rebind the new bind, whose ephemeral request completes ours.
+ */
+struct chop {
+	struct chop *next;
+	struct rcx_req *eph;  /* the caller's: completes when done */
+	struct rcx_req *bind; /* rebind: the new bind's ephemeral request */
+	bool rebind;
+	long long end;
+	struct bind_args a;
+	int n;
+	struct rcx_req *chans[]; /* n */
+};
+
+static int chop_new(struct rcx_ctx *ctx, struct rcx_req **chans, int n,
+		    const struct bind_args *a, struct rcx_req **eph)
+{
+	struct chop *o = calloc(1, sizeof(*o) + (size_t)n * sizeof(*chans));
+
+	if (!o)
+		return -ENOMEM;
+	o->eph = rcx__req_get(ctx, RCX__REQ_INTERNAL, NULL);
+	if (!o->eph) {
+		free(o);
+		return -ENOMEM;
+	}
+	o->eph->state = RCX__REQ_ACTIVE;
+	o->rebind = a != NULL;
+	if (a)
+		o->a = *a;
+	o->n = n;
+	memcpy(o->chans, chans, (size_t)n * sizeof(*chans));
+	o->end = rcx__now_us() + CH_FREE_TIMEOUT_US;
+	o->next = ctx->chan_ops;
+	ctx->chan_ops = o;
+	*eph = o->eph;
+	return 0;
+}
+
+/* One step of o; true when it is done (its request completed). */
+static bool chop_step(struct rcx_ctx *ctx, struct chop *o)
+{
+	struct rcx_req *tmp[CH_MAX_BUNDLE];
+	int ret;
+
+	if (o->bind) {
+		if (o->bind->state != RCX__REQ_DONE)
+			return false;
+		ret = o->bind->status.error;
+		rcx__req_put(o->bind);
+		rcx__req_complete(o->eph, ret);
+		return true;
+	}
+	if (!free_ready(o->chans, o->n) && rcx__now_us() <= o->end)
+		return false;
+	ret = free_ready(o->chans, o->n) ? 0 : -ETIMEDOUT;
+	free_release(o->chans, o->n, o->rebind);
+	if (!o->rebind || ret) {
+		rcx__req_complete(o->eph, ret);
+		return true;
+	}
+	memcpy(tmp, o->chans, (size_t)o->n * sizeof(*tmp));
+	ret = bind_start(ctx, &o->a, o->n, tmp, tmp, &o->bind);
+	if (ret) {
+		rcx__req_complete(o->eph, ret);
+		return true;
+	}
+	return chop_step(ctx, o);
+}
+
+int rcx__chan_ops_progress(struct rcx_ctx *ctx)
+{
+	struct chop **pp = (struct chop **)&ctx->chan_ops, *o;
+	static __thread bool busy;
+	int ended = 0;
+
+	/* a step runs progress (a set's destroy reaps its QP): no nesting */
+	if (busy)
+		return 0;
+	busy = true;
+	while ((o = *pp)) {
+		if (!chop_step(ctx, o)) {
+			pp = &o->next;
+			continue;
+		}
+		/* a step may have added to the list: unlink o where it is */
+		for (pp = (struct chop **)&ctx->chan_ops; *pp != o;
+		     pp = &(*pp)->next)
+			;
+		*pp = o->next;
+		free(o);
+		ended++;
+	}
+	busy = false;
+	return ended;
 }
 
 RCX_API int rcx_bind_free(struct rcx_req **chans, int n)
 {
 	struct rcx_ctx *ctx;
-	int ret = check_free(chans, n);
+	int i, ret = check_free(chans, n);
 
 	if (ret || !n)
 		return ret;
 	ctx = chans[0]->ctx;
 	rcx__lock(ctx);
 	free_mark(chans, n);
-	ret = free_finish(ctx, chans, n);
+	ret = free_finish(ctx, chans, n, false);
+	for (i = 0; i < n; i++)
+		chans[i] = NULL;
 	rcx__unlock(ctx);
 	return ret;
 }
 
 /*
- * Nonblocking free: the peers are told now; *eph completes at once (the
- * handles are released when the peer's free has arrived, in
- * rcx_bind_free's wait, or at context teardown).
+ * Nonblocking free: the peers are told now; *eph completes once every
+ * peer has freed its end too (or after CH_FREE_TIMEOUT_US with
+ * -ETIMEDOUT), carried on by progress.
  */
 RCX_API int rcx_ibind_free(struct rcx_req **chans, int n, struct rcx_req **eph)
 {
 	struct rcx_ctx *ctx;
-	struct rcx_req *e;
-	int ret = check_free(chans, n);
+	int i, ret = check_free(chans, n);
 
 	if (ret || !eph)
 		return ret ? ret : -EINVAL;
@@ -1240,31 +1365,31 @@ RCX_API int rcx_ibind_free(struct rcx_req **chans, int n, struct rcx_req **eph)
 	}
 	ctx = chans[0]->ctx;
 	rcx__lock(ctx);
-	free_mark(chans, n);
-	ret = free_finish(ctx, chans, n);
-	e = rcx__req_get(ctx, RCX__REQ_INTERNAL, NULL);
-	if (e)
-		rcx__req_complete(e, ret);
+	ret = chop_new(ctx, chans, n, NULL, eph);
+	if (!ret) {
+		free_mark(chans, n);
+		for (i = 0; i < n; i++)
+			chans[i] = NULL;
+		rcx__chan_ops_progress(ctx);
+	}
 	rcx__unlock(ctx);
-	if (!e)
-		return -ENOMEM;
-	*eph = e;
-	return 0;
+	return ret;
 }
 
 /* ---- rebind */
 
-RCX_API int rcx_mrebind(int n, struct rcx_req **chans, void *buf, size_t len,
-			int peer, int tag, int protocol,
-			const struct rcx_info *info)
+/*
+ * Start a rebind: the old binding's free now, the new bind when the old
+ * peers have freed their ends (progress, chop_step). Lock not held.
+ */
+static int mrebind_start(int n, struct rcx_req **chans, void *buf, size_t len,
+			 int peer, int tag, int protocol,
+			 const struct rcx_info *info, struct rcx_req **eph)
 {
-	struct chset *olds[CH_MAX_BUNDLE];
-	struct rcx_req *eph, *tmp[CH_MAX_BUNDLE];
 	struct bind_args a;
 	struct rcx_ctx *ctx;
 	struct chan *c0;
-	long long end;
-	int i, j, nold = 0, ret;
+	int i, ret;
 
 	ret = check_free(chans, n);
 	if (ret)
@@ -1295,34 +1420,34 @@ RCX_API int rcx_mrebind(int n, struct rcx_req **chans, void *buf, size_t len,
 		    to_chan(chans[i])->g != a.g)
 			goto out;
 	ret = parse_info(info, &a);
-	if (ret)
-		goto out;
-	/* the old binding goes first (loosely collective with the old peer) */
-	for (i = 0; i < n; i++) {
-		struct chset *s = to_chan(chans[i])->set;
-
-		for (j = 0; j < nold && olds[j] != s; j++)
-			;
-		if (j == nold)
-			olds[nold++] = s;
-		tmp[i] = chans[i];
-	}
-	free_mark(chans, n);
-	end = rcx__now_us() + CH_FREE_TIMEOUT_US;
-	for (j = 0; j < nold; j++)
-		while (olds[j]->live == 0 && !set_freeable(olds[j]) &&
-		       rcx__now_us() < end)
-			if (!rcx__progress(ctx))
-				rcx__wait_events(ctx, 1);
-	for (i = 0; i < n; i++)
-		tmp[i]->obj = NULL;
-	for (j = 0; j < nold; j++)
-		if (olds[j]->live == 0)
-			set_destroy(olds[j]);
-	ret = bind_start(ctx, &a, n, tmp, tmp, &eph);
 	if (!ret)
-		ret = wait_eph(ctx, eph);
+		ret = chop_new(ctx, chans, n, &a, eph);
+	if (!ret) {
+		/* the old binding goes first (loosely collective with the
+		 * old peer) */
+		free_mark(chans, n);
+		rcx__chan_ops_progress(ctx);
+	}
 out:
+	rcx__unlock(ctx);
+	return ret;
+}
+
+RCX_API int rcx_mrebind(int n, struct rcx_req **chans, void *buf, size_t len,
+			int peer, int tag, int protocol,
+			const struct rcx_info *info)
+{
+	struct rcx_req *eph;
+	struct rcx_ctx *ctx;
+	int ret;
+
+	ret = mrebind_start(n, chans, buf, len, peer, tag, protocol, info,
+			    &eph);
+	if (ret)
+		return ret;
+	ctx = chans[0]->ctx;
+	rcx__lock(ctx);
+	ret = wait_eph(ctx, eph);
 	rcx__unlock(ctx);
 	return ret;
 }
@@ -1333,37 +1458,25 @@ RCX_API int rcx_rebind(struct rcx_req *chan, void *buf, size_t len, int peer,
 	return rcx_mrebind(1, &chan, buf, len, peer, tag, protocol, info);
 }
 
-/*
- * The rebind is carried out before this returns; *eph is a completed
- * request with its result (kept for the proposal's call shape).
- */
 RCX_API int rcx_irebind(struct rcx_req *chan, void *buf, size_t len, int peer,
 			int tag, int protocol, const struct rcx_info *info,
 			struct rcx_req **eph)
 {
-	struct rcx_req *e;
-	struct rcx_ctx *ctx;
-	int ret;
-
 	if (!eph)
 		return -EINVAL;
-	ret = rcx_rebind(chan, buf, len, peer, tag, protocol, info);
-	if (ret == -EINVAL || ret == -EBUSY)
-		return ret;
-	ctx = chan->ctx;
-	rcx__lock(ctx);
-	e = rcx__req_get(ctx, RCX__REQ_INTERNAL, NULL);
-	if (e)
-		rcx__req_complete(e, ret);
-	rcx__unlock(ctx);
-	if (!e)
-		return -ENOMEM;
-	*eph = e;
-	return 0;
+	return mrebind_start(1, &chan, buf, len, peer, tag, protocol, info,
+			     eph);
 }
 
 void rcx__chan_fini(struct rcx_ctx *ctx)
 {
+	struct chop *o;
+
+	/* their requests are cancelled with the context's others */
+	while ((o = ctx->chan_ops)) {
+		ctx->chan_ops = o->next;
+		free(o);
+	}
 	while (ctx->chan_sets)
 		set_destroy(ctx->chan_sets);
 	ctx->chan_deferred = NULL;

@@ -255,6 +255,8 @@ int rcx__info_bool(const struct rcx_info *i, const char *key, bool dflt,
 
 /* ---- channels (chan.c): hooks the core calls */
 void rcx__chan_progress(struct rcx_ctx *ctx);
+/* Carry on nonblocking frees and rebinds (ctx->chan_ops): how many ended. */
+int rcx__chan_ops_progress(struct rcx_ctx *ctx);
 void rcx__chan_fini(struct rcx_ctx *ctx);
 bool rcx__group_known(struct rcx_ctx *ctx, const struct rcx_group *g);
 
@@ -526,6 +528,8 @@ struct rcx_ctx {
 	/* channels (chan.c): bound sets, senders waiting for receiver credit */
 	void *chan_sets;
 	void *chan_deferred;
+	/* nonblocking channel frees and rebinds under way (chan.c) */
+	void *chan_ops;
 	uint32_t bind_seq;
 	/* continuations: state owned by cont.c; ready count polled cheaply */
 	void *cont_state;

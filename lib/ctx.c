@@ -43,6 +43,10 @@ static inline __attribute__((always_inline)) int progress(struct rcx_ctx *ctx,
 		rcx__conn_drain(ctx);
 	if (RCX__UNLIKELY(ctx->chan_deferred != NULL))
 		rcx__chan_progress(ctx);
+	/* a free or rebind done completes a request: work, as below */
+	if (RCX__UNLIKELY(ctx->chan_ops != NULL) &&
+	    rcx__chan_ops_progress(ctx) > 0 && n <= 0)
+		n = 1;
 	if (RCX__UNLIKELY(ctx->cont_ready)) {
 		k = rcx__cont_progress(ctx);
 		if (ran)
@@ -81,6 +85,9 @@ int rcx__wait_events(struct rcx_ctx *ctx, int timeout_ms)
 	/* a sender waiting for a credit word gets no completion event */
 	if (ctx->chan_deferred && timeout_ms != 0)
 		timeout_ms = 0;
+	/* nor does the peer's side of a channel free (a remote write) */
+	if (ctx->chan_ops && (timeout_ms < 0 || timeout_ms > 1))
+		timeout_ms = 1;
 	/* nor does a fenced window WR that the device left waiting */
 	if (ctx->win_fenced) {
 		rcx__win_idle(ctx);

@@ -382,6 +382,64 @@ static void sc_misuse(void)
 	rcx_info_free(&okinfo);
 }
 
+/*
+ * 2 procs: rcx_irebind and rcx_ibind_free return before the peer has
+ * freed its end (rank 1 does so only after a message that rank 0 sends
+ * after the calls returned and their requests tested incomplete); the
+ * requests complete once it has, and the rebound channel carries data.
+ */
+static void sc_async(void)
+{
+	struct rcx_req *ch, *eph = NULL;
+	struct rcx_status st;
+	uint64_t v = 0, w = 0, go = 1;
+	int i, flag = -1;
+
+	ch = bind_one(&v, 8, 11, NULL, false);
+	for (i = 0; i < 3; i++) {
+		if (rank == 0)
+			v = 100 + i;
+		TP_CHECK_OK(rcx_start(ch));
+		TP_CHECK_OK(rcx_wait(&ch, &st));
+		if (rank == 1)
+			TP_CHECK_EQ(v, 100 + i);
+	}
+	if (rank == 0) {
+		TP_CHECK_OK(rcx_irebind(ch, &w, 8, 1, 12, RCX_CHAN_WRITE_IMM,
+					NULL, &eph));
+		TP_CHECK_OK(rcx_test(&eph, &flag, RCX_STATUS_IGNORE));
+		TP_CHECK_EQ(flag, 0); /* the peer has not rebound yet */
+		TP_CHECK_OK(rcx_send(g, &go, 8, 1, 99));
+		TP_CHECK_OK(rcx_wait(&eph, RCX_STATUS_IGNORE));
+	} else {
+		TP_CHECK_OK(rcx_recv(g, &go, 8, 0, 99, RCX_STATUS_IGNORE));
+		TP_CHECK_OK(rcx_rebind(ch, &w, 8, 0, 12, RCX_CHAN_AUTO, NULL));
+	}
+	for (i = 0; i < 3; i++) {
+		if (rank == 0)
+			w = 200 + i;
+		TP_CHECK_OK(rcx_start(ch));
+		TP_CHECK_OK(rcx_wait(&ch, &st));
+		if (rank == 1)
+			TP_CHECK_EQ(w, 200 + i);
+	}
+	if (rank == 0) {
+		TP_CHECK_OK(rcx_ibind_free(&ch, 1, &eph));
+		TP_CHECK(ch == NULL);
+		flag = -1;
+		TP_CHECK_OK(rcx_test(&eph, &flag, RCX_STATUS_IGNORE));
+		TP_CHECK_EQ(flag, 0); /* the peer has not freed yet */
+		TP_CHECK_OK(rcx_send(g, &go, 8, 1, 98));
+		TP_CHECK_OK(rcx_wait(&eph, RCX_STATUS_IGNORE));
+	} else {
+		TP_CHECK_OK(rcx_recv(g, &go, 8, 0, 98, RCX_STATUS_IGNORE));
+		TP_CHECK_OK(rcx_bind_free(&ch, 1));
+	}
+	printf("rank %d: irebind and ibind_free returned before the peer "
+	       "acted, completed after\n",
+	       rank);
+}
+
 static const struct {
 	const char *name;
 	void (*fn)(void);
@@ -389,7 +447,7 @@ static const struct {
 	{ "long", sc_long },	     { "slots", sc_slots },
 	{ "pingpong", sc_pingpong }, { "match", sc_match },
 	{ "bundle", sc_bundle },     { "rebind", sc_rebind },
-	{ "misuse", sc_misuse },
+	{ "misuse", sc_misuse },     { "async", sc_async },
 };
 
 static int peer_main(int argc, char **argv)
@@ -452,11 +510,21 @@ static void test_misuse(void)
 	RUN(2, "misuse", 120);
 }
 
+static void test_async(void)
+{
+	RUN(2, "async", 120);
+}
+
 static const CU_TestInfo tests[] = {
-	{ "pingpong", test_pingpong }, { "match", test_match },
-	{ "slots", test_slots },       { "bundle", test_bundle },
-	{ "rebind", test_rebind },     { "misuse", test_misuse },
-	{ "long_100k", test_long },    CU_TEST_INFO_NULL,
+	{ "pingpong", test_pingpong },
+	{ "match", test_match },
+	{ "slots", test_slots },
+	{ "bundle", test_bundle },
+	{ "rebind", test_rebind },
+	{ "misuse", test_misuse },
+	{ "long_100k", test_long },
+	{ "irebind_ibind_free_async", test_async },
+	CU_TEST_INFO_NULL,
 };
 
 const struct tu_suite tu_suite_chan = { "chan", TU_DEVICE, NULL, NULL, tests };

@@ -97,6 +97,9 @@ RCX_API int rcx_imbind(struct rcx_req *init_req, int n,
  * bound on (both ends rebind). The handle stays the same. Rebinding a
  * channel of a bundle takes it out of the bundle. Implemented as a free of
  * the old binding (loosely collective with the old peer) and a new bind.
+ * rcx_irebind returns at once: *eph completes when the old peer has freed
+ * its end and the new bind is made (with the bind's error, or -ETIMEDOUT
+ * when the old peer never freed); the channel must not be started before.
  * Errors: -EINVAL not a channel, group freed, or as rcx_bind; -EBUSY the
  * channel is active; others as rcx_bind.
  */
@@ -114,6 +117,8 @@ RCX_API int rcx_mrebind(int n, struct rcx_req **chans, void *buf, size_t len,
  * Free n channels (any groups, any peers). Loosely collective between the
  * two ends of each channel only: returns when the peer has freed its end
  * too (or is known to have failed). The handles are set to NULL.
+ * rcx_ibind_free returns at once (handles set to NULL); *eph completes when
+ * every peer has freed its end (-ETIMEDOUT after 30 s without).
  * Errors: -EINVAL a handle is not a channel (nothing freed); -EBUSY a
  * channel is active (nothing freed).
  */
