@@ -382,6 +382,22 @@ static void sc_misuse(void)
 	rcx_info_free(&okinfo);
 }
 
+/* Three messages 0 -> 1 over ch, from *buf: first + 0, 1, 2. */
+static void three_messages(struct rcx_req *ch, uint64_t *buf, uint64_t first)
+{
+	struct rcx_status st;
+	uint64_t i;
+
+	for (i = 0; i < 3; i++) {
+		if (rank == 0)
+			*buf = first + i;
+		TP_CHECK_OK(rcx_start(ch));
+		TP_CHECK_OK(rcx_wait(&ch, &st));
+		if (rank == 1)
+			TP_CHECK_EQ(*buf, first + i);
+	}
+}
+
 /*
  * 2 procs: rcx_irebind and rcx_ibind_free return before the peer has
  * freed its end (rank 1 does so only after a message that rank 0 sends
@@ -391,19 +407,11 @@ static void sc_misuse(void)
 static void sc_async(void)
 {
 	struct rcx_req *ch, *eph = NULL;
-	struct rcx_status st;
 	uint64_t v = 0, w = 0, go = 1;
-	int i, flag = -1;
+	int flag = -1;
 
 	ch = bind_one(&v, 8, 11, NULL, false);
-	for (i = 0; i < 3; i++) {
-		if (rank == 0)
-			v = 100 + i;
-		TP_CHECK_OK(rcx_start(ch));
-		TP_CHECK_OK(rcx_wait(&ch, &st));
-		if (rank == 1)
-			TP_CHECK_EQ(v, 100 + i);
-	}
+	three_messages(ch, &v, 100);
 	if (rank == 0) {
 		TP_CHECK_OK(rcx_irebind(ch, &w, 8, 1, 12, RCX_CHAN_WRITE_IMM,
 					NULL, &eph));
@@ -415,14 +423,7 @@ static void sc_async(void)
 		TP_CHECK_OK(rcx_recv(g, &go, 8, 0, 99, RCX_STATUS_IGNORE));
 		TP_CHECK_OK(rcx_rebind(ch, &w, 8, 0, 12, RCX_CHAN_AUTO, NULL));
 	}
-	for (i = 0; i < 3; i++) {
-		if (rank == 0)
-			w = 200 + i;
-		TP_CHECK_OK(rcx_start(ch));
-		TP_CHECK_OK(rcx_wait(&ch, &st));
-		if (rank == 1)
-			TP_CHECK_EQ(w, 200 + i);
-	}
+	three_messages(ch, &w, 200);
 	if (rank == 0) {
 		TP_CHECK_OK(rcx_ibind_free(&ch, 1, &eph));
 		TP_CHECK(ch == NULL);
