@@ -86,6 +86,16 @@ struct cont {
 	uint8_t persistent;
 	uint8_t counted; /* the open round is counted in cr->pending */
 	uint8_t queued;	 /* an execution is queued or running */
+	/*
+	 * The dominant case, decided at registration: one non-persistent
+	 * request, not yet complete, with a continuation request whose
+	 * executions progress takes from its FIFO (cr->plain). Its only
+	 * round closes when the request completes; completion and run take
+	 * the short paths (fast_complete, fast_finish), every other path is
+	 * the general one.
+	 */
+	uint8_t fast;
+	uint8_t pooled; /* back to free1 when done, not freed */
 	struct rcx__cont links[];
 };
 
@@ -94,9 +104,11 @@ struct creq {
 	struct rcx_req *req;
 	struct creq *prev, *next; /* the context's continuation requests */
 	struct creq *rl_next;	  /* the context's ready list */
-	struct cont *conts;	  /* registered continuations */
-	struct cont *head, *tail; /* ready FIFO */
-	int nready;		  /* queued executions not yet taken */
+	/* registered continuations but the fast ones (teardown finds those
+	 * through their requests, a queued one on the FIFO) */
+	struct cont *conts;
+	struct cont *head, **tailp; /* ready FIFO */
+	int nready;		    /* queued executions not yet taken */
 	int pending;
 	size_t nrun; /* executions finished since it was started */
 	long max_poll;
@@ -105,6 +117,7 @@ struct creq {
 	bool any_thread;
 	bool enqueue_complete;
 	bool signal_safe;
+	bool plain; /* neither poll-only nor signal-safe */
 };
 
 /* The context's continuation state (ctx->cont_state). */
@@ -116,11 +129,14 @@ struct cstate {
 	_Atomic(struct cont *) sig_ready;
 	_Atomic(struct cont *) sig_done;
 	struct cont *free1;
-	int nfree1;
+	int npooled;	   /* pooled continuations, free or in use */
 	unsigned long gen; /* bumps when continuations become ready or run */
 	int efd;	   /* wakes threads asleep in rcx__cont_block */
 	int sleepers;
 	bool rung; /* efd written, not drained */
+	/* somebody sleeps or the exported fd exists: a ring has more to do
+	 * than bump gen */
+	bool notify;
 	/*
 	 * rcx_cont_event_fd (-1 until asked for). While it is signalled,
 	 * ctx->cont_ready holds one extra count so that the next progress of
@@ -142,20 +158,27 @@ struct cstate {
 
 /*
  * Per thread: inside a callback (continuation execution is never
- * re-entered), the continuation budget of the test running on this thread
- * (-1: none), whether the last test on a continuation request left ready
- * ones behind (the wait must not sleep), whether this is a progress
- * thread, and how many executions its progress has run or finished (what
- * rcx__cont_block reports). Initial-exec: the signal entry reads it
- * without allocating.
+ * re-entered), whether this is a progress thread, whether a test running
+ * on this thread set a continuation budget and the budget (-1: none),
+ * whether the last test on a continuation request left ready ones behind
+ * (the wait must not sleep), and how many executions its progress has run
+ * or finished (what rcx__cont_block reports). The first three share a
+ * word that is 0 in the common case: progress reads it once. Initial-exec:
+ * the signal entry reads it without allocating.
  */
 static __thread struct {
-	int in_cb;
+	union {
+		struct {
+			uint16_t in_cb;
+			bool progress;
+			bool budgeted; /* budget >= 0 */
+		};
+		uint32_t any;
+	} g;
 	long budget;
-	bool leftover;
-	bool progress;
 	unsigned int ran;
-} tl __attribute__((tls_model("initial-exec"))) = { 0, -1, false, false, 0 };
+	bool leftover;
+} tl __attribute__((tls_model("initial-exec"))) = { .budget = -1 };
 
 CONT_HOT void cs_ring(struct rcx_ctx *ctx, struct cstate *cs, bool ready);
 static int cs_get(struct rcx_ctx *ctx, struct cstate **out);
@@ -204,10 +227,17 @@ static void creq_pending_inc(struct creq *cr)
 
 CONT_HOT void creq_pending_dec(struct creq *cr)
 {
+	struct rcx_req *r = cr->req;
+
 	if (--cr->pending)
 		return;
-	cr->req->status.count = cr->nrun;
-	rcx__req_complete(cr->req, 0);
+	/* rcx__req_complete(r, 0) for this kind: no done hook, and never
+	 * freed while active (it is persistent) */
+	r->status.count = cr->nrun;
+	r->status.error = 0;
+	r->state = RCX__REQ_DONE;
+	if (r->cont)
+		rcx__cont_complete(r);
 }
 
 /* ---- continuation objects */
@@ -219,23 +249,28 @@ static struct cont *cont_alloc(struct cstate *cs, int n)
 	if (n <= 1 && cs->free1) {
 		c = cs->free1;
 		cs->free1 = c->next;
-		cs->nfree1--;
 		memset(c, 0, sizeof(*c) + sizeof(c->links[0]));
+		c->pooled = 1;
 		return c;
 	}
-	return calloc(1, sizeof(*c) +
-				 (size_t)(n > 1 ? n : 1) * sizeof(c->links[0]));
+	c = calloc(1,
+		   sizeof(*c) + (size_t)(n > 1 ? n : 1) * sizeof(c->links[0]));
+	if (c && n <= 1 && cs->npooled < RCX__CONT_FREE_MAX) {
+		/* one-request ones are kept for reuse, up to a bound */
+		c->pooled = 1;
+		cs->npooled++;
+	}
+	return c;
 }
 
 CONT_HOT void cont_free(struct cstate *cs, struct cont *c)
 {
-	if (c->n <= 1 && cs->nfree1 < RCX__CONT_FREE_MAX) {
+	if (RCX__LIKELY(c->pooled)) {
 		c->next = cs->free1;
 		cs->free1 = c;
-		cs->nfree1++;
-		return;
+	} else {
+		free(c);
 	}
-	free(c);
 }
 
 /* It leaves its request's list and is freed (no request holds it). */
@@ -244,12 +279,14 @@ CONT_HOT void cont_release(struct rcx_ctx *ctx, struct cont *c)
 	struct creq *cr = c->cr;
 	bool counted = c->counted;
 
-	if (c->cr_prev)
-		c->cr_prev->cr_next = c->cr_next;
-	else
-		cr->conts = c->cr_next;
-	if (c->cr_next)
-		c->cr_next->cr_prev = c->cr_prev;
+	if (!c->fast) {
+		if (c->cr_prev)
+			c->cr_prev->cr_next = c->cr_next;
+		else
+			cr->conts = c->cr_next;
+		if (c->cr_next)
+			c->cr_next->cr_prev = c->cr_prev;
+	}
 	cont_free(ctx->cont_state, c);
 	if (counted)
 		creq_pending_dec(cr);
@@ -317,35 +354,45 @@ CONT_HOT void cont_close(struct cont *c)
 	c->queued = 1;
 }
 
+/* Onto cr's ready FIFO. */
+CONT_HOT void fifo_push(struct creq *cr, struct cont *c)
+{
+	c->next = NULL;
+	*cr->tailp = c;
+	cr->tailp = &c->next;
+	cr->nready++;
+}
+
+/* cr (not poll-only) has an execution progress may run: count it, and
+ * put cr on the context's ready list. */
+CONT_HOT void rl_ready(struct rcx_ctx *ctx, struct cstate *cs, struct creq *cr)
+{
+	ctx->cont_ready++;
+	if (!cr->on_rl) {
+		cr->on_rl = true;
+		cr->rl_next = NULL;
+		if (cs->rl_tail)
+			cs->rl_tail->rl_next = cr;
+		else
+			cs->rl_head = cr;
+		cs->rl_tail = cr;
+	}
+}
+
 /* Queue a closed round's execution. */
 CONT_HOT void cont_enqueue(struct rcx_ctx *ctx, struct cont *c)
 {
 	struct cstate *cs = ctx->cont_state;
 	struct creq *cr = c->cr;
 
-	cr->nready++;
 	if (cr->signal_safe && !cr->poll_only) {
+		cr->nready++;
 		stack_push(&cs->sig_ready, c);
 		ctx->cont_ready++;
 	} else {
-		c->next = NULL;
-		if (cr->tail)
-			cr->tail->next = c;
-		else
-			cr->head = c;
-		cr->tail = c;
-		if (!cr->poll_only) {
-			ctx->cont_ready++;
-			if (!cr->on_rl) {
-				cr->on_rl = true;
-				cr->rl_next = NULL;
-				if (cs->rl_tail)
-					cs->rl_tail->rl_next = cr;
-				else
-					cs->rl_head = cr;
-				cs->rl_tail = cr;
-			}
-		}
+		fifo_push(cr, c);
+		if (!cr->poll_only)
+			rl_ready(ctx, cs, cr);
 	}
 	cs_ring(ctx, cs, true);
 }
@@ -381,39 +428,70 @@ CONT_HOT void cont_finish(struct rcx_ctx *ctx, struct cont *c)
 }
 
 /*
+ * A fast continuation has run (lock held): cont_finish knowing that its
+ * request is gone and its round was its only one.
+ */
+CONT_HOT void fast_finish(struct rcx_ctx *ctx, struct cont *c)
+{
+	struct cstate *cs = ctx->cont_state;
+	struct creq *cr = c->cr;
+
+	cr->nrun++;
+	cont_free(cs, c);
+	creq_pending_dec(cr);
+	cs_ring(ctx, cs, false);
+}
+
+/* cont_finish out of line: the fast path keeps fewer registers. */
+static __attribute__((noinline)) void finish_general(struct rcx_ctx *ctx,
+						     struct cont *c)
+{
+	cont_finish(ctx, c);
+}
+
+/*
  * Run a taken execution: the lock is released around the callback (it may
  * call rcx); the thread is marked as inside a callback.
  */
 CONT_HOT void cont_run(struct rcx_ctx *ctx, struct cont *c)
 {
-	tl.in_cb++;
+	tl.g.in_cb++;
 	rcx__unlock(ctx);
 	c->cb(c->statuses, c->cb_data);
 	rcx__lock(ctx);
-	tl.in_cb--;
-	cont_finish(ctx, c);
+	tl.g.in_cb--;
+	if (RCX__LIKELY(c->fast))
+		fast_finish(ctx, c);
+	else
+		finish_general(ctx, c);
 }
 
 /* ---- taking ready executions (lock held) */
 
 CONT_HOT bool may_run(const struct creq *cr)
 {
-	return !tl.progress || cr->any_thread;
+	return !tl.g.progress || cr->any_thread;
+}
+
+/* The first of cr's non-empty FIFO (the ready counts are the caller's). */
+CONT_HOT struct cont *fifo_take(struct creq *cr)
+{
+	struct cont *c = cr->head;
+
+	cr->head = c->next;
+	if (!cr->head)
+		cr->tailp = &cr->head;
+	return c;
 }
 
 CONT_HOT struct cont *fifo_pop(struct rcx_ctx *ctx, struct creq *cr)
 {
-	struct cont *c = cr->head;
-
-	if (!c)
-		return NULL;
-	cr->head = c->next;
 	if (!cr->head)
-		cr->tail = NULL;
+		return NULL;
 	cr->nready--;
 	if (!cr->poll_only)
 		ctx->cont_ready--;
-	return c;
+	return fifo_take(cr);
 }
 
 /* From the signal stack: the first that want(c, cr) accepts. */
@@ -464,6 +542,29 @@ CONT_HOT struct cont *take_any(struct rcx_ctx *ctx, struct cstate *cs)
 	return c ? sig_pick(ctx, NULL) : NULL;
 }
 
+/*
+ * take_any for an application thread while no continuation request is
+ * signal-safe: the first ready one.
+ */
+CONT_HOT struct cont *take_app(struct rcx_ctx *ctx, struct cstate *cs)
+{
+	struct creq *cr;
+
+	while ((cr = cs->rl_head)) {
+		if (RCX__LIKELY(cr->head != NULL)) {
+			cr->nready--;
+			ctx->cont_ready--;
+			return fifo_take(cr);
+		}
+		/* emptied by a test: off the list */
+		cs->rl_head = cr->rl_next;
+		if (!cs->rl_head)
+			cs->rl_tail = NULL;
+		cr->on_rl = false;
+	}
+	return NULL;
+}
+
 /* Executions a signal handler ran: finish them. Returns how many. */
 static int finish_signalled(struct rcx_ctx *ctx, struct cstate *cs)
 {
@@ -509,15 +610,8 @@ static void wake_sleepers(struct cstate *cs)
 	}
 }
 
-/*
- * Something changed for waiters: bump gen (a thread about to sleep sees
- * it), wake the sleepers, and when a continuation became ready signal the
- * exported fd. No system call unless somebody sleeps or the fd was asked
- * for: a single-threaded context makes none.
- */
-CONT_HOT void cs_ring(struct rcx_ctx *ctx, struct cstate *cs, bool ready)
+static void cs_notify(struct rcx_ctx *ctx, struct cstate *cs, bool ready)
 {
-	cs->gen++;
 	wake_sleepers(cs);
 	if (ready && cs->xfd >= 0 && !cs->xrung) {
 		efd_write(cs->xfd);
@@ -527,13 +621,26 @@ CONT_HOT void cs_ring(struct rcx_ctx *ctx, struct cstate *cs, bool ready)
 }
 
 /*
+ * Something changed for waiters: bump gen (a thread about to sleep sees
+ * it), wake the sleepers, and when a continuation became ready signal the
+ * exported fd. No system call unless somebody sleeps or the fd was asked
+ * for: a single-threaded context makes none.
+ */
+CONT_HOT void cs_ring(struct rcx_ctx *ctx, struct cstate *cs, bool ready)
+{
+	cs->gen++;
+	if (RCX__UNLIKELY(cs->notify))
+		cs_notify(ctx, cs, ready);
+}
+
+/*
  * The exported fd is drained by an application thread's progress only: a
  * progress thread draining it could leave an epoll loop asleep with
  * continuations only application threads may run.
  */
 static void xfd_drain(struct rcx_ctx *ctx, struct cstate *cs, bool signalled)
 {
-	if (cs->xfd < 0 || tl.progress || (!cs->xrung && !signalled))
+	if (cs->xfd < 0 || tl.g.progress || (!cs->xrung && !signalled))
 		return;
 	efd_drain(cs->xfd);
 	if (cs->xrung) {
@@ -544,7 +651,29 @@ static void xfd_drain(struct rcx_ctx *ctx, struct cstate *cs, bool signalled)
 
 /* ---- core hooks */
 
-void rcx__cont_complete(struct rcx_req *r)
+/*
+ * A fast continuation's request completed: cont_check's close and enqueue
+ * for its one link, the request released (rcx owns it). From here on the
+ * continuation is only on its FIFO, reached by no request and on no list:
+ * nothing reads its round state (links, nwait, counted, queued) again,
+ * so it is left as it was; fast_finish frees it.
+ */
+CONT_HOT void fast_complete(struct rcx_ctx *ctx, struct rcx_req *r,
+			    struct cont *c)
+{
+	struct cstate *cs = ctx->cont_state;
+	struct creq *cr = c->cr;
+
+	if (c->statuses)
+		*c->statuses = r->status;
+	r->cont = NULL;
+	fifo_push(cr, c);
+	rl_ready(ctx, cs, cr);
+	cs_ring(ctx, cs, true);
+	rcx__req_release(r); /* last: fewer registers to keep over the call */
+}
+
+static __attribute__((noinline)) void complete_general(struct rcx_req *r)
 {
 	struct rcx__cont *l = r->cont;
 	struct cont *c = l->c;
@@ -566,6 +695,20 @@ void rcx__cont_complete(struct rcx_req *r)
 	}
 	cont_count(c);
 	cont_check(r->ctx, c);
+}
+
+void rcx__cont_complete(struct rcx_req *r)
+{
+	struct cont *c = r->cont->c;
+
+	if (RCX__LIKELY(c->fast)) {
+		fast_complete(r->ctx, r, c);
+		return;
+	}
+	complete_general(r);
+	/* not a tail call: callgrind's --toggle-collect (perftest/compare)
+	 * counts what runs inside this function */
+	__asm__ volatile("" ::: "memory");
 }
 
 void rcx__cont_start(struct rcx_req *r)
@@ -596,15 +739,27 @@ void rcx__cont_detach(struct rcx_req *r)
 	cont_check(r->ctx, c);
 }
 
-int rcx__cont_progress(struct rcx_ctx *ctx)
+/*
+ * rcx__cont_progress with work beyond the FIFOs (signal-safe requests, the
+ * exported fd), inside a test with a budget, or on the progress thread.
+ */
+static __attribute__((noinline)) int progress_general(struct rcx_ctx *ctx,
+						      struct cstate *cs)
 {
-	struct cstate *cs = ctx->cont_state;
 	struct cont *c;
 	long budget;
 	int limit, k, n = 0;
 
-	if (!cs || tl.in_cb)
+	if (tl.g.in_cb)
 		return 0;
+	if (!(tl.g.any | cs->extra)) {
+		/* application thread, no budget: more than one ready */
+		limit = ctx->cont_ready;
+		for (k = 0; k < limit && (c = take_app(ctx, cs)); k++)
+			cont_run(ctx, c);
+		tl.ran += (unsigned int)k;
+		return k;
+	}
 	if (RCX__UNLIKELY(cs->extra)) {
 		n = finish_signalled(ctx, cs);
 		xfd_drain(ctx, cs, n > 0);
@@ -623,6 +778,29 @@ int rcx__cont_progress(struct rcx_ctx *ctx)
 		tl.budget = budget - k;
 	n += k;
 	tl.ran += (unsigned int)n;
+	return n;
+}
+
+/* ctx->cont_ready > 0, so the state exists */
+int rcx__cont_progress(struct rcx_ctx *ctx)
+{
+	struct cstate *cs = ctx->cont_state;
+	struct cont *c;
+	int n;
+
+	if (RCX__LIKELY(!(tl.g.any | cs->extra) && ctx->cont_ready == 1)) {
+		/* the common case: one ready, on an application thread that
+		 * is not in a callback or a test with a budget */
+		c = take_app(ctx, cs);
+		if (RCX__UNLIKELY(!c))
+			return 0;
+		cont_run(ctx, c);
+		tl.ran++;
+		return 1;
+	}
+	n = progress_general(ctx, cs);
+	/* not a tail call (see rcx__cont_complete) */
+	__asm__ volatile("" ::: "memory");
 	return n;
 }
 
@@ -684,10 +862,11 @@ int rcx__cont_block(struct rcx_ctx *ctx, int timeout_ms)
 	pfd[0].events = POLLIN;
 	pfd[1].fd = cs->efd;
 	pfd[1].events = POLLIN;
-	if (ctx->mt && !tl.progress &&
+	if (ctx->mt && !tl.g.progress &&
 	    (timeout_ms < 0 || timeout_ms > RCX__CONT_MT_SLEEP_MS))
 		timeout_ms = RCX__CONT_MT_SLEEP_MS;
 	cs->sleepers++;
+	cs->notify = true;
 	rcx__unlock(ctx);
 	poll(pfd, 2, timeout_ms);
 	rcx__lock(ctx);
@@ -695,6 +874,7 @@ int rcx__cont_block(struct rcx_ctx *ctx, int timeout_ms)
 		/* the last one out (a signal handler writes without rung) */
 		efd_drain(cs->efd);
 		cs->rung = false;
+		cs->notify = cs->xfd >= 0;
 	}
 	ctx->ops->ack(ctx->dev);
 	rcx__cm_progress(ctx);
@@ -710,6 +890,12 @@ int rcx__cont_block(struct rcx_ctx *ctx, int timeout_ms)
 }
 
 /* ---- continuation requests */
+
+static void set_budget(long budget)
+{
+	tl.budget = budget;
+	tl.g.budgeted = budget >= 0;
+}
 
 /* Up to the budget of this thread's test: executions of cr. */
 static void creq_run_own(struct rcx_ctx *ctx, struct creq *cr)
@@ -742,18 +928,18 @@ static void creq_poll(struct rcx_req *r)
 	struct creq *cr = creq_of(r);
 	long saved = tl.budget;
 
-	if (tl.in_cb) {
+	if (tl.g.in_cb) {
 		rcx__progress(ctx); /* runs nothing here */
 		return;
 	}
 	if (cr->max_poll >= 0)
-		tl.budget = cr->max_poll;
+		set_budget(cr->max_poll);
 	xfd_drain(ctx, ctx->cont_state,
 		  finish_signalled(ctx, ctx->cont_state) > 0);
 	creq_run_own(ctx, cr);
 	rcx__progress(ctx);
 	creq_run_own(ctx, cr);
-	tl.budget = saved;
+	set_budget(saved);
 	if (cr->nready && r->state == RCX__REQ_ACTIVE)
 		tl.leftover = true;
 }
@@ -812,7 +998,7 @@ static void *progress_main(void *arg)
 	 * always on an application thread */
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, NULL);
-	tl.progress = true;
+	tl.g.progress = true;
 	/*
 	 * Near the device (its NUMA node's cpus), or RCX_PROGRESS_CPUS; left
 	 * unbound when the device has no locality (rxe) or binding fails.
@@ -937,6 +1123,17 @@ static bool drain_all(struct rcx_ctx *ctx, struct cstate *cs)
 	return ran;
 }
 
+/* Teardown: a fast continuation still waiting for its request. */
+static void cancel_fast(struct rcx_req *r, void *arg)
+{
+	bool *again = arg;
+
+	if (r->cont && r->cont->c->fast) {
+		cont_cancel(r->ctx, r->cont->c);
+		*again = true;
+	}
+}
+
 void rcx__cont_fini(struct rcx_ctx *ctx)
 {
 	struct cstate *cs = ctx->cont_state;
@@ -964,6 +1161,7 @@ void rcx__cont_fini(struct rcx_ctx *ctx)
 				}
 			}
 		}
+		rcx__req_each(ctx, cancel_fast, &again);
 		/* a cancel may complete a continuation request and queue the
 		 * continuation attached to it: go round until none is left */
 		if (drain_all(ctx, cs))
@@ -1013,6 +1211,7 @@ static int parse_info(const struct rcx_info *info, struct creq *cr)
 	if (ret)
 		return ret;
 	cr->signal_safe = b;
+	cr->plain = !cr->poll_only && !cr->signal_safe;
 	cr->max_poll = -1;
 	if (v && strcmp(v, "-1")) {
 		ret = rcx__info_ulong(info, RCX_CONT_INFO_MAX_POLL, 0, 1,
@@ -1037,6 +1236,7 @@ RCX_API int rcx_continue_init(struct rcx_ctx *ctx, const struct rcx_info *info,
 	cr = calloc(1, sizeof(*cr));
 	if (!cr)
 		return -ENOMEM;
+	cr->tailp = &cr->head;
 	ret = parse_info(info, cr);
 	if (!ret && cr->any_thread && !ctx->mt)
 		ret = -EINVAL; /* a progress thread needs THREAD_MULTIPLE */
@@ -1185,10 +1385,6 @@ static int cont_register(int n, struct rcx_req **reqs, rcx_continue_cb *cb,
 	c->statuses = statuses;
 	c->n = n;
 	c->persistent = !!(flags & RCX_CONT_PERSISTENT);
-	c->cr_next = cr->conts;
-	if (cr->conts)
-		cr->conts->cr_prev = c;
-	cr->conts = c;
 	for (i = 0; i < n; i++) {
 		struct rcx__cont *l = &c->links[i];
 		struct rcx_req *r = reqs[i];
@@ -1230,11 +1426,19 @@ static int cont_register(int n, struct rcx_req **reqs, rcx_continue_cb *cb,
 		}
 	}
 	cont_count(c);
+	c->fast =
+		n == 1 && c->nwait && !c->links[0].req->persistent && cr->plain;
+	if (!c->fast) {
+		c->cr_next = cr->conts;
+		if (cr->conts)
+			cr->conts->cr_prev = c;
+		cr->conts = c;
+	}
 	/* every link is waiting or done here: none has left yet */
 	if (!c->nwait) {
 		cont_close(c);
 		if ((flags & RCX_CONT_IMMEDIATE) && !cr->enqueue_complete &&
-		    !cr->poll_only && !tl.in_cb)
+		    !cr->poll_only && !tl.g.in_cb)
 			cont_run(ctx, c); /* inside the call */
 		else
 			cont_enqueue(ctx, c);
@@ -1275,6 +1479,7 @@ RCX_API int rcx_cont_event_fd(struct rcx_ctx *ctx)
 	if (!ret && cs->xfd < 0) {
 		cs->xfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 		cs->extra |= cs->xfd >= 0;
+		cs->notify |= cs->xfd >= 0;
 		if (cs->xfd < 0)
 			ret = -errno;
 		else if (ctx->cont_ready)
@@ -1299,13 +1504,13 @@ RCX_API int rcx_cont_progress_signal(struct rcx_ctx *ctx)
 	if (!rcx__ctx_live(ctx))
 		return -EINVAL;
 	cs = ctx->cont_state;
-	if (!cs || tl.in_cb || tl.progress)
+	if (!cs || tl.g.in_cb || tl.g.progress)
 		return 0;
 	for (c = stack_take(&cs->sig_ready); c; c = next) {
 		next = c->next;
-		tl.in_cb++;
+		tl.g.in_cb++;
 		c->cb(c->statuses, c->cb_data);
-		tl.in_cb--;
+		tl.g.in_cb--;
 		stack_push(&cs->sig_done, c);
 		n++;
 	}

@@ -162,6 +162,9 @@ struct rcx_req *rcx__req_get(struct rcx_ctx *ctx, int kind,
 			     const struct rcx__req_ops *ops);
 void rcx__req_put(struct rcx_req *req);
 void rcx__req_complete(struct rcx_req *req, int error);
+/* fn on every live request (teardown); fn gets and puts none */
+void rcx__req_each(struct rcx_ctx *ctx,
+		   void (*fn)(struct rcx_req *r, void *arg), void *arg);
 /* wait for n requests and release them, lock held; first error */
 int rcx__waitall_locked(struct rcx_ctx *ctx, int n, struct rcx_req **reqs);
 static inline bool rcx__req_live(const struct rcx_req *r)
@@ -558,6 +561,18 @@ static inline void rcx__unlock(struct rcx_ctx *ctx)
 {
 	if (ctx->mt)
 		pthread_mutex_unlock(&ctx->lock);
+}
+
+/* To the pool, r->cont NULL (rcx__req_put without the detach). */
+static inline void rcx__req_release(struct rcx_req *r)
+{
+	struct rcx_ctx *ctx = r->ctx;
+
+	if (r->ops && r->ops->release)
+		r->ops->release(r);
+	r->magic = RCX__REQ_DEAD;
+	r->next = ctx->req_free;
+	ctx->req_free = r;
 }
 
 /* progress with the lock held; returns completions handled */

@@ -52,16 +52,25 @@ struct rcx_req *rcx__req_get(struct rcx_ctx *ctx, int kind,
 
 void rcx__req_put(struct rcx_req *r)
 {
-	struct rcx_ctx *ctx = r->ctx;
-
 	/* continuations: a persistent continuation lets go of a freed one */
 	if (r->cont)
 		rcx__cont_detach(r);
-	if (r->ops && r->ops->release)
-		r->ops->release(r);
-	r->magic = RCX__REQ_DEAD;
-	r->next = ctx->req_free;
-	ctx->req_free = r;
+	rcx__req_release(r);
+}
+
+void rcx__req_each(struct rcx_ctx *ctx,
+		   void (*fn)(struct rcx_req *r, void *arg), void *arg)
+{
+	size_t i;
+	int j;
+
+	for (i = 0; i < ctx->nchunks; i++) {
+		struct rcx_req *chunk = ctx->req_chunks[i];
+
+		for (j = 0; j < RCX__REQ_CHUNK; j++)
+			if (chunk[j].magic == RCX__REQ_MAGIC)
+				fn(&chunk[j], arg);
+	}
 }
 
 void rcx__req_complete(struct rcx_req *r, int error)
