@@ -25,6 +25,9 @@
  * context's ready list, and ctx->cont_ready counts what progress could
  * run. Continuations of async-signal-safe requests go to a lock-free stack
  * instead, which rcx_cont_progress_signal can take from a signal handler.
+ *
+ * cont_api.c creates continuation requests and registrations; the rest
+ * is here.
  */
 #include <errno.h>
 #include <poll.h>
@@ -37,7 +40,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/eventfd.h>
-#include "core.h"
+#include "cont_int.h"
 
 #define RCX__CONT_FREE_MAX 256 /* one-request continuations kept for reuse */
 /*
@@ -54,107 +57,6 @@
  * other).
  */
 #define RCX__CONT_MT_SLEEP_MS 100
-
-enum link_state {
-	L_WAIT, /* attached, its request has not completed this round */
-	L_DONE, /* completed this round (req may be released already) */
-	L_GONE, /* left: freed, released or moved; not part of rounds */
-};
-
-struct cont;
-struct creq;
-
-/* One request's attachment to a continuation (r->cont). */
-struct rcx__cont {
-	struct cont *c;
-	struct rcx_req *req;  /* NULL once released, freed or moved */
-	struct rcx_status st; /* its status in the current round */
-	uint32_t idx;	      /* its entry in the statuses */
-	uint8_t state;	      /* enum link_state */
-};
-
-struct cont {
-	struct cont *next; /* ready FIFO, signal stacks, free list */
-	struct cont *cr_prev, *cr_next; /* continuations of its request */
-	struct creq *cr;
-	rcx_continue_cb *cb;
-	void *cb_data;
-	struct rcx_status *statuses;
-	int n;
-	int nwait; /* attachments in L_WAIT */
-	int ndone; /* attachments in L_DONE */
-	uint8_t persistent;
-	uint8_t counted; /* the open round is counted in cr->pending */
-	uint8_t queued;	 /* an execution is queued or running */
-	/*
-	 * The dominant case, decided at registration: one non-persistent
-	 * request, not yet complete, with a continuation request whose
-	 * executions progress takes from its FIFO (cr->plain). Its only
-	 * round closes when the request completes; completion and run take
-	 * the short paths (fast_complete, fast_finish), every other path is
-	 * the general one.
-	 */
-	uint8_t fast;
-	uint8_t pooled; /* back to free1 when done, not freed */
-	struct rcx__cont links[];
-};
-
-/* A continuation request's state (r->obj). */
-struct creq {
-	struct rcx_req *req;
-	struct creq *prev, *next; /* the context's continuation requests */
-	struct creq *rl_next;	  /* the context's ready list */
-	/* registered continuations but the fast ones (teardown finds those
-	 * through their requests, a queued one on the FIFO) */
-	struct cont *conts;
-	struct cont *head, **tailp; /* ready FIFO */
-	int nready;		    /* queued executions not yet taken */
-	int pending;
-	size_t nrun; /* executions finished since it was started */
-	long max_poll;
-	bool on_rl;
-	bool poll_only;
-	bool any_thread;
-	bool enqueue_complete;
-	bool signal_safe;
-	bool plain; /* neither poll-only nor signal-safe */
-};
-
-/* The context's continuation state (ctx->cont_state). */
-struct cstate {
-	struct creq *crs;
-	struct creq *rl_head, *rl_tail;
-	/* ready continuations of async-signal-safe requests, and the ones a
-	 * signal handler has run and left for ordinary progress to finish */
-	_Atomic(struct cont *) sig_ready;
-	_Atomic(struct cont *) sig_done;
-	struct cont *free1;
-	int npooled;	   /* pooled continuations, free or in use */
-	unsigned long gen; /* bumps when continuations become ready or run */
-	int efd;	   /* wakes threads asleep in rcx__cont_block */
-	int sleepers;
-	bool rung; /* efd written, not drained */
-	/* somebody sleeps or the exported fd exists: a ring has more to do
-	 * than bump gen */
-	bool notify;
-	/*
-	 * rcx_cont_event_fd (-1 until asked for). While it is signalled,
-	 * ctx->cont_ready holds one extra count so that the next progress of
-	 * an application thread drains it.
-	 */
-	int xfd;
-	bool xrung;
-	/* the exported fd or an async-signal-safe request exists: progress
-	 * has more to look at than the ready queues */
-	bool extra;
-	bool closing;
-	pthread_t pt;
-	bool pt_running;
-	bool pt_stop;
-	/* whether the progress thread is bound, and where (a cpulist) */
-	bool pt_pinned;
-	char pt_cpus[RCX__CPULIST_LEN];
-};
 
 /*
  * Per thread: inside a callback (continuation execution is never
@@ -181,12 +83,6 @@ static __thread struct {
 } tl __attribute__((tls_model("initial-exec"))) = { .budget = -1 };
 
 CONT_HOT void cs_ring(struct rcx_ctx *ctx, struct cstate *cs, bool ready);
-static int cs_get(struct rcx_ctx *ctx, struct cstate **out);
-
-static struct creq *creq_of(const struct rcx_req *r)
-{
-	return r->obj;
-}
 
 /* ---- lock-free stacks: push one, take all (no ABA: nothing pops one) */
 
@@ -242,7 +138,7 @@ CONT_HOT void creq_pending_dec(struct creq *cr)
 
 /* ---- continuation objects */
 
-static struct cont *cont_alloc(struct cstate *cs, int n)
+struct cont *rcx__cont_alloc(struct cstate *cs, int n)
 {
 	struct cont *c;
 
@@ -309,7 +205,7 @@ static void cont_dispose(struct rcx_ctx *ctx, struct cont *c)
 }
 
 /* An open round starts: the continuation request waits for it. */
-static void cont_count(struct cont *c)
+void rcx__cont_count(struct cont *c)
 {
 	if (!c->counted) {
 		c->counted = 1;
@@ -693,7 +589,7 @@ static __attribute__((noinline)) void complete_general(struct rcx_req *r)
 		l->req = NULL;
 		rcx__req_put(r);
 	}
-	cont_count(c);
+	rcx__cont_count(c);
 	cont_check(r->ctx, c);
 }
 
@@ -722,7 +618,7 @@ void rcx__cont_start(struct rcx_req *r)
 		c->ndone--;
 		c->nwait++;
 	}
-	cont_count(c);
+	rcx__cont_count(c);
 }
 
 void rcx__cont_detach(struct rcx_req *r)
@@ -825,7 +721,7 @@ int rcx__cont_block(struct rcx_ctx *ctx, int timeout_ms)
 	unsigned long gen;
 	int n, armed, cm;
 
-	if (!cs && ctx->mt && cs_get(ctx, &cs))
+	if (!cs && ctx->mt && rcx__cont_state(ctx, &cs))
 		cs = NULL;
 	if (!cs)
 		return rcx__wait_events(
@@ -974,15 +870,10 @@ static void creq_release(struct rcx_req *r)
 	r->obj = NULL;
 }
 
-static const struct rcx__req_ops creq_ops = {
+const struct rcx__req_ops rcx__creq_ops = {
 	.release = creq_release,
 	.poll = creq_poll,
 };
-
-static bool is_creq(const struct rcx_req *r)
-{
-	return r->ops == &creq_ops;
-}
 
 /* ---- the progress thread (mpi_continue_thread = "any") */
 
@@ -1022,6 +913,18 @@ static void *progress_main(void *arg)
 	return NULL;
 }
 
+int rcx__cont_thread_start(struct rcx_ctx *ctx, struct cstate *cs)
+{
+	int ret;
+
+	if (cs->pt_running)
+		return 0;
+	ret = -pthread_create(&cs->pt, NULL, progress_main, ctx);
+	if (!ret)
+		cs->pt_running = true;
+	return ret;
+}
+
 static void progress_stop(struct rcx_ctx *ctx, struct cstate *cs)
 {
 	if (!cs->pt_running)
@@ -1037,7 +940,7 @@ static void progress_stop(struct rcx_ctx *ctx, struct cstate *cs)
 
 /* ---- context state */
 
-static int cs_get(struct rcx_ctx *ctx, struct cstate **out)
+int rcx__cont_state(struct rcx_ctx *ctx, struct cstate **out)
 {
 	struct cstate *cs = ctx->cont_state;
 
@@ -1097,7 +1000,7 @@ static void cont_cancel(struct rcx_ctx *ctx, struct cont *c)
 		}
 	}
 	c->persistent = 0;
-	cont_count(c);
+	rcx__cont_count(c);
 	cont_check(ctx, c);
 }
 
@@ -1185,288 +1088,6 @@ void rcx__cont_fini(struct rcx_ctx *ctx)
 	ctx->cont_ready = 0;
 }
 
-/* ---- public calls */
-
-static int parse_info(const struct rcx_info *info, struct creq *cr)
-{
-	static const char *const threads[] = { "application", "any", NULL };
-	const char *v = rcx__info_lookup(info, RCX_CONT_INFO_MAX_POLL);
-	unsigned long mp;
-	bool b;
-	int k, ret;
-
-	ret = rcx__info_bool(info, RCX_CONT_INFO_POLL_ONLY, false, &b);
-	if (ret)
-		return ret;
-	cr->poll_only = b;
-	ret = rcx__info_enum(info, RCX_CONT_INFO_THREAD, threads, 0, &k);
-	if (ret)
-		return ret;
-	cr->any_thread = k == 1;
-	ret = rcx__info_bool(info, RCX_CONT_INFO_ENQUEUE_COMPLETE, false, &b);
-	if (ret)
-		return ret;
-	cr->enqueue_complete = b;
-	ret = rcx__info_bool(info, RCX_CONT_INFO_ASYNC_SIGNAL_SAFE, false, &b);
-	if (ret)
-		return ret;
-	cr->signal_safe = b;
-	cr->plain = !cr->poll_only && !cr->signal_safe;
-	cr->max_poll = -1;
-	if (v && strcmp(v, "-1")) {
-		ret = rcx__info_ulong(info, RCX_CONT_INFO_MAX_POLL, 0, 1,
-				      INT32_MAX, &mp);
-		if (ret)
-			return ret;
-		cr->max_poll = (long)mp;
-	}
-	return 0;
-}
-
-RCX_API int rcx_continue_init(struct rcx_ctx *ctx, const struct rcx_info *info,
-			      struct rcx_req **cont_req)
-{
-	struct cstate *cs;
-	struct creq *cr;
-	struct rcx_req *r;
-	int ret;
-
-	if (!rcx__ctx_live(ctx) || !cont_req)
-		return -EINVAL;
-	cr = calloc(1, sizeof(*cr));
-	if (!cr)
-		return -ENOMEM;
-	cr->tailp = &cr->head;
-	ret = parse_info(info, cr);
-	if (!ret && cr->any_thread && !ctx->mt)
-		ret = -EINVAL; /* a progress thread needs THREAD_MULTIPLE */
-	if (ret) {
-		free(cr);
-		return ret;
-	}
-	rcx__lock(ctx);
-	ret = cs_get(ctx, &cs);
-	if (!ret && cs->closing)
-		ret = -ECANCELED;
-	if (ret)
-		goto err;
-	r = rcx__req_get(ctx, RCX__REQ_INTERNAL, &creq_ops);
-	if (!r) {
-		ret = -ENOMEM;
-		goto err;
-	}
-	if (cr->any_thread && !cs->pt_running) {
-		ret = -pthread_create(&cs->pt, NULL, progress_main, ctx);
-		if (ret) {
-			r->ops = NULL;
-			rcx__req_put(r);
-			goto err;
-		}
-		cs->pt_running = true;
-	}
-	r->persistent = 1;
-	r->state = RCX__REQ_INACTIVE;
-	r->obj = cr;
-	cr->req = r;
-	cs->extra |= cr->signal_safe;
-	cr->next = cs->crs;
-	if (cs->crs)
-		cs->crs->prev = cr;
-	cs->crs = cr;
-	rcx__unlock(ctx);
-	*cont_req = r;
-	return 0;
-err:
-	rcx__unlock(ctx);
-	free(cr);
-	return ret;
-}
-
-static int cmp_ptr(const void *a, const void *b)
-{
-	uintptr_t x = (uintptr_t) * (void *const *)a;
-	uintptr_t y = (uintptr_t) * (void *const *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-/* A request given twice (NULL handles may repeat). */
-static int check_dups(int n, struct rcx_req **reqs)
-{
-	struct rcx_req **s;
-	int i, j, ret = 0;
-
-	if (n <= 64) {
-		for (i = 0; i < n; i++)
-			for (j = 0; reqs[i] && j < i; j++)
-				if (reqs[j] == reqs[i])
-					return -EINVAL;
-		return 0;
-	}
-	s = malloc((size_t)n * sizeof(*s));
-	if (!s)
-		return -ENOMEM;
-	memcpy(s, reqs, (size_t)n * sizeof(*s));
-	qsort(s, (size_t)n, sizeof(*s), cmp_ptr);
-	for (i = 1; i < n && !ret; i++)
-		if (s[i] && s[i] == s[i - 1])
-			ret = -EINVAL;
-	free(s);
-	return ret;
-}
-
-/*
- * x (a continuation request) would get a continuation registered with t:
- * t would then wait for x. A cycle if x already waits for t, i.e. t is x
- * or x is down the chain of requests t's continuation is registered with.
- */
-static bool makes_cycle(const struct rcx_req *x, const struct rcx_req *t)
-{
-	for (;;) {
-		if (t == x)
-			return true;
-		if (!t->cont)
-			return false;
-		t = t->cont->c->cr->req;
-	}
-}
-
-/* Lock held: every request acceptable (nothing changed on an error). */
-static int check_reqs(struct rcx_ctx *ctx, int n, struct rcx_req **reqs,
-		      struct rcx_req *cont_req)
-{
-	int i;
-
-	for (i = 0; i < n; i++) {
-		struct rcx_req *r = reqs[i];
-
-		if (!r)
-			continue;
-		if (!rcx__req_live(r) || r->ctx != ctx)
-			return -EINVAL;
-		if (is_creq(r) && makes_cycle(r, cont_req))
-			return -EINVAL;
-		if (r->cont &&
-		    (!r->cont->c->persistent || r->state == RCX__REQ_ACTIVE))
-			return RCX_ERR_CONT_ATTACHED;
-	}
-	return check_dups(n, reqs);
-}
-
-static int cont_register(int n, struct rcx_req **reqs, rcx_continue_cb *cb,
-			 void *cb_data, int flags, struct rcx_status *statuses,
-			 struct rcx_req *cont_req)
-{
-	struct rcx_ctx *ctx;
-	struct cstate *cs;
-	struct creq *cr;
-	struct cont *c;
-	int i, ret;
-
-	if (n < 0 || (n && !reqs) || !cb ||
-	    (flags & ~(RCX_CONT_IMMEDIATE | RCX_CONT_PERSISTENT)) ||
-	    !rcx__req_live(cont_req) || !is_creq(cont_req))
-		return -EINVAL;
-	ctx = cont_req->ctx;
-	cr = creq_of(cont_req);
-	rcx__lock(ctx);
-	cs = ctx->cont_state;
-	ret = cs->closing ? -ECANCELED : check_reqs(ctx, n, reqs, cont_req);
-	if (ret)
-		goto out;
-	c = cont_alloc(cs, n);
-	if (!c) {
-		ret = -ENOMEM;
-		goto out;
-	}
-	c->cr = cr;
-	c->cb = cb;
-	c->cb_data = cb_data;
-	c->statuses = statuses;
-	c->n = n;
-	c->persistent = !!(flags & RCX_CONT_PERSISTENT);
-	for (i = 0; i < n; i++) {
-		struct rcx__cont *l = &c->links[i];
-		struct rcx_req *r = reqs[i];
-
-		l->c = c;
-		l->idx = (uint32_t)i;
-		if (!r) {
-			/* a NULL handle: complete, empty status */
-			l->st.source = RCX_ANY_SOURCE;
-			l->st.tag = RCX_ANY_TAG;
-			l->st.slot = -1;
-			l->state = L_DONE;
-			c->ndone++;
-			continue;
-		}
-		if (r->cont)
-			rcx__cont_detach(r); /* moved from an idle persistent
-					      * continuation */
-		r->cont = l;
-		l->req = r;
-		if (!r->persistent)
-			reqs[i] = NULL; /* ownership passes to rcx */
-		if (r->state == RCX__REQ_DONE) {
-			/* completed, not yet reported: the continuation takes it */
-			l->st = r->status;
-			l->state = L_DONE;
-			c->ndone++;
-			if (r->persistent) {
-				r->state = RCX__REQ_INACTIVE;
-			} else {
-				r->cont = NULL;
-				l->req = NULL;
-				rcx__req_put(r);
-			}
-		} else {
-			/* active, or inactive until its next start */
-			l->state = L_WAIT;
-			c->nwait++;
-		}
-	}
-	cont_count(c);
-	c->fast =
-		n == 1 && c->nwait && !c->links[0].req->persistent && cr->plain;
-	if (!c->fast) {
-		c->cr_next = cr->conts;
-		if (cr->conts)
-			cr->conts->cr_prev = c;
-		cr->conts = c;
-	}
-	/* every link is waiting or done here: none has left yet */
-	if (!c->nwait) {
-		cont_close(c);
-		if ((flags & RCX_CONT_IMMEDIATE) && !cr->enqueue_complete &&
-		    !cr->poll_only && !tl.g.in_cb)
-			cont_run(ctx, c); /* inside the call */
-		else
-			cont_enqueue(ctx, c);
-	}
-	ret = 0;
-out:
-	rcx__unlock(ctx);
-	return ret;
-}
-
-RCX_API int rcx_continue(struct rcx_req **op_req, rcx_continue_cb *cb,
-			 void *cb_data, int flags, struct rcx_status *status,
-			 struct rcx_req *cont_req)
-{
-	if (!op_req)
-		return -EINVAL;
-	return cont_register(1, op_req, cb, cb_data, flags, status, cont_req);
-}
-
-RCX_API int rcx_continueall(int n, struct rcx_req **op_reqs,
-			    rcx_continue_cb *cb, void *cb_data, int flags,
-			    struct rcx_status *statuses,
-			    struct rcx_req *cont_req)
-{
-	return cont_register(n, op_reqs, cb, cb_data, flags, statuses,
-			     cont_req);
-}
-
 RCX_API int rcx_cont_event_fd(struct rcx_ctx *ctx)
 {
 	struct cstate *cs;
@@ -1475,7 +1096,7 @@ RCX_API int rcx_cont_event_fd(struct rcx_ctx *ctx)
 	if (!rcx__ctx_live(ctx))
 		return -EINVAL;
 	rcx__lock(ctx);
-	ret = cs_get(ctx, &cs);
+	ret = rcx__cont_state(ctx, &cs);
 	if (!ret && cs->xfd < 0) {
 		cs->xfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 		cs->extra |= cs->xfd >= 0;
@@ -1489,6 +1110,23 @@ RCX_API int rcx_cont_event_fd(struct rcx_ctx *ctx)
 		ret = cs->xfd;
 	rcx__unlock(ctx);
 	return ret;
+}
+
+/*
+ * A registration whose requests have all completed: close its round, then
+ * run it inside the call (RCX_CONT_IMMEDIATE, unless the continuation
+ * request says to queue it or this thread is inside a callback) or queue
+ * it.
+ */
+void rcx__cont_closed(struct rcx_ctx *ctx, struct cont *c, bool immediate)
+{
+	struct creq *cr = c->cr;
+
+	cont_close(c);
+	if (immediate && !cr->enqueue_complete && !cr->poll_only && !tl.g.in_cb)
+		cont_run(ctx, c);
+	else
+		cont_enqueue(ctx, c);
 }
 
 /*
