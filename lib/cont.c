@@ -26,6 +26,18 @@
  * run. Continuations of async-signal-safe requests go to a lock-free stack
  * instead, which rcx_cont_progress_signal can take from a signal handler.
  *
+ * The dominant case (c->fast, decided at registration: one non-persistent
+ * request still to complete, a continuation request neither poll-only nor
+ * signal-safe) has one round that closes when its request completes. Its
+ * completion (fast_complete) copies the status out, queues it and
+ * releases the request without the round machinery; it is on no list of
+ * its continuation request (teardown finds a waiting one through the
+ * request pool); progress with one ready on an application thread, no
+ * budget and no signal-safe request runs it without the general loop,
+ * and fast_finish frees it. Everything else about it (tests on its
+ * continuation request, max_poll, the progress thread, teardown) takes the
+ * general paths, which handle it as any other.
+ *
  * cont_api.c creates continuation requests and registrations; the rest
  * is here.
  */
