@@ -43,8 +43,12 @@ static inline __attribute__((always_inline)) int progress(struct rcx_ctx *ctx,
 		rcx__conn_drain(ctx);
 	if (RCX__UNLIKELY(ctx->chan_deferred != NULL))
 		rcx__chan_progress(ctx);
-	/* a free or rebind done completes a request: work, as below */
-	if (RCX__UNLIKELY(ctx->chan_ops != NULL) &&
+	/*
+	 * A free or rebind done completes a request: work, as below. Not
+	 * from inside a connection event's handler, whose object a step may
+	 * destroy (a set's DISCONNECTED drains the CQ through here).
+	 */
+	if (RCX__UNLIKELY(ctx->chan_ops != NULL) && !ctx->in_cm &&
 	    rcx__chan_ops_progress(ctx) > 0 && n <= 0)
 		n = 1;
 	if (RCX__UNLIKELY(ctx->cont_ready)) {
