@@ -686,7 +686,7 @@ const struct tu_peer tu_peer_order = { "order", peer_main };
 
 static void test_table(void)
 {
-	CU_ASSERT_EQUAL(tu_mp_run(2, "order", "table", 300), 0);
+	CU_ASSERT_EQUAL(tu_mp_run(2, "order", "table", 900), 0);
 }
 
 static void test_cover(void)
