@@ -773,14 +773,7 @@ int rcx__cont_block(struct rcx_ctx *ctx, int timeout_ms)
 	if (ctx->mt && !tl.g.progress &&
 	    (timeout_ms < 0 || timeout_ms > RCX__CONT_MT_SLEEP_MS))
 		timeout_ms = RCX__CONT_MT_SLEEP_MS;
-	/* as rcx__wait_events: work that raises no event is looked at */
-	if (ctx->chan_ops && (timeout_ms < 0 || timeout_ms > 1))
-		timeout_ms = 1;
-	if (ctx->win_fenced) {
-		rcx__win_idle(ctx);
-		if (timeout_ms < 0 || timeout_ms > RCX__KICK_SLEEP_MS)
-			timeout_ms = RCX__KICK_SLEEP_MS;
-	}
+	timeout_ms = rcx__sleep_limit(ctx, timeout_ms);
 	cs->sleepers++;
 	cs->notify = true;
 	rcx__unlock(ctx);

@@ -370,6 +370,12 @@ struct rcx__pending_req;
  * re-driven (win.c); from progress and from waits that found nothing.
  */
 void rcx__win_idle(struct rcx_ctx *ctx);
+/*
+ * The longest a wait may sleep (timeout_ms, -1: for ever) while work that
+ * raises no event is under way: channel frees/rebinds waiting for the
+ * peer's remote write, fenced window WRs (re-driven here when stuck).
+ */
+int rcx__sleep_limit(struct rcx_ctx *ctx, int timeout_ms);
 /* longest sleep of a wait while fenced window WRs are outstanding */
 #define RCX__KICK_SLEEP_MS 50
 /* A lazy world's incoming request: true when taken (group.c). */

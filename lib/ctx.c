@@ -76,6 +76,20 @@ int rcx__progress(struct rcx_ctx *ctx)
 	return progress(ctx, NULL);
 }
 
+int rcx__sleep_limit(struct rcx_ctx *ctx, int timeout_ms)
+{
+	/* the peer's side of a channel free is a remote write */
+	if (ctx->chan_ops && (timeout_ms < 0 || timeout_ms > 1))
+		timeout_ms = 1;
+	/* a fenced window WR that the device left waiting */
+	if (ctx->win_fenced) {
+		rcx__win_idle(ctx);
+		if (timeout_ms < 0 || timeout_ms > RCX__KICK_SLEEP_MS)
+			timeout_ms = RCX__KICK_SLEEP_MS;
+	}
+	return timeout_ms;
+}
+
 /*
  * Sleep on the event fd: acknowledge, arm, poll once more (a completion
  * that arrived before the arm raises no event), then block. The lock is
@@ -89,15 +103,7 @@ int rcx__wait_events(struct rcx_ctx *ctx, int timeout_ms)
 	/* a sender waiting for a credit word gets no completion event */
 	if (ctx->chan_deferred && timeout_ms != 0)
 		timeout_ms = 0;
-	/* nor does the peer's side of a channel free (a remote write) */
-	if (ctx->chan_ops && (timeout_ms < 0 || timeout_ms > 1))
-		timeout_ms = 1;
-	/* nor does a fenced window WR that the device left waiting */
-	if (ctx->win_fenced) {
-		rcx__win_idle(ctx);
-		if (timeout_ms < 0 || timeout_ms > RCX__KICK_SLEEP_MS)
-			timeout_ms = RCX__KICK_SLEEP_MS;
-	}
+	timeout_ms = rcx__sleep_limit(ctx, timeout_ms);
 
 	ctx->ops->ack(ctx->dev);
 	if (ctx->ops->arm(ctx->dev) == 0) {
