@@ -481,6 +481,15 @@ int rcx__group_barrier_locked(struct rcx_group *g, const uint8_t *excl)
 		int to = m[(me + k) % n];
 		int from = m[(me - k + n) % n];
 
+		/*
+		 * A failure seen during an earlier round cancelled what was
+		 * posted then, not what this round would post: a rank that
+		 * saw it too has left, and would never send this round.
+		 */
+		if (lost_member(g, excl)) {
+			ret = RCX_ERR_PROC_FAILED;
+			break;
+		}
 		ret = rcx__irecv(g, NULL, 0, from, coll_tag(g, round),
 				 RCX__CID_COLL, &r[0]);
 		if (ret)
