@@ -476,11 +476,15 @@ struct rcx_group {
 
 void rcx__groups_destroy(struct rcx_ctx *ctx);
 /*
- * Barrier and allgather among the ranks of g not in excl ([size] flags,
- * or NULL: all). RCX_ERR_PROC_FAILED at once when a needed rank is known
+ * Barrier, allgather and all-to-all (exchange: in + i * stride goes to
+ * rank i, stride 0 is an allgather) among the ranks of g not in excl
+ * ([size] flags, or NULL: all). RCX_ERR_PROC_FAILED at once when a needed rank is known
  * failed, or when one fails during the call. Lock held.
  */
 int rcx__group_barrier_locked(struct rcx_group *g, const uint8_t *excl);
+int rcx__group_exchange_locked(struct rcx_group *g, const void *in,
+			       size_t stride, size_t len, void *out,
+			       const uint8_t *excl);
 int rcx__group_allgather_locked(struct rcx_group *g, const void *in, size_t len,
 				void *out, const uint8_t *excl);
 

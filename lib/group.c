@@ -518,14 +518,21 @@ RCX_API int rcx_group_barrier(struct rcx_group *g)
 	return ret;
 }
 
-int rcx__group_allgather_locked(struct rcx_group *g, const void *in, size_t len,
-				void *out, const uint8_t *excl)
+/*
+ * Every rank not in excl sends len bytes to every other one: the same
+ * in to all (stride 0, an allgather) or in + i * stride to rank i (an
+ * all-to-all); rank i's bytes land at out + i * len.
+ */
+int rcx__group_exchange_locked(struct rcx_group *g, const void *in,
+			       size_t stride, size_t len, void *out,
+			       const uint8_t *excl)
 {
 	struct rcx_req **r;
 	int i, n = 0, ret = 0, tag;
 
 	if (len) /* out and in may be NULL when len is 0 */
-		memcpy((char *)out + (size_t)g->rank * len, in, len);
+		memcpy((char *)out + (size_t)g->rank * len,
+		       (const char *)in + (size_t)g->rank * stride, len);
 	if (g->size == 1)
 		return 0;
 	if (lost_member(g, excl))
@@ -546,7 +553,8 @@ int rcx__group_allgather_locked(struct rcx_group *g, const void *in, size_t len,
 	for (i = 0; i < g->size && !ret; i++) {
 		if (i == g->rank || (excl && excl[i]))
 			continue;
-		ret = rcx__isend(g, in, len, i, tag, RCX__CID_COLL, &r[n]);
+		ret = rcx__isend(g, (const char *)in + (size_t)i * stride, len,
+				 i, tag, RCX__CID_COLL, &r[n]);
 		if (!ret)
 			n++;
 	}
@@ -558,6 +566,12 @@ int rcx__group_allgather_locked(struct rcx_group *g, const void *in, size_t len,
 	}
 	free(r);
 	return ret;
+}
+
+int rcx__group_allgather_locked(struct rcx_group *g, const void *in, size_t len,
+				void *out, const uint8_t *excl)
+{
+	return rcx__group_exchange_locked(g, in, 0, len, out, excl);
 }
 
 RCX_API int rcx_group_allgather(struct rcx_group *g, const void *in, size_t len,

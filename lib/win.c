@@ -852,6 +852,8 @@ static void win_destroy(struct rcx_win *w)
 		ctx->win_fenced -= w->tgt[i].fenced;
 	free(w->tgt);
 	free(w->excl);
+	free(w->lost);
+	free(w->undef);
 	w->magic = 0;
 	free(w);
 }
@@ -1224,6 +1226,8 @@ static int rma_call(struct rcx_win *w, bool put, void *buf, size_t len,
 	}
 	if (!ret)
 		ret = rma(w, put, buf, len, target, off, r);
+	if (!ret && put)
+		rcx__win_span_add(w, target, off, len);
 	ret = req ? rcx__win_req_finish(r, ret, req) : ret;
 	rcx__unlock(w->ctx);
 	return ret;

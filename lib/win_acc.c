@@ -526,6 +526,9 @@ static int acc_call(struct rcx_win *w, struct acc *a, size_t disp,
 	}
 	if (!ret)
 		ret = acc_issue(w, a, r);
+	if (!ret && (a->cls & RCX__ACC_WR))
+		rcx__win_span_add(w, a->target, a->off,
+				  a->count * rcx__win_esize(a->dtype));
 	if (req)
 		ret = rcx__win_req_finish(r, ret, req);
 	rcx__unlock(w->ctx);

@@ -68,6 +68,135 @@ int rcx__win_barrier(struct rcx_win *w)
 							: ret;
 }
 
+/* ---- undefined ranges */
+
+/*
+ * Not next to the last span (rcx__win_span_add): join one it touches,
+ * else take a free slot, else widen the span nearest to it.
+ */
+void rcx__win_span_merge(struct rcx__win_tgt *t, uint64_t lo, uint64_t hi)
+{
+	struct rcx__win_span *s;
+	uint64_t gap, best = UINT64_MAX;
+	int i, k = 0;
+
+	for (i = 0; i < t->nspan; i++) {
+		s = &t->span[i];
+		if (lo <= s->hi && hi >= s->lo)
+			gap = 0;
+		else
+			gap = hi < s->lo ? s->lo - hi : lo - s->hi;
+		if (gap < best) {
+			best = gap;
+			k = i;
+		}
+	}
+	if (best && t->nspan < RCX__WIN_SPANS) {
+		k = t->nspan++;
+		t->span[k].lo = lo;
+		t->span[k].hi = hi;
+		return;
+	}
+	s = &t->span[k];
+	if (lo < s->lo)
+		s->lo = lo;
+	if (hi > s->hi)
+		s->hi = hi;
+}
+
+/* What an origin tells a target in validate: its spans there. */
+struct span_wire {
+	uint32_t n;
+	uint32_t pad;
+	struct rcx__win_span s[RCX__WIN_SPANS];
+};
+
+static int range_cmp(const void *a, const void *b)
+{
+	const struct rcx_win_range *x = a, *y = b;
+
+	if (x->origin != y->origin)
+		return x->origin < y->origin ? -1 : 1;
+	return x->offset < y->offset ? -1 : x->offset > y->offset;
+}
+
+/*
+ * Lock held, inside rebuild: each survivor sends every other its spans
+ * there; the list is what the survivors wrote here plus the whole window
+ * for each rank this validate found failed (lost). Spans start anew.
+ */
+static int gather_undefined(struct rcx_win *w, const uint8_t *lost)
+{
+	struct span_wire *in, *out;
+	struct rcx_win_range *list;
+	int i, k, n = 0, ret;
+
+	in = calloc(w->size, sizeof(*in));
+	out = calloc(w->size, sizeof(*out));
+	list = calloc((size_t)w->size * RCX__WIN_SPANS, sizeof(*list));
+	if (!in || !out || !list) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < w->size; i++) {
+		in[i].n = w->tgt[i].nspan;
+		memcpy(in[i].s, w->tgt[i].span, sizeof(in[i].s));
+	}
+	ret = rcx__group_exchange_locked(w->g, in, sizeof(*in), sizeof(*in),
+					 out, w->excl);
+	if (ret)
+		goto out;
+	for (i = 0; i < w->size; i++) {
+		if (lost[i]) {
+			list[n].origin = i;
+			list[n].offset = 0;
+			list[n++].len = w->len;
+			continue;
+		}
+		if (w->excl[i])
+			continue;
+		for (k = 0; k < (int)out[i].n && k < RCX__WIN_SPANS; k++) {
+			struct rcx__win_span *s = &out[i].s[k];
+
+			/* what a peer says is clipped to this window */
+			if (s->lo >= w->len || s->hi <= s->lo)
+				continue;
+			list[n].origin = i;
+			list[n].offset = (size_t)s->lo;
+			list[n++].len =
+				(size_t)((s->hi < w->len ? s->hi : w->len) -
+					 s->lo);
+		}
+	}
+	qsort(list, (size_t)n, sizeof(*list), range_cmp);
+	free(w->undef);
+	w->undef = list;
+	w->nundef = n;
+	list = NULL;
+	for (i = 0; i < w->size; i++)
+		w->tgt[i].nspan = 0;
+out:
+	free(list);
+	free(in);
+	free(out);
+	return ret;
+}
+
+RCX_API int rcx_win_get_undefined(struct rcx_win *w,
+				  struct rcx_win_range *ranges, int max, int *n)
+{
+	int i;
+
+	if (!rcx__win_live(w) || !n || max < 0 || (max && !ranges))
+		return -EINVAL;
+	rcx__lock(w->ctx);
+	for (i = 0; i < w->nundef && i < max; i++)
+		ranges[i] = w->undef[i];
+	*n = w->nundef;
+	rcx__unlock(w->ctx);
+	return 0;
+}
+
 /* ---- validate */
 
 struct wire {
@@ -122,8 +251,12 @@ static int rebuild(struct rcx_win *w, const uint8_t *fl)
 	if (ret)
 		return ret;
 	rcx__win_renumber(w);
-	for (i = 0; i < w->size; i++)
+	for (i = 0; i < w->size; i++) {
+		/* failed since the last rebuild: its writes are unknown */
+		if (fl[i] && !w->excl[i])
+			w->lost[i] = 1;
 		w->excl[i] |= fl[i];
+	}
 	/* valid again unless another member fails from here on */
 	w->invalid = false;
 	all = calloc(w->size, sizeof(*all));
@@ -146,8 +279,12 @@ static int rebuild(struct rcx_win *w, const uint8_t *fl)
 			w->peer[i].ctrl_rkey = all[i].ctrl_rkey;
 			w->peer[i].id = all[i].id;
 		}
+		ret = gather_undefined(w, w->lost);
 		/* a failure during the exchange leaves the window invalid */
-		ret = rcx__win_barrier(w);
+		if (!ret)
+			ret = rcx__win_barrier(w);
+		if (!ret)
+			memset(w->lost, 0, w->size);
 	}
 	if (ret)
 		rcx__win_invalidate(w, RCX_ERR_PROC_FAILED);
@@ -165,7 +302,8 @@ RCX_API int rcx_win_validate(struct rcx_win *w)
 		return -EINVAL;
 	fl = calloc(w->size, 1);
 	rcx__lock(w->ctx);
-	if (!fl || (!w->excl && !(w->excl = calloc(w->size, 1)))) {
+	if (!fl || (!w->excl && !(w->excl = calloc(w->size, 1))) ||
+	    (!w->lost && !(w->lost = calloc(w->size, 1)))) {
 		ret = -ENOMEM;
 		goto out;
 	}

@@ -112,6 +112,18 @@ struct rcx__win_peer {
 };
 
 /* Origin-side state per target. */
+/*
+ * Byte ranges [lo, hi) of a target's window that this process's writing
+ * operations (put, accumulates other than NO_OP, atomics) reached since
+ * a flush last completed them there: what a failure would leave
+ * undefined (rcx_win_get_undefined). At most RCX__WIN_SPANS per target;
+ * beyond that the nearest spans merge, so a span may cover more.
+ */
+#define RCX__WIN_SPANS 4
+struct rcx__win_span {
+	uint64_t lo, hi;
+};
+
 struct rcx__win_tgt {
 	uint32_t inflight; /* ops not complete at the target */
 	uint32_t local;	   /* ops still holding origin buffers */
@@ -120,6 +132,8 @@ struct rcx__win_tgt {
 	uint32_t done_seen;
 	int error;    /* first op error since the last flush */
 	uint8_t lock; /* RCX_LOCK_* taken by rcx_win_lock, or 0 */
+	uint8_t nspan;
+	struct rcx__win_span span[RCX__WIN_SPANS];
 };
 
 /* Counters the tests read (rcx__win_stats). */
@@ -187,7 +201,11 @@ struct rcx_win {
 	bool invalid;		 /* a member failed: see rcx_win_validate */
 	long long invalid_at_us; /* when this process found out */
 	uint8_t *excl;		 /* [size]: ranks left out by validate */
-	struct rcx_win *next;	 /* all windows of the process */
+	/* the last validate's undefined ranges (rcx_win_get_undefined) */
+	struct rcx_win_range *undef;
+	int nundef;
+	uint8_t *lost;	      /* [size]: failed since the last rebuild */
+	struct rcx_win *next; /* all windows of the process */
 };
 
 static inline bool rcx__win_live(const struct rcx_win *w)
@@ -253,6 +271,31 @@ void rcx__win_fail_sw(struct rcx_win *w);
 size_t rcx__win_esize(int dtype);
 
 /* ---- win_ft.c */
+void rcx__win_span_merge(struct rcx__win_tgt *t, uint64_t lo, uint64_t hi);
+
+/* A writing operation reaches [off, off + len) of target's window. */
+static inline void rcx__win_span_add(struct rcx_win *w, int target,
+				     uint64_t off, uint64_t len)
+{
+	struct rcx__win_tgt *t = &w->tgt[target];
+	struct rcx__win_span *s;
+
+	if (!len)
+		return;
+	if (t->nspan) {
+		/* the common case: next to the last one */
+		s = &t->span[t->nspan - 1];
+		if (off <= s->hi && off + len >= s->lo) {
+			if (off < s->lo)
+				s->lo = off;
+			if (off + len > s->hi)
+				s->hi = off + len;
+			return;
+		}
+	}
+	rcx__win_span_merge(t, off, off + len);
+}
+
 /* A member of the window failed: end epochs, fail what is outstanding. */
 void rcx__win_invalidate(struct rcx_win *w, int err);
 /* Was target left out of the window when it was last validated? */

@@ -70,6 +70,9 @@ int rcx__win_flush_locked(struct rcx_win *w, int target, bool local)
 		if (w->tgt[t].error && !err)
 			err = w->tgt[t].error;
 		w->tgt[t].error = 0;
+		/* complete at the target: defined there, whatever happens */
+		if (!local && !w->invalid && !w->tgt[t].inflight)
+			w->tgt[t].nspan = 0;
 	}
 	/* the window failed while we waited: what is left fails with it */
 	if (w->invalid && !err)

@@ -569,6 +569,71 @@ static void sc_validate(struct job *j)
 	TP_CHECK_OK(rcx_win_free(&w));
 }
 
+/*
+ * What validate reports undefined on each target: every survivor o has,
+ * unflushed at the kill, two adjacent puts at S_RANGE + 2o (one 16-byte
+ * range), an accumulate at S_ACC + o (a range of its own) and a get (no
+ * range); a put at S_DONE it flushed (no range). The victim's range is
+ * the whole window.
+ */
+enum { S_RANGE = 16, S_ACC = 32, S_DONE = 40 };
+
+static void sc_undefined(struct job *j)
+{
+	struct rcx_win_range r[16];
+	struct rcx_win *w;
+	uint64_t *base, v = 9, got;
+	int t, i, n = -1, me = j->rank, k = 0;
+
+	if (!(w = make(j, &base)))
+		return;
+	TP_CHECK_OK(rcx_win_get_undefined(w, r, 16, &n));
+	TP_CHECK_EQ(n, 0);
+	TP_CHECK_EQ(rcx_win_get_undefined(w, NULL, 1, &n), -EINVAL);
+	TP_CHECK_EQ(rcx_win_get_undefined(w, r, -1, &n), -EINVAL);
+	TP_CHECK_EQ(rcx_win_get_undefined(w, r, 1, NULL), -EINVAL);
+	TP_CHECK_OK(rcx_win_lock_all(w));
+	for (t = 0; t < j->size; t++) {
+		TP_CHECK_OK(rcx_put(w, &v, 8, t, S_DONE));
+		TP_CHECK_OK(rcx_win_flush(w, t));
+		TP_CHECK_OK(rcx_put(w, &v, 8, t, S_RANGE + 2 * me + 1));
+		TP_CHECK_OK(rcx_put(w, &v, 8, t, S_RANGE + 2 * me));
+		TP_CHECK_OK(rcx_accumulate(w, &v, 1, RCX_UINT64, t, S_ACC + me,
+					   RCX_SUM));
+		TP_CHECK_OK(rcx_get(w, &got, 8, t, S_DONE));
+	}
+	barrier_before_kill(j);
+	if (me == j->victim)
+		victim_dies(j, w, true);
+	check_invalid(j, w, base);
+	TP_CHECK_OK(rcx_win_validate(w));
+	TP_CHECK_OK(rcx_win_get_undefined(w, r, 16, &n));
+	if (!TP_CHECK_EQ(n, 2 * (j->size - 1) + 1))
+		n = 0;
+	for (i = 0; i < j->size && k < n; i++) {
+		if (i == j->victim) {
+			TP_CHECK_EQ(r[k].origin, i);
+			TP_CHECK_EQ(r[k].offset, 0);
+			TP_CHECK_EQ(r[k].len, NSLOT * 8);
+			k++;
+			continue;
+		}
+		TP_CHECK_EQ(r[k].origin, i);
+		TP_CHECK_EQ(r[k].offset, (S_RANGE + 2 * i) * 8);
+		TP_CHECK_EQ(r[k].len, 16);
+		k++;
+		TP_CHECK_EQ(r[k].origin, i);
+		TP_CHECK_EQ(r[k].offset, (S_ACC + i) * 8);
+		TP_CHECK_EQ(r[k].len, 8);
+		k++;
+	}
+	/* max smaller than the list: the count all the same */
+	TP_CHECK_OK(rcx_win_get_undefined(w, r, 1, &n));
+	TP_CHECK_EQ(n, 2 * (j->size - 1) + 1);
+	check_rebuilt(j, w, base);
+	TP_CHECK_OK(rcx_win_free(&w));
+}
+
 static const struct {
 	const char *name;
 	void (*run)(struct job *j);
@@ -578,7 +643,7 @@ static const struct {
 	{ "idle", sc_idle },	       { "create", sc_create },
 	{ "validate", sc_validate },   { "disconnect", sc_disconnect },
 	{ "qperr", sc_qperr },	       { "heartbeat", sc_heartbeat },
-	{ "midcreate", sc_midcreate },
+	{ "midcreate", sc_midcreate }, { "undefined", sc_undefined },
 };
 
 static int peer_main(int argc, char **argv)
@@ -699,6 +764,11 @@ static void test_midcreate(void)
 	job("midcreate");
 }
 
+static void test_undefined(void)
+{
+	job("undefined");
+}
+
 static const CU_TestInfo tests[] = {
 	{ "kill_in_passive_epoch_validate_late_key", test_passive },
 	{ "kill_holding_exclusive_lock", test_excl },
@@ -711,6 +781,7 @@ static const CU_TestInfo tests[] = {
 	{ "peer_qp_forced_into_error", test_qperr },
 	{ "idle_peer_found_by_heartbeat", test_heartbeat },
 	{ "kill_during_create_same_outcome_everywhere", test_midcreate },
+	{ "validate_reports_undefined_ranges", test_undefined },
 	CU_TEST_INFO_NULL,
 };
 

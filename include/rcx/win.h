@@ -179,6 +179,33 @@ RCX_API int rcx_win_validate(struct rcx_win *win);
 RCX_API int rcx_win_get_failed(struct rcx_win *win, int *ranks, int max,
 			       int *n);
 
+/* A range of this process's window memory (rcx_win_get_undefined). */
+struct rcx_win_range {
+	int origin;    /* the rank whose operations may have written it */
+	size_t offset; /* bytes from the window's base */
+	size_t len;    /* bytes */
+};
+
+/*
+ * The memory of this process's window that the failure left undefined,
+ * as found by the last rcx_win_validate that rebuilt the window. For each
+ * surviving origin (this process included): the ranges its writing
+ * operations (puts, accumulates other than RCX_NO_OP, fetch-and-op,
+ * compare-and-swap) reached here since a flush, unlock or fence last
+ * completed them, gathered from the origins during validate; an origin
+ * keeps a few ranges per target and merges the nearest beyond that, so a
+ * range may cover more than was written, never less. For each rank that
+ * failed: the whole window, since an RDMA write leaves no trace at its
+ * target and what a dead origin wrote cannot be known here. Ranges are
+ * sorted by origin, then offset; up to max are written to ranges and *n
+ * is their number (it may exceed max); 0 when no validate rebuilt the
+ * window. Errors: -EINVAL win not live, n NULL, max < 0, ranges NULL
+ * with max > 0.
+ */
+RCX_API int rcx_win_get_undefined(struct rcx_win *win,
+				  struct rcx_win_range *ranges, int max,
+				  int *n);
+
 /*
  * Put len bytes from buf at byte offset disp * disp_unit of target's
  * window; get len bytes from there into buf.
