@@ -28,15 +28,21 @@
  *
  * The dominant case (c->fast, decided at registration: one non-persistent
  * request still to complete, a continuation request neither poll-only nor
- * signal-safe) has one round that closes when its request completes. Its
- * completion (fast_complete) copies the status out, queues it and
- * releases the request without the round machinery; it is on no list of
- * its continuation request (teardown finds a waiting one through the
- * request pool); progress with one ready on an application thread, no
- * budget and no signal-safe request runs it without the general loop,
- * and fast_finish frees it. Everything else about it (tests on its
- * continuation request, max_poll, the progress thread, teardown) takes the
- * general paths, which handle it as any other.
+ * signal-safe, a pooled object) has one round that closes when its
+ * request completes. Its completion (fast_complete) copies the status
+ * out, queues it and releases the request without the round machinery;
+ * it is on no list of its continuation request (teardown finds a waiting
+ * one through the request pool); progress that finds it alone and first
+ * on an application thread, with no budget and no signal-safe request,
+ * runs it without the general loop, and fast_finish puts it back in the
+ * pool. Everything else about it (tests on its continuation request,
+ * max_poll, the progress thread, teardown) takes the general paths, which
+ * handle it as any other.
+ *
+ * Rings (cs_ring: a continuation became ready, an execution finished)
+ * matter only to a thread waiting in rcx__cont_block and to the exported
+ * fd; while neither exists a ring is one test. A continuation request's
+ * status.count counts its finished executions as they finish.
  *
  * cont_api.c creates continuation requests and registrations; the rest
  * is here.
@@ -75,10 +81,11 @@
  * re-entered), whether this is a progress thread, whether a test running
  * on this thread set a continuation budget and the budget (-1: none),
  * whether the last test on a continuation request left ready ones behind
- * (the wait must not sleep), and how many executions its progress has run
- * or finished (what rcx__cont_block reports). The first three share a
- * word that is 0 in the common case: progress reads it once. Initial-exec:
- * the signal entry reads it without allocating.
+ * (the wait must not sleep), and how many executions it has finished
+ * while it watched in rcx__cont_block (what that reports; counted by the
+ * ring, which a watcher turns on). The first three share a word that is 0
+ * in the common case: progress reads it once. Initial-exec: the signal
+ * entry reads it without allocating.
  */
 static __thread struct {
 	union {
@@ -94,7 +101,19 @@ static __thread struct {
 	bool leftover;
 } tl __attribute__((tls_model("initial-exec"))) = { .budget = -1 };
 
-CONT_HOT void cs_ring(struct rcx_ctx *ctx, struct cstate *cs, bool ready);
+static void cs_notify(struct rcx_ctx *ctx, struct cstate *cs, bool ready);
+
+/*
+ * Something changed for waiters: a continuation became ready (ready) or
+ * an execution finished on this thread. Only a thread in rcx__cont_block
+ * or the exported fd listens (cs->notify); otherwise this is one test and
+ * no system call.
+ */
+CONT_HOT void cs_ring(struct rcx_ctx *ctx, struct cstate *cs, bool ready)
+{
+	if (RCX__UNLIKELY(cs->notify))
+		cs_notify(ctx, cs, ready);
+}
 
 /* ---- lock-free stacks: push one, take all (no ABA: nothing pops one) */
 
@@ -127,8 +146,7 @@ static void creq_pending_inc(struct creq *cr)
 	r->status.tag = RCX_ANY_TAG;
 	r->status.error = 0;
 	r->status.slot = -1;
-	r->status.count = 0;
-	cr->nrun = 0;
+	r->status.count = 0; /* executions finished, counted as they finish */
 	if (r->cont)
 		rcx__cont_start(r); /* re-arm a continuation attached to it */
 }
@@ -139,10 +157,9 @@ CONT_HOT void creq_pending_dec(struct creq *cr)
 
 	if (--cr->pending)
 		return;
-	/* rcx__req_complete(r, 0) for this kind: no done hook, and never
-	 * freed while active (it is persistent) */
-	r->status.count = cr->nrun;
-	r->status.error = 0;
+	/* rcx__req_complete(r, 0) for this kind: no done hook, never freed
+	 * while active (it is persistent), and its status is complete (only
+	 * creq_pending_inc and the count of finished executions write it) */
 	r->state = RCX__REQ_DONE;
 	if (r->cont)
 		rcx__cont_complete(r);
@@ -266,9 +283,11 @@ CONT_HOT void cont_close(struct cont *c)
 CONT_HOT void fifo_push(struct creq *cr, struct cont *c)
 {
 	c->next = NULL;
-	*cr->tailp = c;
-	cr->tailp = &c->next;
-	cr->nready++;
+	if (RCX__UNLIKELY(cr->head != NULL)) /* progress keeps it short */
+		cr->tail->next = c;
+	else
+		cr->head = c;
+	cr->tail = c;
 }
 
 /* cr (not poll-only) has an execution progress may run: count it, and
@@ -294,7 +313,7 @@ CONT_HOT void cont_enqueue(struct rcx_ctx *ctx, struct cont *c)
 	struct creq *cr = c->cr;
 
 	if (cr->signal_safe && !cr->poll_only) {
-		cr->nready++;
+		cr->nsig++;
 		stack_push(&cs->sig_ready, c);
 		ctx->cont_ready++;
 	} else {
@@ -326,7 +345,7 @@ CONT_HOT void cont_finish(struct rcx_ctx *ctx, struct cont *c)
 	struct creq *cr = c->cr;
 
 	c->queued = 0;
-	cr->nrun++;
+	cr->req->status.count++;
 	if (!c->nwait && !c->ndone)
 		cont_release(ctx, c); /* every link is gone: no request */
 	else
@@ -337,15 +356,16 @@ CONT_HOT void cont_finish(struct rcx_ctx *ctx, struct cont *c)
 
 /*
  * A fast continuation has run (lock held): cont_finish knowing that its
- * request is gone and its round was its only one.
+ * request is gone, its round was its only one and it is pooled.
  */
 CONT_HOT void fast_finish(struct rcx_ctx *ctx, struct cont *c)
 {
 	struct cstate *cs = ctx->cont_state;
 	struct creq *cr = c->cr;
 
-	cr->nrun++;
-	cont_free(cs, c);
+	cr->req->status.count++;
+	c->next = cs->free1;
+	cs->free1 = c;
 	creq_pending_dec(cr);
 	cs_ring(ctx, cs, false);
 }
@@ -357,17 +377,35 @@ static __attribute__((noinline)) void finish_general(struct rcx_ctx *ctx,
 	cont_finish(ctx, c);
 }
 
+/* cont_call's callback on a RCX_THREAD_MULTIPLE context: out of line, so
+ * that the single-threaded case keeps fewer registers. */
+static __attribute__((noinline)) void call_unlocked(struct rcx_ctx *ctx,
+						    struct cont *c)
+{
+	pthread_mutex_unlock(&ctx->lock);
+	c->cb(c->statuses, c->cb_data);
+	pthread_mutex_lock(&ctx->lock);
+}
+
 /*
- * Run a taken execution: the lock is released around the callback (it may
- * call rcx); the thread is marked as inside a callback.
+ * Call a taken execution's callback: the lock is released around it (it
+ * may call rcx); the thread is marked as inside a callback. ctx->mt is
+ * tested once (rcx__lock and rcx__unlock would test it each).
  */
-CONT_HOT void cont_run(struct rcx_ctx *ctx, struct cont *c)
+CONT_HOT void cont_call(struct rcx_ctx *ctx, struct cont *c)
 {
 	tl.g.in_cb++;
-	rcx__unlock(ctx);
-	c->cb(c->statuses, c->cb_data);
-	rcx__lock(ctx);
+	if (RCX__LIKELY(!ctx->mt))
+		c->cb(c->statuses, c->cb_data);
+	else
+		call_unlocked(ctx, c);
 	tl.g.in_cb--;
+}
+
+/* Run a taken execution and finish it. */
+CONT_HOT void cont_run(struct rcx_ctx *ctx, struct cont *c)
+{
+	cont_call(ctx, c);
 	if (RCX__LIKELY(c->fast))
 		fast_finish(ctx, c);
 	else
@@ -381,14 +419,12 @@ CONT_HOT bool may_run(const struct creq *cr)
 	return !tl.g.progress || cr->any_thread;
 }
 
-/* The first of cr's non-empty FIFO (the ready counts are the caller's). */
+/* The first of cr's non-empty FIFO (ctx->cont_ready is the caller's). */
 CONT_HOT struct cont *fifo_take(struct creq *cr)
 {
 	struct cont *c = cr->head;
 
-	cr->head = c->next;
-	if (!cr->head)
-		cr->tailp = &cr->head;
+	cr->head = c->next; /* tail is left stale when it empties */
 	return c;
 }
 
@@ -396,7 +432,6 @@ CONT_HOT struct cont *fifo_pop(struct rcx_ctx *ctx, struct creq *cr)
 {
 	if (!cr->head)
 		return NULL;
-	cr->nready--;
 	if (!cr->poll_only)
 		ctx->cont_ready--;
 	return fifo_take(cr);
@@ -417,7 +452,7 @@ static struct cont *sig_pick(struct rcx_ctx *ctx, const struct creq *only)
 		stack_push(&cs->sig_ready, c);
 	}
 	if (got) {
-		got->cr->nready--;
+		got->cr->nsig--;
 		ctx->cont_ready--;
 	}
 	return got;
@@ -460,7 +495,6 @@ CONT_HOT struct cont *take_app(struct rcx_ctx *ctx, struct cstate *cs)
 
 	while ((cr = cs->rl_head)) {
 		if (RCX__LIKELY(cr->head != NULL)) {
-			cr->nready--;
 			ctx->cont_ready--;
 			return fifo_take(cr);
 		}
@@ -483,7 +517,7 @@ static int finish_signalled(struct rcx_ctx *ctx, struct cstate *cs)
 		return 0;
 	for (c = stack_take(&cs->sig_done); c; c = next) {
 		next = c->next;
-		c->cr->nready--;
+		c->cr->nsig--;
 		ctx->cont_ready--;
 		cont_finish(ctx, c);
 		n++;
@@ -518,8 +552,18 @@ static void wake_sleepers(struct cstate *cs)
 	}
 }
 
-static void cs_notify(struct rcx_ctx *ctx, struct cstate *cs, bool ready)
+/*
+ * cs_ring when somebody listens: bump gen (a watcher about to sleep sees
+ * it), count a finish for this thread's watch, wake the sleepers, and
+ * when a continuation became ready signal the exported fd. Out of line:
+ * the rings on the fast paths stay one test.
+ */
+static __attribute__((noinline)) void cs_notify(struct rcx_ctx *ctx,
+						struct cstate *cs, bool ready)
 {
+	cs->gen++;
+	if (!ready)
+		tl.ran++;
 	wake_sleepers(cs);
 	if (ready && cs->xfd >= 0 && !cs->xrung) {
 		efd_write(cs->xfd);
@@ -528,17 +572,18 @@ static void cs_notify(struct rcx_ctx *ctx, struct cstate *cs, bool ready)
 	}
 }
 
-/*
- * Something changed for waiters: bump gen (a thread about to sleep sees
- * it), wake the sleepers, and when a continuation became ready signal the
- * exported fd. No system call unless somebody sleeps or the fd was asked
- * for: a single-threaded context makes none.
- */
-CONT_HOT void cs_ring(struct rcx_ctx *ctx, struct cstate *cs, bool ready)
+/* This thread enters rcx__cont_block: rings bump gen and count its
+ * finishes until it leaves (lock held). */
+static void watch_begin(struct cstate *cs)
 {
-	cs->gen++;
-	if (RCX__UNLIKELY(cs->notify))
-		cs_notify(ctx, cs, ready);
+	cs->watchers++;
+	cs->notify = true;
+}
+
+static void watch_end(struct cstate *cs)
+{
+	if (--cs->watchers == 0)
+		cs->notify = cs->xfd >= 0;
 }
 
 /*
@@ -572,8 +617,7 @@ CONT_HOT void fast_complete(struct rcx_ctx *ctx, struct rcx_req *r,
 	struct cstate *cs = ctx->cont_state;
 	struct creq *cr = c->cr;
 
-	if (c->statuses)
-		*c->statuses = r->status;
+	*c->dst = r->status;
 	r->cont = NULL;
 	fifo_push(cr, c);
 	rl_ready(ctx, cs, cr);
@@ -665,7 +709,6 @@ static __attribute__((noinline)) int progress_general(struct rcx_ctx *ctx,
 		limit = ctx->cont_ready;
 		for (k = 0; k < limit && (c = take_app(ctx, cs)); k++)
 			cont_run(ctx, c);
-		tl.ran += (unsigned int)k;
 		return k;
 	}
 	if (RCX__UNLIKELY(cs->extra)) {
@@ -684,26 +727,28 @@ static __attribute__((noinline)) int progress_general(struct rcx_ctx *ctx,
 		cont_run(ctx, c);
 	if (RCX__UNLIKELY(budget >= 0))
 		tl.budget = budget - k;
-	n += k;
-	tl.ran += (unsigned int)n;
-	return n;
+	return n + k;
 }
 
 /* ctx->cont_ready > 0, so the state exists */
 int rcx__cont_progress(struct rcx_ctx *ctx)
 {
 	struct cstate *cs = ctx->cont_state;
+	struct creq *cr = cs->rl_head;
 	struct cont *c;
 	int n;
 
-	if (RCX__LIKELY(!(tl.g.any | cs->extra) && ctx->cont_ready == 1)) {
-		/* the common case: one ready, on an application thread that
-		 * is not in a callback or a test with a budget */
-		c = take_app(ctx, cs);
-		if (RCX__UNLIKELY(!c))
-			return 0;
-		cont_run(ctx, c);
-		tl.ran++;
+	/*
+	 * The common case: one ready, a fast one at the head of the first
+	 * ready FIFO, on an application thread that is not in a callback or
+	 * a test with a budget (take_app and cont_run for it).
+	 */
+	if (RCX__LIKELY(!(tl.g.any | cs->extra) && ctx->cont_ready == 1 && cr &&
+			(c = cr->head) && c->fast)) {
+		ctx->cont_ready = 0;
+		fifo_take(cr);
+		cont_call(ctx, c);
+		fast_finish(ctx, c);
 		return 1;
 	}
 	n = progress_general(ctx, cs);
@@ -724,30 +769,17 @@ int rcx__cont_progress(struct rcx_ctx *ctx)
  * without continuations: a thread that takes the completion event may
  * handle what another one sleeps for, and the eventfd is how it wakes
  * that one (the state is made by the first such sleep).
+ *
+ * block_watched is the part that runs while the thread watches: rings
+ * then bump gen and count its finishes in tl.ran.
  */
-int rcx__cont_block(struct rcx_ctx *ctx, int timeout_ms)
+static int block_watched(struct rcx_ctx *ctx, struct cstate *cs, int timeout_ms)
 {
-	struct cstate *cs = ctx->cont_state;
 	unsigned int ran = tl.ran;
+	unsigned long gen = cs->gen;
 	struct pollfd pfd[2];
-	unsigned long gen;
 	int n, armed, cm;
 
-	if (!cs && ctx->mt && rcx__cont_state(ctx, &cs))
-		cs = NULL;
-	if (!cs)
-		return rcx__wait_events(
-			ctx, ctx->mt && (timeout_ms < 0 ||
-					 timeout_ms > RCX__CONT_MT_SLEEP_MS)
-				     ? RCX__CONT_MT_SLEEP_MS
-				     : timeout_ms);
-	if (tl.leftover) {
-		/* the last test on a continuation request stopped at its
-		 * max_poll: test again rather than sleep */
-		tl.leftover = false;
-		return 0;
-	}
-	gen = cs->gen;
 	/*
 	 * What rcx__wait_events does before it sleeps: acknowledge, arm,
 	 * progress once more (a completion before the arm raises no event)
@@ -775,7 +807,6 @@ int rcx__cont_block(struct rcx_ctx *ctx, int timeout_ms)
 		timeout_ms = RCX__CONT_MT_SLEEP_MS;
 	timeout_ms = rcx__sleep_limit(ctx, timeout_ms);
 	cs->sleepers++;
-	cs->notify = true;
 	rcx__unlock(ctx);
 	poll(pfd, 2, timeout_ms);
 	rcx__lock(ctx);
@@ -783,7 +814,6 @@ int rcx__cont_block(struct rcx_ctx *ctx, int timeout_ms)
 		/* the last one out (a signal handler writes without rung) */
 		efd_drain(cs->efd);
 		cs->rung = false;
-		cs->notify = cs->xfd >= 0;
 	}
 	ctx->ops->ack(ctx->dev);
 	rcx__cm_progress(ctx);
@@ -798,6 +828,31 @@ int rcx__cont_block(struct rcx_ctx *ctx, int timeout_ms)
 	return n + (int)(tl.ran - ran);
 }
 
+int rcx__cont_block(struct rcx_ctx *ctx, int timeout_ms)
+{
+	struct cstate *cs = ctx->cont_state;
+	int n;
+
+	if (!cs && ctx->mt && rcx__cont_state(ctx, &cs))
+		cs = NULL;
+	if (!cs)
+		return rcx__wait_events(
+			ctx, ctx->mt && (timeout_ms < 0 ||
+					 timeout_ms > RCX__CONT_MT_SLEEP_MS)
+				     ? RCX__CONT_MT_SLEEP_MS
+				     : timeout_ms);
+	if (tl.leftover) {
+		/* the last test on a continuation request stopped at its
+		 * max_poll: test again rather than sleep */
+		tl.leftover = false;
+		return 0;
+	}
+	watch_begin(cs);
+	n = block_watched(ctx, cs, timeout_ms);
+	watch_end(cs);
+	return n;
+}
+
 /* ---- continuation requests */
 
 static void set_budget(long budget)
@@ -806,10 +861,24 @@ static void set_budget(long budget)
 	tl.g.budgeted = budget >= 0;
 }
 
-/* Up to the budget of this thread's test: executions of cr. */
+/* Executions queued on cr that are not taken yet. */
+static int creq_queued(const struct creq *cr)
+{
+	const struct cont *c;
+	int n = 0;
+
+	if (cr->signal_safe && !cr->poll_only)
+		return cr->nsig;
+	for (c = cr->head; c; c = c->next)
+		n++;
+	return n;
+}
+
+/* Up to the budget of this thread's test: executions of cr (those queued
+ * now: a callback that keeps re-registering cannot hold it here). */
 static void creq_run_own(struct rcx_ctx *ctx, struct creq *cr)
 {
-	int limit = cr->nready;
+	int limit = creq_queued(cr);
 	struct cont *c;
 
 	while (limit-- > 0 && tl.budget != 0 &&
@@ -849,7 +918,7 @@ static void creq_poll(struct rcx_req *r)
 	rcx__progress(ctx);
 	creq_run_own(ctx, cr);
 	set_budget(saved);
-	if (cr->nready && r->state == RCX__REQ_ACTIVE)
+	if ((cr->head || cr->nsig) && r->state == RCX__REQ_ACTIVE)
 		tl.leftover = true;
 }
 

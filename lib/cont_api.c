@@ -59,7 +59,6 @@ RCX_API int rcx_continue_init(struct rcx_ctx *ctx, const struct rcx_info *info,
 	cr = calloc(1, sizeof(*cr));
 	if (!cr)
 		return -ENOMEM;
-	cr->tailp = &cr->head;
 	ret = parse_info(info, cr);
 	if (!ret && cr->any_thread && !ctx->mt)
 		ret = -EINVAL; /* a progress thread needs THREAD_MULTIPLE */
@@ -248,9 +247,11 @@ static int cont_register(int n, struct rcx_req **reqs, rcx_continue_cb *cb,
 		}
 	}
 	rcx__cont_count(c);
-	c->fast =
-		n == 1 && c->nwait && !c->links[0].req->persistent && cr->plain;
-	if (!c->fast) {
+	c->fast = n == 1 && c->nwait && !c->links[0].req->persistent &&
+		  cr->plain && c->pooled;
+	if (c->fast) {
+		c->dst = statuses ? statuses : &c->links[0].st;
+	} else {
 		c->cr_next = cr->conts;
 		if (cr->conts)
 			cr->conts->cr_prev = c;

@@ -47,13 +47,17 @@ struct cont {
 	/*
 	 * The dominant case, decided at registration: one non-persistent
 	 * request, not yet complete, with a continuation request whose
-	 * executions progress takes from its FIFO (cr->plain). Its only
+	 * executions progress takes from its FIFO (cr->plain), in a pooled
+	 * object (the pool is bounded: past it, the general path). Its only
 	 * round closes when the request completes; completion and run take
 	 * the short paths (fast_complete, fast_finish), every other path is
 	 * the general one.
 	 */
 	uint8_t fast;
 	uint8_t pooled; /* back to free1 when done, not freed */
+	/* fast: where the status goes (statuses, or the unused links[0].st
+	 * when ignored: the copy is unconditional) */
+	struct rcx_status *dst;
 	struct rcx__cont links[];
 };
 
@@ -65,10 +69,11 @@ struct creq {
 	/* registered continuations but the fast ones (teardown finds those
 	 * through their requests, a queued one on the FIFO) */
 	struct cont *conts;
-	struct cont *head, **tailp; /* ready FIFO */
-	int nready;		    /* queued executions not yet taken */
+	struct cont *head, *tail; /* ready FIFO (tail stale when empty) */
+	/* signal-safe (not poll-only): executions on the signal stacks,
+	 * queued or run by a handler, not yet finished */
+	int nsig;
 	int pending;
-	size_t nrun; /* executions finished since it was started */
 	long max_poll;
 	bool on_rl;
 	bool poll_only;
@@ -87,13 +92,16 @@ struct cstate {
 	_Atomic(struct cont *) sig_ready;
 	_Atomic(struct cont *) sig_done;
 	struct cont *free1;
-	int npooled;	   /* pooled continuations, free or in use */
-	unsigned long gen; /* bumps when continuations become ready or run */
-	int efd;	   /* wakes threads asleep in rcx__cont_block */
-	int sleepers;
-	bool rung; /* efd written, not drained */
-	/* somebody sleeps or the exported fd exists: a ring has more to do
-	 * than bump gen */
+	int npooled; /* pooled continuations, free or in use */
+	/* bumps when continuations become ready or run while a thread is in
+	 * rcx__cont_block (a watcher): the only reader */
+	unsigned long gen;
+	int efd;      /* wakes threads asleep in rcx__cont_block */
+	int watchers; /* threads in rcx__cont_block */
+	int sleepers; /* of those, asleep in poll */
+	bool rung;    /* efd written, not drained */
+	/* a watcher or the exported fd exists: a ring has something to do
+	 * (otherwise it costs one test) */
 	bool notify;
 	/*
 	 * rcx_cont_event_fd (-1 until asked for). While it is signalled,
