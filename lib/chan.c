@@ -1,13 +1,10 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * Bound channels. A bind (or a bundle of n) gets its own RC queue pair,
- * set up by a handshake over the group: the sender's BIND request is
- * matched by the receiver exactly like the original send (cid BIND, the
- * user's tag); the receiver answers on cid BACK with its slot region and
- * connects a new QP to the sender, naming the sender's cookie.
+ * Bound channels: the fast path (bind, free and rebind are in
+ * chan_bind.c).
  *
- * Fast path (decided at bind time): memory registered once, a prepared WR
- * per channel; rcx_start patches an address (and the immediate) and posts
+ * Decided at bind time: memory registered once, a prepared WR per
+ * channel; rcx_start patches an address (and the immediate) and posts
  * once. Completions come back through the context CQ with wr_id pointing
  * at the channel: no lookup.
  *
@@ -25,142 +22,10 @@
  */
 #include <errno.h>
 #include <endian.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <rcx/chan.h>
-#include "core.h"
-
-#define CH_MAGIC	   0x52434842u /* "RCHB" */
-#define CH_MAX_BUNDLE	   255
-#define CH_ACK_TAG_BASE	   0x40000000
-#define CH_CREDIT_SIGNAL   16 /* signal one credit write in this many */
-#define CH_FREE_TIMEOUT_US 30000000LL
-
-enum { PD_CHAN = 3 };
-
-enum set_state {
-	SET_HANDSHAKE, /* sender: waiting for answer and connection */
-	SET_UP,
-	SET_FREEING, /* told the peer; waiting for its free */
-	SET_FAILED,
-};
-
-/* Remote-writable control words of a set. */
-struct chctl {
-	volatile uint64_t peer_free; /* the peer freed its end */
-	uint64_t free_src;	     /* source of our free write: 1 */
-	uint64_t words[];	     /* ready[n] (written by peer), then
-					 * credit_src[n] (our source) */
-};
-
-struct chset;
-
-struct chan {
-	struct rcx__wrctx wrc; /* completion of this channel's WR */
-	struct rcx_req *req;
-	struct chset *set;
-	int idx;
-	uint8_t *buf;
-	size_t len; /* this end's length */
-	size_t stride;
-	unsigned long slots;
-	uint64_t count;		/* starts so far */
-	int cur_slot;		/* slot of the message in flight */
-	int next_slot;		/* count mod slots, kept without a division */
-	uint64_t next_off;	/* next_slot * stride */
-	struct rcx_pwr *pwr;	/* send: SEND/WRITE_IMM; recv: RECV (send) */
-	struct rcx_pwr *credit; /* recv: WRITE of ready[idx], unsignaled */
-	struct rcx_pwr *credit_sig; /* the same, signaled */
-	struct chan *next_deferred;
-	bool deferred;
-	bool freed;
-	/* for rebind: where it was bound */
-	struct rcx_group *g;
-	int peer;
-	int tag;
-};
-
-struct bind_msg {
-	uint32_t magic;
-	uint32_t kind; /* 1 request, 2 answer */
-	int32_t status;
-	uint32_t n;
-	uint32_t proto;
-	uint32_t slots;
-	uint64_t len;
-	uint64_t stride;
-	uint64_t cookie;
-	uint64_t data_addr;
-	uint64_t ctl_addr;
-	uint32_t data_rkey;
-	uint32_t ctl_rkey;
-	uint32_t ack_tag;
-	uint32_t pad;
-	char addr[RCX__ADDR_LEN];
-};
-
-struct chset {
-	struct rcx__epobj obj; /* first: ep_ctx of the QP */
-	struct rcx_ctx *ctx;
-	struct chset *next;
-	bool is_send;
-	int n, live;
-	int proto; /* RCX_CHAN_SEND or RCX_CHAN_WRITE_IMM */
-	int state;
-	int error;
-	bool answered; /* sender: got the receiver's answer */
-	bool established;
-	uint64_t cookie;
-	size_t peer_len; /* the sender's len (what arrives) */
-	struct rcx_ep *ep;
-	struct rcx__reg *reg; /* the slot region */
-	struct chctl *ctl;
-	struct rcx__reg *ctl_reg;
-	uint64_t peer_data;
-	uint32_t peer_data_rkey;
-	uint64_t peer_ctl;
-	uint32_t peer_ctl_rkey;
-	/* receiver, write_imm: zero-length receives that take immediates */
-	struct rcx__wrctx zwrc;
-	struct rcx_pwr *zrecv;
-	int zposted;
-	int inflight; /* signaled sends not completed */
-	unsigned int credits_sent;
-	struct rcx__wrctx credit_wrc, free_wrc;
-	struct rcx_pwr *free_wr;
-	struct rcx_req *eph;	 /* bind in progress */
-	struct rcx_req *hs_recv; /* handshake receive still posted */
-	int hs_sends;		 /* handshake sends not yet out */
-	struct bind_msg msg;	 /* handshake buffer */
-	struct bind_msg peer_msg;
-	struct chan ch[];
-};
-
-static const struct rcx__req_ops chan_ops;
-
-static uint64_t *ready(struct chset *s)
-{
-	return (uint64_t *)s->ctl->words;
-}
-
-static uint64_t *credit_src(struct chset *s)
-{
-	return (uint64_t *)s->ctl->words + s->n;
-}
-
-static struct chan *to_chan(struct rcx_req *r)
-{
-	return r->obj;
-}
-
-static bool is_chan(const struct rcx_req *r)
-{
-	return rcx__req_live(r) && r->kind == RCX__REQ_CHAN && r->obj;
-}
+#include "chan_int.h"
 
 /* ---- completion of the set's bind or free */
-static void eph_done(struct chset *s, int err)
+void rcx__chan_eph_done(struct chset *s, int err)
 {
 	struct rcx_req *e = s->eph;
 
@@ -171,7 +36,7 @@ static void eph_done(struct chset *s, int err)
 	}
 }
 
-static void set_fail(struct chset *s, int err)
+void rcx__chan_set_fail(struct chset *s, int err)
 {
 	int i;
 
@@ -187,7 +52,7 @@ static void set_fail(struct chset *s, int err)
 			rcx__req_complete(c->req, err);
 		}
 	}
-	eph_done(s, err);
+	rcx__chan_eph_done(s, err);
 }
 
 /* ---- the fast path */
@@ -262,8 +127,6 @@ static int post_credit(struct chset *s, int lo, int hi)
 	return ret;
 }
 
-static int post_credit(struct chset *s, int lo, int hi);
-
 /*
  * The fast path: one channel, one post. A sender posts at once (send
  * protocol) or when the receiver's credit is there (write_imm); a receiver
@@ -296,7 +159,7 @@ static int chan_start(struct rcx_req *r)
 			ret = post_credit(s, c->idx, c->idx + 1);
 	}
 	if (RCX__UNLIKELY(ret))
-		set_fail(s, ret);
+		rcx__chan_set_fail(s, ret);
 	return ret;
 }
 
@@ -353,7 +216,7 @@ static int chan_start_many(struct rcx_req **reqs, int n)
 		if (!ret && !s->is_send && s->proto == RCX_CHAN_WRITE_IMM)
 			ret = post_credit(s, lo, hi);
 		if (ret) {
-			set_fail(s, ret);
+			rcx__chan_set_fail(s, ret);
 			return ret;
 		}
 	}
@@ -378,7 +241,7 @@ void rcx__chan_progress(struct rcx_ctx *ctx)
 		c->deferred = false;
 		post_send(c);
 		if (ctx->ops->pwr_post(c->set->ep, &c->pwr, 1))
-			set_fail(c->set, RCX_ERR_PROC_FAILED);
+			rcx__chan_set_fail(c->set, RCX_ERR_PROC_FAILED);
 	}
 }
 
@@ -391,8 +254,9 @@ static void on_chan_wc(struct rcx_ctx *ctx, struct rcx__wrctx *w,
 	if (s->is_send)
 		s->inflight--;
 	if (cqe->status) {
-		set_fail(s, cqe->status == RCX_ERR_FLUSHED ? RCX_ERR_PROC_FAILED
-							   : cqe->status);
+		rcx__chan_set_fail(s, cqe->status == RCX_ERR_FLUSHED
+					      ? RCX_ERR_PROC_FAILED
+					      : cqe->status);
 		return;
 	}
 	c->req->status.slot = c->cur_slot;
@@ -411,20 +275,21 @@ static void on_imm(struct rcx_ctx *ctx, struct rcx__wrctx *w,
 
 	s->zposted--;
 	if (cqe->status) {
-		set_fail(s, cqe->status == RCX_ERR_FLUSHED ? RCX_ERR_PROC_FAILED
-							   : cqe->status);
+		rcx__chan_set_fail(s, cqe->status == RCX_ERR_FLUSHED
+					      ? RCX_ERR_PROC_FAILED
+					      : cqe->status);
 		return;
 	}
 	if (s->state != SET_UP)
 		return;
 	if (!cqe->has_imm || idx >= (unsigned int)s->n ||
 	    s->ch[idx].req->state != RCX__REQ_ACTIVE) {
-		set_fail(s, RCX_ERR_PROTO);
+		rcx__chan_set_fail(s, RCX_ERR_PROTO);
 		return;
 	}
 	c = &s->ch[idx];
 	if (ctx->ops->pwr_post_recv(s->ep, &s->zrecv, 1)) {
-		set_fail(s, RCX_ERR_PROC_FAILED);
+		rcx__chan_set_fail(s, RCX_ERR_PROC_FAILED);
 		return;
 	}
 	s->zposted++;
@@ -441,7 +306,7 @@ static void on_ctl_wc(struct rcx_ctx *ctx, struct rcx__wrctx *w,
 
 	s->inflight--;
 	if (cqe->status && s->state != SET_FAILED)
-		set_fail(s, RCX_ERR_PROC_FAILED);
+		rcx__chan_set_fail(s, RCX_ERR_PROC_FAILED);
 }
 
 static void on_free_wc(struct rcx_ctx *ctx, struct rcx__wrctx *w,
@@ -467,1017 +332,19 @@ static void chan_poll(struct rcx_req *r)
 	rcx__progress(ctx);
 }
 
-static const struct rcx__req_ops chan_ops = {
+const struct rcx__req_ops rcx__chan_ops = {
 	.start = chan_start,
 	.start_many = chan_start_many,
 	.poll = chan_poll,
 };
 
-/* ---- set construction, connection */
-
-static void set_link(struct chset *s)
+void rcx__chan_set_wire(struct chset *s)
 {
-	s->next = s->ctx->chan_sets;
-	s->ctx->chan_sets = s;
-}
-
-static void set_unlink(struct chset *s)
-{
-	struct chset **pp;
-
-	for (pp = (struct chset **)&s->ctx->chan_sets; *pp; pp = &(*pp)->next)
-		if (*pp == s) {
-			*pp = s->next;
-			return;
-		}
-}
-
-static void set_on_cm(struct rcx__epobj *o, const struct rcx_cm_event *ev)
-{
-	struct chset *s = (struct chset *)o;
-
-	switch (ev->type) {
-	case RCX_CM_ESTABLISHED:
-		s->established = true;
-		if (s->state == SET_HANDSHAKE && (!s->is_send || s->answered)) {
-			s->state = SET_UP;
-			eph_done(s, 0);
-		}
-		break;
-	case RCX_CM_DISCONNECTED:
-		/* deliver what arrived before the peer left */
-		while (rcx__progress(s->ctx) > 0)
-			;
-		/* the peer's side is gone: it cannot free any more */
-		s->ctl->peer_free = 1;
-		if (s->state != SET_FREEING)
-			set_fail(s, RCX_ERR_PROC_FAILED);
-		break;
-	case RCX_CM_ERROR:
-		set_fail(s, ev->status ? ev->status : -ECONNABORTED);
-		break;
-	}
-}
-
-/* The QP exists: prepare every WR of the set, post what must be posted. */
-static int set_prepare(struct chset *s)
-{
-	const struct rcx_provider_ops *ops = s->ctx->ops;
-	struct rcx_ep *ep = s->ep;
-	struct rcx_wr w;
-	int i, ret;
-
-	for (i = 0; i < s->n; i++) {
-		struct chan *c = &s->ch[i];
-
-		memset(&w, 0, sizeof(w));
-		w.wr_id = (uintptr_t)&c->wrc;
-		w.addr = (uintptr_t)c->buf;
-		w.length = (uint32_t)c->len;
-		w.lkey = s->reg->lkey;
-		if (s->is_send) {
-			w.flags = RCX_WR_SIGNALED;
-			if (s->proto == RCX_CHAN_WRITE_IMM) {
-				w.op = RCX_OP_WRITE_IMM;
-				w.remote_addr = s->peer_data;
-				w.rkey = s->peer_data_rkey;
-			} else {
-				w.op = RCX_OP_SEND;
-			}
-			if (c->len <= ops->ep_max_inline(ep) && c->len <= 64)
-				w.flags |= RCX_WR_INLINE;
-			ret = ops->pwr_create(ep, &w, 0, &c->pwr);
-		} else {
-			ret = 0;
-			if (s->proto == RCX_CHAN_SEND)
-				ret = ops->pwr_create(ep, &w, 1, &c->pwr);
-			memset(&w, 0, sizeof(w));
-			w.wr_id = (uintptr_t)&s->credit_wrc;
-			w.op = RCX_OP_WRITE;
-			w.lkey = s->ctl_reg->lkey;
-			w.length = 8;
-			w.rkey = s->peer_ctl_rkey;
-			if (8 * s->n <= (int)ops->ep_max_inline(ep))
-				w.flags = RCX_WR_INLINE;
-			if (!ret)
-				ret = ops->pwr_create(ep, &w, 0, &c->credit);
-			w.flags |= RCX_WR_SIGNALED;
-			if (!ret)
-				ret = ops->pwr_create(ep, &w, 0,
-						      &c->credit_sig);
-		}
-		if (ret)
-			return ret;
-	}
-	if (!s->is_send && s->proto == RCX_CHAN_WRITE_IMM) {
-		memset(&w, 0, sizeof(w));
-		w.wr_id = (uintptr_t)&s->zwrc;
-		w.lkey = s->ctl_reg->lkey;
-		w.addr = (uintptr_t)s->ctl;
-		ret = ops->pwr_create(ep, &w, 1, &s->zrecv);
-		if (ret)
-			return ret;
-		*s->zrecv->length = 0;
-		/* one per channel that can be in flight, and slack */
-		for (i = 0; i < 2 * s->n + 2; i++) {
-			ret = ops->pwr_post_recv(ep, &s->zrecv, 1);
-			if (ret)
-				return ret;
-			s->zposted++;
-		}
-	}
-	memset(&w, 0, sizeof(w));
-	w.wr_id = (uintptr_t)&s->free_wrc;
-	w.op = RCX_OP_WRITE;
-	w.flags = RCX_WR_SIGNALED;
-	w.addr = (uintptr_t)&s->ctl->free_src;
-	w.length = 8;
-	w.lkey = s->ctl_reg->lkey;
-	w.remote_addr = s->peer_ctl + offsetof(struct chctl, peer_free);
-	w.rkey = s->peer_ctl_rkey;
-	return ops->pwr_create(ep, &w, 0, &s->free_wr);
-}
-
-/*
- * A sender's WRs carry the receiver's slot and control addresses and keys,
- * from its answer; the answer comes over the group and the connection
- * through rdma_cm, in either order. So a sender prepares its WRs once both
- * are in: here or in on_answer.
- */
-static int set_on_ready(struct rcx_ep *ep, void *arg)
-{
-	struct chset *s = arg;
-
-	s->ep = ep;
-	if (s->is_send && !s->answered)
-		return 0;
-	return set_prepare(s);
-}
-
-static struct rcx_ep_attr set_ep_attr(struct chset *s)
-{
-	const struct rcx__config *cfg = &s->ctx->cfg;
-	struct rcx_ep_attr a = {
-		.ep_ctx = &s->obj,
-		.on_ready = set_on_ready,
-		/* n in flight, unsignaled credit writes between signals, free */
-		.max_send_wr = (uint32_t)(s->n + 2 * CH_CREDIT_SIGNAL + 4),
-		.max_recv_wr = (uint32_t)(2 * s->n + 4),
-		.max_inline = 64 > 8 * s->n ? 64 : 8 * s->n,
-		.timeout = cfg->qp_timeout,
-		.retry_cnt = cfg->qp_retry,
-		.rnr_retry = cfg->rnr_retry,
-		.max_rd_atomic = 1,
-		/* send protocol: a late receive costs 10 us, not 0.64 ms+ */
-		.min_rnr_timer = 1,
-	};
-	return a;
-}
-
-static void set_destroy(struct chset *s)
-{
-	struct rcx_ctx *ctx = s->ctx;
-	const struct rcx_provider_ops *ops = ctx->ops;
-	long long end;
 	int i;
 
-	set_unlink(s);
-	if (s->state != SET_FAILED)
-		s->state = SET_FAILED;
-	if (s->eph) {
-		s->eph->obj = NULL;
-		eph_done(s, -ECANCELED);
-	}
-	/* the handshake's receive points into the set: take it back */
-	if (s->hs_recv)
-		rcx__p2p_cancel(s->hs_recv);
-	end = rcx__now_us() + 2000000;
-	while (s->hs_sends > 0 && rcx__now_us() < end)
-		rcx__progress(ctx);
-	if (s->ep) {
-		/* flush and reap: completions point into this set */
-		ops->ep_set_error(s->ep);
-		end = rcx__now_us() + 2000000;
-		while ((s->zposted > 0 || s->inflight > 0) &&
-		       rcx__now_us() < end)
-			rcx__progress(ctx);
-		ops->ep_destroy(s->ep);
-	}
-	for (i = 0; i < s->n; i++) {
-		if (s->ch[i].pwr)
-			ops->pwr_destroy(s->ch[i].pwr);
-		if (s->ch[i].credit)
-			ops->pwr_destroy(s->ch[i].credit);
-		if (s->ch[i].credit_sig)
-			ops->pwr_destroy(s->ch[i].credit_sig);
-	}
-	if (s->zrecv)
-		ops->pwr_destroy(s->zrecv);
-	if (s->free_wr)
-		ops->pwr_destroy(s->free_wr);
-	rcx__reg_put(ctx, s->reg);
-	rcx__reg_put(ctx, s->ctl_reg);
-	if (s->zposted > 0 || s->inflight > 0 || s->hs_sends > 0)
-		return; /* never reaped: leak rather than free live memory */
-	free(s->ctl);
-	free(s);
-}
-
-/* The sender accepts the receiver's connection that names its cookie. */
-static int chan_conn_req(struct rcx_ctx *ctx, struct rcx__pending_req *p)
-{
-	struct rcx_ep_attr a;
-	struct chset *s;
-	uint64_t cookie;
-
-	if (p->len < 16 || memcmp(p->pdata, "RCX1", 4) ||
-	    p->pdata[4] != PD_CHAN)
-		return 0;
-	memcpy(&cookie, p->pdata + 8, 8);
-	for (s = ctx->chan_sets; s; s = s->next)
-		if (s->is_send && s->cookie == cookie && !s->ep &&
-		    s->state == SET_HANDSHAKE)
-			break;
-	if (!s || (a = set_ep_attr(s),
-		   ctx->ops->ep_accept(ctx->dev, p->req, &a, &s->ep))) {
-		if (!s)
-			ctx->ops->ep_reject(ctx->dev, p->req);
-		else
-			set_fail(s, -ECONNABORTED);
-	}
-	free(p);
-	return 1;
-}
-
-struct bind_args {
-	struct rcx_group *g;
-	uint8_t *buf;
-	size_t len;
-	int peer;
-	int tag;
-	bool is_send;
-	int proto;
-	unsigned long slots, stride;
-};
-
-static int parse_info(const struct rcx_info *info, struct bind_args *a)
-{
-	static const char *const protos[] = { "auto", "send", "write_imm",
-					      NULL };
-	int ret;
-
-	ret = rcx__info_enum(info, RCX_CHAN_PROTOCOL, protos, a->proto,
-			     &a->proto);
-	if (!ret)
-		ret = rcx__info_ulong(info, RCX_CHAN_SLOTS, 1, 1, 1 << 20,
-				      &a->slots);
-	if (!ret)
-		ret = rcx__info_ulong(info, RCX_CHAN_STRIDE, a->len, 0,
-				      (unsigned long)-1 >> 1, &a->stride);
-	if (ret)
-		return ret;
-	if (a->slots > 1 && a->stride < a->len)
-		return -EINVAL;
-	return 0;
-}
-
-static int alloc_set(struct rcx_ctx *ctx, const struct bind_args *a, int n,
-		     struct chset **out)
-{
-	size_t region = (a->slots - 1) * a->stride + a->len;
-	struct chset *s;
-	int ret;
-
-	s = calloc(1, sizeof(*s) + (size_t)n * sizeof(struct chan));
-	if (!s)
-		return -ENOMEM;
-	s->obj.on_cm = set_on_cm;
-	s->ctx = ctx;
-	s->n = s->live = n;
-	s->is_send = a->is_send;
-	s->state = SET_HANDSHAKE;
 	s->zwrc.cb = on_imm;
 	s->credit_wrc.cb = on_ctl_wc;
 	s->free_wrc.cb = on_free_wc;
-	if (posix_memalign((void **)&s->ctl, 64,
-			   sizeof(struct chctl) + 16 * (size_t)n)) {
-		free(s);
-		return -ENOMEM;
-	}
-	memset(s->ctl, 0, sizeof(struct chctl) + 16 * (size_t)n);
-	s->ctl->free_src = 1;
-	ret = rcx__reg_get(ctx, s->ctl, sizeof(struct chctl) + 16 * (size_t)n,
-			   RCX_ACCESS_LOCAL_WRITE | RCX_ACCESS_REMOTE_WRITE,
-			   &s->ctl_reg);
-	if (!ret)
-		ret = rcx__reg_get(ctx, a->buf, region,
-				   a->is_send ? RCX_ACCESS_LOCAL_WRITE
-					      : RCX_ACCESS_LOCAL_WRITE |
-							RCX_ACCESS_REMOTE_WRITE,
-				   &s->reg);
-	if (ret) {
-		rcx__reg_put(ctx, s->ctl_reg);
-		free(s->ctl);
-		free(s);
-		return ret;
-	}
-	*out = s;
-	return 0;
-}
-
-static void fill_msg(struct chset *s, const struct bind_args *a,
-		     struct bind_msg *m, uint32_t kind, int status)
-{
-	memset(m, 0, sizeof(*m));
-	m->magic = CH_MAGIC;
-	m->kind = kind;
-	m->status = status;
-	m->n = (uint32_t)s->n;
-	m->proto = (uint32_t)a->proto;
-	m->slots = (uint32_t)a->slots;
-	m->len = a->len;
-	m->stride = a->stride;
-	m->cookie = s->cookie;
-	m->data_addr = (uintptr_t)a->buf;
-	m->data_rkey = s->reg->rkey;
-	m->ctl_addr = (uintptr_t)s->ctl;
-	m->ctl_rkey = s->ctl_reg->rkey;
-	snprintf(m->addr, sizeof(m->addr), "%s", s->ctx->addr);
-}
-
-static void on_sent(struct rcx_req *r)
-{
-	struct chset *s = r->done_arg;
-
-	s->hs_sends--;
-}
-
-/* sender: the receiver's answer */
-static void on_answer(struct rcx_req *r)
-{
-	struct chset *s = r->done_arg;
-	const struct bind_msg *m = &s->peer_msg;
-
-	s->hs_recv = NULL;
-	if (s->state != SET_HANDSHAKE)
-		return;
-	if (r->status.error || r->status.count != sizeof(*m) ||
-	    m->magic != CH_MAGIC || m->kind != 2) {
-		set_fail(s, r->status.error ? r->status.error : RCX_ERR_PROTO);
-		return;
-	}
-	if (m->status) {
-		set_fail(s, m->status);
-		return;
-	}
-	s->proto = (int)m->proto;
-	s->peer_data = m->data_addr;
-	s->peer_data_rkey = m->data_rkey;
-	s->peer_ctl = m->ctl_addr;
-	s->peer_ctl_rkey = m->ctl_rkey;
-	s->answered = true;
-	/* the connection came first: its WRs wait for this (set_on_ready) */
-	if (s->ep && !s->free_wr) {
-		int ret = set_prepare(s);
-
-		if (ret) {
-			set_fail(s, ret);
-			return;
-		}
-	}
-	if (s->established) {
-		s->state = SET_UP;
-		eph_done(s, 0);
-	}
-}
-
-/* Both ends' parameters must fit; returns the protocol or an error. */
-static int agree(const struct bind_msg *m, const struct bind_args *a, int n)
-{
-	int ps = (int)m->proto, pr = a->proto;
-
-	if ((int)m->n != n || m->slots != a->slots ||
-	    (a->slots > 1 && m->stride != a->stride) || m->len > a->len)
-		return -EINVAL;
-	if (ps != RCX_CHAN_AUTO && pr != RCX_CHAN_AUTO && ps != pr)
-		return -EINVAL;
-	if (ps == RCX_CHAN_AUTO)
-		ps = pr;
-	return ps == RCX_CHAN_AUTO ? RCX_CHAN_SEND : ps;
-}
-
-/* receiver: the sender's request matched our bind */
-static void on_request(struct rcx_req *r)
-{
-	struct chset *s = r->done_arg;
-	const struct bind_msg *m = &s->peer_msg;
-	struct bind_args a = { 0 };
-	struct rcx_ep_attr ea;
-	uint8_t pdata[16] = "RCX1";
-	int proto, i, ret;
-
-	s->hs_recv = NULL;
-	if (s->state != SET_HANDSHAKE)
-		return;
-	if (r->status.error || r->status.count != sizeof(*m) ||
-	    m->magic != CH_MAGIC || m->kind != 1) {
-		set_fail(s, r->status.error ? r->status.error : RCX_ERR_PROTO);
-		return;
-	}
-	/* the matched source and tag become the channel's */
-	for (i = 0; i < s->n; i++) {
-		s->ch[i].peer = r->status.source;
-		s->ch[i].tag = r->status.tag;
-	}
-	a.len = s->ch[0].len;
-	a.slots = s->ch[0].slots;
-	a.stride = s->ch[0].stride;
-	a.proto = s->proto;
-	a.buf = s->ch[0].buf;
-	proto = agree(m, &a, s->n);
-	s->cookie = m->cookie;
-	a.proto = proto < 0 ? 0 : proto;
-	fill_msg(s, &a, &s->msg, 2, proto < 0 ? proto : 0);
-	s->hs_sends++;
-	ret = rcx__isend_cb(s->ch[0].g, &s->msg, sizeof(s->msg),
-			    r->status.source, (int)m->ack_tag, RCX__CID_BACK,
-			    on_sent, s, NULL);
-	if (ret)
-		s->hs_sends--;
-	if (proto < 0 || ret) {
-		set_fail(s, proto < 0 ? proto : ret);
-		return;
-	}
-	s->proto = proto;
-	s->peer_len = m->len;
-	s->peer_ctl = m->ctl_addr;
-	s->peer_ctl_rkey = m->ctl_rkey;
-	pdata[4] = PD_CHAN;
-	memcpy(pdata + 8, &m->cookie, 8);
-	ea = set_ep_attr(s);
-	ret = s->ctx->ops->ep_connect(s->ctx->dev, m->addr, &ea, pdata,
-				      sizeof(pdata), &s->ep);
-	if (ret)
-		set_fail(s, ret);
-}
-
-static void eph_release(struct rcx_req *r)
-{
-	struct chset *s = r->obj;
-
-	/* freed by the program before the bind finished */
-	if (s && s->eph == r)
-		s->eph = NULL;
-}
-
-static const struct rcx__req_ops eph_ops = { .release = eph_release };
-
-/*
- * Make the set, its channel requests and the ephemeral request, and start
- * the handshake. Lock held. chans[i] get the channel handles (or reuse
- * the handles in reuse[] for rebind).
- */
-static int bind_start(struct rcx_ctx *ctx, const struct bind_args *a, int n,
-		      struct rcx_req **reuse, struct rcx_req **chans,
-		      struct rcx_req **eph_out)
-{
-	struct chset *s;
-	struct rcx_req *eph;
-	int i, ret;
-
-	ret = alloc_set(ctx, a, n, &s);
-	if (ret)
-		return ret;
-	s->proto = a->proto;
-	eph = rcx__req_get(ctx, RCX__REQ_INTERNAL, &eph_ops);
-	if (!eph) {
-		set_destroy(s);
-		return -ENOMEM;
-	}
-	eph->obj = s;
-	eph->state = RCX__REQ_ACTIVE;
-	s->eph = eph;
-	for (i = 0; i < n; i++) {
-		struct chan *c = &s->ch[i];
-		struct rcx_req *r =
-			reuse ? reuse[i]
-			      : rcx__req_get(ctx, RCX__REQ_CHAN, &chan_ops);
-
-		if (!r) {
-			while (i-- > 0)
-				rcx__req_put(s->ch[i].req);
-			rcx__req_put(eph);
-			set_destroy(s);
-			return -ENOMEM;
-		}
-		c->wrc.cb = on_chan_wc;
-		c->req = r;
-		c->set = s;
-		c->idx = i;
-		c->buf = a->buf;
-		c->len = a->len;
-		c->stride = a->stride;
-		c->slots = a->slots;
-		c->g = a->g;
-		c->peer = a->peer;
-		c->tag = a->tag;
-		r->obj = c;
-		r->persistent = 1;
-		r->state = RCX__REQ_INACTIVE;
-		r->status.slot = -1;
-	}
-	set_link(s);
-	ctx->conn_req_hook = chan_conn_req;
-	if (a->is_send) {
-		s->cookie = ((uint64_t)rcx__now_us() << 20) ^
-			    (uint64_t)(uintptr_t)s ^ ++ctx->bind_seq;
-		fill_msg(s, a, &s->msg, 1, 0);
-		s->msg.ack_tag = CH_ACK_TAG_BASE + (ctx->bind_seq & 0xfffffff);
-		ret = rcx__irecv_cb(a->g, &s->peer_msg, sizeof(s->peer_msg),
-				    a->peer, (int)s->msg.ack_tag, RCX__CID_BACK,
-				    on_answer, s, &s->hs_recv);
-		if (!ret) {
-			s->hs_sends++;
-			ret = rcx__isend_cb(a->g, &s->msg, sizeof(s->msg),
-					    a->peer, a->tag, RCX__CID_BIND,
-					    on_sent, s, NULL);
-			if (ret)
-				s->hs_sends--;
-		}
-	} else {
-		ret = rcx__irecv_cb(a->g, &s->peer_msg, sizeof(s->peer_msg),
-				    a->peer, a->tag, RCX__CID_BIND, on_request,
-				    s, &s->hs_recv);
-	}
-	if (ret) {
-		/* a posted receive may still point at the set: fail it, the
-		 * set stays linked until its handles are freed */
-		set_fail(s, ret);
-		for (i = 0; i < n; i++)
-			chans[i] = s->ch[i].req;
-		*eph_out = eph;
-		return 0;
-	}
-	for (i = 0; i < n; i++)
-		chans[i] = s->ch[i].req;
-	*eph_out = eph;
-	return 0;
-}
-
-static int args_of(struct rcx_req *init, const struct rcx_info *info,
-		   struct bind_args *a)
-{
-	if (!rcx__req_live(init) || !init->persistent ||
-	    (init->kind != RCX__REQ_SEND && init->kind != RCX__REQ_RECV))
-		return -EINVAL;
-	if (init->state == RCX__REQ_ACTIVE)
-		return -EBUSY;
-	if (!rcx__group_known(init->ctx, init->g))
-		return -EINVAL;
-	memset(a, 0, sizeof(*a));
-	a->g = init->g;
-	a->buf = init->buf;
-	a->len = init->len;
-	a->peer = init->peer;
-	a->tag = init->tag;
-	a->is_send = init->kind == RCX__REQ_SEND;
-	if (a->peer == init->g->rank)
-		return -EINVAL; /* a channel to oneself has no queue pair */
-	if (a->len > UINT32_MAX)
-		return -EMSGSIZE;
-	return parse_info(info, a);
-}
-
-static int wait_eph(struct rcx_ctx *ctx, struct rcx_req *eph)
-{
-	struct rcx_req *r = eph;
-
-	return rcx__waitall_locked(ctx, 1, &r);
-}
-
-RCX_API int rcx_imbind(struct rcx_req *init, int n, const struct rcx_info *info,
-		       struct rcx_req **chans, struct rcx_req **eph)
-{
-	struct rcx_req *tmp[CH_MAX_BUNDLE];
-	struct bind_args a;
-	struct rcx_ctx *ctx;
-	int ret, i;
-
-	if (n < 1 || n > CH_MAX_BUNDLE || !chans || !eph)
-		return -EINVAL;
-	if (!rcx__req_live(init))
-		return -EINVAL;
-	ctx = init->ctx;
-	rcx__lock(ctx);
-	ret = args_of(init, info, &a);
-	if (!ret)
-		ret = bind_start(ctx, &a, n, NULL, tmp, eph);
-	if (!ret)
-		for (i = 0; i < n; i++)
-			chans[i] = tmp[i];
-	rcx__unlock(ctx);
-	return ret;
-}
-
-RCX_API int rcx_mbind(struct rcx_req *init, int n, const struct rcx_info *info,
-		      struct rcx_req **chans)
-{
-	struct rcx_req *tmp[CH_MAX_BUNDLE], *eph;
-	struct rcx_ctx *ctx;
-	int ret, i;
-
-	if (n < 1 || n > CH_MAX_BUNDLE || !chans)
-		return -EINVAL;
-	ret = rcx_imbind(init, n, info, tmp, &eph);
-	if (ret)
-		return ret;
-	ctx = init->ctx;
-	rcx__lock(ctx);
-	ret = wait_eph(ctx, eph);
-	if (ret) {
-		/* the bind failed at both ends: nothing to free remotely */
-		struct chset *s = to_chan(tmp[0])->set;
-
-		for (i = 0; i < n; i++)
-			rcx__req_put(tmp[i]);
-		set_destroy(s);
-	} else {
-		for (i = 0; i < n; i++)
-			chans[i] = tmp[i];
-	}
-	rcx__unlock(ctx);
-	return ret;
-}
-
-RCX_API int rcx_ibind(struct rcx_req *init, const struct rcx_info *info,
-		      struct rcx_req **chan, struct rcx_req **eph)
-{
-	return rcx_imbind(init, 1, info, chan, eph);
-}
-
-RCX_API int rcx_bind(struct rcx_req *init, const struct rcx_info *info,
-		     struct rcx_req **chan)
-{
-	return rcx_mbind(init, 1, info, chan);
-}
-
-/* ---- free */
-
-static int check_free(struct rcx_req **chans, int n)
-{
-	int i;
-
-	if (n < 0 || (n && !chans))
-		return -EINVAL;
-	for (i = 0; i < n; i++) {
-		if (!chans[i] || !is_chan(chans[i]))
-			return -EINVAL;
-		if (chans[i]->state == RCX__REQ_ACTIVE)
-			return -EBUSY;
-	}
-	return 0;
-}
-
-/* Mark channels freed; sets with no live channel tell their peer. */
-static void free_mark(struct rcx_req **chans, int n)
-{
-	int i;
-
-	for (i = 0; i < n; i++) {
-		struct chan *c = to_chan(chans[i]);
-		struct chset *s = c->set;
-
-		if (c->freed)
-			continue;
-		c->freed = true;
-		c->req = NULL; /* the handle may be reused (rebind) */
-		if (--s->live)
-			continue;
-		if (s->state == SET_UP) {
-			s->state = SET_FREEING;
-			if (s->ctx->ops->pwr_post(s->ep, &s->free_wr, 1))
-				s->ctl->peer_free = 1;
-			else
-				s->inflight++;
-		}
-	}
-}
-
-static bool set_freeable(struct chset *s)
-{
-	/* our free write must have landed before the QP goes */
-	return s->live == 0 && s->inflight == 0 &&
-	       (s->state != SET_FREEING || s->ctl->peer_free);
-}
-
-/*
- * Every set of chans[0..n-1] left without a live channel may go: the
- * peers freed their ends too (a set keeping other channels of its bundle
- * stays, and is not waited for).
- */
-static bool free_ready(struct rcx_req **chans, int n)
-{
-	int i;
-
-	for (i = 0; i < n; i++) {
-		struct chset *s = to_chan(chans[i])->set;
-
-		if (s->live == 0 && !set_freeable(s))
-			return false;
-	}
-	return true;
-}
-
-/*
- * Release the sets that have no live channel left and detach the handles
- * from them; put the handles back to the pool unless keep (rebind: the
- * same handles are bound anew).
- */
-static void free_release(struct rcx_req **chans, int n, bool keep)
-{
-	int i, j;
-
-	for (i = 0; i < n; i++) {
-		struct chset *s = to_chan(chans[i])->set;
-		bool last = true;
-
-		for (j = i + 1; j < n; j++)
-			if (to_chan(chans[j])->set == s)
-				last = false;
-		chans[i]->obj = NULL;
-		if (!keep)
-			rcx__req_put(chans[i]);
-		if (last && s->live == 0)
-			set_destroy(s);
-	}
-}
-
-/* Wait for the peers, then release sets and handles. Lock held. */
-static int free_finish(struct rcx_ctx *ctx, struct rcx_req **chans, int n,
-		       bool keep)
-{
-	long long end = rcx__now_us() + CH_FREE_TIMEOUT_US;
-	int ret = 0;
-
-	while (!free_ready(chans, n)) {
-		if (rcx__now_us() > end) {
-			ret = -ETIMEDOUT;
-			break;
-		}
-		if (!rcx__progress(ctx))
-			rcx__wait_events(ctx, 1);
-	}
-	free_release(chans, n, keep);
-	return ret;
-}
-
-/*
- * A nonblocking free or rebind, carried on by progress: first the old
- * binding's free (the peer's end freed too, or CH_FREE_TIMEOUT_US), then
- * for a rebind the new bind, whose ephemeral request completes ours.
- */
-struct chop {
-	struct chop *next;
-	struct rcx_req *eph;  /* the caller's: completes when done */
-	struct rcx_req *bind; /* rebind: the new bind's ephemeral request */
-	bool rebind;
-	long long end;
-	struct bind_args a;
-	int n;
-	struct rcx_req *chans[]; /* n */
-};
-
-static int chop_new(struct rcx_ctx *ctx, struct rcx_req **chans, int n,
-		    const struct bind_args *a, struct rcx_req **eph)
-{
-	struct chop *o = calloc(1, sizeof(*o) + (size_t)n * sizeof(*chans));
-
-	if (!o)
-		return -ENOMEM;
-	o->eph = rcx__req_get(ctx, RCX__REQ_INTERNAL, NULL);
-	if (!o->eph) {
-		free(o);
-		return -ENOMEM;
-	}
-	o->eph->state = RCX__REQ_ACTIVE;
-	o->rebind = a != NULL;
-	if (a)
-		o->a = *a;
-	o->n = n;
-	memcpy(o->chans, chans, (size_t)n * sizeof(*chans));
-	o->end = rcx__now_us() + CH_FREE_TIMEOUT_US;
-	o->next = ctx->chan_ops;
-	ctx->chan_ops = o;
-	*eph = o->eph;
-	return 0;
-}
-
-/* One step of o; true when it is done (its request completed). */
-static bool chop_step(struct rcx_ctx *ctx, struct chop *o)
-{
-	struct rcx_req *tmp[CH_MAX_BUNDLE];
-	int ret;
-
-	if (o->bind) {
-		if (o->bind->state != RCX__REQ_DONE)
-			return false;
-		ret = o->bind->status.error;
-		rcx__req_put(o->bind);
-		rcx__req_complete(o->eph, ret);
-		return true;
-	}
-	if (!free_ready(o->chans, o->n) && rcx__now_us() <= o->end)
-		return false;
-	ret = free_ready(o->chans, o->n) ? 0 : -ETIMEDOUT;
-	free_release(o->chans, o->n, o->rebind);
-	if (!o->rebind || ret) {
-		rcx__req_complete(o->eph, ret);
-		return true;
-	}
-	memcpy(tmp, o->chans, (size_t)o->n * sizeof(*tmp));
-	ret = bind_start(ctx, &o->a, o->n, tmp, tmp, &o->bind);
-	if (ret) {
-		rcx__req_complete(o->eph, ret);
-		return true;
-	}
-	return chop_step(ctx, o);
-}
-
-int rcx__chan_ops_progress(struct rcx_ctx *ctx)
-{
-	struct chop **pp = (struct chop **)&ctx->chan_ops, *o;
-	static __thread bool busy;
-	int ended = 0;
-
-	/* a step runs progress (a set's destroy reaps its QP): no nesting */
-	if (busy)
-		return 0;
-	busy = true;
-	while ((o = *pp)) {
-		if (!chop_step(ctx, o)) {
-			pp = &o->next;
-			continue;
-		}
-		/* a step may have added to the list: unlink o where it is */
-		for (pp = (struct chop **)&ctx->chan_ops; *pp != o;
-		     pp = &(*pp)->next)
-			;
-		*pp = o->next;
-		free(o);
-		ended++;
-	}
-	busy = false;
-	return ended;
-}
-
-RCX_API int rcx_bind_free(struct rcx_req **chans, int n)
-{
-	struct rcx_ctx *ctx;
-	int i, ret = check_free(chans, n);
-
-	if (ret || !n)
-		return ret;
-	ctx = chans[0]->ctx;
-	rcx__lock(ctx);
-	free_mark(chans, n);
-	ret = free_finish(ctx, chans, n, false);
-	for (i = 0; i < n; i++)
-		chans[i] = NULL;
-	rcx__unlock(ctx);
-	return ret;
-}
-
-/*
- * Nonblocking free: the peers are told now; *eph completes once every
- * peer has freed its end too (or after CH_FREE_TIMEOUT_US with
- * -ETIMEDOUT), carried on by progress.
- */
-RCX_API int rcx_ibind_free(struct rcx_req **chans, int n, struct rcx_req **eph)
-{
-	struct rcx_ctx *ctx;
-	int i, ret = check_free(chans, n);
-
-	if (ret || !eph)
-		return ret ? ret : -EINVAL;
-	if (!n) {
-		*eph = NULL;
-		return 0;
-	}
-	ctx = chans[0]->ctx;
-	rcx__lock(ctx);
-	ret = chop_new(ctx, chans, n, NULL, eph);
-	if (!ret) {
-		free_mark(chans, n);
-		for (i = 0; i < n; i++)
-			chans[i] = NULL;
-		rcx__chan_ops_progress(ctx);
-	}
-	rcx__unlock(ctx);
-	return ret;
-}
-
-/* ---- rebind */
-
-/*
- * Start a rebind: the old binding's free now, the new bind when the old
- * peers have freed their ends (progress, chop_step). Lock not held.
- */
-static int mrebind_start(int n, struct rcx_req **chans, void *buf, size_t len,
-			 int peer, int tag, int protocol,
-			 const struct rcx_info *info, struct rcx_req **eph)
-{
-	struct bind_args a;
-	struct rcx_ctx *ctx;
-	struct chan *c0;
-	int i, ret;
-
-	ret = check_free(chans, n);
-	if (ret)
-		return ret;
-	if (n < 1 || n > CH_MAX_BUNDLE || (!buf && len) ||
-	    protocol < RCX_CHAN_AUTO || protocol > RCX_CHAN_WRITE_IMM)
-		return -EINVAL;
-	c0 = to_chan(chans[0]);
-	ctx = chans[0]->ctx;
-	rcx__lock(ctx);
-	ret = -EINVAL;
-	if (!rcx__group_known(ctx, c0->g))
-		goto out;
-	memset(&a, 0, sizeof(a));
-	a.g = c0->g;
-	a.buf = buf;
-	a.len = len;
-	a.peer = peer;
-	a.tag = tag;
-	a.is_send = c0->set->is_send;
-	a.proto = protocol;
-	if (peer < (a.is_send ? 0 : RCX_ANY_SOURCE) || peer >= a.g->size ||
-	    peer == a.g->rank || tag < (a.is_send ? 0 : RCX_ANY_TAG) ||
-	    tag > RCX_TAG_UB)
-		goto out;
-	for (i = 0; i < n; i++)
-		if (to_chan(chans[i])->set->is_send != a.is_send ||
-		    to_chan(chans[i])->g != a.g)
-			goto out;
-	ret = parse_info(info, &a);
-	if (!ret)
-		ret = chop_new(ctx, chans, n, &a, eph);
-	if (!ret) {
-		/* the old binding goes first (loosely collective with the
-		 * old peer) */
-		free_mark(chans, n);
-		rcx__chan_ops_progress(ctx);
-	}
-out:
-	rcx__unlock(ctx);
-	return ret;
-}
-
-RCX_API int rcx_mrebind(int n, struct rcx_req **chans, void *buf, size_t len,
-			int peer, int tag, int protocol,
-			const struct rcx_info *info)
-{
-	struct rcx_req *eph;
-	struct rcx_ctx *ctx;
-	int ret;
-
-	ret = mrebind_start(n, chans, buf, len, peer, tag, protocol, info,
-			    &eph);
-	if (ret)
-		return ret;
-	ctx = chans[0]->ctx;
-	rcx__lock(ctx);
-	ret = wait_eph(ctx, eph);
-	rcx__unlock(ctx);
-	return ret;
-}
-
-RCX_API int rcx_rebind(struct rcx_req *chan, void *buf, size_t len, int peer,
-		       int tag, int protocol, const struct rcx_info *info)
-{
-	return rcx_mrebind(1, &chan, buf, len, peer, tag, protocol, info);
-}
-
-RCX_API int rcx_irebind(struct rcx_req *chan, void *buf, size_t len, int peer,
-			int tag, int protocol, const struct rcx_info *info,
-			struct rcx_req **eph)
-{
-	if (!eph)
-		return -EINVAL;
-	return mrebind_start(1, &chan, buf, len, peer, tag, protocol, info,
-			     eph);
-}
-
-void rcx__chan_fini(struct rcx_ctx *ctx)
-{
-	struct chop *o;
-
-	/* their requests are cancelled with the context's others */
-	while ((o = ctx->chan_ops)) {
-		ctx->chan_ops = o->next;
-		free(o);
-	}
-	while (ctx->chan_sets)
-		set_destroy(ctx->chan_sets);
-	ctx->chan_deferred = NULL;
+	for (i = 0; i < s->n; i++)
+		s->ch[i].wrc.cb = on_chan_wc;
 }

@@ -204,9 +204,9 @@ enum rcx__msg_type {
 enum rcx__cid {
 	RCX__CID_USER = 0, /* rcx_isend/irecv */
 	RCX__CID_COLL = 1, /* group barrier/allgather */
-	RCX__CID_BIND = 2, /* channel bind handshakes (chan.c) */
+	RCX__CID_BIND = 2, /* channel bind handshakes (chan_bind.c) */
 	RCX__CID_WIN = 3,  /* window control and software atomics (win*.c) */
-	RCX__CID_BACK = 4, /* channel bind answers (chan.c) */
+	RCX__CID_BACK = 4, /* channel bind answers (chan_bind.c) */
 	RCX__CID_FT = 5,   /* fault-tolerant agreement (ft.c) */
 	RCX__CID_MAX = 6,
 };
@@ -256,7 +256,7 @@ int rcx__info_enum(const struct rcx_info *i, const char *key,
 int rcx__info_bool(const struct rcx_info *i, const char *key, bool dflt,
 		   bool *out);
 
-/* ---- channels (chan.c): hooks the core calls */
+/* ---- channels (chan.c, chan_bind.c): hooks the core calls */
 void rcx__chan_progress(struct rcx_ctx *ctx);
 /* Carry on nonblocking frees and rebinds (ctx->chan_ops): how many ended. */
 int rcx__chan_ops_progress(struct rcx_ctx *ctx);
@@ -538,10 +538,11 @@ struct rcx_ctx {
 	int (*conn_req_hook)(struct rcx_ctx *ctx, struct rcx__pending_req *p);
 	/* active-message handlers per cid */
 	rcx__am_cb *am[RCX__CID_MAX];
-	/* channels (chan.c): bound sets, senders waiting for receiver credit */
+	/* channels: bound sets (chan_bind.c), senders waiting for receiver
+	 * credit (chan.c) */
 	void *chan_sets;
 	void *chan_deferred;
-	/* nonblocking channel frees and rebinds under way (chan.c) */
+	/* nonblocking channel frees and rebinds under way (chan_bind.c) */
 	void *chan_ops;
 	uint32_t bind_seq;
 	/* continuations: state owned by cont.c; ready count polled cheaply */

@@ -1,0 +1,146 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+#ifndef RCX_CHAN_INT_H
+#define RCX_CHAN_INT_H
+
+/*
+ * Channel internals shared by chan.c (the fast path: start, startall,
+ * completions, set failure) and chan_bind.c (bind handshake, set
+ * construction and connection, free, rebind, nonblocking frees and
+ * rebinds).
+ */
+#include <stdbool.h>
+#include <stdint.h>
+#include <rcx/chan.h>
+#include "core.h"
+
+#define CH_MAX_BUNDLE	 255
+#define CH_CREDIT_SIGNAL 16 /* signal one credit write in this many */
+
+enum set_state {
+	SET_HANDSHAKE, /* sender: waiting for answer and connection */
+	SET_UP,
+	SET_FREEING, /* told the peer; waiting for its free */
+	SET_FAILED,
+};
+
+/* Remote-writable control words of a set. */
+struct chctl {
+	volatile uint64_t peer_free; /* the peer freed its end */
+	uint64_t free_src;	     /* source of our free write: 1 */
+	uint64_t words[];	     /* ready[n] (written by peer), then
+					 * credit_src[n] (our source) */
+};
+
+struct chset;
+
+struct chan {
+	struct rcx__wrctx wrc; /* completion of this channel's WR */
+	struct rcx_req *req;
+	struct chset *set;
+	int idx;
+	uint8_t *buf;
+	size_t len; /* this end's length */
+	size_t stride;
+	unsigned long slots;
+	uint64_t count;		/* starts so far */
+	int cur_slot;		/* slot of the message in flight */
+	int next_slot;		/* count mod slots, kept without a division */
+	uint64_t next_off;	/* next_slot * stride */
+	struct rcx_pwr *pwr;	/* send: SEND/WRITE_IMM; recv: RECV (send) */
+	struct rcx_pwr *credit; /* recv: WRITE of ready[idx], unsignaled */
+	struct rcx_pwr *credit_sig; /* the same, signaled */
+	struct chan *next_deferred;
+	bool deferred;
+	bool freed;
+	/* for rebind: where it was bound */
+	struct rcx_group *g;
+	int peer;
+	int tag;
+};
+
+struct bind_msg {
+	uint32_t magic;
+	uint32_t kind; /* 1 request, 2 answer */
+	int32_t status;
+	uint32_t n;
+	uint32_t proto;
+	uint32_t slots;
+	uint64_t len;
+	uint64_t stride;
+	uint64_t cookie;
+	uint64_t data_addr;
+	uint64_t ctl_addr;
+	uint32_t data_rkey;
+	uint32_t ctl_rkey;
+	uint32_t ack_tag;
+	uint32_t pad;
+	char addr[RCX__ADDR_LEN];
+};
+
+struct chset {
+	struct rcx__epobj obj; /* first: ep_ctx of the QP */
+	struct rcx_ctx *ctx;
+	struct chset *next;
+	bool is_send;
+	int n, live;
+	int proto; /* RCX_CHAN_SEND or RCX_CHAN_WRITE_IMM */
+	int state;
+	int error;
+	bool answered; /* sender: got the receiver's answer */
+	bool established;
+	uint64_t cookie;
+	size_t peer_len; /* the sender's len (what arrives) */
+	struct rcx_ep *ep;
+	struct rcx__reg *reg; /* the slot region */
+	struct chctl *ctl;
+	struct rcx__reg *ctl_reg;
+	uint64_t peer_data;
+	uint32_t peer_data_rkey;
+	uint64_t peer_ctl;
+	uint32_t peer_ctl_rkey;
+	/* receiver, write_imm: zero-length receives that take immediates */
+	struct rcx__wrctx zwrc;
+	struct rcx_pwr *zrecv;
+	int zposted;
+	int inflight; /* signaled sends not completed */
+	unsigned int credits_sent;
+	struct rcx__wrctx credit_wrc, free_wrc;
+	struct rcx_pwr *free_wr;
+	struct rcx_req *eph;	 /* bind in progress */
+	struct rcx_req *hs_recv; /* handshake receive still posted */
+	int hs_sends;		 /* handshake sends not yet out */
+	struct bind_msg msg;	 /* handshake buffer */
+	struct bind_msg peer_msg;
+	struct chan ch[];
+};
+
+static inline uint64_t *ready(struct chset *s)
+{
+	return (uint64_t *)s->ctl->words;
+}
+
+static inline uint64_t *credit_src(struct chset *s)
+{
+	return (uint64_t *)s->ctl->words + s->n;
+}
+
+static inline struct chan *to_chan(struct rcx_req *r)
+{
+	return r->obj;
+}
+
+static inline bool is_chan(const struct rcx_req *r)
+{
+	return rcx__req_live(r) && r->kind == RCX__REQ_CHAN && r->obj;
+}
+
+/* chan.c */
+extern const struct rcx__req_ops rcx__chan_ops;
+/* complete the set's bind or free (its ephemeral request) with err */
+void rcx__chan_eph_done(struct chset *s, int err);
+/* the set failed: active channels and the bind complete with err */
+void rcx__chan_set_fail(struct chset *s, int err);
+/* point the completions of s and its channels at their handlers */
+void rcx__chan_set_wire(struct chset *s);
+
+#endif
