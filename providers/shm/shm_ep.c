@@ -648,21 +648,21 @@ void shm_pwr_destroy(struct rcx_pwr *p)
 	free(p);
 }
 
+/* n prepared WRs as one list: queued, then executed and reaped once */
 static int pwr_post(struct rcx_ep *e, struct rcx_pwr **pp, int n, bool recv)
 {
-	struct rcx_wr *bad;
-	int i, ret;
+	struct rcx_wr *bad, *next = NULL;
+	int i;
 
-	for (i = 0; i < n; i++) {
+	for (i = n - 1; i >= 0; i--) {
 		struct shm_pwr *p = (struct shm_pwr *)pp[i];
 
 		p->wr.imm = be32toh(p->imm_be);
-		ret = recv ? shm_post_recv(e, &p->wr, &bad)
-			   : shm_post_send(e, &p->wr, &bad);
-		if (ret)
-			return ret;
+		p->wr.next = next;
+		next = &p->wr;
 	}
-	return 0;
+	return recv ? shm_post_recv(e, next, &bad)
+		    : shm_post_send(e, next, &bad);
 }
 
 int shm_pwr_post(struct rcx_ep *e, struct rcx_pwr **p, int n)
