@@ -55,9 +55,13 @@ void rcx__chan_set_fail(struct chset *s, int err)
 	rcx__chan_eph_done(s, err);
 }
 
-/* ---- the fast path */
+/* ---- the fast path: a start patches and posts, a completion reports */
 
-/* advance the circular slot: no division on the fast path */
+/*
+ * A channel with more than one slot: advance the circular slot without a
+ * division (the offset grows by the stride and wraps to 0); the offset of
+ * the slot this start uses.
+ */
 static inline uint64_t next_slot(struct chan *c)
 {
 	uint64_t off = c->next_off;
@@ -69,23 +73,40 @@ static inline uint64_t next_slot(struct chan *c)
 	} else {
 		c->next_off += c->stride;
 	}
-	c->count++;
 	return off;
 }
 
-static inline void post_send(struct chan *c)
+/* sender: patch the WR for the next message (one slot: nothing to patch) */
+static inline void send_prep(struct chan *c)
 {
-	struct chset *s = c->set;
 	uint64_t off;
 
-	off = next_slot(c);
-	*c->pwr->addr = (uintptr_t)c->buf + off;
-	if (s->proto == RCX_CHAN_WRITE_IMM) {
-		*c->pwr->remote_addr = s->peer_data + off;
-		*c->pwr->imm_be = htobe32((uint32_t)c->idx << 24 |
-					  (uint32_t)(c->count & 0xffffff));
+	c->count++;
+	if (c->multi) {
+		off = next_slot(c);
+		*c->wr_addr = (uintptr_t)c->buf + off;
+		if (c->mode == CH_WSEND)
+			*c->wr_raddr = c->set->peer_data + off;
 	}
-	s->inflight++;
+	if (c->mode == CH_WSEND)
+		*c->wr_imm =
+			htobe32(c->imm_hi | (uint32_t)(c->count & 0xffffff));
+	c->set->inflight++;
+}
+
+/* receiver: patch the receive (send protocol) or set the credit */
+static inline void recv_prep(struct chan *c)
+{
+	uint64_t off;
+
+	c->count++;
+	if (c->multi) {
+		off = next_slot(c);
+		if (c->mode == CH_RECV)
+			*c->wr_addr = (uintptr_t)c->buf + off;
+	}
+	if (c->mode == CH_WRECV)
+		*c->credit_w = c->count;
 }
 
 static void defer(struct chan *c)
@@ -97,31 +118,37 @@ static void defer(struct chan *c)
 	ctx->chan_deferred = c;
 }
 
-/* receiver: patch the receive (send protocol) and the credit */
-static inline void prep_recv(struct chan *c)
+/*
+ * The credit write of one channel, prepared whole at bind: unsignaled,
+ * except one in CH_CREDIT_SIGNAL to retire the send queue.
+ */
+static inline int credit_post(struct chan *c)
 {
 	struct chset *s = c->set;
-	uint64_t off = next_slot(c);
+	int ret;
 
-	if (s->proto == RCX_CHAN_SEND)
-		*c->pwr->addr = (uintptr_t)c->buf + off;
-	else
-		credit_src(s)[c->idx] = c->count;
+	if (RCX__LIKELY(++s->credits_sent % CH_CREDIT_SIGNAL))
+		return c->post(s->ep, &c->credit, 1);
+	ret = c->post(s->ep, &c->credit_sig, 1);
+	if (!ret)
+		s->inflight++;
+	return ret;
 }
 
-/* post the credit write(s) for channels [lo, hi) of a set as one WR */
-static int post_credit(struct chset *s, int lo, int hi)
+/*
+ * The credits of channels [lo, hi) of a set as one WR: lo's, whose
+ * addresses cover the range, with the length patched for the post.
+ */
+static int credit_post_range(struct chset *s, int lo, int hi)
 {
-	/* unsignaled, except one in CH_CREDIT_SIGNAL to retire the queue */
 	bool sig = ++s->credits_sent % CH_CREDIT_SIGNAL == 0;
 	struct rcx_pwr *p = sig ? s->ch[lo].credit_sig : s->ch[lo].credit;
 	int ret;
 
-	*p->addr = (uintptr_t)&credit_src(s)[lo];
 	*p->length = (uint32_t)(hi - lo) * 8;
-	*p->remote_addr =
-		s->peer_ctl + offsetof(struct chctl, words) + (uint64_t)lo * 8;
-	ret = s->ctx->ops->pwr_post(s->ep, &p, 1);
+	ret = s->ch[lo].post(s->ep, &p, 1);
+	/* posted: the WR was copied; one channel's again */
+	*p->length = 8;
 	if (!ret && sig)
 		s->inflight++;
 	return ret;
@@ -130,33 +157,40 @@ static int post_credit(struct chset *s, int lo, int hi)
 /*
  * The fast path: one channel, one post. A sender posts at once (send
  * protocol) or when the receiver's credit is there (write_imm); a receiver
- * posts its receive (send) or writes its credit (write_imm).
+ * posts its receive (send) or writes its credit (write_imm). What was
+ * checked at bind is not checked again.
  */
 static int chan_start(struct rcx_req *r)
 {
 	struct chan *c = r->obj;
 	struct chset *s = c->set;
-	const struct rcx_provider_ops *ops = s->ctx->ops;
 	int ret;
 
 	if (RCX__UNLIKELY(s->state != SET_UP))
 		return s->state == SET_FAILED ? s->error : -EAGAIN;
 	r->state = RCX__REQ_ACTIVE;
 	r->status.error = 0;
-	if (s->is_send) {
-		if (s->proto == RCX_CHAN_WRITE_IMM &&
-		    ready(s)[c->idx] <= c->count) {
-			defer(c);
+	switch (c->mode) {
+	case CH_SEND:
+		send_prep(c);
+		ret = c->post(s->ep, &c->pwr, 1);
+		break;
+	case CH_WSEND:
+		if (*c->ready <= c->count) {
+			defer(c); /* no credit yet: posted by progress */
 			return 0;
 		}
-		post_send(c);
-		ret = ops->pwr_post(s->ep, &c->pwr, 1);
-	} else {
-		prep_recv(c);
-		if (s->proto == RCX_CHAN_SEND)
-			ret = ops->pwr_post_recv(s->ep, &c->pwr, 1);
-		else
-			ret = post_credit(s, c->idx, c->idx + 1);
+		send_prep(c);
+		ret = c->post(s->ep, &c->pwr, 1);
+		break;
+	case CH_RECV:
+		recv_prep(c);
+		ret = c->post(s->ep, &c->pwr, 1);
+		break;
+	default:
+		recv_prep(c);
+		ret = credit_post(c);
+		break;
 	}
 	if (RCX__UNLIKELY(ret))
 		rcx__chan_set_fail(s, ret);
@@ -192,18 +226,17 @@ static int chan_start_many(struct rcx_req **reqs, int n)
 
 			c->req->state = RCX__REQ_ACTIVE;
 			c->req->status.error = 0;
-			if (s->is_send) {
-				if (s->proto == RCX_CHAN_SEND ||
-				    ready(s)[c->idx] > c->count) {
-					post_send(c);
-					list[k++] = c->pwr;
-				} else {
-					defer(c);
-				}
+			if (c->mode == CH_WSEND && *c->ready <= c->count) {
+				defer(c);
 				continue;
 			}
-			prep_recv(c);
-			if (s->proto == RCX_CHAN_SEND)
+			if (c->is_send) {
+				send_prep(c);
+				list[k++] = c->pwr;
+				continue;
+			}
+			recv_prep(c);
+			if (c->mode == CH_RECV)
 				list[k++] = c->pwr;
 			lo = c->idx < lo ? c->idx : lo;
 			hi = c->idx + 1 > hi ? c->idx + 1 : hi;
@@ -214,7 +247,7 @@ static int chan_start_many(struct rcx_req **reqs, int n)
 		else if (k)
 			ret = s->ctx->ops->pwr_post_recv(s->ep, list, k);
 		if (!ret && !s->is_send && s->proto == RCX_CHAN_WRITE_IMM)
-			ret = post_credit(s, lo, hi);
+			ret = credit_post_range(s, lo, hi);
 		if (ret) {
 			rcx__chan_set_fail(s, ret);
 			return ret;
@@ -233,14 +266,14 @@ void rcx__chan_progress(struct rcx_ctx *ctx)
 			*pp = c->next_deferred;
 			continue;
 		}
-		if (ready(c->set)[c->idx] <= c->count) {
+		if (*c->ready <= c->count) {
 			pp = &c->next_deferred;
 			continue;
 		}
 		*pp = c->next_deferred;
 		c->deferred = false;
-		post_send(c);
-		if (ctx->ops->pwr_post(c->set->ep, &c->pwr, 1))
+		send_prep(c);
+		if (c->post(c->set->ep, &c->pwr, 1))
 			rcx__chan_set_fail(c->set, RCX_ERR_PROC_FAILED);
 	}
 }
@@ -249,19 +282,55 @@ static void on_chan_wc(struct rcx_ctx *ctx, struct rcx__wrctx *w,
 		       const struct rcx_cqe *cqe)
 {
 	struct chan *c = (struct chan *)w;
-	struct chset *s = c->set;
+	struct rcx_req *r = c->req;
 
-	if (s->is_send)
-		s->inflight--;
-	if (cqe->status) {
-		rcx__chan_set_fail(s, cqe->status == RCX_ERR_FLUSHED
-					      ? RCX_ERR_PROC_FAILED
-					      : cqe->status);
+	if (c->is_send)
+		c->set->inflight--;
+	if (RCX__UNLIKELY(cqe->status)) {
+		rcx__chan_set_fail(c->set, cqe->status == RCX_ERR_FLUSHED
+						   ? RCX_ERR_PROC_FAILED
+						   : cqe->status);
 		return;
 	}
-	c->req->status.slot = c->cur_slot;
-	c->req->status.count = s->is_send ? c->len : cqe->byte_len;
-	rcx__req_complete(c->req, 0);
+	r->status.slot = c->cur_slot;
+	r->status.count = c->is_send ? c->len : cqe->byte_len;
+	rcx__req_complete(r, 0);
+}
+
+int rcx__chan_zrecv_post(struct chset *s)
+{
+	int ret = s->ctx->ops->pwr_post_recv(s->ep, s->zrecv, CH_ZBATCH);
+
+	/*
+	 * Counted posted even when the list failed part-way (the provider
+	 * does not say where): a set waits for the flush of what it counts
+	 * before it goes, so it may wait in vain but never frees early.
+	 */
+	s->zposted += CH_ZBATCH;
+	return ret;
+}
+
+/* write_imm receiver: channel c received its message */
+static inline void imm_done(struct chset *s, struct chan *c)
+{
+	struct rcx_req *r = c->req;
+
+	r->status.slot = c->cur_slot;
+	r->status.count = s->peer_len;
+	rcx__req_complete(r, 0);
+}
+
+/*
+ * One channel in flight each: more than n receives stay posted, reposted
+ * CH_ZBATCH at a time (one post list). Off the fast path's frame.
+ */
+static __attribute__((noinline)) void imm_refill(struct chset *s,
+						 struct chan *c)
+{
+	if (rcx__chan_zrecv_post(s))
+		rcx__chan_set_fail(s, RCX_ERR_PROC_FAILED);
+	else
+		imm_done(s, c);
 }
 
 /* write_imm receiver: an immediate names the channel */
@@ -274,28 +343,24 @@ static void on_imm(struct rcx_ctx *ctx, struct rcx__wrctx *w,
 	struct chan *c;
 
 	s->zposted--;
-	if (cqe->status) {
+	if (RCX__UNLIKELY(cqe->status)) {
 		rcx__chan_set_fail(s, cqe->status == RCX_ERR_FLUSHED
 					      ? RCX_ERR_PROC_FAILED
 					      : cqe->status);
 		return;
 	}
-	if (s->state != SET_UP)
+	if (RCX__UNLIKELY(s->state != SET_UP))
 		return;
-	if (!cqe->has_imm || idx >= (unsigned int)s->n ||
-	    s->ch[idx].req->state != RCX__REQ_ACTIVE) {
+	if (RCX__UNLIKELY(!cqe->has_imm || idx >= (unsigned int)s->n ||
+			  s->ch[idx].req->state != RCX__REQ_ACTIVE)) {
 		rcx__chan_set_fail(s, RCX_ERR_PROTO);
 		return;
 	}
 	c = &s->ch[idx];
-	if (ctx->ops->pwr_post_recv(s->ep, &s->zrecv, 1)) {
-		rcx__chan_set_fail(s, RCX_ERR_PROC_FAILED);
-		return;
-	}
-	s->zposted++;
-	c->req->status.slot = c->cur_slot;
-	c->req->status.count = s->peer_len;
-	rcx__req_complete(c->req, 0);
+	if (RCX__UNLIKELY(s->zposted <= s->n))
+		imm_refill(s, c);
+	else
+		imm_done(s, c);
 }
 
 static void on_ctl_wc(struct rcx_ctx *ctx, struct rcx__wrctx *w,
@@ -347,4 +412,34 @@ void rcx__chan_set_wire(struct chset *s)
 	s->free_wrc.cb = on_free_wc;
 	for (i = 0; i < s->n; i++)
 		s->ch[i].wrc.cb = on_chan_wc;
+}
+
+void rcx__chan_set_fast(struct chset *s)
+{
+	const struct rcx_provider_ops *ops = s->ctx->ops;
+	bool imm = s->proto == RCX_CHAN_WRITE_IMM;
+	int i;
+
+	for (i = 0; i < s->n; i++) {
+		struct chan *c = &s->ch[i];
+
+		c->is_send = s->is_send;
+		c->multi = c->slots > 1;
+		c->post = ops->pwr_post;
+		if (s->is_send) {
+			c->mode = imm ? CH_WSEND : CH_SEND;
+			c->ready = &ready(s)[i];
+			c->imm_hi = (uint32_t)i << 24;
+		} else {
+			c->mode = imm ? CH_WRECV : CH_RECV;
+			c->credit_w = &credit_src(s)[i];
+			if (!imm)
+				c->post = ops->pwr_post_recv;
+		}
+		if (c->pwr) {
+			c->wr_addr = c->pwr->addr;
+			c->wr_raddr = c->pwr->remote_addr;
+			c->wr_imm = c->pwr->imm_be;
+		}
+	}
 }

@@ -100,8 +100,12 @@ static int set_prepare(struct chset *s)
 			memset(&w, 0, sizeof(w));
 			w.wr_id = (uintptr_t)&s->credit_wrc;
 			w.op = RCX_OP_WRITE;
+			w.addr = (uintptr_t)&credit_src(s)[i];
 			w.lkey = s->ctl_reg->lkey;
 			w.length = 8;
+			w.remote_addr = s->peer_ctl +
+					offsetof(struct chctl, words) +
+					(uint64_t)i * 8;
 			w.rkey = s->peer_ctl_rkey;
 			if (8 * s->n <= (int)ops->ep_max_inline(ep))
 				w.flags = RCX_WR_INLINE;
@@ -120,16 +124,16 @@ static int set_prepare(struct chset *s)
 		w.wr_id = (uintptr_t)&s->zwrc;
 		w.lkey = s->ctl_reg->lkey;
 		w.addr = (uintptr_t)s->ctl;
-		ret = ops->pwr_create(ep, &w, 1, &s->zrecv);
-		if (ret)
-			return ret;
-		*s->zrecv->length = 0;
-		/* one per channel that can be in flight, and slack */
-		for (i = 0; i < 2 * s->n + 2; i++) {
-			ret = ops->pwr_post_recv(ep, &s->zrecv, 1);
+		for (i = 0; i < CH_ZBATCH; i++) {
+			ret = ops->pwr_create(ep, &w, 1, &s->zrecv[i]);
 			if (ret)
 				return ret;
-			s->zposted++;
+		}
+		/* one per channel that can be in flight, and slack */
+		while (s->zposted <= s->n) {
+			ret = rcx__chan_zrecv_post(s);
+			if (ret)
+				return ret;
 		}
 	}
 	memset(&w, 0, sizeof(w));
@@ -141,7 +145,10 @@ static int set_prepare(struct chset *s)
 	w.lkey = s->ctl_reg->lkey;
 	w.remote_addr = s->peer_ctl + offsetof(struct chctl, peer_free);
 	w.rkey = s->peer_ctl_rkey;
-	return ops->pwr_create(ep, &w, 0, &s->free_wr);
+	ret = ops->pwr_create(ep, &w, 0, &s->free_wr);
+	if (!ret)
+		rcx__chan_set_fast(s);
+	return ret;
 }
 
 /*
@@ -168,7 +175,7 @@ static struct rcx_ep_attr set_ep_attr(struct chset *s)
 		.on_ready = set_on_ready,
 		/* n in flight, unsignaled credit writes between signals, free */
 		.max_send_wr = (uint32_t)(s->n + 2 * CH_CREDIT_SIGNAL + 4),
-		.max_recv_wr = (uint32_t)(2 * s->n + 4),
+		.max_recv_wr = (uint32_t)(2 * s->n + CH_ZBATCH + 4),
 		.max_inline = 64 > 8 * s->n ? 64 : 8 * s->n,
 		.timeout = cfg->qp_timeout,
 		.retry_cnt = cfg->qp_retry,
@@ -217,8 +224,9 @@ static void set_destroy(struct chset *s)
 		if (s->ch[i].credit_sig)
 			ops->pwr_destroy(s->ch[i].credit_sig);
 	}
-	if (s->zrecv)
-		ops->pwr_destroy(s->zrecv);
+	for (i = 0; i < CH_ZBATCH; i++)
+		if (s->zrecv[i])
+			ops->pwr_destroy(s->zrecv[i]);
 	if (s->free_wr)
 		ops->pwr_destroy(s->free_wr);
 	rcx__reg_put(ctx, s->reg);

@@ -15,6 +15,8 @@
 
 #define CH_MAX_BUNDLE	 255
 #define CH_CREDIT_SIGNAL 16 /* signal one credit write in this many */
+/* write_imm receiver: zero-length receives reposted this many at a time */
+#define CH_ZBATCH 16
 
 enum set_state {
 	SET_HANDSHAKE, /* sender: waiting for answer and connection */
@@ -33,21 +35,41 @@ struct chctl {
 
 struct chset;
 
+/* What a start does, fixed when the set's WRs are prepared. */
+enum chan_mode {
+	CH_SEND,  /* sender, send protocol: post the SEND */
+	CH_WSEND, /* sender, write_imm: post the WRITE_IMM once ready */
+	CH_RECV,  /* receiver, send protocol: post the receive */
+	CH_WRECV, /* receiver, write_imm: write the credit */
+};
+
 struct chan {
 	struct rcx__wrctx wrc; /* completion of this channel's WR */
 	struct rcx_req *req;
 	struct chset *set;
+	/* the fast path's, set once the WRs are prepared (chan.c) */
+	uint8_t mode;	 /* enum chan_mode */
+	bool multi;	 /* more than one slot: addresses are patched */
+	bool is_send;	 /* the set's */
+	uint32_t imm_hi; /* write_imm sender: idx << 24 */
+	int (*post)(struct rcx_ep *ep, struct rcx_pwr **pwr, int n);
+	uint64_t *wr_addr;  /* pwr->addr */
+	uint64_t *wr_raddr; /* pwr->remote_addr */
+	uint32_t *wr_imm;   /* pwr->imm_be */
+	uint64_t *ready;    /* write_imm sender: ready[idx] */
+	uint64_t *credit_w; /* write_imm receiver: credit_src[idx] */
 	int idx;
 	uint8_t *buf;
 	size_t len; /* this end's length */
 	size_t stride;
 	unsigned long slots;
-	uint64_t count;		/* starts so far */
-	int cur_slot;		/* slot of the message in flight */
-	int next_slot;		/* count mod slots, kept without a division */
-	uint64_t next_off;	/* next_slot * stride */
-	struct rcx_pwr *pwr;	/* send: SEND/WRITE_IMM; recv: RECV (send) */
-	struct rcx_pwr *credit; /* recv: WRITE of ready[idx], unsignaled */
+	uint64_t count;	     /* starts so far */
+	int cur_slot;	     /* slot of the message in flight */
+	int next_slot;	     /* count mod slots, kept without a division */
+	uint64_t next_off;   /* next_slot * stride */
+	struct rcx_pwr *pwr; /* send: SEND/WRITE_IMM; recv: RECV (send) */
+	/* recv: WRITE of credit_src[idx] to the peer's ready[idx] */
+	struct rcx_pwr *credit;	    /* unsignaled */
 	struct rcx_pwr *credit_sig; /* the same, signaled */
 	struct chan *next_deferred;
 	bool deferred;
@@ -100,7 +122,7 @@ struct chset {
 	uint32_t peer_ctl_rkey;
 	/* receiver, write_imm: zero-length receives that take immediates */
 	struct rcx__wrctx zwrc;
-	struct rcx_pwr *zrecv;
+	struct rcx_pwr *zrecv[CH_ZBATCH];
 	int zposted;
 	int inflight; /* signaled sends not completed */
 	unsigned int credits_sent;
@@ -142,5 +164,9 @@ void rcx__chan_eph_done(struct chset *s, int err);
 void rcx__chan_set_fail(struct chset *s, int err);
 /* point the completions of s and its channels at their handlers */
 void rcx__chan_set_wire(struct chset *s);
+/* s's WRs are prepared: set its channels' fast path */
+void rcx__chan_set_fast(struct chset *s);
+/* post s's zero-length receives (a list of CH_ZBATCH) */
+int rcx__chan_zrecv_post(struct chset *s);
 
 #endif

@@ -161,7 +161,15 @@ struct rcx_req {
 struct rcx_req *rcx__req_get(struct rcx_ctx *ctx, int kind,
 			     const struct rcx__req_ops *ops);
 void rcx__req_put(struct rcx_req *req);
-void rcx__req_complete(struct rcx_req *req, int error);
+/* done hook, continuation, release of a freed one (rcx__req_complete) */
+void rcx__req_complete_hooks(struct rcx_req *req);
+static inline void rcx__req_complete(struct rcx_req *req, int error)
+{
+	req->status.error = error;
+	req->state = RCX__REQ_DONE;
+	if (RCX__UNLIKELY(req->done || req->cont || req->user_freed))
+		rcx__req_complete_hooks(req);
+}
 /* fn on every live request (teardown); fn gets and puts none */
 void rcx__req_each(struct rcx_ctx *ctx,
 		   void (*fn)(struct rcx_req *r, void *arg), void *arg);

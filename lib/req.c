@@ -73,10 +73,8 @@ void rcx__req_each(struct rcx_ctx *ctx,
 	}
 }
 
-void rcx__req_complete(struct rcx_req *r, int error)
+void rcx__req_complete_hooks(struct rcx_req *r)
 {
-	r->status.error = error;
-	r->state = RCX__REQ_DONE;
 	if (r->done)
 		r->done(r);
 	if (r->cont) {
@@ -124,16 +122,12 @@ static int check(struct rcx_req **rp)
 	return 0;
 }
 
-RCX_API int rcx_start(struct rcx_req *r)
+/* rcx_start under the lock, then the continuation re-armed */
+static __attribute__((noinline)) int start_locked(struct rcx_req *r)
 {
-	struct rcx_ctx *ctx;
+	struct rcx_ctx *ctx = r->ctx;
 	int ret;
 
-	if (!rcx__req_live(r))
-		return -EINVAL;
-	if (!r->persistent || !r->ops || !r->ops->start)
-		return -EOPNOTSUPP;
-	ctx = r->ctx;
 	rcx__lock(ctx);
 	if (r->state != RCX__REQ_INACTIVE)
 		ret = -EBUSY;
@@ -145,6 +139,24 @@ RCX_API int rcx_start(struct rcx_req *r)
 		rcx__cont_start(r);
 	rcx__unlock(ctx);
 	return ret;
+}
+
+RCX_API int rcx_start(struct rcx_req *r)
+{
+	if (!rcx__req_live(r))
+		return -EINVAL;
+	if (!r->persistent || !r->ops || !r->ops->start)
+		return -EOPNOTSUPP;
+	/*
+	 * The fast path (a bound channel's start is this and one post): no
+	 * lock to take, no continuation to re-arm, so the start is the last
+	 * call. Without RCX_THREAD_MULTIPLE no other thread attaches one.
+	 */
+	if (RCX__UNLIKELY(r->ctx->mt || r->cont))
+		return start_locked(r);
+	if (r->state != RCX__REQ_INACTIVE)
+		return -EBUSY;
+	return r->ops->start(r);
 }
 
 RCX_API int rcx_startall(int n, struct rcx_req **reqs)
