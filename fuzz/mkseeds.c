@@ -13,6 +13,7 @@
 #include <rcx/rcx.h>
 #include "fz.h"
 #include "lib/boot_wire.h"
+#include "lib/win_int.h"
 
 /* A seed being built. */
 struct seed {
@@ -254,6 +255,38 @@ static void seeds_win(void)
 	save("win_am", "edges", &s);
 }
 
+/* ---- validate's span message: window length, then the message */
+
+static void spans(const char *name, uint64_t win_len, uint32_t n,
+		  const uint64_t *lohi, uint32_t pairs)
+{
+	struct seed s = { .n = 0 };
+	struct rcx__win_span_wire m;
+	uint32_t k;
+
+	memset(&m, 0, sizeof(m));
+	m.n = n;
+	for (k = 0; k < pairs && k < RCX__WIN_SPANS; k++) {
+		m.s[k].lo = lohi[2 * k];
+		m.s[k].hi = lohi[2 * k + 1];
+	}
+	put(&s, &win_len, sizeof(win_len));
+	put(&s, &m, sizeof(m));
+	save("win_spans", name, &s);
+}
+
+static void seeds_spans(void)
+{
+	static const uint64_t two[] = { 128, 144, 256, 264 };
+	static const uint64_t edges[] = {
+		0, 512, 500, 600, 700, 600, UINT64_MAX - 1, UINT64_MAX
+	};
+
+	spans("two", 512, 2, two, 2);
+	spans("edges", 512, 4, edges, 4);
+	spans("count_too_big", 512, 1000, two, 2);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 2) {
@@ -265,5 +298,6 @@ int main(int argc, char **argv)
 	seeds_pdata();
 	seeds_msg();
 	seeds_win();
+	seeds_spans();
 	return 0;
 }

@@ -104,12 +104,28 @@ void rcx__win_span_merge(struct rcx__win_tgt *t, uint64_t lo, uint64_t hi)
 		s->hi = hi;
 }
 
-/* What an origin tells a target in validate: its spans there. */
-struct span_wire {
-	uint32_t n;
-	uint32_t pad;
-	struct rcx__win_span s[RCX__WIN_SPANS];
-};
+int rcx__win_spans_read(const void *msg, size_t len, uint64_t win_len,
+			int origin, struct rcx_win_range *out)
+{
+	struct rcx__win_span_wire m;
+	int k, n = 0;
+
+	if (len != sizeof(m))
+		return 0;
+	memcpy(&m, msg, sizeof(m));
+	for (k = 0; k < (int)m.n && k < RCX__WIN_SPANS; k++) {
+		struct rcx__win_span *s = &m.s[k];
+
+		/* what a peer says is clipped to this window */
+		if (s->lo >= win_len || s->hi <= s->lo)
+			continue;
+		out[n].origin = origin;
+		out[n].offset = (size_t)s->lo;
+		out[n++].len =
+			(size_t)((s->hi < win_len ? s->hi : win_len) - s->lo);
+	}
+	return n;
+}
 
 static int range_cmp(const void *a, const void *b)
 {
@@ -127,9 +143,9 @@ static int range_cmp(const void *a, const void *b)
  */
 static int gather_undefined(struct rcx_win *w, const uint8_t *lost)
 {
-	struct span_wire *in, *out;
+	struct rcx__win_span_wire *in, *out;
 	struct rcx_win_range *list;
-	int i, k, n = 0, ret;
+	int i, n = 0, ret;
 
 	in = calloc(w->size, sizeof(*in));
 	out = calloc(w->size, sizeof(*out));
@@ -153,20 +169,9 @@ static int gather_undefined(struct rcx_win *w, const uint8_t *lost)
 			list[n++].len = w->len;
 			continue;
 		}
-		if (w->excl[i])
-			continue;
-		for (k = 0; k < (int)out[i].n && k < RCX__WIN_SPANS; k++) {
-			struct rcx__win_span *s = &out[i].s[k];
-
-			/* what a peer says is clipped to this window */
-			if (s->lo >= w->len || s->hi <= s->lo)
-				continue;
-			list[n].origin = i;
-			list[n].offset = (size_t)s->lo;
-			list[n++].len =
-				(size_t)((s->hi < w->len ? s->hi : w->len) -
-					 s->lo);
-		}
+		if (!w->excl[i])
+			n += rcx__win_spans_read(&out[i], sizeof(out[i]),
+						 w->len, i, list + n);
 	}
 	qsort(list, (size_t)n, sizeof(*list), range_cmp);
 	free(w->undef);

@@ -124,6 +124,13 @@ struct rcx__win_span {
 	uint64_t lo, hi;
 };
 
+/* What an origin tells a target in validate: its spans there. */
+struct rcx__win_span_wire {
+	uint32_t n;
+	uint32_t pad;
+	struct rcx__win_span s[RCX__WIN_SPANS];
+};
+
 struct rcx__win_tgt {
 	uint32_t inflight; /* ops not complete at the target */
 	uint32_t local;	   /* ops still holding origin buffers */
@@ -272,6 +279,13 @@ size_t rcx__win_esize(int dtype);
 
 /* ---- win_ft.c */
 void rcx__win_span_merge(struct rcx__win_tgt *t, uint64_t lo, uint64_t hi);
+/*
+ * An origin's span message (len bytes from the wire) for a window of
+ * win_len bytes: at most RCX__WIN_SPANS ranges, each clipped to the
+ * window, written to out; how many (0 for a message of the wrong size).
+ */
+int rcx__win_spans_read(const void *msg, size_t len, uint64_t win_len,
+			int origin, struct rcx_win_range *out);
 
 /* A writing operation reaches [off, off + len) of target's window. */
 static inline void rcx__win_span_add(struct rcx_win *w, int target,
