@@ -428,6 +428,8 @@ void rcx__p2p_peer_failed(struct rcx__conn *c, int error);
 void rcx__p2p_cancel_group(struct rcx_group *g, int error);
 /* complete the posted receives of one cid with error */
 void rcx__p2p_cancel_cid(struct rcx_group *g, int cid, int error);
+/* A member of g failed: posted RCX_ANY_SOURCE receives complete in error. */
+void rcx__p2p_any_failed(struct rcx_group *g, int error);
 
 /* ---- failures (ft.c) */
 /*

@@ -51,7 +51,9 @@ static inline __attribute__((always_inline)) int progress(struct rcx_ctx *ctx,
 	if (RCX__UNLIKELY(ctx->chan_ops != NULL) && !ctx->in_cm &&
 	    rcx__chan_ops_progress(ctx) > 0 && n <= 0)
 		n = 1;
-	if (RCX__UNLIKELY(ctx->cont_ready)) {
+	/* not inside a connection event's handler: a callback may block,
+	 * and connection events are off until the handler returns */
+	if (RCX__UNLIKELY(ctx->cont_ready) && !ctx->in_cm) {
 		k = rcx__cont_progress(ctx);
 		if (ran)
 			*ran += k;
@@ -81,6 +83,14 @@ int rcx__sleep_limit(struct rcx_ctx *ctx, int timeout_ms)
 	/* the peer's side of a channel free is a remote write */
 	if (ctx->chan_ops && (timeout_ms < 0 || timeout_ms > 1))
 		timeout_ms = 1;
+	/* the liveness probes are sent from progress: wake for the next */
+	if (ctx->cfg.heartbeat_ms) {
+		long long left = ctx->hb_next_us - rcx__now_us();
+		int ms = left > 0 ? (int)(left / 1000) + 1 : 0;
+
+		if (timeout_ms < 0 || timeout_ms > ms)
+			timeout_ms = ms;
+	}
 	/* a fenced window WR that the device left waiting */
 	if (ctx->win_fenced) {
 		rcx__win_idle(ctx);

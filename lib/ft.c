@@ -32,6 +32,7 @@ void rcx__group_failed(struct rcx_group *g, int rank, int err)
 		rcx__conn_fail(c, err ? err : RCX_ERR_PROC_FAILED);
 	/* a collective may wait for a rank that waits for the dead one */
 	rcx__p2p_cancel_cid(g, RCX__CID_COLL, RCX_ERR_PROC_FAILED);
+	rcx__p2p_any_failed(g, RCX_ERR_PROC_FAILED);
 	rcx__win_group_failed(g, RCX_ERR_PROC_FAILED);
 }
 

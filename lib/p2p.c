@@ -180,20 +180,17 @@ void rcx__p2p_fin(struct rcx__conn *c, uint32_t id)
 	rcx__conn_fail(c, RCX_ERR_PROTO);
 }
 
-/* Receives that can only be satisfied by a failed peer complete in error. */
-void rcx__p2p_peer_failed(struct rcx__conn *c, int err)
+/* Posted receives from peer (RCX_ANY_SOURCE: wildcard ones) complete. */
+static void fail_posted(struct rcx_group *g, int peer, int err)
 {
-	struct rcx_group *g = c->g;
 	struct rcx_req *r, *prev, *next;
 	int cid;
 
-	if (!g)
-		return;
 	for (cid = 0; cid < RCX__CID_MAX; cid++) {
 		prev = NULL;
 		for (r = g->posted[cid]; r; r = next) {
 			next = r->next;
-			if (r->peer != c->peer) {
+			if (r->peer != peer) {
 				prev = r;
 				continue;
 			}
@@ -207,6 +204,22 @@ void rcx__p2p_peer_failed(struct rcx__conn *c, int err)
 			rcx__req_complete(r, err);
 		}
 	}
+}
+
+/* Receives that can only be satisfied by a failed peer complete in error. */
+void rcx__p2p_peer_failed(struct rcx__conn *c, int err)
+{
+	if (c->g)
+		fail_posted(c->g, c->peer, err);
+}
+
+/*
+ * A member of g failed: a wildcard receive may have waited for it, and
+ * nothing else would end it (ULFM reports such a receive as failed too).
+ */
+void rcx__p2p_any_failed(struct rcx_group *g, int err)
+{
+	fail_posted(g, RCX_ANY_SOURCE, err);
 }
 
 void rcx__p2p_cancel_cid(struct rcx_group *g, int cid, int err)

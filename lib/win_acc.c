@@ -185,6 +185,18 @@ static void apply(int op, int dtype, uint8_t *t, const uint8_t *o,
 
 /* ---- the target's side of the software path */
 
+static void reply_init(struct rcx__wam *r, const struct rcx__wam *m,
+		       int32_t status)
+{
+	memset(r, 0, sizeof(*r));
+	r->type = RCX__WAM_REPLY;
+	r->win = m->from;
+	r->slot = m->slot;
+	r->gen = m->gen;
+	r->count = m->count;
+	r->status = status;
+}
+
 static void sw_exec(struct rcx_win *w, struct rcx__conn *c,
 		    const struct rcx__wam *m, const uint8_t *data, size_t dlen)
 {
@@ -204,17 +216,23 @@ static void sw_exec(struct rcx_win *w, struct rcx__conn *c,
 	if (!st)
 		apply(m->op, m->dtype, w->base + m->off, data, data + n * es,
 		      m->fetch ? (uint8_t *)(r + 1) : NULL, n);
-	memset(r, 0, sizeof(*r));
-	r->type = RCX__WAM_REPLY;
-	r->win = m->from;
-	r->slot = m->slot;
-	r->gen = m->gen;
-	r->count = m->count;
-	r->status = st;
+	reply_init(r, m, st);
 	ret = rcx__am_send(c, RCX__CID_WIN, 0, r,
 			   sizeof(*r) + (m->fetch && !st ? n * es : 0));
 	if (ret)
 		rcx__conn_fail(c, ret); /* the origin would wait forever */
+}
+
+/* An operation for a window that is not here: a reply in error. */
+static void refuse(struct rcx__conn *c, const struct rcx__wam *m)
+{
+	struct rcx__wam r;
+	int ret;
+
+	reply_init(&r, m, RCX_ERR_REMOTE_ACCESS);
+	ret = rcx__am_send(c, RCX__CID_WIN, 0, &r, sizeof(r));
+	if (ret)
+		rcx__conn_fail(c, ret);
 }
 
 static void sw_reply(struct rcx_win *w, const struct rcx__wam *m,
@@ -243,8 +261,16 @@ void rcx__win_am(struct rcx__conn *c, const struct rcx__hdr *h,
 		return;
 	memcpy(&m, payload, sizeof(m));
 	w = rcx__win_find(c->ctx, m.win);
-	if (!w || w->g != c->g)
-		return; /* not ours (a window freed by an erroneous program) */
+	if (!w || w->g != c->g) {
+		/*
+		 * Freed here (after a failure this process saw first, or by
+		 * an erroneous program): the origin waits for an answer, as
+		 * it would for the NIC's on a freed registration.
+		 */
+		if (m.type == RCX__WAM_OP)
+			refuse(c, &m);
+		return;
+	}
 	if (m.type == RCX__WAM_OP)
 		sw_exec(w, c, &m, payload + sizeof(m), h->len - sizeof(m));
 	else if (m.type == RCX__WAM_REPLY)
@@ -257,8 +283,10 @@ void rcx__win_fail_sw(struct rcx_win *w)
 	int t, i;
 
 	for (t = 0; t < w->size; t++) {
+		/* a peer that left (BYE) will not answer either */
 		if (t == w->rank || !w->tgt[t].inflight ||
-		    rcx__win_conn(w, t)->state != RCX__CONN_FAILED)
+		    (rcx__win_conn(w, t)->state != RCX__CONN_FAILED &&
+		     rcx__win_conn(w, t)->state != RCX__CONN_CLOSED))
 			continue;
 		for (i = 0; i < RCX__WIN_OPS; i++) {
 			op = &w->ops[i];

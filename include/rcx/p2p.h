@@ -19,6 +19,12 @@ struct rcx_status;
  * go eagerly (copied; the send completes at once), large ones by RDMA-READ
  * rendezvous (RCX_EAGER_SIZE). A message longer than the receive buffer
  * delivers what fits and completes with status.error = RCX_ERR_TRUNCATE.
+ * A failed peer ends the receives posted for it with status.error =
+ * RCX_ERR_PROC_FAILED; so does any failure in the group for a posted
+ * RCX_ANY_SOURCE receive (the failed process may have been the one it
+ * waited for: post it again to go on receiving from the others). A send
+ * that still waits for its connection when the context is destroyed or
+ * the group freed is delivered first, within 2 s.
  *
  * Errors of all calls below: -EINVAL NULL group/req or buffer NULL with
  * len > 0, rank out of range (or ANY_SOURCE on a send), tag < 0 or >
