@@ -58,6 +58,7 @@ static int on_ready(struct rcx_ep *ep, void *arg)
 }
 
 static void pending_add(struct rcx__conn *c);
+static void answer_done(struct rcx__conn *c);
 static void ask_on_cm(struct rcx__epobj *o, const struct rcx_cm_event *ev);
 static int post_msg(struct rcx__conn *c, struct rcx_req *r, uint8_t type);
 
@@ -67,6 +68,7 @@ static void conn_on_cm(struct rcx__epobj *o, const struct rcx_cm_event *ev)
 
 	switch (ev->type) {
 	case RCX_CM_ESTABLISHED:
+		answer_done(c);
 		if (c->state == RCX__CONN_CONNECTING) {
 			c->state = RCX__CONN_UP;
 			if (c->backlog)
@@ -225,6 +227,23 @@ static void ask_on_cm(struct rcx__epobj *o, const struct rcx_cm_event *ev)
 	if (ev->ep == c->ask_ep && ev->type != RCX_CM_CONNECT_REQUEST) {
 		c->ctx->ops->ep_destroy(c->ask_ep);
 		c->ask_ep = NULL;
+		/* a live peer connects now; a dead one never (ft.c) */
+		if (c->state == RCX__CONN_CONNECTING && !c->answer_by_us) {
+			c->answer_by_us =
+				rcx__now_us() +
+				(long long)c->ctx->cfg.connect_timeout_ms *
+					1000;
+			c->ctx->nanswer++;
+		}
+	}
+}
+
+/* The peer's connection came, or the connection ended. */
+static void answer_done(struct rcx__conn *c)
+{
+	if (c->answer_by_us) {
+		c->answer_by_us = 0;
+		c->ctx->nanswer--;
 	}
 }
 
@@ -301,6 +320,7 @@ void rcx__conn_fail(struct rcx__conn *c, int err)
 		return;
 	c->state = RCX__CONN_FAILED;
 	c->error = err;
+	answer_done(c);
 	/* whatever is still queued on it flushes now, not after retries */
 	if (c->ep)
 		c->ctx->ops->ep_set_error(c->ep);
@@ -345,6 +365,7 @@ void rcx__conn_destroy(struct rcx__conn *c)
 	    c->g->conns[c->peer] == c)
 		c->g->conns[c->peer] = NULL;
 	drain_reqs(c, -ECANCELED);
+	answer_done(c);
 	if (c->state != RCX__CONN_FAILED)
 		c->state = RCX__CONN_CLOSED;
 	if (c->ep) {

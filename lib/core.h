@@ -340,7 +340,9 @@ struct rcx__conn {
 	uint8_t lazy_connect;  /* we connect (else we ask) */
 	struct rcx__epobj ask; /* the ask endpoint's ep_ctx */
 	struct rcx_ep *ask_ep; /* asks the lower rank to connect */
-	uint8_t ask_done;      /* ask_ep answered: destroy it */
+	/* the ask was answered: the peer's connection is due by then (0:
+	 * none due); a dead peer never sends it (ft.c) */
+	long long answer_by_us;
 };
 
 /*
@@ -564,6 +566,7 @@ struct rcx_ctx {
 	struct rcx__boot *boot;
 	long long ft_next_poll_us; /* launcher failure notices (ft.c) */
 	long long hb_next_us;	   /* next liveness probe round (ft.c) */
+	int nanswer;		   /* connections with answer_by_us set */
 };
 
 #define RCX__CTX_MAGIC 0x52435843u

@@ -84,6 +84,25 @@ static void heartbeat(struct rcx_ctx *ctx, long long now)
 	}
 }
 
+/*
+ * A lower rank asked a higher one to connect (a lazy pair); the ask was
+ * answered, but the connection never came: the peer died in between, or
+ * was dead and the answer was the system's refusal. It fails.
+ */
+static void answers_due(struct rcx_ctx *ctx, long long now)
+{
+	struct rcx_group *g;
+	struct rcx__conn *c;
+	int i;
+
+	for (g = ctx->groups; g && ctx->nanswer; g = g->next)
+		for (i = 0; i < g->size; i++) {
+			c = g->conns[i];
+			if (c && c->answer_by_us && now > c->answer_by_us)
+				rcx__conn_fail(c, RCX_ERR_PROC_FAILED);
+		}
+}
+
 void rcx__ft_poll(struct rcx_ctx *ctx)
 {
 	long long now;
@@ -91,6 +110,8 @@ void rcx__ft_poll(struct rcx_ctx *ctx)
 
 	now = rcx__now_us();
 	heartbeat(ctx, now);
+	if (ctx->nanswer)
+		answers_due(ctx, now);
 	if (!ctx->boot || !ctx->boot->ops->poll_failed)
 		return;
 	if (now < ctx->ft_next_poll_us)

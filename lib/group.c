@@ -492,8 +492,13 @@ int rcx__group_barrier_locked(struct rcx_group *g, const uint8_t *excl)
 		}
 		ret = rcx__irecv(g, NULL, 0, from, coll_tag(g, round),
 				 RCX__CID_COLL, &r[0]);
-		if (ret)
+		if (ret) {
+			/* this round's message still goes: to waits for it */
+			if (!rcx__isend(g, NULL, 0, to, coll_tag(g, round),
+					RCX__CID_COLL, &r[1]))
+				rcx__waitall_locked(g->ctx, 1, &r[1]);
 			break;
+		}
 		ret = rcx__isend(g, NULL, 0, to, coll_tag(g, round),
 				 RCX__CID_COLL, &r[1]);
 		if (ret) {
@@ -528,7 +533,7 @@ int rcx__group_exchange_locked(struct rcx_group *g, const void *in,
 			       const uint8_t *excl)
 {
 	struct rcx_req **r;
-	int i, n = 0, ret = 0, tag;
+	int i, n = 0, ret = 0, err, tag;
 
 	if (len) /* out and in may be NULL when len is 0 */
 		memcpy((char *)out + (size_t)g->rank * len,
@@ -542,30 +547,34 @@ int rcx__group_exchange_locked(struct rcx_group *g, const void *in,
 		return -ENOMEM;
 	g->coll_seq++;
 	tag = coll_tag(g, 0);
-	for (i = 0; i < g->size && !ret; i++) {
+	/*
+	 * Everything is posted even when a post fails (a peer that left, no
+	 * memory): the others wait for our sends. The first error is the
+	 * result; what was posted finishes or fails first.
+	 */
+	for (i = 0; i < g->size; i++) {
 		if (i == g->rank || (excl && excl[i]))
 			continue;
-		ret = rcx__irecv(g, (char *)out + (size_t)i * len, len, i, tag,
+		err = rcx__irecv(g, (char *)out + (size_t)i * len, len, i, tag,
 				 RCX__CID_COLL, &r[n]);
-		if (!ret)
+		if (!err)
 			n++;
+		else if (!ret)
+			ret = err;
 	}
-	for (i = 0; i < g->size && !ret; i++) {
+	for (i = 0; i < g->size; i++) {
 		if (i == g->rank || (excl && excl[i]))
 			continue;
-		ret = rcx__isend(g, (const char *)in + (size_t)i * stride, len,
+		err = rcx__isend(g, (const char *)in + (size_t)i * stride, len,
 				 i, tag, RCX__CID_COLL, &r[n]);
-		if (!ret)
+		if (!err)
 			n++;
+		else if (!ret)
+			ret = err;
 	}
-	if (ret) {
-		/* cannot take back what was posted: let it finish or fail */
-		rcx__waitall_locked(g->ctx, n, r);
-	} else {
-		ret = rcx__waitall_locked(g->ctx, n, r);
-	}
+	err = rcx__waitall_locked(g->ctx, n, r);
 	free(r);
-	return ret;
+	return ret ? ret : err;
 }
 
 int rcx__group_allgather_locked(struct rcx_group *g, const void *in, size_t len,
