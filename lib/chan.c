@@ -59,19 +59,20 @@ void rcx__chan_set_fail(struct chset *s, int err)
 
 /*
  * A channel with more than one slot: advance the circular slot without a
- * division (the offset grows by the stride and wraps to 0); the offset of
- * the slot this start uses.
+ * division (by n slots for channel i of a bundle of n, so the bundle
+ * takes the slots round robin: channel i's k-th start uses slot
+ * (i + k * n) mod slots); the offset of the slot this start uses.
  */
 static inline uint64_t next_slot(struct chan *c)
 {
 	uint64_t off = c->next_off;
 
 	c->cur_slot = c->next_slot;
-	if (++c->next_slot == (int)c->slots) {
-		c->next_slot = 0;
-		c->next_off = 0;
-	} else {
-		c->next_off += c->stride;
+	c->next_slot += c->slot_step;
+	c->next_off += c->step_off;
+	if (c->next_slot >= (int)c->slots) {
+		c->next_slot -= (int)c->slots;
+		c->next_off -= c->wrap_off;
 	}
 	return off;
 }
@@ -89,8 +90,7 @@ static inline void send_prep(struct chan *c)
 			*c->wr_raddr = c->set->peer_data + off;
 	}
 	if (c->mode == CH_WSEND)
-		*c->wr_imm =
-			htobe32(c->imm_hi | (uint32_t)(c->count & 0xffffff));
+		*c->wr_imm = htobe32(c->imm_hi | (uint32_t)(c->count & 0xffff));
 	c->set->inflight++;
 }
 
@@ -152,6 +152,112 @@ static int credit_post_range(struct chset *s, int lo, int hi)
 	if (!ret && sig)
 		s->inflight++;
 	return ret;
+}
+
+/*
+ * write_imm sender, bundle on contiguous slots (stride == len): channels
+ * started together that are consecutive in the bundle, at the same start
+ * count, take consecutive slots at both ends, so one WRITE_IMM carries
+ * them all; its immediate names the first channel and how many. The
+ * receiver completes each as if it had come alone.
+ */
+static bool fusable(struct chset *s, struct rcx_req **reqs, int m)
+{
+	struct chan *c0 = to_chan(reqs[0]);
+	int t;
+
+	if (!s->fuse_pwr || s->fuse_busy || m < 2 || m > s->n - c0->idx ||
+	    (size_t)m * c0->len > CH_FUSE_MAX ||
+	    c0->next_slot + m > (int)c0->slots)
+		return false;
+	for (t = 1; t < m; t++) {
+		struct chan *c = to_chan(reqs[t]);
+
+		if (c != c0 + t || c->count != c0->count)
+			return false;
+	}
+	return true;
+}
+
+/* the receiver has started each of the m channels from c0 */
+static bool fuse_ready(const struct chan *c0, int m)
+{
+	int t;
+
+	for (t = 0; t < m; t++)
+		if (*c0[t].ready <= c0[t].count)
+			return false;
+	return true;
+}
+
+/* post channels c0 .. c0 + m - 1 as one WRITE_IMM */
+static int fuse_post(struct chset *s, struct chan *c0, int m)
+{
+	struct rcx_pwr *p = s->fuse_pwr;
+	uint64_t off = c0->next_off;
+	int t, ret;
+
+	for (t = 0; t < m; t++) {
+		c0[t].count++;
+		next_slot(&c0[t]);
+	}
+	*p->addr = (uintptr_t)c0->buf + off;
+	*p->remote_addr = s->peer_data + off;
+	*p->length = (uint32_t)((size_t)m * c0->len);
+	*p->imm_be = htobe32(CH_IMM(c0->idx, m, c0->count));
+	s->fuse_lo = c0->idx;
+	s->fuse_m = m;
+	s->inflight++;
+	ret = s->ctx->ops->pwr_post(s->ep, &p, 1);
+	if (ret) { /* nothing will complete: the set fails */
+		s->inflight--;
+		s->fuse_busy = false;
+	}
+	return ret;
+}
+
+/* start m fusable channels: post them, or wait for the credits as one */
+static int fuse_start(struct chset *s, struct rcx_req **reqs, int m)
+{
+	struct chan *c0 = to_chan(reqs[0]);
+	int t;
+
+	for (t = 0; t < m; t++) {
+		reqs[t]->state = RCX__REQ_ACTIVE;
+		reqs[t]->status.error = 0;
+	}
+	s->fuse_busy = true;
+	if (fuse_ready(c0, m))
+		return fuse_post(s, c0, m);
+	c0->fuse_m = (uint8_t)m;
+	defer(c0);
+	return 0;
+}
+
+static void on_fuse_wc(struct rcx_ctx *ctx, struct rcx__wrctx *w,
+		       const struct rcx_cqe *cqe)
+{
+	struct chset *s =
+		(struct chset *)((char *)w - offsetof(struct chset, fuse_wrc));
+	int lo = s->fuse_lo, m = s->fuse_m, t;
+
+	s->inflight--;
+	s->fuse_busy = false;
+	if (RCX__UNLIKELY(cqe->status)) {
+		rcx__chan_set_fail(s, cqe->status == RCX_ERR_FLUSHED
+					      ? RCX_ERR_PROC_FAILED
+					      : cqe->status);
+		return;
+	}
+	for (t = lo; t < lo + m; t++) {
+		struct rcx_req *r = s->ch[t].req;
+
+		if (r->state != RCX__REQ_ACTIVE)
+			continue;
+		r->status.slot = s->ch[t].cur_slot;
+		r->status.count = s->ch[t].len;
+		rcx__req_complete(r, 0);
+	}
 }
 
 /*
@@ -220,6 +326,15 @@ static int chan_start_many(struct rcx_req **reqs, int n)
 
 		for (j = i; j < n && to_chan(reqs[j])->set == s; j++)
 			;
+		if (s->is_send && fusable(s, reqs + i, j - i)) {
+			ret = fuse_start(s, reqs + i, j - i);
+			i = j;
+			if (ret) {
+				rcx__chan_set_fail(s, ret);
+				return ret;
+			}
+			continue;
+		}
 		k = 0;
 		for (; i < j; i++) {
 			struct chan *c = to_chan(reqs[i]);
@@ -256,24 +371,49 @@ static int chan_start_many(struct rcx_req **reqs, int n)
 	return 0;
 }
 
+/* Take s's channels off the context's deferred list (s is going). */
+void rcx__chan_undefer(struct chset *s)
+{
+	struct chan **pp = (struct chan **)&s->ctx->chan_deferred, *c;
+
+	while ((c = *pp)) {
+		if (c->set == s) {
+			*pp = c->next_deferred;
+			c->deferred = false;
+			c->fuse_m = 0;
+		} else {
+			pp = &c->next_deferred;
+		}
+	}
+}
+
 /* Senders waiting for the receiver's credit: called from progress. */
 void rcx__chan_progress(struct rcx_ctx *ctx)
 {
 	struct chan **pp = (struct chan **)&ctx->chan_deferred, *c;
 
 	while ((c = *pp)) {
+		int m = c->fuse_m, ret;
+
 		if (!c->deferred) {
 			*pp = c->next_deferred;
+			c->fuse_m = 0;
 			continue;
 		}
-		if (*c->ready <= c->count) {
+		if (m ? !fuse_ready(c, m) : *c->ready <= c->count) {
 			pp = &c->next_deferred;
 			continue;
 		}
 		*pp = c->next_deferred;
 		c->deferred = false;
-		send_prep(c);
-		if (c->post(c->set->ep, &c->pwr, 1))
+		c->fuse_m = 0;
+		if (m) {
+			ret = fuse_post(c->set, c, m);
+		} else {
+			send_prep(c);
+			ret = c->post(c->set->ep, &c->pwr, 1);
+		}
+		if (ret)
 			rcx__chan_set_fail(c->set, RCX_ERR_PROC_FAILED);
 	}
 }
@@ -333,13 +473,35 @@ static __attribute__((noinline)) void imm_refill(struct chset *s,
 		imm_done(s, c);
 }
 
-/* write_imm receiver: an immediate names the channel */
+/*
+ * write_imm receiver: one immediate for m channels from c (fused by the
+ * sender). Off the fast path's frame.
+ */
+static __attribute__((noinline)) void imm_many(struct chset *s, struct chan *c,
+					       int m)
+{
+	int t;
+
+	for (t = 0; t < m; t++)
+		if (c[t].req->state != RCX__REQ_ACTIVE) {
+			rcx__chan_set_fail(s, RCX_ERR_PROTO);
+			return;
+		}
+	if (s->zposted <= s->n && rcx__chan_zrecv_post(s)) {
+		rcx__chan_set_fail(s, RCX_ERR_PROC_FAILED);
+		return;
+	}
+	for (t = 0; t < m; t++)
+		imm_done(s, &c[t]);
+}
+
+/* write_imm receiver: an immediate names the channel (and how many) */
 static void on_imm(struct rcx_ctx *ctx, struct rcx__wrctx *w,
 		   const struct rcx_cqe *cqe)
 {
 	struct chset *s =
 		(struct chset *)((char *)w - offsetof(struct chset, zwrc));
-	unsigned int idx = cqe->imm >> 24;
+	unsigned int idx = cqe->imm >> 24, m = ((cqe->imm >> 16) & 0xff) + 1;
 	struct chan *c;
 
 	s->zposted--;
@@ -351,12 +513,19 @@ static void on_imm(struct rcx_ctx *ctx, struct rcx__wrctx *w,
 	}
 	if (RCX__UNLIKELY(s->state != SET_UP))
 		return;
-	if (RCX__UNLIKELY(!cqe->has_imm || idx >= (unsigned int)s->n ||
-			  s->ch[idx].req->state != RCX__REQ_ACTIVE)) {
+	if (RCX__UNLIKELY(!cqe->has_imm || idx + m > (unsigned int)s->n)) {
 		rcx__chan_set_fail(s, RCX_ERR_PROTO);
 		return;
 	}
 	c = &s->ch[idx];
+	if (RCX__UNLIKELY(m > 1)) {
+		imm_many(s, c, (int)m);
+		return;
+	}
+	if (RCX__UNLIKELY(c->req->state != RCX__REQ_ACTIVE)) {
+		rcx__chan_set_fail(s, RCX_ERR_PROTO);
+		return;
+	}
 	if (RCX__UNLIKELY(s->zposted <= s->n))
 		imm_refill(s, c);
 	else
@@ -408,6 +577,7 @@ void rcx__chan_set_wire(struct chset *s)
 	int i;
 
 	s->zwrc.cb = on_imm;
+	s->fuse_wrc.cb = on_fuse_wc;
 	s->credit_wrc.cb = on_ctl_wc;
 	s->free_wrc.cb = on_free_wc;
 	for (i = 0; i < s->n; i++)
@@ -425,11 +595,19 @@ void rcx__chan_set_fast(struct chset *s)
 
 		c->is_send = s->is_send;
 		c->multi = c->slots > 1;
+		if (c->multi) {
+			/* channel i starts at slot i, steps by n (mod slots) */
+			c->next_slot = (int)((unsigned long)i % c->slots);
+			c->next_off = (uint64_t)c->next_slot * c->stride;
+			c->slot_step = (int)((unsigned long)s->n % c->slots);
+			c->step_off = (uint64_t)c->slot_step * c->stride;
+			c->wrap_off = (uint64_t)c->slots * c->stride;
+		}
 		c->post = ops->pwr_post;
 		if (s->is_send) {
 			c->mode = imm ? CH_WSEND : CH_SEND;
 			c->ready = &ready(s)[i];
-			c->imm_hi = (uint32_t)i << 24;
+			c->imm_hi = CH_IMM(i, 1, 0);
 		} else {
 			c->mode = imm ? CH_WRECV : CH_RECV;
 			c->credit_w = &credit_src(s)[i];

@@ -136,6 +136,27 @@ static int set_prepare(struct chset *s)
 				return ret;
 		}
 	}
+	/* contiguous slots: consecutive channels can go as one (chan.c) */
+	if (s->is_send && s->proto == RCX_CHAN_WRITE_IMM && s->n > 1 &&
+	    s->ch[0].slots > 1 && s->ch[0].len > 0 &&
+	    s->ch[0].len == s->ch[0].stride) {
+		memset(&w, 0, sizeof(w));
+		w.wr_id = (uintptr_t)&s->fuse_wrc;
+		w.op = RCX_OP_WRITE_IMM;
+		w.flags = RCX_WR_SIGNALED;
+		w.addr = (uintptr_t)s->ch[0].buf;
+		w.length = (uint32_t)s->ch[0].len;
+		w.lkey = s->reg->lkey;
+		w.remote_addr = s->peer_data;
+		w.rkey = s->peer_data_rkey;
+		/* inline when the whole bundle fits (at most 256 bytes) */
+		if ((size_t)s->n * s->ch[0].len <= ops->ep_max_inline(ep) &&
+		    (size_t)s->n * s->ch[0].len <= 256)
+			w.flags |= RCX_WR_INLINE;
+		ret = ops->pwr_create(ep, &w, 0, &s->fuse_pwr);
+		if (ret)
+			return ret;
+	}
 	memset(&w, 0, sizeof(w));
 	w.wr_id = (uintptr_t)&s->free_wrc;
 	w.op = RCX_OP_WRITE;
@@ -195,6 +216,7 @@ static void set_destroy(struct chset *s)
 	int i;
 
 	set_unlink(s);
+	rcx__chan_undefer(s);
 	if (s->state != SET_FAILED)
 		s->state = SET_FAILED;
 	if (s->eph) {
@@ -224,6 +246,8 @@ static void set_destroy(struct chset *s)
 		if (s->ch[i].credit_sig)
 			ops->pwr_destroy(s->ch[i].credit_sig);
 	}
+	if (s->fuse_pwr)
+		ops->pwr_destroy(s->fuse_pwr);
 	for (i = 0; i < CH_ZBATCH; i++)
 		if (s->zrecv[i])
 			ops->pwr_destroy(s->zrecv[i]);

@@ -17,6 +17,12 @@
 #define CH_CREDIT_SIGNAL 16 /* signal one credit write in this many */
 /* write_imm receiver: zero-length receives reposted this many at a time */
 #define CH_ZBATCH 16
+/* most bytes one fused WRITE_IMM carries */
+#define CH_FUSE_MAX (1u << 20)
+/* the immediate: channel index, channels carried - 1, start count */
+#define CH_IMM(idx, m, count)                              \
+	((uint32_t)(idx) << 24 | (uint32_t)((m)-1) << 16 | \
+	 (uint32_t)((count)&0xffff))
 
 enum set_state {
 	SET_HANDSHAKE, /* sender: waiting for answer and connection */
@@ -65,14 +71,18 @@ struct chan {
 	unsigned long slots;
 	uint64_t count;	     /* starts so far */
 	int cur_slot;	     /* slot of the message in flight */
-	int next_slot;	     /* count mod slots, kept without a division */
+	int next_slot;	     /* (idx + count * n) mod slots, no division */
 	uint64_t next_off;   /* next_slot * stride */
+	int slot_step;	     /* n mod slots: a bundle goes round robin */
+	uint64_t step_off;   /* slot_step * stride */
+	uint64_t wrap_off;   /* slots * stride */
 	struct rcx_pwr *pwr; /* send: SEND/WRITE_IMM; recv: RECV (send) */
 	/* recv: WRITE of credit_src[idx] to the peer's ready[idx] */
 	struct rcx_pwr *credit;	    /* unsignaled */
 	struct rcx_pwr *credit_sig; /* the same, signaled */
 	struct chan *next_deferred;
 	bool deferred;
+	uint8_t fuse_m; /* deferred: first of this many started as one */
 	bool freed;
 	/* for rebind: where it was bound */
 	struct rcx_group *g;
@@ -125,6 +135,14 @@ struct chset {
 	struct rcx_pwr *zrecv[CH_ZBATCH];
 	int zposted;
 	int inflight; /* signaled sends not completed */
+	/*
+	 * write_imm sender whose slots are contiguous (stride == len): one
+	 * WRITE_IMM carries consecutive channels started together
+	 */
+	struct rcx_pwr *fuse_pwr;
+	struct rcx__wrctx fuse_wrc;
+	bool fuse_busy; /* fuse_pwr is in flight, for channels fuse_lo.. */
+	int fuse_lo, fuse_m;
 	unsigned int credits_sent;
 	struct rcx__wrctx credit_wrc, free_wrc;
 	struct rcx_pwr *free_wr;
@@ -166,6 +184,8 @@ void rcx__chan_set_fail(struct chset *s, int err);
 void rcx__chan_set_wire(struct chset *s);
 /* s's WRs are prepared: set its channels' fast path */
 void rcx__chan_set_fast(struct chset *s);
+/* take s's channels off the context's deferred list */
+void rcx__chan_undefer(struct chset *s);
 /* post s's zero-length receives (a list of CH_ZBATCH) */
 int rcx__chan_zrecv_post(struct chset *s);
 

@@ -2,8 +2,12 @@
 /*
  * Bound-channel message rate and bandwidth: a bundle of -b channels
  * (rcx_mbind) from the server to the client, started together with
- * rcx_startall (one post list), or one by one with --separate.
+ * rcx_startall, or one by one with --separate. The bundle's channels take
+ * one slot each of a circular buffer of -b slots of -s bytes (channel i
+ * always slot i), so the messages of one round land side by side: with
+ * write_imm, channels started together travel as one RDMA write.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include "common/pt.h"
 
@@ -11,13 +15,19 @@ static void run(const struct pt_opts *o, struct rcx_group *g, size_t size)
 {
 	int me = rcx_group_rank(g), b = o->bundle, k;
 	long rounds = o->warmup + o->iters, i;
-	char *buf = calloc(1, size + 1);
+	char *buf = calloc(b, size + 1), num[32];
 	struct rcx_req *init, *ch[255];
 	struct rcx_info *info;
 	double t0 = 0;
 
 	PT_CHECK(rcx_info_create(&info));
 	PT_CHECK(rcx_info_set(info, RCX_CHAN_PROTOCOL, o->proto));
+	if (b > 1 && size > 0) {
+		snprintf(num, sizeof(num), "%d", b);
+		PT_CHECK(rcx_info_set(info, RCX_CHAN_SLOTS, num));
+		snprintf(num, sizeof(num), "%zu", size);
+		PT_CHECK(rcx_info_set(info, RCX_CHAN_STRIDE, num));
+	}
 	if (me == 0)
 		PT_CHECK(rcx_send_init(g, buf, size, 1, 2, &init));
 	else

@@ -206,14 +206,49 @@ static void sc_match(void)
 		rcx_req_free(&init[i]);
 }
 
-/* 2 procs: a bundle of 8 started together, many rounds; mrebind subset */
+/*
+ * Start every channel of a bundle once, in one of four ways: all
+ * together, two halves, one by one, the middle four together and the rest
+ * one by one.
+ */
+static void bundle_round(struct rcx_req **ch, int mode)
+{
+	static const int single[] = { 0, 1, 6, 7 };
+	int i;
+
+	switch (mode) {
+	case 0:
+		TP_CHECK_OK(rcx_startall(8, ch));
+		break;
+	case 1:
+		TP_CHECK_OK(rcx_startall(4, ch));
+		TP_CHECK_OK(rcx_startall(4, ch + 4));
+		break;
+	case 2:
+		for (i = 0; i < 8; i++)
+			TP_CHECK_OK(rcx_start(ch[i]));
+		break;
+	default:
+		TP_CHECK_OK(rcx_startall(4, ch + 2));
+		for (i = 0; i < 4; i++)
+			TP_CHECK_OK(rcx_start(ch[single[i]]));
+		break;
+	}
+}
+
+/*
+ * 2 procs: a bundle of 8 on 16 contiguous slots goes round robin, channel
+ * i's k-th start on slot (i + 8k) mod 16 (write_imm: consecutive channels
+ * started together travel as one write); each message checked in its
+ * slot; then mrebind of a subset
+ */
 static void sc_bundle(void)
 {
 	struct rcx_req *init, *ch[8], *sub[3];
 	struct rcx_status st[8];
-	uint64_t buf[8 * 4], nbuf[4] = { 0 };
-	struct rcx_info *info = info_of("write_imm", "4", "64");
-	int i, r, bad = 0;
+	uint64_t buf[16], nbuf[4] = { 0 };
+	struct rcx_info *info = info_of("write_imm", "16", "8");
+	int i, r, slot, bad = 0;
 
 	memset(buf, 0, sizeof(buf));
 	if (rank == 0)
@@ -221,15 +256,21 @@ static void sc_bundle(void)
 	else
 		TP_CHECK_OK(rcx_recv_init(g, buf, 8, 0, 9, &init));
 	TP_CHECK_OK(rcx_mbind(init, 8, info, ch));
-	for (r = 0; r < 200; r++) {
+	for (r = 0; r < 400; r++) {
 		if (rank == 0)
-			buf[(r % 4) * 8] = (uint64_t)r + 1;
-		TP_CHECK_OK(rcx_startall(8, ch));
+			for (i = 0; i < 8; i++)
+				buf[(i + 8 * r) % 16] =
+					(uint64_t)r * 100 + i + 1;
+		/* the two ends start in different ways too */
+		bundle_round(ch, (r + rank * (r / 4)) % 4);
 		TP_CHECK_OK(rcx_waitall(8, ch, st));
-		for (i = 0; i < 8; i++)
-			bad += st[i].slot != r % 4 || st[i].error;
-		if (rank == 1)
-			bad += buf[(r % 4) * 8] != (uint64_t)r + 1;
+		for (i = 0; i < 8; i++) {
+			slot = (i + 8 * r) % 16;
+			bad += st[i].slot != slot || st[i].error ||
+			       st[i].count != 8;
+			if (rank == 1)
+				bad += buf[slot] != (uint64_t)r * 100 + i + 1;
+		}
 	}
 	TP_CHECK_EQ(bad, 0);
 	/* take channels 2, 5, 7 out into a new bundle on a new buffer */

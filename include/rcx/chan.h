@@ -38,8 +38,9 @@ struct rcx_info;
  *                      data), "auto" (default; send). Both ends must agree or one
  *                      must say auto.
  *   rcx_chan_slots     N >= 1 circular slots (default 1); start k uses
- *                      buf + (k mod N) * stride at both ends. N and stride
- *                      must be equal at both ends.
+ *                      buf + (k mod N) * stride at both ends (channel i of
+ *                      a bundle of n: buf + ((i + k * n) mod N) * stride).
+ *                      N and stride must be equal at both ends.
  *   rcx_chan_stride    bytes from one slot to the next (default: len;
  *                      must be >= len when N > 1).
  * The buffer spans (N - 1) * stride + len bytes. The sender's len must not
@@ -80,9 +81,16 @@ RCX_API int rcx_ibind(struct rcx_req *init_req, const struct rcx_info *info,
 /*
  * Bundle: n channels from one handshake over one queue pair; n must be
  * equal at both ends (else -EINVAL at both). Channel i of the sender pairs
- * with channel i of the receiver; all share init_req's buffer and slots.
+ * with channel i of the receiver. The channels share init_req's buffer
+ * and take its slots round robin: channel i's k-th start uses slot
+ * (i + k * n) mod N, so with N a multiple of n no two channels share a
+ * slot (N = n: channel i always uses slot i; with one slot all share it).
  * rcx_startall over channels of one bundle posts one work-request list
- * (one doorbell). chans: n entries, written on success.
+ * (one doorbell). With write_imm and stride == len, consecutive channels
+ * of a bundle started together by one rcx_startall at the same start
+ * count, on slots that do not wrap, travel as one RDMA write; each still
+ * completes as its own message at both ends. chans: n entries, written on
+ * success.
  * Errors: as rcx_bind; -EINVAL n < 1 or n > 255 or chans NULL.
  */
 RCX_API int rcx_mbind(struct rcx_req *init_req, int n,
