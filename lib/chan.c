@@ -119,6 +119,41 @@ static void defer(struct chan *c)
 }
 
 /*
+ * write_imm sender: may the next message go? The receiver has started at
+ * least once, and its starts are at most lag messages behind: the slot
+ * the message goes to is one the receiver has given back.
+ */
+static inline bool has_credit(const struct chan *c)
+{
+	uint64_t r = *c->ready;
+
+	return r + c->lag > c->count && r;
+}
+
+/*
+ * write_imm receiver: a message that arrived before its start completes
+ * the start at once. Off the fast path's frame.
+ */
+static __attribute__((noinline)) void early_done(struct chan *c)
+{
+	struct rcx_req *r = c->req;
+
+	c->early--;
+	r->status.slot = c->cur_slot;
+	r->status.count = c->set->peer_len;
+	rcx__req_complete(r, 0);
+}
+
+/* write_imm receiver: does this start write the credit? (1 in window) */
+static inline bool credit_due(struct chan *c)
+{
+	if (--c->credit_in)
+		return false;
+	c->credit_in = (uint32_t)c->set->window;
+	return true;
+}
+
+/*
  * The credit write of one channel, prepared whole at bind: unsignaled,
  * except one in CH_CREDIT_SIGNAL to retire the send queue.
  */
@@ -185,7 +220,7 @@ static bool fuse_ready(const struct chan *c0, int m)
 	int t;
 
 	for (t = 0; t < m; t++)
-		if (*c0[t].ready <= c0[t].count)
+		if (!has_credit(&c0[t]))
 			return false;
 	return true;
 }
@@ -282,7 +317,7 @@ static int chan_start(struct rcx_req *r)
 		ret = c->post(s->ep, &c->pwr, 1);
 		break;
 	case CH_WSEND:
-		if (*c->ready <= c->count) {
+		if (!has_credit(c)) {
 			defer(c); /* no credit yet: posted by progress */
 			return 0;
 		}
@@ -295,7 +330,9 @@ static int chan_start(struct rcx_req *r)
 		break;
 	default:
 		recv_prep(c);
-		ret = credit_post(c);
+		ret = credit_due(c) ? credit_post(c) : 0;
+		if (RCX__UNLIKELY(c->early) && !ret)
+			early_done(c);
 		break;
 	}
 	if (RCX__UNLIKELY(ret))
@@ -341,7 +378,7 @@ static int chan_start_many(struct rcx_req **reqs, int n)
 
 			c->req->state = RCX__REQ_ACTIVE;
 			c->req->status.error = 0;
-			if (c->mode == CH_WSEND && *c->ready <= c->count) {
+			if (c->mode == CH_WSEND && !has_credit(c)) {
 				defer(c);
 				continue;
 			}
@@ -351,17 +388,23 @@ static int chan_start_many(struct rcx_req **reqs, int n)
 				continue;
 			}
 			recv_prep(c);
-			if (c->mode == CH_RECV)
+			if (c->mode == CH_RECV) {
 				list[k++] = c->pwr;
-			lo = c->idx < lo ? c->idx : lo;
-			hi = c->idx + 1 > hi ? c->idx + 1 : hi;
+				continue;
+			}
+			if (credit_due(c)) {
+				lo = c->idx < lo ? c->idx : lo;
+				hi = c->idx + 1 > hi ? c->idx + 1 : hi;
+			}
+			if (c->early)
+				early_done(c);
 		}
 		ret = 0;
 		if (k && s->is_send)
 			ret = s->ctx->ops->pwr_post(s->ep, list, k);
 		else if (k)
 			ret = s->ctx->ops->pwr_post_recv(s->ep, list, k);
-		if (!ret && !s->is_send && s->proto == RCX_CHAN_WRITE_IMM)
+		if (!ret && hi > lo)
 			ret = credit_post_range(s, lo, hi);
 		if (ret) {
 			rcx__chan_set_fail(s, ret);
@@ -400,7 +443,7 @@ void rcx__chan_progress(struct rcx_ctx *ctx)
 			c->fuse_m = 0;
 			continue;
 		}
-		if (m ? !fuse_ready(c, m) : *c->ready <= c->count) {
+		if (m ? !fuse_ready(c, m) : !has_credit(c)) {
 			pp = &c->next_deferred;
 			continue;
 		}
@@ -461,38 +504,38 @@ static inline void imm_done(struct chset *s, struct chan *c)
 }
 
 /*
- * One channel in flight each: more than n receives stay posted, reposted
- * CH_ZBATCH at a time (one post list). Off the fast path's frame.
+ * write_imm receiver: a message for a channel not started yet (its sender
+ * may be up to lag messages ahead); more than that breaks the protocol.
  */
-static __attribute__((noinline)) void imm_refill(struct chset *s,
-						 struct chan *c)
+static bool imm_early(struct chset *s, struct chan *c)
 {
-	if (rcx__chan_zrecv_post(s))
-		rcx__chan_set_fail(s, RCX_ERR_PROC_FAILED);
-	else
-		imm_done(s, c);
+	if (c->early >= c->lag) {
+		rcx__chan_set_fail(s, RCX_ERR_PROTO);
+		return false;
+	}
+	c->early++;
+	return true;
 }
 
 /*
  * write_imm receiver: one immediate for m channels from c (fused by the
- * sender). Off the fast path's frame.
+ * sender), or one that came early. Off the fast path's frame.
  */
-static __attribute__((noinline)) void imm_many(struct chset *s, struct chan *c,
+static __attribute__((noinline)) void imm_slow(struct chset *s, struct chan *c,
 					       int m)
 {
 	int t;
 
-	for (t = 0; t < m; t++)
-		if (c[t].req->state != RCX__REQ_ACTIVE) {
-			rcx__chan_set_fail(s, RCX_ERR_PROTO);
-			return;
-		}
-	if (s->zposted <= s->n && rcx__chan_zrecv_post(s)) {
+	if (s->zposted <= s->zmin && rcx__chan_zrecv_post(s)) {
 		rcx__chan_set_fail(s, RCX_ERR_PROC_FAILED);
 		return;
 	}
-	for (t = 0; t < m; t++)
-		imm_done(s, &c[t]);
+	for (t = 0; t < m; t++) {
+		if (c[t].req->state == RCX__REQ_ACTIVE)
+			imm_done(s, &c[t]);
+		else if (!imm_early(s, &c[t]))
+			return;
+	}
 }
 
 /* write_imm receiver: an immediate names the channel (and how many) */
@@ -518,16 +561,9 @@ static void on_imm(struct rcx_ctx *ctx, struct rcx__wrctx *w,
 		return;
 	}
 	c = &s->ch[idx];
-	if (RCX__UNLIKELY(m > 1)) {
-		imm_many(s, c, (int)m);
-		return;
-	}
-	if (RCX__UNLIKELY(c->req->state != RCX__REQ_ACTIVE)) {
-		rcx__chan_set_fail(s, RCX_ERR_PROTO);
-		return;
-	}
-	if (RCX__UNLIKELY(s->zposted <= s->n))
-		imm_refill(s, c);
+	if (RCX__UNLIKELY(m > 1 || c->req->state != RCX__REQ_ACTIVE ||
+			  s->zposted <= s->zmin))
+		imm_slow(s, c, (int)m);
 	else
 		imm_done(s, c);
 }
@@ -595,6 +631,8 @@ void rcx__chan_set_fast(struct chset *s)
 
 		c->is_send = s->is_send;
 		c->multi = c->slots > 1;
+		c->lag = imm ? (uint32_t)s->window - 1 : 0;
+		c->credit_in = 1; /* the first start gives the credit */
 		if (c->multi) {
 			/* channel i starts at slot i, steps by n (mod slots) */
 			c->next_slot = (int)((unsigned long)i % c->slots);

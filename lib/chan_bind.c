@@ -129,8 +129,9 @@ static int set_prepare(struct chset *s)
 			if (ret)
 				return ret;
 		}
-		/* one per channel that can be in flight, and slack */
-		while (s->zposted <= s->n) {
+		/* one per message that can be in flight, and slack */
+		s->zmin = s->n * s->window;
+		while (s->zposted <= s->zmin) {
 			ret = rcx__chan_zrecv_post(s);
 			if (ret)
 				return ret;
@@ -196,7 +197,8 @@ static struct rcx_ep_attr set_ep_attr(struct chset *s)
 		.on_ready = set_on_ready,
 		/* n in flight, unsignaled credit writes between signals, free */
 		.max_send_wr = (uint32_t)(s->n + 2 * CH_CREDIT_SIGNAL + 4),
-		.max_recv_wr = (uint32_t)(2 * s->n + CH_ZBATCH + 4),
+		.max_recv_wr =
+			(uint32_t)(s->n * s->window + s->n + CH_ZBATCH + 4),
 		.max_inline = 64 > 8 * s->n ? 64 : 8 * s->n,
 		.timeout = cfg->qp_timeout,
 		.retry_cnt = cfg->qp_retry,
@@ -332,6 +334,7 @@ static int alloc_set(struct rcx_ctx *ctx, const struct bind_args *a, int n,
 	s->obj.on_cm = set_on_cm;
 	s->ctx = ctx;
 	s->n = s->live = n;
+	s->window = ch_window(a->slots, n);
 	s->is_send = a->is_send;
 	s->state = SET_HANDSHAKE;
 	rcx__chan_set_wire(s);

@@ -17,6 +17,13 @@
 #define CH_CREDIT_SIGNAL 16 /* signal one credit write in this many */
 /* write_imm receiver: zero-length receives reposted this many at a time */
 #define CH_ZBATCH 16
+/*
+ * write_imm: a sender may run up to window - 1 messages ahead of the
+ * receiver's starts when each channel has that many slots of its own
+ * (at most CH_WINDOW, and CH_WINDOW_WRS messages for the whole set)
+ */
+#define CH_WINDOW     8
+#define CH_WINDOW_WRS 256
 /* most bytes one fused WRITE_IMM carries */
 #define CH_FUSE_MAX (1u << 20)
 /* the immediate: channel index, channels carried - 1, start count */
@@ -54,10 +61,13 @@ struct chan {
 	struct rcx_req *req;
 	struct chset *set;
 	/* the fast path's, set once the WRs are prepared (chan.c) */
-	uint8_t mode;	 /* enum chan_mode */
-	bool multi;	 /* more than one slot: addresses are patched */
-	bool is_send;	 /* the set's */
-	uint32_t imm_hi; /* write_imm sender: idx << 24 */
+	uint8_t mode;	    /* enum chan_mode */
+	bool multi;	    /* more than one slot: addresses are patched */
+	bool is_send;	    /* the set's */
+	uint32_t imm_hi;    /* write_imm sender: idx << 24 */
+	uint32_t lag;	    /* write_imm: the set's window - 1 */
+	uint32_t early;	    /* write_imm receiver: arrived before their start */
+	uint32_t credit_in; /* write_imm receiver: starts to the next credit */
 	int (*post)(struct rcx_ep *ep, struct rcx_pwr **pwr, int n);
 	uint64_t *wr_addr;  /* pwr->addr */
 	uint64_t *wr_raddr; /* pwr->remote_addr */
@@ -134,6 +144,8 @@ struct chset {
 	struct rcx__wrctx zwrc;
 	struct rcx_pwr *zrecv[CH_ZBATCH];
 	int zposted;
+	int window;   /* write_imm: see CH_WINDOW */
+	int zmin;     /* keep more than this many posted: n * window */
 	int inflight; /* signaled sends not completed */
 	/*
 	 * write_imm sender whose slots are contiguous (stride == len): one
@@ -162,6 +174,27 @@ static inline uint64_t *ready(struct chset *s)
 static inline uint64_t *credit_src(struct chset *s)
 {
 	return (uint64_t *)s->ctl->words + s->n;
+}
+
+/*
+ * The window of a write_imm set of n channels on slots circular slots:
+ * channel i cycles through slots / gcd(slots, n) slots of its own.
+ */
+static inline int ch_window(unsigned long slots, int n)
+{
+	unsigned long a = slots, b = (unsigned long)n, t, p;
+
+	while (b) {
+		t = a % b;
+		a = b;
+		b = t;
+	}
+	p = slots / a;
+	if (p > CH_WINDOW)
+		p = CH_WINDOW;
+	if (p * (unsigned long)n > CH_WINDOW_WRS)
+		p = CH_WINDOW_WRS / (unsigned long)n;
+	return p < 1 ? 1 : (int)p;
 }
 
 static inline struct chan *to_chan(struct rcx_req *r)

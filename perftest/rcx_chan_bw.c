@@ -3,9 +3,10 @@
  * Bound-channel message rate and bandwidth: a bundle of -b channels
  * (rcx_mbind) from the server to the client, started together with
  * rcx_startall, or one by one with --separate. The bundle's channels take
- * one slot each of a circular buffer of -b slots of -s bytes (channel i
- * always slot i), so the messages of one round land side by side: with
- * write_imm, channels started together travel as one RDMA write.
+ * one slot each of a circular buffer of -b slots (or --slots) of -s bytes
+ * (channel i always slot i), so the messages of one round land side by
+ * side: with write_imm, channels started together travel as one RDMA
+ * write.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,15 +16,15 @@ static void run(const struct pt_opts *o, struct rcx_group *g, size_t size)
 {
 	int me = rcx_group_rank(g), b = o->bundle, k;
 	long rounds = o->warmup + o->iters, i;
-	char *buf = calloc(b, size + 1), num[32];
+	char *buf = calloc(o->slots > b ? o->slots : b, size + 1), num[32];
 	struct rcx_req *init, *ch[255];
 	struct rcx_info *info;
 	double t0 = 0;
 
 	PT_CHECK(rcx_info_create(&info));
 	PT_CHECK(rcx_info_set(info, RCX_CHAN_PROTOCOL, o->proto));
-	if (b > 1 && size > 0) {
-		snprintf(num, sizeof(num), "%d", b);
+	if ((o->slots > 1 || b > 1) && size > 0) {
+		snprintf(num, sizeof(num), "%d", o->slots > 1 ? o->slots : b);
 		PT_CHECK(rcx_info_set(info, RCX_CHAN_SLOTS, num));
 		snprintf(num, sizeof(num), "%zu", size);
 		PT_CHECK(rcx_info_set(info, RCX_CHAN_STRIDE, num));

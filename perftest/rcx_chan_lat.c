@@ -2,8 +2,10 @@
 /*
  * Bound-channel ping-pong latency (half round trip), like ib_send_lat:
  * each side binds a send and a receive channel; the client starts its
- * next receive before it replies.
+ * next receive before it replies. --slots N: channels on N circular slots
+ * (with write_imm the receiver then writes its credit once in N starts).
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "common/pt.h"
@@ -12,7 +14,8 @@ static void run(const struct pt_opts *o, struct rcx_group *g, size_t size)
 {
 	long n = o->warmup + o->iters, i;
 	int me = rcx_group_rank(g), peer = 1 - me;
-	char *sb = calloc(1, size + 1), *rb = calloc(1, size + 1);
+	int ns = o->slots > 1 ? o->slots : 1;
+	char *sb = calloc(ns, size + 1), *rb = calloc(ns, size + 1), num[16];
 	double *t = calloc(o->iters, sizeof(double)), t0;
 	struct rcx_req *si, *ri, *sc, *rc, *eph[2];
 	struct rcx_info *info;
@@ -20,6 +23,10 @@ static void run(const struct pt_opts *o, struct rcx_group *g, size_t size)
 
 	PT_CHECK(rcx_info_create(&info));
 	PT_CHECK(rcx_info_set(info, RCX_CHAN_PROTOCOL, o->proto));
+	if (ns > 1) {
+		snprintf(num, sizeof(num), "%d", ns);
+		PT_CHECK(rcx_info_set(info, RCX_CHAN_SLOTS, num));
+	}
 	PT_CHECK(rcx_send_init(g, sb, size, peer, 1, &si));
 	PT_CHECK(rcx_recv_init(g, rb, size, peer, 1, &ri));
 	PT_CHECK(rcx_ibind(si, info, &sc, &eph[0]));

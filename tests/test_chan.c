@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <rcx/rcx.h>
 #include "tu.h"
 #include "tu_mp.h"
@@ -98,6 +99,57 @@ static void stream(const char *proto, const char *slots, int n, size_t len)
 static void sc_long(void)
 {
 	stream("write_imm", NULL, 100000, 64);
+}
+
+/*
+ * 2 procs, write_imm on 4 slots: after the receiver's first start the
+ * sender completes 4 messages (it may run 3 ahead of the receiver's
+ * starts: each slot it writes is one the receiver gave back) while the
+ * receiver waits in a barrier; one slot would deadlock here. The
+ * receiver's next starts then complete with the messages already there,
+ * each in its own slot. Then 400 more with the receiver pausing now and
+ * then, every message checked in its slot.
+ */
+static void sc_ahead(void)
+{
+	struct rcx_info *info = info_of("write_imm", "4", NULL);
+	uint64_t buf[4] = { 0 };
+	struct rcx_req *init, *ch;
+	struct rcx_status st;
+	int k, bad = 0;
+
+	if (rank == 0)
+		TP_CHECK_OK(rcx_send_init(g, buf, 8, 1, 12, &init));
+	else
+		TP_CHECK_OK(rcx_recv_init(g, buf, 8, 0, 12, &init));
+	TP_CHECK_OK(rcx_bind(init, info, &ch));
+	if (rank == 1)
+		TP_CHECK_OK(rcx_start(ch));
+	for (k = 0; rank == 0 && k < 4; k++) {
+		buf[k] = 100 + (uint64_t)k;
+		TP_CHECK_OK(rcx_start(ch));
+		TP_CHECK_OK(rcx_wait(&ch, &st));
+	}
+	TP_CHECK_OK(rcx_group_barrier(g));
+	for (k = 0; k < 404; k++) {
+		if (rank == 0 && k >= 4) {
+			buf[k % 4] = 100 + (uint64_t)k;
+			TP_CHECK_OK(rcx_start(ch));
+			TP_CHECK_OK(rcx_wait(&ch, &st));
+		} else if (rank == 1) {
+			if (k)
+				TP_CHECK_OK(rcx_start(ch));
+			TP_CHECK_OK(rcx_wait(&ch, &st));
+			bad += st.slot != k % 4 || st.count != 8 ||
+			       buf[k % 4] != 100 + (uint64_t)k;
+			if (k % 50 == 7)
+				usleep(2000); /* the sender gets ahead */
+		}
+	}
+	TP_CHECK_EQ(bad, 0);
+	TP_CHECK_OK(rcx_bind_free(&ch, 1));
+	rcx_req_free(&init);
+	rcx_info_free(&info);
 }
 
 /* 2 procs: four slots wrap 1,000 times per protocol */
@@ -490,6 +542,7 @@ static const struct {
 	{ "pingpong", sc_pingpong }, { "match", sc_match },
 	{ "bundle", sc_bundle },     { "rebind", sc_rebind },
 	{ "misuse", sc_misuse },     { "async", sc_async },
+	{ "ahead", sc_ahead },
 };
 
 static int peer_main(int argc, char **argv)
@@ -557,6 +610,11 @@ static void test_async(void)
 	RUN(2, "async", 120);
 }
 
+static void test_ahead(void)
+{
+	RUN(2, "ahead", 120);
+}
+
 static const CU_TestInfo tests[] = {
 	{ "pingpong", test_pingpong },
 	{ "match", test_match },
@@ -566,6 +624,7 @@ static const CU_TestInfo tests[] = {
 	{ "misuse", test_misuse },
 	{ "long_100k", test_long },
 	{ "irebind_ibind_free_async", test_async },
+	{ "write_imm_sender_runs_ahead", test_ahead },
 	CU_TEST_INFO_NULL,
 };
 

@@ -25,10 +25,16 @@ struct rcx_info;
  * rcx_test / rcx_wait. One message in flight: starting an active channel
  * returns -EBUSY and posts nothing. A receiving channel's buffer (slot)
  * belongs to the program between completion and the next start: data never
- * lands before the receiver's start (send protocol: the receive is posted
- * by the start and an early message is retried by the hardware; write_imm:
- * the sender waits for a credit the receiver's start writes into its
- * memory). For the lowest latency start the receive before sending the
+ * lands in it before the receiver's next start (send protocol: the receive
+ * is posted by the start and an early message is retried by the hardware;
+ * write_imm: the sender waits for a credit the receiver's starts write
+ * into its memory). With write_imm and more than one slot per channel, the
+ * sender may run ahead of the receiver's starts by up to (slots the
+ * channel cycles through, at most 8) - 1 messages, each into a slot the
+ * receiver has given back; the receiver's start then completes at once
+ * with the message already there, and the receiver writes its credit only
+ * once in that many starts. The receiver's first start hands the channel
+ * its slots. For the lowest latency start the receive before sending the
  * message it answers. status.slot is the slot of the message; status.count
  * its size.
  *

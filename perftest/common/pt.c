@@ -101,6 +101,7 @@ static void usage(const struct pt_opts *o, const char *help)
 		"  -b N         channels in a bundle (channel tools)\n"
 		"  --proto P    channel protocol: send | write_imm | auto\n"
 		"  --separate   start bundle channels one by one\n"
+		"  --slots N    circular slots of a channel (channel tools)\n"
 		"  --mode M     tool-specific mode\n"
 		"  --sizes LIST comma-separated sizes, one after the other\n"
 		"  --loopback   run both ends from this one command\n"
@@ -135,6 +136,7 @@ void pt_parse(int argc, char **argv, struct pt_opts *o, const char *help)
 		{ "json", no_argument, NULL, 'J' },
 		{ "proto", required_argument, NULL, 'P' },
 		{ "separate", no_argument, NULL, 'S' },
+		{ "slots", required_argument, NULL, 'T' },
 		{ "mode", required_argument, NULL, 'M' },
 		{ "sizes", required_argument, NULL, 'Z' },
 		{ "help", no_argument, NULL, 'h' },
@@ -189,6 +191,9 @@ void pt_parse(int argc, char **argv, struct pt_opts *o, const char *help)
 		case 'S':
 			o->separate = true;
 			break;
+		case 'T':
+			o->slots = atoi(optarg);
+			break;
 		case 'M':
 			o->extra = optarg;
 			break;
@@ -208,6 +213,7 @@ void pt_parse(int argc, char **argv, struct pt_opts *o, const char *help)
 	if (optind < argc)
 		o->server = argv[optind];
 	if (o->iters < 1 || o->warmup < 0 || o->bundle < 1 || o->bundle > 255 ||
+	    o->slots < 0 ||
 	    (o->sizes && size_list(o->sizes, sizes, PT_MAX_SIZES) < 0))
 		usage(o, help);
 	/* options that map onto the configuration table */

@@ -27,8 +27,9 @@ struct pt_opts {
 	const char *proto;  /* --proto (channels) */
 	int bundle;	    /* -b (channels: bundle size) */
 	bool separate;	    /* --separate: start bundle members one by one */
-	const char *extra;  /* --mode (tool specific) */
-	const char *sizes;  /* --sizes: comma-separated list of sizes */
+	int slots; /* --slots (channels: circular slots; 0: the tool's) */
+	const char *extra; /* --mode (tool specific) */
+	const char *sizes; /* --sizes: comma-separated list of sizes */
 };
 
 /* Parse argv; prints usage and exits on bad options. */
