@@ -225,11 +225,15 @@ static void set_destroy(struct chset *s)
 		s->eph->obj = NULL;
 		rcx__chan_eph_done(s, -ECANCELED);
 	}
-	/* the handshake's receive points into the set: take it back */
+	/*
+	 * The handshake's receive points into the set: take it back. One
+	 * already matched (a rendezvous READ into peer_msg, then the FIN)
+	 * cannot be: let it end, its callback finds the set failed.
+	 */
 	if (s->hs_recv)
 		rcx__p2p_cancel(s->hs_recv);
 	end = rcx__now_us() + 2000000;
-	while (s->hs_sends > 0 && rcx__now_us() < end)
+	while ((s->hs_sends > 0 || s->hs_recv) && rcx__now_us() < end)
 		rcx__progress(ctx);
 	if (s->ep) {
 		/* flush and reap: completions point into this set */
@@ -257,7 +261,7 @@ static void set_destroy(struct chset *s)
 		ops->pwr_destroy(s->free_wr);
 	rcx__reg_put(ctx, s->reg);
 	rcx__reg_put(ctx, s->ctl_reg);
-	if (s->zposted > 0 || s->inflight > 0 || s->hs_sends > 0)
+	if (s->zposted > 0 || s->inflight > 0 || s->hs_sends > 0 || s->hs_recv)
 		return; /* never reaped: leak rather than free live memory */
 	free(s->ctl);
 	free(s);
