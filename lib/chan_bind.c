@@ -219,6 +219,8 @@ static void set_destroy(struct chset *s)
 
 	set_unlink(s);
 	rcx__chan_undefer(s);
+	if (s->conn_by_us)
+		ctx->chan_conn_due--;
 	if (s->state != SET_FAILED)
 		s->state = SET_FAILED;
 	if (s->eph) {
@@ -291,6 +293,42 @@ static int chan_conn_req(struct rcx_ctx *ctx, struct rcx__pending_req *p)
 	}
 	free(p);
 	return 1;
+}
+
+/*
+ * The receiver connects after it answered, so a sender's wait for the
+ * connection has nothing else to end it: a receiver that died before it
+ * connected, or whose connection failed (its bind fails; ours would wait
+ * forever). A failure of the peer ends it at once; a connection that
+ * does not come within RCX_CONNECT_TIMEOUT_MS, -ETIMEDOUT.
+ */
+static bool conn_waits(const struct chset *s)
+{
+	return s->state == SET_HANDSHAKE && !s->ep;
+}
+
+void rcx__chan_peer_failed(struct rcx_group *g, int peer, int err)
+{
+	struct chset *s;
+
+	for (s = g->ctx->chan_sets; s && g->ctx->chan_conn_due; s = s->next)
+		if (s->conn_by_us && conn_waits(s) && s->ch[0].g == g &&
+		    s->ch[0].peer == peer)
+			rcx__chan_set_fail(s, err);
+}
+
+void rcx__chan_conn_due(struct rcx_ctx *ctx, long long now)
+{
+	struct chset *s;
+
+	for (s = ctx->chan_sets; s && ctx->chan_conn_due; s = s->next) {
+		if (!s->conn_by_us || (conn_waits(s) && now <= s->conn_by_us))
+			continue;
+		s->conn_by_us = 0;
+		ctx->chan_conn_due--;
+		if (conn_waits(s))
+			rcx__chan_set_fail(s, -ETIMEDOUT);
+	}
 }
 
 struct bind_args {
@@ -420,6 +458,12 @@ static void on_answer(struct rcx_req *r)
 	s->peer_ctl = m->ctl_addr;
 	s->peer_ctl_rkey = m->ctl_rkey;
 	s->answered = true;
+	if (!s->ep && !s->conn_by_us) {
+		s->conn_by_us =
+			rcx__now_us() +
+			(long long)s->ctx->cfg.connect_timeout_ms * 1000;
+		s->ctx->chan_conn_due++;
+	}
 	/* the connection came first: its WRs wait for this (set_on_ready) */
 	if (s->ep && !s->free_wr) {
 		int ret = set_prepare(s);

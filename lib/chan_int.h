@@ -129,6 +129,8 @@ struct chset {
 	int state;
 	int error;
 	bool answered; /* sender: got the receiver's answer */
+	/* sender answered before the connection came: it is due by then */
+	long long conn_by_us;
 	bool established;
 	uint64_t cookie;
 	size_t peer_len; /* the sender's len (what arrives) */

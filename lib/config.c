@@ -45,7 +45,7 @@ const struct rcx__config_var rcx__config_vars[] = {
 	{ "RCX_SPIN_US", "50", "spin this long before blocking in a wait",
 	  U(spin_us, 0, 10000000) },
 	{ "RCX_CONNECT_TIMEOUT_MS", "60000",
-	  "limit for connection set-up (group creation)",
+	  "limit for connection set-up (group creation, channel binds)",
 	  U(connect_timeout_ms, 100, 3600000) },
 	{ "RCX_CONNECT", "lazy",
 	  "lazy: a pair of the world connects on first use; eager: every "

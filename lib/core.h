@@ -269,6 +269,13 @@ void rcx__chan_progress(struct rcx_ctx *ctx);
 /* Carry on nonblocking frees and rebinds (ctx->chan_ops): how many ended. */
 int rcx__chan_ops_progress(struct rcx_ctx *ctx);
 void rcx__chan_fini(struct rcx_ctx *ctx);
+/*
+ * Binds whose sender got its answer but not the receiver's connection:
+ * those with peer of g fail (it failed), those past
+ * RCX_CONNECT_TIMEOUT_MS too (ctx->chan_conn_due counts them).
+ */
+void rcx__chan_peer_failed(struct rcx_group *g, int peer, int err);
+void rcx__chan_conn_due(struct rcx_ctx *ctx, long long now);
 bool rcx__group_known(struct rcx_ctx *ctx, const struct rcx_group *g);
 
 /* ---- continuations (cont.c): hooks the core calls */
@@ -557,6 +564,7 @@ struct rcx_ctx {
 	/* nonblocking channel frees and rebinds under way (chan_bind.c) */
 	void *chan_ops;
 	uint32_t bind_seq;
+	int chan_conn_due; /* senders answered, waiting for the connection */
 	/* continuations: state owned by cont.c; ready count polled cheaply */
 	void *cont_state;
 	int cont_ready;

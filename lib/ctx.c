@@ -83,6 +83,9 @@ int rcx__sleep_limit(struct rcx_ctx *ctx, int timeout_ms)
 	/* the peer's side of a channel free is a remote write */
 	if (ctx->chan_ops && (timeout_ms < 0 || timeout_ms > 1))
 		timeout_ms = 1;
+	/* a bind's connection that never comes is found by the clock */
+	if (ctx->chan_conn_due && (timeout_ms < 0 || timeout_ms > 100))
+		timeout_ms = 100;
 	/* the liveness probes are sent from progress: wake for the next */
 	if (ctx->cfg.heartbeat_ms) {
 		long long left = ctx->hb_next_us - rcx__now_us();

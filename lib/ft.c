@@ -34,6 +34,7 @@ void rcx__group_failed(struct rcx_group *g, int rank, int err)
 	rcx__p2p_cancel_cid(g, RCX__CID_COLL, RCX_ERR_PROC_FAILED);
 	rcx__p2p_any_failed(g, RCX_ERR_PROC_FAILED);
 	rcx__win_group_failed(g, RCX_ERR_PROC_FAILED);
+	rcx__chan_peer_failed(g, rank, RCX_ERR_PROC_FAILED);
 }
 
 /* Launcher notices are polled at most this often from progress. */
@@ -112,6 +113,8 @@ void rcx__ft_poll(struct rcx_ctx *ctx)
 	heartbeat(ctx, now);
 	if (ctx->nanswer)
 		answers_due(ctx, now);
+	if (ctx->chan_conn_due)
+		rcx__chan_conn_due(ctx, now);
 	if (!ctx->boot || !ctx->boot->ops->poll_failed)
 		return;
 	if (now < ctx->ft_next_poll_us)

@@ -69,7 +69,9 @@ enum rcx_chan_protocol {
  * send, or a malformed info value, or the two ends disagree (protocol,
  * slots, stride, bundle size, sender len > receiver len) — then both ends
  * fail; -EBUSY init_req is active; RCX_ERR_PROC_FAILED the peer failed;
- * -ENOMEM; negative errno from the device (registration, connection).
+ * -ETIMEDOUT (sender) the receiver answered but its connection did not
+ * come within RCX_CONNECT_TIMEOUT_MS; -ENOMEM; negative errno from the
+ * device (registration, connection).
  */
 RCX_API int rcx_bind(struct rcx_req *init_req, const struct rcx_info *info,
 		     struct rcx_req **chan);
