@@ -14,11 +14,13 @@
  *    that arrives earlier is refused with an RNR NAK and retried by the
  *    sender's HCA (rnr_retry 7, min RNR timer 10 us): no data lands early.
  *  - write_imm protocol: RDMA WRITE has no such guard, so the receiver's
- *    k-th start RDMA-WRITEs its start count into the sender's ready[] word
- *    (inline, mostly unsignaled) and the sender posts message k only when
- *    ready > k. On RC the credit write precedes later traffic of the same
- *    QP, so a receiver that starts its receive before replying never
- *    delays the peer.
+ *    starts RDMA-WRITE its start count into the sender's ready[] word
+ *    (inline, mostly unsignaled; once in a window of W starts, W > 1 when
+ *    the channel has slots of its own to spare) and the sender posts
+ *    message k only when ready > k - (W - 1): into a slot given back. On
+ *    RC the credit write precedes later traffic of the same QP, so a
+ *    receiver that starts its receive before replying never delays the
+ *    peer. docs/design.md has the arithmetic.
  */
 #include <errno.h>
 #include <endian.h>
@@ -189,12 +191,36 @@ static int credit_post_range(struct chset *s, int lo, int hi)
 	return ret;
 }
 
+/* the receiver has started each of the m channels from c0 */
+static bool fuse_ready(const struct chan *c0, int m)
+{
+	int t;
+
+	for (t = 0; t < m; t++)
+		if (!has_credit(&c0[t]))
+			return false;
+	return true;
+}
+
+/* ... or none of them */
+static bool fuse_none(const struct chan *c0, int m)
+{
+	int t;
+
+	for (t = 0; t < m; t++)
+		if (has_credit(&c0[t]))
+			return false;
+	return true;
+}
+
 /*
  * write_imm sender, bundle on contiguous slots (stride == len): channels
  * started together that are consecutive in the bundle, at the same start
  * count, take consecutive slots at both ends, so one WRITE_IMM carries
  * them all; its immediate names the first channel and how many. The
- * receiver completes each as if it had come alone.
+ * receiver completes each as if it had come alone. Only when the
+ * receiver has started all of them or none: it may wait for the ones it
+ * started before it starts the others, so those cannot wait for these.
  */
 static bool fusable(struct chset *s, struct rcx_req **reqs, int m)
 {
@@ -211,18 +237,7 @@ static bool fusable(struct chset *s, struct rcx_req **reqs, int m)
 		if (c != c0 + t || c->count != c0->count)
 			return false;
 	}
-	return true;
-}
-
-/* the receiver has started each of the m channels from c0 */
-static bool fuse_ready(const struct chan *c0, int m)
-{
-	int t;
-
-	for (t = 0; t < m; t++)
-		if (!has_credit(&c0[t]))
-			return false;
-	return true;
+	return fuse_ready(c0, m) || fuse_none(c0, m);
 }
 
 /* post channels c0 .. c0 + m - 1 as one WRITE_IMM */
@@ -430,6 +445,25 @@ void rcx__chan_undefer(struct chset *s)
 	}
 }
 
+/*
+ * A fused start waiting for its credits got some but not all: the
+ * receiver started only those, and may wait for them before it starts
+ * the rest. Each channel waits alone now, the others right after c0 on
+ * the list (this pass looks at them too).
+ */
+static void fuse_split(struct chan *c0, int m)
+{
+	int t;
+
+	c0->set->fuse_busy = false;
+	c0->fuse_m = 0;
+	for (t = m - 1; t > 0; t--) {
+		c0[t].deferred = true;
+		c0[t].next_deferred = c0->next_deferred;
+		c0->next_deferred = &c0[t];
+	}
+}
+
 /* Senders waiting for the receiver's credit: called from progress. */
 void rcx__chan_progress(struct rcx_ctx *ctx)
 {
@@ -442,6 +476,10 @@ void rcx__chan_progress(struct rcx_ctx *ctx)
 			*pp = c->next_deferred;
 			c->fuse_m = 0;
 			continue;
+		}
+		if (m && !fuse_ready(c, m) && !fuse_none(c, m)) {
+			fuse_split(c, m);
+			m = 0;
 		}
 		if (m ? !fuse_ready(c, m) : !has_credit(c)) {
 			pp = &c->next_deferred;

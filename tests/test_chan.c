@@ -289,10 +289,48 @@ static void bundle_round(struct rcx_req **ch, int mode)
 }
 
 /*
+ * A write_imm bundle of 2 on contiguous slots: the sender starts both at
+ * once, the receiver one at a time, waiting for each before it starts the
+ * next (the sender must not hold the first back for the second's credit).
+ */
+static void bundle_staggered(void)
+{
+	struct rcx_req *init, *ch[2];
+	uint64_t buf[2] = { 0 };
+	struct rcx_info *info = info_of("write_imm", "2", "8");
+	int i, r, bad = 0;
+
+	if (rank == 0)
+		TP_CHECK_OK(rcx_send_init(g, buf, 8, 1, 13, &init));
+	else
+		TP_CHECK_OK(rcx_recv_init(g, buf, 8, 0, 13, &init));
+	TP_CHECK_OK(rcx_mbind(init, 2, info, ch));
+	for (r = 0; r < 20; r++) {
+		if (rank == 0) {
+			buf[0] = 2 * (uint64_t)r + 1;
+			buf[1] = 2 * (uint64_t)r + 2;
+			TP_CHECK_OK(rcx_startall(2, ch));
+			TP_CHECK_OK(rcx_waitall(2, ch, RCX_STATUSES_IGNORE));
+			continue;
+		}
+		for (i = 0; i < 2; i++) {
+			TP_CHECK_OK(rcx_start(ch[i]));
+			TP_CHECK_OK(rcx_wait(&ch[i], RCX_STATUS_IGNORE));
+			bad += buf[i] != 2 * (uint64_t)r + i + 1;
+		}
+	}
+	TP_CHECK_EQ(bad, 0);
+	TP_CHECK_OK(rcx_bind_free(ch, 2));
+	rcx_req_free(&init);
+	rcx_info_free(&info);
+}
+
+/*
  * 2 procs: a bundle of 8 on 16 contiguous slots goes round robin, channel
  * i's k-th start on slot (i + 8k) mod 16 (write_imm: consecutive channels
  * started together travel as one write); each message checked in its
- * slot; then mrebind of a subset
+ * slot; then mrebind of a subset; then a bundle of 2 started together at
+ * one end, one by one at the other
  */
 static void sc_bundle(void)
 {
@@ -346,6 +384,7 @@ static void sc_bundle(void)
 	TP_CHECK_OK(rcx_bind_free(ch, 8));
 	rcx_req_free(&init);
 	rcx_info_free(&info);
+	bundle_staggered();
 }
 
 /* 4 procs: rebind to another peer and tag; free after the group is gone */
