@@ -433,6 +433,13 @@ static void on_sent(struct rcx_req *r)
 	s->hs_sends--;
 }
 
+/* an error a peer may report: a negative errno or an rcx code */
+static bool peer_error(int32_t e)
+{
+	return (e < 0 && e > -RCX_ERR_BASE) ||
+	       (e <= RCX_ERR_PROC_FAILED && e > RCX_ERR_LAST);
+}
+
 /* sender: the receiver's answer */
 static void on_answer(struct rcx_req *r)
 {
@@ -448,8 +455,16 @@ static void on_answer(struct rcx_req *r)
 						      : RCX_ERR_PROTO);
 		return;
 	}
+	/* the receiver's refusal, or the protocol it chose: one we run and,
+	 * unless we said auto, the one we asked for */
 	if (m->status) {
-		rcx__chan_set_fail(s, m->status);
+		rcx__chan_set_fail(s, peer_error(m->status) ? m->status
+							    : RCX_ERR_PROTO);
+		return;
+	}
+	if ((m->proto != RCX_CHAN_SEND && m->proto != RCX_CHAN_WRITE_IMM) ||
+	    (s->proto != RCX_CHAN_AUTO && (int)m->proto != s->proto)) {
+		rcx__chan_set_fail(s, RCX_ERR_PROTO);
 		return;
 	}
 	s->proto = (int)m->proto;
