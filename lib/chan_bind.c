@@ -522,8 +522,10 @@ static void on_request(struct rcx_req *r)
 	s->hs_recv = NULL;
 	if (s->state != SET_HANDSHAKE)
 		return;
+	/* the sender's address goes to the provider as a string */
 	if (r->status.error || r->status.count != sizeof(*m) ||
-	    m->magic != CH_MAGIC || m->kind != 1) {
+	    m->magic != CH_MAGIC || m->kind != 1 ||
+	    !memchr(m->addr, '\0', sizeof(m->addr))) {
 		rcx__chan_set_fail(s, r->status.error ? r->status.error
 						      : RCX_ERR_PROTO);
 		return;
