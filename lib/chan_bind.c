@@ -233,7 +233,7 @@ static void set_destroy(struct chset *s)
 	 * cannot be: let it end, its callback finds the set failed.
 	 */
 	if (s->hs_recv)
-		rcx__p2p_cancel(s->hs_recv);
+		rcx__p2p_cancel(s->hs_recv, -ECANCELED);
 	end = rcx__now_us() + 2000000;
 	while ((s->hs_sends > 0 || s->hs_recv) && rcx__now_us() < end)
 		rcx__progress(ctx);
@@ -329,6 +329,53 @@ void rcx__chan_conn_due(struct rcx_ctx *ctx, long long now)
 		if (conn_waits(s))
 			rcx__chan_set_fail(s, -ETIMEDOUT);
 	}
+}
+
+/*
+ * A receiver's bind from RCX_ANY_SOURCE waits for a request from any
+ * member but itself (a bind to oneself is refused): once every other one
+ * has failed or left (BYE), none can come. 0 while one may, else the
+ * error the bind ends with.
+ */
+static int no_sender(const struct rcx_group *g)
+{
+	int i, err = -ECONNRESET;
+
+	for (i = 0; i < g->size; i++) {
+		const struct rcx__conn *c = g->conns[i];
+
+		if (i == g->rank)
+			continue;
+		if (g->failed[i] || (c && c->state == RCX__CONN_FAILED))
+			err = RCX_ERR_PROC_FAILED;
+		else if (!c || c->state != RCX__CONN_CLOSED)
+			return 0;
+	}
+	return err;
+}
+
+/* s's wildcard request receive, still posted, that nobody can answer */
+static void wild_check(struct chset *s)
+{
+	int err;
+
+	if (s->is_send || s->state != SET_HANDSHAKE || !s->hs_recv ||
+	    s->ch[0].peer != RCX_ANY_SOURCE)
+		return;
+	err = no_sender(s->ch[0].g);
+	/* its callback fails the bind with err (one matched already, a
+	 * rendezvous under way, ends by itself) */
+	if (err)
+		rcx__p2p_cancel(s->hs_recv, err);
+}
+
+void rcx__chan_member_gone(struct rcx_group *g)
+{
+	struct chset *s;
+
+	for (s = g->ctx->chan_sets; s; s = s->next)
+		if (s->ch[0].g == g)
+			wild_check(s);
 }
 
 struct bind_args {
@@ -653,6 +700,8 @@ static int bind_start(struct rcx_ctx *ctx, const struct bind_args *a, int n,
 		ret = rcx__irecv_cb(a->g, &s->peer_msg, sizeof(s->peer_msg),
 				    a->peer, a->tag, RCX__CID_BIND, on_request,
 				    s, &s->hs_recv);
+		if (!ret)
+			wild_check(s);
 	}
 	if (ret) {
 		/* a posted receive may still point at the set: fail it, the

@@ -276,6 +276,8 @@ void rcx__chan_fini(struct rcx_ctx *ctx);
  */
 void rcx__chan_peer_failed(struct rcx_group *g, int peer, int err);
 void rcx__chan_conn_due(struct rcx_ctx *ctx, long long now);
+/* a member of g failed or left: binds nobody can answer any more fail */
+void rcx__chan_member_gone(struct rcx_group *g);
 bool rcx__group_known(struct rcx_ctx *ctx, const struct rcx_group *g);
 
 /* ---- continuations (cont.c): hooks the core calls */
@@ -431,8 +433,8 @@ int rcx__isend_cb(struct rcx_group *g, const void *buf, size_t len, int dest,
 int rcx__irecv_cb(struct rcx_group *g, void *buf, size_t len, int src, int tag,
 		  uint8_t cid, void (*done)(struct rcx_req *), void *arg,
 		  struct rcx_req **pending);
-/* take back a posted unmatched receive (completes with -ECANCELED) */
-bool rcx__p2p_cancel(struct rcx_req *r);
+/* take back a posted unmatched receive (completes with err) */
+bool rcx__p2p_cancel(struct rcx_req *r, int err);
 void rcx__p2p_peer_failed(struct rcx__conn *c, int error);
 void rcx__p2p_cancel_group(struct rcx_group *g, int error);
 /* complete the posted receives of one cid with error */

@@ -209,8 +209,10 @@ static void fail_posted(struct rcx_group *g, int peer, int err)
 /* Receives that can only be satisfied by a failed peer complete in error. */
 void rcx__p2p_peer_failed(struct rcx__conn *c, int err)
 {
-	if (c->g)
+	if (c->g) {
 		fail_posted(c->g, c->peer, err);
+		rcx__chan_member_gone(c->g);
+	}
 }
 
 /*
@@ -529,8 +531,8 @@ static int start_cb(struct rcx_group *g, void *buf, size_t len, int peer,
 	return ret;
 }
 
-/* Take back a posted, unmatched receive: it completes with -ECANCELED. */
-bool rcx__p2p_cancel(struct rcx_req *r)
+/* Take back a posted, unmatched receive: it completes with err. */
+bool rcx__p2p_cancel(struct rcx_req *r, int err)
 {
 	struct rcx_group *g = r->g;
 	struct rcx_req *it, *prev = NULL;
@@ -545,7 +547,7 @@ bool rcx__p2p_cancel(struct rcx_req *r)
 		if (g->posted_tail[r->cid] == r)
 			g->posted_tail[r->cid] = prev;
 		r->next = NULL;
-		rcx__req_complete(r, -ECANCELED);
+		rcx__req_complete(r, err);
 		return true;
 	}
 	return false;
