@@ -541,11 +541,16 @@ static void on_answer(struct rcx_req *r)
 	}
 }
 
-/* Both ends' parameters must fit; returns the protocol or an error. */
+/*
+ * Both ends' parameters must fit; returns the protocol or an error: a
+ * protocol that is none of ours makes the request malformed.
+ */
 static int agree(const struct bind_msg *m, const struct bind_args *a, int n)
 {
 	int ps = (int)m->proto, pr = a->proto;
 
+	if (m->proto > RCX_CHAN_WRITE_IMM)
+		return RCX_ERR_PROTO;
 	if ((int)m->n != n || m->slots != a->slots ||
 	    (a->slots > 1 && m->stride != a->stride) || m->len > a->len)
 		return -EINVAL;
