@@ -507,8 +507,14 @@ static void on_chan_wc(struct rcx_ctx *ctx, struct rcx__wrctx *w,
 
 	if (c->is_send)
 		c->set->inflight--;
-	if (RCX__UNLIKELY(cqe->status)) {
-		rcx__chan_set_fail(c->set, cqe->status == RCX_ERR_FLUSHED
+	/*
+	 * A receive of the send protocol that an RDMA write with immediate
+	 * took: its data went where the peer wrote it, byte_len says nothing
+	 * about this slot. Not the protocol the ends agreed on.
+	 */
+	if (RCX__UNLIKELY(cqe->status || cqe->has_imm)) {
+		rcx__chan_set_fail(c->set, !cqe->status ? RCX_ERR_PROTO
+					   : cqe->status == RCX_ERR_FLUSHED
 						   ? RCX_ERR_PROC_FAILED
 						   : cqe->status);
 		return;
