@@ -510,9 +510,10 @@ static void on_chan_wc(struct rcx_ctx *ctx, struct rcx__wrctx *w,
 	/*
 	 * A receive of the send protocol that an RDMA write with immediate
 	 * took: its data went where the peer wrote it, byte_len says nothing
-	 * about this slot. Not the protocol the ends agreed on.
+	 * about this slot. Not the protocol the ends agreed on. (A sender's
+	 * own WRITE_IMM may complete with the immediate flag: rxe sets it.)
 	 */
-	if (RCX__UNLIKELY(cqe->status || cqe->has_imm)) {
+	if (RCX__UNLIKELY(cqe->status || (cqe->has_imm && !c->is_send))) {
 		rcx__chan_set_fail(c->set, !cqe->status ? RCX_ERR_PROTO
 					   : cqe->status == RCX_ERR_FLUSHED
 						   ? RCX_ERR_PROC_FAILED
