@@ -288,6 +288,21 @@ static void bundle_round(struct rcx_req **ch, int mode)
 	}
 }
 
+/* A bundle of n over 8-byte messages in buf, rank 0 sending; its init. */
+static struct rcx_req *bind_bundle(uint64_t *buf, int tag, int n,
+				   const struct rcx_info *info,
+				   struct rcx_req **ch)
+{
+	struct rcx_req *init = NULL;
+
+	if (rank == 0)
+		TP_CHECK_OK(rcx_send_init(g, buf, 8, 1, tag, &init));
+	else
+		TP_CHECK_OK(rcx_recv_init(g, buf, 8, 0, tag, &init));
+	TP_CHECK_OK(rcx_mbind(init, n, info, ch));
+	return init;
+}
+
 /*
  * A write_imm bundle of 2 on contiguous slots: the sender starts both at
  * once, the receiver one at a time, waiting for each before it starts the
@@ -300,11 +315,7 @@ static void bundle_staggered(void)
 	struct rcx_info *info = info_of("write_imm", "2", "8");
 	int i, r, bad = 0;
 
-	if (rank == 0)
-		TP_CHECK_OK(rcx_send_init(g, buf, 8, 1, 13, &init));
-	else
-		TP_CHECK_OK(rcx_recv_init(g, buf, 8, 0, 13, &init));
-	TP_CHECK_OK(rcx_mbind(init, 2, info, ch));
+	init = bind_bundle(buf, 13, 2, info, ch);
 	for (r = 0; r < 20; r++) {
 		if (rank == 0) {
 			buf[0] = 2 * (uint64_t)r + 1;
@@ -341,11 +352,7 @@ static void sc_bundle(void)
 	int i, r, slot, bad = 0;
 
 	memset(buf, 0, sizeof(buf));
-	if (rank == 0)
-		TP_CHECK_OK(rcx_send_init(g, buf, 8, 1, 9, &init));
-	else
-		TP_CHECK_OK(rcx_recv_init(g, buf, 8, 0, 9, &init));
-	TP_CHECK_OK(rcx_mbind(init, 8, info, ch));
+	init = bind_bundle(buf, 9, 8, info, ch);
 	for (r = 0; r < 400; r++) {
 		if (rank == 0)
 			for (i = 0; i < 8; i++)
