@@ -24,30 +24,21 @@ static uint8_t *wrap(const uint8_t *data, size_t size, uint32_t id,
 	struct fz_script s = { data, size };
 	const uint8_t *rec;
 	size_t len, n = 0;
-	uint8_t *buf =
-		malloc(size / 2 * (sizeof(struct rcx__hdr) + 2) + size + 1);
+	uint8_t *buf = fz_msgs_alloc(size);
 	struct rcx__hdr h;
 
-	FZ_ASSERT(buf);
 	*hit = 0;
 	while (fz_next(&s, &rec, &len)) {
-		size_t pl = len ? len - 1 : 0, m = sizeof(h) + pl;
+		size_t pl = len ? len - 1 : 0;
 
-		memset(&h, 0, sizeof(h));
-		h.type = RCX__MSG_EAGER;
-		h.cid = RCX__CID_WIN;
-		h.credits = 1; /* room for the replies */
-		h.len = (uint32_t)pl;
-		buf[n] = (uint8_t)m;
-		buf[n + 1] = (uint8_t)(m >> 8);
-		memcpy(buf + n + 2, &h, sizeof(h));
-		if (pl)
-			memcpy(buf + n + 2 + sizeof(h), rec + 1, pl);
+		/* a credit in each: room for the replies */
+		h = fz_eager(RCX__CID_WIN, 0, pl);
+		fz_msg(buf + n, &h, rec + 1, pl);
 		if (len && (rec[0] & 1) && pl >= WIN_OFF + 4) {
 			memcpy(buf + n + 2 + sizeof(h) + WIN_OFF, &id, 4);
 			*hit = 1;
 		}
-		n += 2 + m;
+		n += 2 + sizeof(h) + pl;
 	}
 	*out_len = n;
 	return buf;

@@ -4,6 +4,7 @@
  * queues, one completion ring, one connection-event queue, and the
  * scripted peer that turns fuzz input into received messages.
  */
+#include <endian.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -64,6 +65,8 @@ static struct {
 	uint32_t next_key;
 	unsigned long sent;
 	int epfd;
+	void (*on_sent)(const uint8_t *buf, size_t len);
+	void (*on_deliver)(uint8_t *buf, size_t len);
 } fz;
 
 void fz_fail(const char *file, int line, const char *what)
@@ -130,14 +133,62 @@ static void ep_flush(struct fz_ep *ep)
 	}
 }
 
-void fz_peer_close(void)
+void fz_ep_close(struct rcx_ep *e)
 {
-	struct fz_ep *ep = fz.peer;
+	struct fz_ep *ep = (struct fz_ep *)e;
 
 	if (!ep || ep->error)
 		return;
 	ep_flush(ep);
 	evt_push(ep, RCX_CM_DISCONNECTED, 0);
+}
+
+void fz_peer_close(void)
+{
+	fz_ep_close((struct rcx_ep *)fz.peer);
+}
+
+void fz_hooks(void (*sent)(const uint8_t *buf, size_t len),
+	      void (*deliver)(uint8_t *buf, size_t len))
+{
+	fz.on_sent = sent;
+	fz.on_deliver = deliver;
+}
+
+/* The oldest receive posted on ep, taken off its queue: 0 when none. */
+static int rq_take(struct fz_ep *ep, struct fz_rwr *w)
+{
+	if (ep->error || !ep->rq_n)
+		return 0;
+	*w = ep->rq[ep->rq_head];
+	ep->rq_head = (ep->rq_head + 1) % ep->rq_cap;
+	ep->rq_n--;
+	return 1;
+}
+
+int fz_ep_recv(struct rcx_ep *e, int has_imm, uint32_t imm, uint32_t len)
+{
+	struct fz_ep *ep = (struct fz_ep *)e;
+	struct fz_cqent *c;
+	struct fz_rwr w;
+
+	if (!ep || !rq_take(ep, &w))
+		return 0;
+	if (!has_imm && len > w.length) {
+		/* a local length error: the QP goes to the error state */
+		cq_push(ep, w.wr_id, RCX_ERR_LOCAL, RCX_OP_RECV, 0);
+		ep_flush(ep);
+		return 1;
+	}
+	/* a SEND lands in the receive buffer; a WRITE_IMM's data went to
+	 * the address the peer chose, the receive only takes the immediate */
+	if (!has_imm && len)
+		memset((void *)(uintptr_t)w.addr, 0xa5, len);
+	cq_push(ep, w.wr_id, 0, has_imm ? RCX_OP_RECV_IMM : RCX_OP_RECV, len);
+	c = &fz.cq[(fz.cq_head + fz.cq_n - 1) % FZ_CQ_SIZE];
+	c->c.has_imm = has_imm != 0;
+	c->c.imm = has_imm ? imm : 0;
+	return 1;
 }
 
 void fz_peer_script(const uint8_t *data, size_t len)
@@ -163,6 +214,43 @@ int fz_next(struct fz_script *s, const uint8_t **rec, size_t *len)
 	return 1;
 }
 
+uint8_t *fz_msgs_alloc(size_t size)
+{
+	uint8_t *buf =
+		malloc(size / 2 * (sizeof(struct rcx__hdr) + 2) + size + 1);
+
+	FZ_ASSERT(buf);
+	return buf;
+}
+
+size_t fz_msg(uint8_t *out, const struct rcx__hdr *h, const uint8_t *pl,
+	      size_t len)
+{
+	size_t m = (h ? sizeof(*h) : 0) + len;
+
+	FZ_ASSERT(m <= 0xffff);
+	out[0] = (uint8_t)m;
+	out[1] = (uint8_t)(m >> 8);
+	if (h)
+		memcpy(out + 2, h, sizeof(*h));
+	if (len)
+		memcpy(out + 2 + m - len, pl, len);
+	return 2 + m;
+}
+
+struct rcx__hdr fz_eager(uint8_t cid, int32_t tag, size_t len)
+{
+	struct rcx__hdr h;
+
+	memset(&h, 0, sizeof(h));
+	h.type = RCX__MSG_EAGER;
+	h.cid = cid;
+	h.credits = 1; /* room for what we send back */
+	h.tag = tag;
+	h.len = (uint32_t)len;
+	return h;
+}
+
 int fz_peer_pending(void)
 {
 	return fz.script.left >= 2;
@@ -182,7 +270,8 @@ unsigned long fz_sent(void)
  * The scripted peer sends its next record if a receive is posted: the
  * bytes land in the receive buffer as a NIC would put them (a record
  * longer than the buffer is a local length error). At the end of the
- * script the peer disconnects.
+ * script the peer disconnects, once the context has taken the connection
+ * events queued before.
  */
 static void peer_step(void)
 {
@@ -194,20 +283,22 @@ static void peer_step(void)
 	if (!ep || ep->error || fz.cq_n)
 		return;
 	if (!fz_peer_pending()) {
-		fz_peer_close();
+		/* what the peer did before it left (a connection it asked
+		 * for) reaches us first */
+		if (!fz.evt_n)
+			fz_peer_close();
 		return;
 	}
-	if (!ep->rq_n)
+	if (!rq_take(ep, &w))
 		return;
-	w = ep->rq[ep->rq_head];
-	ep->rq_head = (ep->rq_head + 1) % ep->rq_cap;
-	ep->rq_n--;
 	fz_next(&fz.script, &rec, &len);
 	if (len > w.length) {
 		cq_push(ep, w.wr_id, RCX_ERR_LOCAL, RCX_OP_RECV, 0);
 		return;
 	}
 	memcpy((void *)(uintptr_t)w.addr, rec, len);
+	if (fz.on_deliver)
+		fz.on_deliver((uint8_t *)(uintptr_t)w.addr, len);
 	cq_push(ep, w.wr_id, 0, RCX_OP_RECV, (uint32_t)len);
 }
 
@@ -275,8 +366,12 @@ static uint32_t fz_mr_rkey(const struct rcx_mr *mr)
 	return ((const struct fz_mr *)mr)->rkey;
 }
 
-/* A new endpoint: receives can be posted at once, ESTABLISHED follows. */
-static int ep_make(const struct rcx_ep_attr *attr, struct rcx_ep **out)
+/*
+ * A new endpoint: receives can be posted at once, ESTABLISHED follows (or
+ * the connection error cm_err).
+ */
+static int ep_make(const struct rcx_ep_attr *attr, int cm_err,
+		   struct rcx_ep **out)
 {
 	struct fz_ep *ep = calloc(1, sizeof(*ep));
 	int ret;
@@ -304,7 +399,10 @@ static int ep_make(const struct rcx_ep_attr *attr, struct rcx_ep **out)
 		if (ret)
 			return ret; /* the caller destroys it */
 	}
-	evt_push(ep, RCX_CM_ESTABLISHED, 0);
+	if (cm_err)
+		evt_push(ep, RCX_CM_ERROR, cm_err);
+	else
+		evt_push(ep, RCX_CM_ESTABLISHED, 0);
 	return 0;
 }
 
@@ -312,16 +410,19 @@ static int fz_ep_connect(struct rcx_dev *dev, const char *addr,
 			 const struct rcx_ep_attr *attr, const void *pdata,
 			 size_t pdata_len, struct rcx_ep **out)
 {
+	/* a provider parses the address as a string (getaddrinfo) */
+	FZ_ASSERT(strnlen(addr, RCX__ADDR_LEN) < RCX__ADDR_LEN);
 	if (pdata_len > 56)
 		return -EINVAL;
-	return ep_make(attr, out);
+	/* the peer listens at "fz0" only: elsewhere nobody answers */
+	return ep_make(attr, strcmp(addr, "fz0") ? -ECONNREFUSED : 0, out);
 }
 
 static int fz_ep_accept(struct rcx_dev *dev, struct rcx_conn_req *req,
 			const struct rcx_ep_attr *attr, struct rcx_ep **out)
 {
 	free(req);
-	return ep_make(attr, out);
+	return ep_make(attr, 0, out);
 }
 
 static int fz_ep_reject(struct rcx_dev *dev, struct rcx_conn_req *req)
@@ -379,21 +480,6 @@ static uint32_t fz_ep_max_inline(const struct rcx_ep *ep)
 	return 64;
 }
 
-static int fz_pwr_create(struct rcx_ep *ep, const struct rcx_wr *wr, int recv,
-			 struct rcx_pwr **out)
-{
-	return -EOPNOTSUPP;
-}
-
-static void fz_pwr_destroy(struct rcx_pwr *pwr)
-{
-}
-
-static int fz_pwr_post(struct rcx_ep *ep, struct rcx_pwr **pwr, int n)
-{
-	return -EOPNOTSUPP;
-}
-
 static int fz_cm_poll(struct rcx_dev *dev, struct rcx_cm_event *ev)
 {
 	struct fz_evt *e;
@@ -417,8 +503,12 @@ static int fz_post_send(struct rcx_ep *e, struct rcx_wr *wr,
 	struct fz_ep *ep = (struct fz_ep *)e;
 
 	for (; wr; wr = wr->next) {
-		if (wr->op == RCX_OP_SEND || wr->op == RCX_OP_SEND_IMM)
+		if (wr->op == RCX_OP_SEND || wr->op == RCX_OP_SEND_IMM) {
 			fz.sent++;
+			if (fz.on_sent && ep == fz.peer)
+				fz.on_sent((const uint8_t *)(uintptr_t)wr->addr,
+					   wr->length);
+		}
 		if (ep->error) {
 			cq_push(ep, wr->wr_id, RCX_ERR_FLUSHED, wr->op,
 				wr->length);
@@ -454,6 +544,58 @@ static int fz_post_recv(struct rcx_ep *e, struct rcx_wr *wr,
 			(struct fz_rwr){ wr->wr_id, wr->addr, wr->length };
 	}
 	return 0;
+}
+
+/*
+ * Prepared WRs: the WR kept whole; rcx patches it through the pointers
+ * (each points into the WR, or at the immediate kept in network order)
+ * and every post goes through post_send/post_recv.
+ */
+struct fz_pwr {
+	struct rcx_pwr pub;
+	struct rcx_wr wr;
+	uint32_t imm_be;
+	int recv;
+};
+
+static int fz_pwr_create(struct rcx_ep *ep, const struct rcx_wr *wr, int recv,
+			 struct rcx_pwr **out)
+{
+	struct fz_pwr *p = calloc(1, sizeof(*p));
+
+	if (!p)
+		return -ENOMEM;
+	p->wr = *wr;
+	p->wr.next = NULL;
+	p->recv = recv;
+	p->imm_be = htobe32(wr->imm);
+	p->pub.ops = &fz_ops;
+	p->pub.addr = &p->wr.addr;
+	p->pub.length = &p->wr.length;
+	p->pub.remote_addr = &p->wr.remote_addr;
+	p->pub.imm_be = &p->imm_be;
+	*out = &p->pub;
+	return 0;
+}
+
+static void fz_pwr_destroy(struct rcx_pwr *pwr)
+{
+	free(pwr);
+}
+
+static int fz_pwr_post(struct rcx_ep *ep, struct rcx_pwr **pwr, int n)
+{
+	struct rcx_wr *bad;
+	int i, ret = 0;
+
+	for (i = 0; i < n && !ret; i++) {
+		struct fz_pwr *p = (struct fz_pwr *)pwr[i];
+
+		p->wr.imm = be32toh(p->imm_be);
+		ret = p->recv ? fz_post_recv(ep, &p->wr, &bad)
+			      : fz_post_send(ep, &p->wr, &bad);
+	}
+	return ret;
 }
 
 static int fz_cq_poll(struct rcx_dev *dev, struct rcx_cqe *cqe, int n)
@@ -562,6 +704,8 @@ struct rcx_ctx *fz_ctx_new(void)
 	fz.peer = NULL;
 	fz.arm_script = 0;
 	fz.sent = 0;
+	fz.on_sent = NULL;
+	fz.on_deliver = NULL;
 	return ctx;
 }
 

@@ -13,6 +13,7 @@
 #include <rcx/rcx.h>
 #include "fz.h"
 #include "lib/boot_wire.h"
+#include "lib/chan_int.h"
 #include "lib/win_int.h"
 
 /* A seed being built. */
@@ -287,6 +288,183 @@ static void seeds_spans(void)
 	spans("count_too_big", 512, 1000, two, 2);
 }
 
+/* ---- bound channels: setup bytes, handshake messages, set events */
+
+/* A bind message as chan_bind.c fills it (the peer's addresses, keys). */
+static struct bind_msg bmsg(uint32_t kind, uint32_t n, uint32_t proto,
+			    uint32_t slots, uint64_t len, uint64_t stride)
+{
+	struct bind_msg m;
+
+	memset(&m, 0, sizeof(m));
+	m.magic = CH_MAGIC;
+	m.kind = kind;
+	m.n = n;
+	m.proto = proto;
+	m.slots = slots;
+	m.len = len;
+	m.stride = stride;
+	m.cookie = 0x1234;
+	m.data_addr = 0x100000;
+	m.ctl_addr = 0x200000;
+	m.data_rkey = 0x11;
+	m.ctl_rkey = 0x12;
+	m.ack_tag = 0x40000001;
+	snprintf(m.addr, sizeof(m.addr), "fz0");
+	return m;
+}
+
+/* A record of the target: kind byte, then data. */
+static void krec(struct seed *s, uint8_t kind, const void *p, size_t n)
+{
+	uint8_t b[1 + sizeof(struct rcx__hdr) + sizeof(struct bind_msg)];
+
+	FZ_ASSERT(n < sizeof(b));
+	b[0] = kind;
+	memcpy(b + 1, p, n);
+	rec(s, b, 1 + n);
+}
+
+static void bind_rec(struct seed *s, uint8_t kind, struct bind_msg m)
+{
+	krec(s, kind, &m, sizeof(m));
+}
+
+/* An event on the bound set: op, a, v. */
+static void ev(struct seed *s, uint8_t op, uint8_t a, uint64_t v)
+{
+	uint8_t b[10] = { op, a };
+
+	memcpy(b + 2, &v, 8);
+	krec(s, 3, b, sizeof(b));
+}
+
+/* an immediate for m channels from idx, with_imm; len in the top bits */
+static uint64_t imm(unsigned int idx, unsigned int m, uint32_t len)
+{
+	return (uint64_t)len << 32 | CH_IMM(idx, m, 1);
+}
+
+/* CREDIT messages: the peer stays connected while we take them */
+static void idle(struct seed *s, int k)
+{
+	struct rcx__hdr h = { .type = RCX__MSG_CREDIT };
+
+	while (k-- > 0)
+		krec(s, 2, &h, sizeof(h));
+}
+
+static void setup(struct seed *s, uint8_t s0, uint8_t s1, uint8_t s2)
+{
+	s->n = 0;
+	put8(s, s0);
+	put8(s, s1);
+	put8(s, s2);
+}
+
+/* setup[0]: send, protocol << 1, (n - 1) << 3, blocking 0x20 ... */
+#define S_SEND(p, n) (1 | (p) << 1 | ((n)-1) << 3)
+#define S_RECV(p, n) ((p) << 1 | ((n)-1) << 3)
+
+static void seeds_chan(void)
+{
+	struct rcx__hdr h = { .type = RCX__MSG_RTS,
+			      .cid = RCX__CID_BIND,
+			      .credits = 1,
+			      .tag = 9,
+			      .addr = 0x10000,
+			      .size = sizeof(struct bind_msg),
+			      .rkey = 0x77 };
+	static const uint32_t lens[] = { 8, 4, 9 }; /* 9: past the slot */
+	static struct seed s, t;
+	int i;
+
+	/* receiver, send protocol: the request before the bind; messages */
+	setup(&s, S_RECV(RCX_CHAN_AUTO, 1), 0, 2 << 1);
+	bind_rec(&s, 0, bmsg(1, 1, RCX_CHAN_SEND, 1, 8, 8));
+	for (i = 0; i < 3; i++) {
+		ev(&s, 0, 0, 0);
+		ev(&s, 2, 1, imm(0, 1, lens[i]));
+	}
+	save("chan", "recv_send", &s);
+
+	/* receiver, write_imm bundle of 2 on 4 slots: an immediate naming a
+	 * channel past the bundle; fused and single ones, then a fused one
+	 * for a channel not started */
+	setup(&s, S_RECV(RCX_CHAN_WRITE_IMM, 2), 3, 1);
+	bind_rec(&s, 0, bmsg(1, 2, RCX_CHAN_AUTO, 4, 8, 8));
+	ev(&s, 1, 0, 0);
+	t = s;
+	ev(&t, 2, 0, imm(3, 1, 8));
+	save("chan", "recv_wimm_bad", &t);
+	ev(&s, 2, 0, imm(0, 2, 16));
+	ev(&s, 0, 1, 0);
+	ev(&s, 2, 0, imm(1, 1, 8));
+	ev(&s, 0, 0, 0);
+	ev(&s, 2, 0, imm(0, 2, 16));
+	save("chan", "recv_wimm", &s);
+
+	/* receiver: the ends disagree (bundle size), a blocking bind */
+	setup(&s, S_RECV(RCX_CHAN_AUTO, 1) | 0x20, 0, 0);
+	bind_rec(&s, 0, bmsg(1, 3, RCX_CHAN_SEND, 1, 8, 8));
+	save("chan", "recv_disagree", &s);
+
+	/* receiver from any source and tag; the sender's address is not
+	 * the peer's listener: the connection is refused */
+	setup(&s, S_RECV(RCX_CHAN_SEND, 1) | 0xc0, 1 << 2, 0);
+	{
+		struct bind_msg m = bmsg(1, 1, RCX_CHAN_AUTO, 1, 0, 0);
+
+		snprintf(m.addr, sizeof(m.addr), "10.0.0.1:7471");
+		bind_rec(&s, 0, m);
+	}
+	save("chan", "recv_refused", &s);
+
+	/* receiver: the request came by rendezvous before the bind, which
+	 * is freed at once */
+	setup(&s, S_RECV(RCX_CHAN_AUTO, 1), 0x80, 2 << 1);
+	krec(&s, 2, &h, sizeof(h));
+	idle(&s, 2);
+	save("chan", "recv_rts_free", &s);
+
+	/* sender, write_imm bundle of 2 on 2 contiguous slots: one write
+	 * carries both when both credits are in; credits one by one */
+	setup(&s, S_SEND(RCX_CHAN_WRITE_IMM, 2), 1, 0);
+	bind_rec(&s, 1, bmsg(2, 2, RCX_CHAN_WRITE_IMM, 2, 8, 8));
+	idle(&s, 4);
+	ev(&s, 3, 0, 1);
+	ev(&s, 3, 1, 1);
+	ev(&s, 1, 0, 0);
+	ev(&s, 1, 0, 0);
+	ev(&s, 3, 0, 2);
+	ev(&s, 3, 1, 2);
+	ev(&s, 0, 0, 0);
+	ev(&s, 3, 0, 3);
+	save("chan", "send_wimm", &s);
+
+	/* sender, send protocol, connected after the answer; the peer frees
+	 * its end */
+	setup(&s, S_SEND(RCX_CHAN_AUTO, 1), 1 << 5, 0x10);
+	bind_rec(&s, 1, bmsg(2, 1, RCX_CHAN_SEND, 1, 8, 8));
+	idle(&s, 4);
+	ev(&s, 0, 0, 0);
+	ev(&s, 1, 0, 0);
+	save("chan", "send_late", &s);
+
+	/* sender: answered but never connected; a refusal */
+	setup(&s, S_SEND(RCX_CHAN_AUTO, 1), 2 << 5, 0);
+	bind_rec(&s, 1, bmsg(2, 1, RCX_CHAN_SEND, 1, 8, 8));
+	save("chan", "send_noconn", &s);
+	setup(&s, S_SEND(RCX_CHAN_AUTO, 1) | 0x20, 0, 0);
+	{
+		struct bind_msg m = bmsg(2, 1, RCX_CHAN_SEND, 1, 8, 8);
+
+		m.status = -EINVAL;
+		bind_rec(&s, 1, m);
+	}
+	save("chan", "send_refused", &s);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 2) {
@@ -299,5 +477,6 @@ int main(int argc, char **argv)
 	seeds_msg();
 	seeds_win();
 	seeds_spans();
+	seeds_chan();
 	return 0;
 }

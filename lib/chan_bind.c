@@ -13,7 +13,6 @@
 #include <string.h>
 #include "chan_int.h"
 
-#define CH_MAGIC	   0x52434842u /* "RCHB" */
 #define CH_ACK_TAG_BASE	   0x40000000
 #define CH_FREE_TIMEOUT_US 30000000LL
 

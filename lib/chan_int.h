@@ -100,6 +100,8 @@ struct chan {
 	int tag;
 };
 
+#define CH_MAGIC 0x52434842u /* "RCHB": a bind_msg */
+
 struct bind_msg {
 	uint32_t magic;
 	uint32_t kind; /* 1 request, 2 answer */
