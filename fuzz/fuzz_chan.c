@@ -252,6 +252,8 @@ struct model {
 	int starts[4];
 	uint64_t ready[4];
 	int fifo[64], fifo_n; /* send protocol receiver: posted receives */
+	int early[4];	      /* write_imm receiver: arrived before start */
+	int lag;	      /* write_imm: the window - 1 */
 	int fail;	      /* the error the set failed with, predicted */
 };
 
@@ -261,13 +263,20 @@ static int slot_of(const struct model *md, int i)
 		     run.slots);
 }
 
-static void start(struct model *md, int i)
+/* Channel i starts; a write_imm receiver's start takes a message that
+ * came early at once (done[i]). */
+static void start(struct model *md, int i, long *done)
 {
 	md->active[i] = true;
 	md->starts[i]++;
 	if (!run.send && md->s->proto == RCX_CHAN_SEND) {
 		FZ_ASSERT(md->fifo_n < 64);
 		md->fifo[md->fifo_n++] = i;
+	}
+	if (!run.send && md->s->proto == RCX_CHAN_WRITE_IMM &&
+	    md->early[i] > 0) {
+		md->early[i]--;
+		done[i] = (long)md->s->peer_len;
 	}
 }
 
@@ -311,12 +320,16 @@ static void message(struct model *md, int has_imm, uint32_t imm, uint32_t len,
 		return;
 	}
 	for (t = idx; t < idx + m; t++)
-		if (!md->active[t]) {
+		if (!md->active[t] && md->early[t] >= md->lag) {
 			md->fail = RCX_ERR_PROTO;
 			return;
 		}
-	for (t = idx; t < idx + m; t++)
-		done[t] = (long)s->peer_len;
+	for (t = idx; t < idx + m; t++) {
+		if (md->active[t])
+			done[t] = (long)s->peer_len;
+		else
+			md->early[t]++;
+	}
 }
 
 /* Look at every active channel: what completed must be what was due. */
@@ -332,7 +345,8 @@ static void check(struct model *md, struct rcx_req **chans, const long *done)
 			continue;
 		if (run.send && !md->fail &&
 		    (md->s->proto == RCX_CHAN_SEND ||
-		     md->ready[i] >= (uint64_t)md->starts[i]))
+		     (md->ready[i] && md->ready[i] + (uint64_t)md->lag >=
+					      (uint64_t)md->starts[i])))
 			want = (long)run.len; /* had its credit: sent */
 		FZ_ASSERT(!rcx_test(&chans[i], &flag, &st));
 		if (md->fail) {
@@ -367,7 +381,7 @@ static void event(struct rcx_ctx *ctx, struct model *md, struct rcx_req **chans,
 			return;
 		}
 		FZ_ASSERT(!rcx_start(chans[i]));
-		start(md, i);
+		start(md, i, done);
 		break;
 	case 1:
 		for (i = 0; i < run.n; i++)
@@ -378,7 +392,7 @@ static void event(struct rcx_ctx *ctx, struct model *md, struct rcx_req **chans,
 		FZ_ASSERT(!rcx_startall(k, idle));
 		for (i = 0; i < run.n; i++)
 			if (!md->active[i])
-				start(md, i);
+				start(md, i, done);
 		break;
 	case 2:
 		message(md, !(a & 1), (uint32_t)v, (uint32_t)(v >> 32) & 0xffff,
@@ -400,7 +414,8 @@ static void event(struct rcx_ctx *ctx, struct model *md, struct rcx_req **chans,
 static void bound(struct rcx_ctx *ctx, struct rcx_group *g,
 		  struct rcx_req **chans, const uint8_t **ev, int nev)
 {
-	struct model md = { .s = to_chan(chans[0])->set };
+	struct model md = { .s = to_chan(chans[0])->set,
+			    .lag = ch_window(run.slots, run.n) - 1 };
 	struct rcx_status st;
 	int i, flag;
 

@@ -549,28 +549,22 @@ static inline void imm_done(struct chset *s, struct chan *c)
 }
 
 /*
- * write_imm receiver: a message for a channel not started yet (its sender
- * may be up to lag messages ahead); more than that breaks the protocol.
- */
-static bool imm_early(struct chset *s, struct chan *c)
-{
-	if (c->early >= c->lag) {
-		rcx__chan_set_fail(s, RCX_ERR_PROTO);
-		return false;
-	}
-	c->early++;
-	return true;
-}
-
-/*
  * write_imm receiver: one immediate for m channels from c (fused by the
- * sender), or one that came early. Off the fast path's frame.
+ * sender), or one for a channel not started yet: its sender may be up to
+ * lag messages ahead, more breaks the protocol (then nothing completes
+ * but in error). Off the fast path's frame.
  */
 static __attribute__((noinline)) void imm_slow(struct chset *s, struct chan *c,
 					       int m)
 {
 	int t;
 
+	for (t = 0; t < m; t++)
+		if (c[t].req->state != RCX__REQ_ACTIVE &&
+		    c[t].early >= c[t].lag) {
+			rcx__chan_set_fail(s, RCX_ERR_PROTO);
+			return;
+		}
 	if (s->zposted <= s->zmin && rcx__chan_zrecv_post(s)) {
 		rcx__chan_set_fail(s, RCX_ERR_PROC_FAILED);
 		return;
@@ -578,8 +572,8 @@ static __attribute__((noinline)) void imm_slow(struct chset *s, struct chan *c,
 	for (t = 0; t < m; t++) {
 		if (c[t].req->state == RCX__REQ_ACTIVE)
 			imm_done(s, &c[t]);
-		else if (!imm_early(s, &c[t]))
-			return;
+		else
+			c[t].early++;
 	}
 }
 
