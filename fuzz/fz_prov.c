@@ -520,8 +520,17 @@ static int fz_post_send(struct rcx_ep *e, struct rcx_wr *wr,
 			memset((void *)(uintptr_t)wr->addr, 0, wr->length);
 		else if (wr->op == RCX_OP_FADD || wr->op == RCX_OP_CSWAP)
 			memset((void *)(uintptr_t)wr->addr, 0, 8);
-		if (wr->flags & RCX_WR_SIGNALED)
-			cq_push(ep, wr->wr_id, 0, wr->op, wr->length);
+		if (!(wr->flags & RCX_WR_SIGNALED))
+			continue;
+		cq_push(ep, wr->wr_id, 0, wr->op, wr->length);
+		/* rxe flags a WRITE_IMM's own completion as carrying one */
+		if (wr->op == RCX_OP_WRITE_IMM || wr->op == RCX_OP_SEND_IMM) {
+			struct fz_cqent *c =
+				&fz.cq[(fz.cq_head + fz.cq_n - 1) % FZ_CQ_SIZE];
+
+			c->c.has_imm = 1;
+			c->c.imm = wr->imm;
+		}
 	}
 	return 0;
 }
