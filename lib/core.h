@@ -615,4 +615,36 @@ int rcx__progress(struct rcx_ctx *ctx);
 int rcx__wait_events(struct rcx_ctx *ctx, int timeout_ms);
 long long rcx__now_us(void);
 
+/*
+ * A wait's spin before it sleeps. The clock is read once in
+ * RCX__SPIN_POLLS idle polls, never on a wait that the first polls end:
+ * where the clock source is not the TSC (HPET or ACPI PM in many virtual
+ * machines) clock_gettime is a system call, and reading it on every poll
+ * made every ping-pong wait slower.
+ */
+#define RCX__SPIN_POLLS 64
+
+struct rcx__spin {
+	long long end; /* 0: not read yet */
+	unsigned int polls;
+	bool over;
+};
+
+/* true once the spin budget (RCX_SPIN_US) is spent: the caller may sleep */
+static inline bool rcx__spin_over(const struct rcx_ctx *ctx,
+				  struct rcx__spin *sp)
+{
+	long long now;
+
+	if (sp->over)
+		return true;
+	if (RCX__LIKELY(++sp->polls % RCX__SPIN_POLLS != 0) && ctx->cfg.spin_us)
+		return false;
+	now = rcx__now_us();
+	if (!sp->end)
+		sp->end = now + (long long)ctx->cfg.spin_us;
+	sp->over = now >= sp->end;
+	return sp->over;
+}
+
 #endif

@@ -9,8 +9,13 @@
 #include "core.h"
 
 #define RCX__POLL_BATCH 16
-#define RCX__CM_EVERY	64 /* progress calls between connection polls */
-#define RCX__MAX_DEVS	32
+/*
+ * Progress calls between connection polls: a connection poll is a system
+ * call or two (the event channel, the clock for liveness), not something
+ * to pay every few microseconds of a spin.
+ */
+#define RCX__CM_EVERY 1024
+#define RCX__MAX_DEVS 32
 
 long long rcx__now_us(void)
 {
@@ -320,27 +325,33 @@ RCX_API int rcx_ctx_arm(struct rcx_ctx *ctx)
 
 RCX_API int rcx_ctx_wait(struct rcx_ctx *ctx, int timeout_ms)
 {
-	long long now, end, spin_end;
+	struct rcx__spin sp = { 0 };
+	long long now, end = (long long)1 << 62;
 	int n, ran;
 
 	if (!rcx__ctx_live(ctx) || timeout_ms < -1)
 		return -EINVAL;
 	rcx__lock(ctx);
-	now = rcx__now_us();
-	spin_end = now + ctx->cfg.spin_us;
-	end = timeout_ms < 0 ? (long long)1 << 62 : now + timeout_ms * 1000LL;
+	if (timeout_ms >= 0) {
+		/* the spin ends by the deadline too */
+		now = rcx__now_us();
+		end = now + timeout_ms * 1000LL;
+		sp.end = now + (long long)ctx->cfg.spin_us;
+		if (sp.end > end)
+			sp.end = end;
+	}
 	for (;;) {
 		ran = 0;
 		n = progress(ctx, &ran) + ran;
 		if (n > 0)
 			break;
+		if (timeout_ms != 0 && !rcx__spin_over(ctx, &sp))
+			continue;
 		now = rcx__now_us();
 		if (now >= end) {
 			n = -ETIMEDOUT;
 			break;
 		}
-		if (now < spin_end)
-			continue;
 		/*
 		 * Continuations can become ready without a completion event
 		 * (registration, another thread, a signal handler): the

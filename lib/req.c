@@ -248,8 +248,8 @@ RCX_API int rcx_test(struct rcx_req **rp, int *flag, struct rcx_status *st)
 
 RCX_API int rcx_wait(struct rcx_req **rp, struct rcx_status *st)
 {
+	struct rcx__spin sp = { 0 };
 	struct rcx_ctx *ctx;
-	long long spin_end;
 	int ret = check(rp), flag = 0;
 
 	if (ret)
@@ -260,12 +260,11 @@ RCX_API int rcx_wait(struct rcx_req **rp, struct rcx_status *st)
 	}
 	ctx = (*rp)->ctx;
 	rcx__lock(ctx);
-	spin_end = rcx__now_us() + ctx->cfg.spin_us;
 	for (;;) {
 		ret = test_locked(rp, &flag, st);
 		if (flag)
 			break;
-		if (rcx__now_us() > spin_end)
+		if (rcx__spin_over(ctx, &sp))
 			rcx__cont_block(ctx, -1);
 	}
 	rcx__unlock(ctx);
@@ -349,7 +348,7 @@ RCX_API int rcx_testall(int n, struct rcx_req **reqs, int *flag,
 
 static void wait_done(struct rcx_ctx *ctx, int n, struct rcx_req **reqs)
 {
-	long long spin_end = rcx__now_us() + ctx->cfg.spin_us;
+	struct rcx__spin sp = { 0 };
 	int i;
 
 	for (;;) {
@@ -357,7 +356,7 @@ static void wait_done(struct rcx_ctx *ctx, int n, struct rcx_req **reqs)
 			;
 		if (i == n)
 			return;
-		if (!rcx__progress(ctx) && rcx__now_us() > spin_end)
+		if (!rcx__progress(ctx) && rcx__spin_over(ctx, &sp))
 			rcx__cont_block(ctx, -1);
 	}
 }
@@ -405,8 +404,8 @@ static int find_any(int n, struct rcx_req **reqs, int *all_null)
 static int any_common(int n, struct rcx_req **reqs, int *index, int *flag,
 		      struct rcx_status *st, bool block)
 {
+	struct rcx__spin sp = { 0 };
 	struct rcx_ctx *ctx;
-	long long spin_end;
 	int i, all_null, f, ret = check_n(n, reqs);
 
 	if (ret || !index)
@@ -420,7 +419,6 @@ static int any_common(int n, struct rcx_req **reqs, int *index, int *flag,
 		return 0;
 	}
 	rcx__lock(ctx);
-	spin_end = rcx__now_us() + ctx->cfg.spin_us;
 	for (;;) {
 		i = find_any(n, reqs, &all_null);
 		if (i >= 0 || all_null)
@@ -429,7 +427,7 @@ static int any_common(int n, struct rcx_req **reqs, int *index, int *flag,
 			i = find_any(n, reqs, &all_null);
 			if (i >= 0 || all_null || !block)
 				break;
-			if (rcx__now_us() > spin_end)
+			if (rcx__spin_over(ctx, &sp))
 				rcx__cont_block(ctx, -1);
 		}
 	}

@@ -211,27 +211,33 @@ int rcx__win_wait(struct rcx_win *w, bool (*done)(struct rcx_win *, void *),
 		  void *arg)
 {
 	struct rcx_ctx *ctx = w->ctx;
-	long long now = rcx__now_us(), spin_end = now + ctx->cfg.spin_us;
-	long long moved = now;
+	struct rcx__spin sp = { 0 };
+	long long now, moved = 0; /* 0: progress made, clock not read since */
+	unsigned int idle = 0;
 	int t;
 
 	while (!done(w, arg)) {
 		if (rcx__progress(ctx) > 0) {
-			moved = rcx__now_us();
+			moved = 0;
 			continue;
 		}
 		/* a software op to a failed peer gets no reply: end it */
 		rcx__win_fail_sw(w);
 		if (done(w, arg))
 			break;
-		now = rcx__now_us();
-		if (now - moved > RCX__WIN_KICK_US) {
-			for (t = 0; t < w->size; t++)
-				if (w->tgt[t].fenced)
-					kick(w, t);
-			moved = now;
+		/* the clock, like the spin's, once in a while (rcx__spin) */
+		if (sp.over || ++idle % RCX__SPIN_POLLS == 0) {
+			now = rcx__now_us();
+			if (!moved) {
+				moved = now;
+			} else if (now - moved > RCX__WIN_KICK_US) {
+				for (t = 0; t < w->size; t++)
+					if (w->tgt[t].fenced)
+						kick(w, t);
+				moved = now;
+			}
 		}
-		if (now > spin_end)
+		if (rcx__spin_over(ctx, &sp))
 			rcx__wait_events(ctx, 50);
 	}
 	return 0;
