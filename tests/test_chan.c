@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <rcx/rcx.h>
+#include "lib/chan_int.h"
 #include "tu.h"
 #include "tu_mp.h"
 
@@ -394,6 +395,63 @@ static void sc_bundle(void)
 	bundle_staggered();
 }
 
+/*
+ * 2 procs, both ends auto: a bundle on contiguous slots gets write_imm
+ * (its channels started together then go as one write); a stride with a
+ * gap, one shared slot or a single channel gets send. Every message is
+ * checked in its slot (the shared slot: its size and slot only).
+ */
+static void sc_bundle_auto(void)
+{
+	static const struct {
+		const char *slots, *stride;
+		int n, proto;
+	} cases[] = {
+		{ "16", NULL, 8, RCX_CHAN_WRITE_IMM },
+		{ "16", "8", 4, RCX_CHAN_WRITE_IMM },
+		{ "16", "16", 8, RCX_CHAN_SEND },
+		{ NULL, NULL, 8, RCX_CHAN_SEND },
+		{ "4", NULL, 1, RCX_CHAN_SEND },
+	};
+	uint64_t buf[32];
+	struct rcx_req *init, *ch[8];
+	struct rcx_status st[8];
+	size_t k;
+	int i, r, n, slots, step, at, bad = 0;
+
+	for (k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+		struct rcx_info *info =
+			info_of(NULL, cases[k].slots, cases[k].stride);
+
+		n = cases[k].n;
+		slots = cases[k].slots ? atoi(cases[k].slots) : 1;
+		step = cases[k].stride ? atoi(cases[k].stride) / 8 : 1;
+		memset(buf, 0, sizeof(buf));
+		init = bind_bundle(buf, 30 + (int)k, n, info, ch);
+		for (i = 0; i < n; i++)
+			bad += to_chan(ch[i])->set->proto != cases[k].proto;
+		for (r = 0; r < 40; r++) {
+			for (i = 0; rank == 0 && i < n; i++)
+				buf[(i + n * r) % slots * step] =
+					(uint64_t)r * 100 + i + 1;
+			TP_CHECK_OK(rcx_startall(n, ch));
+			TP_CHECK_OK(rcx_waitall(n, ch, st));
+			for (i = 0; i < n; i++) {
+				at = (i + n * r) % slots;
+				bad += st[i].slot != at || st[i].error ||
+				       st[i].count != 8;
+				if (rank == 1 && slots > 1)
+					bad += buf[at * step] !=
+					       (uint64_t)r * 100 + i + 1;
+			}
+		}
+		TP_CHECK_OK(rcx_bind_free(ch, n));
+		rcx_req_free(&init);
+		rcx_info_free(&info);
+	}
+	TP_CHECK_EQ(bad, 0);
+}
+
 /* 4 procs: rebind to another peer and tag; free after the group is gone */
 static void sc_rebind(void)
 {
@@ -588,7 +646,7 @@ static const struct {
 	{ "pingpong", sc_pingpong }, { "match", sc_match },
 	{ "bundle", sc_bundle },     { "rebind", sc_rebind },
 	{ "misuse", sc_misuse },     { "async", sc_async },
-	{ "ahead", sc_ahead },
+	{ "ahead", sc_ahead },	     { "bundle_auto", sc_bundle_auto },
 };
 
 static int peer_main(int argc, char **argv)
@@ -641,6 +699,11 @@ static void test_bundle(void)
 	RUN(2, "bundle", 300);
 }
 
+static void test_bundle_auto(void)
+{
+	RUN(2, "bundle_auto", 120);
+}
+
 static void test_rebind(void)
 {
 	RUN(4, "rebind", 300);
@@ -666,6 +729,7 @@ static const CU_TestInfo tests[] = {
 	{ "match", test_match },
 	{ "slots", test_slots },
 	{ "bundle", test_bundle },
+	{ "bundle_auto", test_bundle_auto },
 	{ "rebind", test_rebind },
 	{ "misuse", test_misuse },
 	{ "long_100k", test_long },

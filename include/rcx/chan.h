@@ -41,8 +41,12 @@ struct rcx_info;
  * Info keys (unknown keys are ignored; malformed values give -EINVAL):
  *   rcx_chan_protocol  "send" (receive posted by each start), "write_imm"
  *                      (RDMA WRITE into the peer's slot with immediate
- *                      data), "auto" (default; send). Both ends must agree or one
- *                      must say auto.
+ *                      data), "auto" (default). Both ends must agree or
+ *                      one must say auto. Both auto: write_imm for a
+ *                      bundle (n > 1) with more than one slot and the
+ *                      sender's slots contiguous (stride == its len), whose
+ *                      channels started together then go as one RDMA
+ *                      write; send otherwise.
  *   rcx_chan_slots     N >= 1 circular slots (default 1); start k uses
  *                      buf + (k mod N) * stride at both ends (channel i of
  *                      a bundle of n: buf + ((i + k * n) mod N) * stride).
