@@ -89,7 +89,8 @@ static int set_prepare(struct chset *s)
 			} else {
 				w.op = RCX_OP_SEND;
 			}
-			if (c->len <= ops->ep_max_inline(ep) && c->len <= 64)
+			if (c->len <= ops->ep_max_inline(ep) &&
+			    c->len <= s->ctx->cfg.inline_size)
 				w.flags |= RCX_WR_INLINE;
 			ret = ops->pwr_create(ep, &w, 0, &c->pwr);
 		} else {
@@ -198,7 +199,10 @@ static struct rcx_ep_attr set_ep_attr(struct chset *s)
 		.max_send_wr = (uint32_t)(s->n + 2 * CH_CREDIT_SIGNAL + 4),
 		.max_recv_wr =
 			(uint32_t)(s->n * s->window + s->n + CH_ZBATCH + 4),
-		.max_inline = 64 > 8 * s->n ? 64 : 8 * s->n,
+		/* messages up to RCX_INLINE; a bundle's credit words */
+		.max_inline = cfg->inline_size > 8u * (unsigned)s->n
+				      ? cfg->inline_size
+				      : 8u * (unsigned)s->n,
 		.timeout = cfg->qp_timeout,
 		.retry_cnt = cfg->qp_retry,
 		.rnr_retry = cfg->rnr_retry,

@@ -879,10 +879,19 @@ static void test_lazy_win(void)
 	job(4, "lazy_win", 180);
 }
 
+/* RCX_INLINE beyond what the device takes: the QPs take less, and work */
+static void test_inline_max(void)
+{
+	setenv("RCX_INLINE", "1024", 1);
+	job(2, "sizes", 240);
+	unsetenv("RCX_INLINE");
+}
+
 static const CU_TestInfo tests[] = {
 	{ "first_messages", test_early },
 	{ "sizes_2procs", test_sizes_2 },
 	{ "sizes_4procs", test_sizes_4 },
+	{ "inline_beyond_device", test_inline_max },
 	{ "any_source_any_tag", test_any },
 	{ "order", test_order },
 	{ "truncate", test_truncate },

@@ -57,10 +57,18 @@ int vrb_qp_create(struct vrb_ep *ep, struct rdma_cm_id *id)
 	ret = cq_reserve(ep->dev, res);
 	if (ret)
 		return ret;
-	if (rdma_create_qp(id, ep->dev->pd, &qa)) {
+	/*
+	 * More inline data than the device takes (RCX_INLINE goes to 1024,
+	 * rxe stops below that) fails the QP with EINVAL: ask for less, down
+	 * to none, before giving up.
+	 */
+	while (rdma_create_qp(id, ep->dev->pd, &qa)) {
 		ret = vrb_errno();
-		ep->dev->cq_reserved -= res;
-		return ret;
+		if (ret != -EINVAL || !qa.cap.max_inline_data) {
+			ep->dev->cq_reserved -= res;
+			return ret;
+		}
+		qa.cap.max_inline_data /= 2;
 	}
 	ep->id = id;
 	ep->qp = id->qp;
