@@ -490,6 +490,24 @@ static bool peer_error(int32_t e)
 	       (e <= RCX_ERR_PROC_FAILED && e > RCX_ERR_LAST);
 }
 
+/*
+ * A handshake message (kind 1 request, 2 answer) came whole and is ours;
+ * else the set fails. A request's address goes to the provider as a
+ * string: it must end inside the message.
+ */
+static bool hs_msg_ok(struct chset *s, const struct rcx_req *r, uint32_t kind)
+{
+	const struct bind_msg *m = &s->peer_msg;
+
+	if (!r->status.error && r->status.count == sizeof(*m) &&
+	    m->magic == CH_MAGIC && m->kind == kind &&
+	    (kind != 1 || memchr(m->addr, '\0', sizeof(m->addr))))
+		return true;
+	rcx__chan_set_fail(s,
+			   r->status.error ? r->status.error : RCX_ERR_PROTO);
+	return false;
+}
+
 /* sender: the receiver's answer */
 static void on_answer(struct rcx_req *r)
 {
@@ -499,12 +517,8 @@ static void on_answer(struct rcx_req *r)
 	s->hs_recv = NULL;
 	if (s->state != SET_HANDSHAKE)
 		return;
-	if (r->status.error || r->status.count != sizeof(*m) ||
-	    m->magic != CH_MAGIC || m->kind != 2) {
-		rcx__chan_set_fail(s, r->status.error ? r->status.error
-						      : RCX_ERR_PROTO);
+	if (!hs_msg_ok(s, r, 2))
 		return;
-	}
 	/* the receiver's refusal, or the protocol it chose: one we run and,
 	 * unless we said auto, the one we asked for */
 	if (m->status) {
@@ -584,14 +598,8 @@ static void on_request(struct rcx_req *r)
 	s->hs_recv = NULL;
 	if (s->state != SET_HANDSHAKE)
 		return;
-	/* the sender's address goes to the provider as a string */
-	if (r->status.error || r->status.count != sizeof(*m) ||
-	    m->magic != CH_MAGIC || m->kind != 1 ||
-	    !memchr(m->addr, '\0', sizeof(m->addr))) {
-		rcx__chan_set_fail(s, r->status.error ? r->status.error
-						      : RCX_ERR_PROTO);
+	if (!hs_msg_ok(s, r, 1))
 		return;
-	}
 	/* the matched source and tag become the channel's */
 	for (i = 0; i < s->n; i++) {
 		s->ch[i].peer = r->status.source;
