@@ -191,26 +191,14 @@ static int credit_post_range(struct chset *s, int lo, int hi)
 	return ret;
 }
 
-/* the receiver has started each of the m channels from c0 */
-static bool fuse_ready(const struct chan *c0, int m)
+/* how many of the m channels from c0 the receiver has started */
+static int fuse_credits(const struct chan *c0, int m)
 {
-	int t;
+	int t, k = 0;
 
 	for (t = 0; t < m; t++)
-		if (!has_credit(&c0[t]))
-			return false;
-	return true;
-}
-
-/* ... or none of them */
-static bool fuse_none(const struct chan *c0, int m)
-{
-	int t;
-
-	for (t = 0; t < m; t++)
-		if (has_credit(&c0[t]))
-			return false;
-	return true;
+		k += has_credit(&c0[t]);
+	return k;
 }
 
 /*
@@ -237,7 +225,8 @@ static bool fusable(struct chset *s, struct rcx_req **reqs, int m)
 		if (c != c0 + t || c->count != c0->count)
 			return false;
 	}
-	return fuse_ready(c0, m) || fuse_none(c0, m);
+	t = fuse_credits(c0, m);
+	return t == 0 || t == m;
 }
 
 /* post channels c0 .. c0 + m - 1 as one WRITE_IMM */
@@ -277,7 +266,7 @@ static int fuse_start(struct chset *s, struct rcx_req **reqs, int m)
 		reqs[t]->status.error = 0;
 	}
 	s->fuse_busy = true;
-	if (fuse_ready(c0, m))
+	if (fuse_credits(c0, m) == m)
 		return fuse_post(s, c0, m);
 	c0->fuse_m = (uint8_t)m;
 	defer(c0);
@@ -470,18 +459,19 @@ void rcx__chan_progress(struct rcx_ctx *ctx)
 	struct chan **pp = (struct chan **)&ctx->chan_deferred, *c;
 
 	while ((c = *pp)) {
-		int m = c->fuse_m, ret;
+		int m = c->fuse_m, k, ret;
 
 		if (!c->deferred) {
 			*pp = c->next_deferred;
 			c->fuse_m = 0;
 			continue;
 		}
-		if (m && !fuse_ready(c, m) && !fuse_none(c, m)) {
+		k = m ? fuse_credits(c, m) : 0;
+		if (m && k && k < m) {
 			fuse_split(c, m);
 			m = 0;
 		}
-		if (m ? !fuse_ready(c, m) : !has_credit(c)) {
+		if (m ? k < m : !has_credit(c)) {
 			pp = &c->next_deferred;
 			continue;
 		}
