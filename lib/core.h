@@ -537,7 +537,8 @@ struct rcx_ctx {
 	struct rcx_dev_info info;
 	char addr[RCX__ADDR_LEN]; /* listener address */
 	unsigned int cm_tick;
-	int in_cm; /* inside rcx__cm_progress */
+	long long cm_tick_ms; /* coarse clock at the last connection poll */
+	int in_cm;	      /* inside rcx__cm_progress */
 	/* requests */
 	struct rcx_req *req_free;
 	void **req_chunks;

@@ -10,11 +10,23 @@
 
 #define RCX__POLL_BATCH 16
 /*
- * Progress calls between connection polls: a connection poll is a system
- * call or two (the event channel, the clock for liveness), not something
- * to pay every few microseconds of a spin.
+ * Connection polls: a connection poll is a system call or two (the event
+ * channel, the clock for liveness), not something to pay every few
+ * microseconds of a spin. Progress polls connections when the kernel's
+ * tick has moved since the last poll (CLOCK_MONOTONIC_COARSE, read
+ * without a system call whatever the clock source: a program that calls
+ * progress once in a while gets connection events at once), and once in
+ * RCX__CM_EVERY calls.
  */
 #define RCX__CM_EVERY 1024
+
+static inline long long coarse_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
 #define RCX__MAX_DEVS 32
 
 long long rcx__now_us(void)
@@ -36,6 +48,7 @@ static inline __attribute__((always_inline)) int progress(struct rcx_ctx *ctx,
 							  int *ran)
 {
 	struct rcx_cqe cqe[RCX__POLL_BATCH];
+	long long ms;
 	int n, i, k;
 
 	n = ctx->ops->cq_poll(ctx->dev, cqe, RCX__POLL_BATCH);
@@ -69,7 +82,10 @@ static inline __attribute__((always_inline)) int progress(struct rcx_ctx *ctx,
 	 * a waiter told "nothing happened" would sleep with no event left to
 	 * wake it.
 	 */
-	if (RCX__UNLIKELY((++ctx->cm_tick % RCX__CM_EVERY) == 0)) {
+	ms = coarse_ms();
+	if (RCX__UNLIKELY(ms != ctx->cm_tick_ms ||
+			  (++ctx->cm_tick % RCX__CM_EVERY) == 0)) {
+		ctx->cm_tick_ms = ms;
 		if (rcx__cm_progress(ctx) > 0 && n <= 0)
 			n = 1;
 		if (ctx->win_fenced)
