@@ -9,6 +9,7 @@
 #include "core.h"
 
 #define RCX__POLL_BATCH 16
+#define RCX__MAX_DEVS	32
 /*
  * Connection polls: a connection poll is a system call or two (the event
  * channel, the clock for liveness), not something to pay every few
@@ -27,7 +28,6 @@ static inline long long coarse_ms(void)
 	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
 	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
 }
-#define RCX__MAX_DEVS 32
 
 long long rcx__now_us(void)
 {
