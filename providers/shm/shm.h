@@ -36,6 +36,9 @@
  *   RCX_ERR_FLUSHED and tells the peer through the shared segment (the
  *   peer's next operation fails as a retry-exceeded one would). A peer
  *   that dies is seen through its pidfd: DISCONNECTED, then flushes.
+ *   What the peer delivered before is reported first, ahead of the error
+ *   of a send posted to it after it went (a NIC reports a message when
+ *   it arrives).
  */
 #include <stdatomic.h>
 #include <stdbool.h>

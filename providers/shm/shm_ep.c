@@ -362,6 +362,20 @@ static void reap_rq(struct shm_ep *ep)
 		shm_ep_fail(ep);
 }
 
+/*
+ * Both queues' completions, the receives first: what the peer's SENDs
+ * delivered came before any send of ours that failed since (nothing is
+ * delivered after a failure), as a NIC reports a message when it
+ * arrives. So the last messages of a peer that left, its BYE included,
+ * come before the error of a WR posted to it after it had gone.
+ */
+static void reap(struct shm_ep *ep)
+{
+	reap_rq(ep);
+	if (ep->state != SHM_EP_ERROR)
+		reap_sq(ep);
+}
+
 /* Put wr in the send queue: 0, or -EAGAIN when it is full. */
 static int sq_put(struct shm_ep *ep, const struct rcx_wr *wr)
 {
@@ -477,7 +491,7 @@ int shm_post_send(struct rcx_ep *e, struct rcx_wr *wr, struct rcx_wr **bad)
 	}
 	if (ep->state != SHM_EP_ERROR && ep->cseg) {
 		exec_dir(ep, ep->tx);
-		reap_sq(ep);
+		reap(ep);
 	}
 	return ret;
 }
@@ -523,9 +537,7 @@ void shm_ep_progress(struct shm_ep *ep)
 	exec_dir(ep, ep->rx);
 	run_pending(ep);
 	exec_dir(ep, ep->tx);
-	reap_sq(ep);
-	if (ep->state != SHM_EP_ERROR)
-		reap_rq(ep);
+	reap(ep);
 }
 
 void shm_ep_kill(struct shm_ep *ep)
@@ -556,6 +568,8 @@ void shm_ep_fail(struct shm_ep *ep)
 	ep->state = SHM_EP_ERROR;
 	if (ep->cseg) {
 		shm_ep_kill(ep);
+		/* what arrived first, as in reap() */
+		reap_rq(ep);
 		reap_sq(ep);
 		t = atomic_load_explicit(&ep->tx->sq_tail,
 					 memory_order_relaxed);
@@ -572,7 +586,6 @@ void shm_ep_fail(struct shm_ep *ep)
 	ep->pend_tail = NULL;
 	ep->npend = 0;
 	if (ep->cseg) {
-		reap_rq(ep);
 		t = atomic_load_explicit(&ep->rx->rq_tail,
 					 memory_order_relaxed);
 		for (; ep->rq_reaped != t; ep->rq_reaped++)
