@@ -191,14 +191,26 @@ static int credit_post_range(struct chset *s, int lo, int hi)
 	return ret;
 }
 
-/* how many of the m channels from c0 the receiver has started */
-static int fuse_credits(const struct chan *c0, int m)
+/* the receiver has started each of the m channels from c0 */
+static bool fuse_ready(const struct chan *c0, int m)
 {
-	int t, k = 0;
+	int t;
 
 	for (t = 0; t < m; t++)
-		k += has_credit(&c0[t]);
-	return k;
+		if (!has_credit(&c0[t]))
+			return false;
+	return true;
+}
+
+/* ... or none of them */
+static bool fuse_none(const struct chan *c0, int m)
+{
+	int t;
+
+	for (t = 0; t < m; t++)
+		if (has_credit(&c0[t]))
+			return false;
+	return true;
 }
 
 /*
@@ -225,8 +237,7 @@ static bool fusable(struct chset *s, struct rcx_req **reqs, int m)
 		if (c != c0 + t || c->count != c0->count)
 			return false;
 	}
-	t = fuse_credits(c0, m);
-	return t == 0 || t == m;
+	return fuse_ready(c0, m) || fuse_none(c0, m);
 }
 
 /* post channels c0 .. c0 + m - 1 as one WRITE_IMM */
@@ -266,7 +277,7 @@ static int fuse_start(struct chset *s, struct rcx_req **reqs, int m)
 		reqs[t]->status.error = 0;
 	}
 	s->fuse_busy = true;
-	if (fuse_credits(c0, m) == m)
+	if (fuse_ready(c0, m))
 		return fuse_post(s, c0, m);
 	c0->fuse_m = (uint8_t)m;
 	defer(c0);
@@ -459,19 +470,18 @@ void rcx__chan_progress(struct rcx_ctx *ctx)
 	struct chan **pp = (struct chan **)&ctx->chan_deferred, *c;
 
 	while ((c = *pp)) {
-		int m = c->fuse_m, k, ret;
+		int m = c->fuse_m, ret;
 
 		if (!c->deferred) {
 			*pp = c->next_deferred;
 			c->fuse_m = 0;
 			continue;
 		}
-		k = m ? fuse_credits(c, m) : 0;
-		if (m && k && k < m) {
+		if (m && !fuse_ready(c, m) && !fuse_none(c, m)) {
 			fuse_split(c, m);
 			m = 0;
 		}
-		if (m ? k < m : !has_credit(c)) {
+		if (m ? !fuse_ready(c, m) : !has_credit(c)) {
 			pp = &c->next_deferred;
 			continue;
 		}
