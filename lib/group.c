@@ -67,6 +67,8 @@ static void group_destroy(struct rcx_group *g)
 	rcx__p2p_cancel_group(g, -ECANCELED);
 	for (i = 0; i < g->size; i++)
 		rcx__conn_destroy(g->conns[i]);
+	/* what arrived while the connections drained is dropped too */
+	rcx__p2p_cancel_group(g, -ECANCELED);
 	for (pp = &ctx->groups; *pp; pp = &(*pp)->next)
 		if (*pp == g) {
 			*pp = g->next;
