@@ -462,6 +462,8 @@ void rcx__ft_poll(struct rcx_ctx *ctx);
  * take part (its own connections are gone).
  */
 int rcx__ft_agree(struct rcx_group *g, bool *ok, uint8_t *failed);
+/* rcx_group_get_failed without the user-handle check */
+int rcx__group_get_failed(struct rcx_group *g, int *ranks, int max, int *n);
 /* tests: called at points of an agreement (a test kills itself there) */
 enum { RCX__FT_HOOK_GATHERED = 1, RCX__FT_HOOK_TOLD_ONE = 2 };
 extern void (*rcx__ft_hook)(struct rcx_group *g, int where);
@@ -479,7 +481,14 @@ struct rcx__unexp {
 
 struct rcx_group {
 	uint32_t magic;
+	/*
+	 * refs: every holder (user handles, persistent requests, windows);
+	 * urefs: the user's handles only. rcx_group_free drops one of each;
+	 * once the user holds none the handle is dead to the API, but the
+	 * group and its connections live on for what was made from it.
+	 */
 	int refs;
+	int urefs;
 	struct rcx_ctx *ctx;
 	int rank;
 	int size;
@@ -510,6 +519,20 @@ int rcx__group_allgather_locked(struct rcx_group *g, const void *in, size_t len,
 				void *out, const uint8_t *excl);
 
 #define RCX__GROUP_MAGIC 0x52435847u
+#define RCX__GROUP_HELD	 0x52435848u /* freed by the user, still held */
+
+/* A holder other than the user (lock held); release may destroy g. */
+static inline void rcx__group_hold(struct rcx_group *g)
+{
+	g->refs++;
+}
+void rcx__group_release(struct rcx_group *g);
+/* g exists for internal use: live, or freed by the user but held */
+static inline bool rcx__group_exists(const struct rcx_group *g)
+{
+	return g &&
+	       (g->magic == RCX__GROUP_MAGIC || g->magic == RCX__GROUP_HELD);
+}
 static inline bool rcx__group_live(const struct rcx_group *g)
 {
 	return g && g->magic == RCX__GROUP_MAGIC;

@@ -129,9 +129,17 @@ void rcx__ft_poll(struct rcx_ctx *ctx)
 RCX_API int rcx_group_get_failed(struct rcx_group *g, int *ranks, int max,
 				 int *n)
 {
+	if (!rcx__group_live(g))
+		return -EINVAL;
+	return rcx__group_get_failed(g, ranks, max, n);
+}
+
+/* Also for a group the user freed while a window holds it. */
+int rcx__group_get_failed(struct rcx_group *g, int *ranks, int max, int *n)
+{
 	int i, k = 0;
 
-	if (!rcx__group_live(g) || !n || max < 0 || (max && !ranks))
+	if (!rcx__group_exists(g) || !n || max < 0 || (max && !ranks))
 		return -EINVAL;
 	rcx__lock(g->ctx);
 	rcx__progress(g->ctx);

@@ -49,6 +49,7 @@ static int group_new(struct rcx_ctx *ctx, int rank, int size,
 	}
 	g->magic = RCX__GROUP_MAGIC;
 	g->refs = 1;
+	g->urefs = 1;
 	g->ctx = ctx;
 	g->rank = rank;
 	g->size = size;
@@ -341,7 +342,11 @@ RCX_API int rcx_group_world(struct rcx_ctx *ctx, struct rcx_group **out)
 		return -EINVAL;
 	rcx__lock(ctx);
 	if (ctx->world) {
+		/* the world again, perhaps after the user freed it while
+		 * a window or a persistent request held it */
 		ctx->world->refs++;
+		ctx->world->urefs++;
+		ctx->world->magic = RCX__GROUP_MAGIC;
 	} else {
 		ret = world_create(ctx, &ctx->world);
 	}
@@ -606,11 +611,18 @@ RCX_API int rcx_group_free(struct rcx_group **gp)
 		return -EINVAL;
 	ctx = (*gp)->ctx;
 	rcx__lock(ctx);
-	if (--(*gp)->refs == 0)
-		group_destroy(*gp);
+	if (--(*gp)->urefs == 0)
+		(*gp)->magic = RCX__GROUP_HELD;
+	rcx__group_release(*gp);
 	rcx__unlock(ctx);
 	*gp = NULL;
 	return 0;
+}
+
+void rcx__group_release(struct rcx_group *g)
+{
+	if (--g->refs == 0)
+		group_destroy(g);
 }
 
 void rcx__groups_destroy(struct rcx_ctx *ctx)

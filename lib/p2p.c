@@ -21,11 +21,19 @@ static void release(struct rcx_req *r)
 	}
 }
 
+/* a persistent request holds its group: it may be started after the
+ * user freed the group (MPI_Comm_free's deferred deallocation) */
+static void prelease(struct rcx_req *r)
+{
+	release(r);
+	rcx__group_release(r->g);
+}
+
 static const struct rcx__req_ops once_ops = { .release = release };
 static const struct rcx__req_ops psend_ops = { .start = send_start,
-					       .release = release };
+					       .release = prelease };
 static const struct rcx__req_ops precv_ops = { .start = recv_start,
-					       .release = release };
+					       .release = prelease };
 
 static bool matches(const struct rcx_req *r, int peer, int tag)
 {
@@ -473,6 +481,7 @@ static int init_common(struct rcx_group *g, void *buf, size_t len, int peer,
 		   recv ? RCX__REQ_RECV : RCX__REQ_SEND,
 		   recv ? &precv_ops : &psend_ops, &r);
 	if (!ret) {
+		rcx__group_hold(g);
 		r->persistent = 1;
 		r->state = RCX__REQ_INACTIVE;
 		/* register once for every start that goes by rendezvous */

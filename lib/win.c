@@ -838,6 +838,7 @@ static int parse_info(struct rcx_win *w, const struct rcx_info *info)
 static void win_destroy(struct rcx_win *w)
 {
 	struct rcx_ctx *ctx = w->ctx;
+	struct rcx_group *g = w->g;
 	int i;
 
 	wins_del(w);
@@ -862,6 +863,8 @@ static void win_destroy(struct rcx_win *w)
 	free(w->undef);
 	w->magic = 0;
 	free(w);
+	/* the last holder of a group the user freed takes it down */
+	rcx__group_release(g);
 }
 
 /* Everything local: registrations, slots, streams. Lock held. */
@@ -941,6 +944,8 @@ static int win_create(struct rcx_group *g, void *base, size_t size,
 	if (!local && g->size > 1 && !ctx->info.atomics)
 		local = -EOPNOTSUPP;
 	rcx__lock(ctx);
+	/* the window keeps its group: the user may free it first */
+	rcx__group_hold(g);
 	/* lazy connections: a window reaches every member at once */
 	if (!local && ctx->lazy)
 		local = rcx__group_connect_all(g);

@@ -351,5 +351,5 @@ RCX_API int rcx_win_get_failed(struct rcx_win *w, int *ranks, int max, int *n)
 {
 	if (!rcx__win_live(w))
 		return -EINVAL;
-	return rcx_group_get_failed(w->g, ranks, max, n);
+	return rcx__group_get_failed(w->g, ranks, max, n);
 }

@@ -164,8 +164,11 @@ int tp_peer_main(const char *role, const struct tp_scenario *sc, size_t n,
 		if (TP_CHECK(j.rank >= 0 && j.size >= 2) &&
 		    (!sc[i].size || TP_CHECK_EQ(j.size, sc[i].size)))
 			sc[i].run(&j);
-		TP_CHECK_OK(rcx_group_barrier(j.g));
-		TP_CHECK_OK(rcx_group_free(&j.g));
+		/* a scenario may free the world itself (j.g NULL) */
+		if (j.g) {
+			TP_CHECK_OK(rcx_group_barrier(j.g));
+			TP_CHECK_OK(rcx_group_free(&j.g));
+		}
 	}
 	TP_CHECK_OK(rcx_ctx_destroy(j.ctx));
 	return tp_exit();

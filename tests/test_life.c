@@ -1,0 +1,203 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Suite "life": what is made from a group outlives the user's handle to
+ * it (MPI_Comm_free's deferred deallocation). A persistent point-to-point
+ * request and a window are used after rcx_group_free; the group, its
+ * connections and its failure state live on until the last of them goes.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <rcx/rcx.h>
+#include "tu.h"
+#include "tu_mp.h"
+
+enum { LF_TAG = 17, LF_STARTS = 4 };
+
+static uint64_t word(int start, size_t i)
+{
+	return ((uint64_t)start << 40) ^ (i * 0x9e3779b97f4a7c15ull);
+}
+
+/* Both ends of one persistent pair, started after the group is freed. */
+static void persistent_pair(struct tp_job *j, size_t len)
+{
+	size_t n = len / sizeof(uint64_t), i, bad;
+	uint64_t *buf = malloc(len);
+	struct rcx_req *r = NULL;
+	struct rcx_status st;
+	int k, ret;
+
+	if (!TP_CHECK(buf))
+		return;
+	if (j->rank == 0)
+		ret = rcx_send_init(j->g, buf, len, 1, LF_TAG, &r);
+	else
+		ret = rcx_recv_init(j->g, buf, len, 0, LF_TAG, &r);
+	if (!TP_CHECK_OK(ret)) {
+		free(buf);
+		return;
+	}
+	for (k = 0; k < LF_STARTS; k++) {
+		for (i = 0; i < n; i++)
+			buf[i] = j->rank == 0 ? word(k, i) : 0;
+		if (!TP_CHECK_OK(rcx_start(r)) ||
+		    !TP_CHECK_OK(rcx_wait(&r, &st)))
+			break;
+		TP_CHECK(r != NULL); /* persistent: still there */
+		TP_CHECK_EQ(st.count, len);
+		if (j->rank != 1)
+			continue;
+		TP_CHECK_EQ(st.source, 0);
+		TP_CHECK_EQ(st.tag, LF_TAG);
+		for (i = 0, bad = 0; i < n; i++)
+			bad += buf[i] != word(k, i);
+		TP_CHECK_EQ(bad, 0);
+	}
+	TP_CHECK_OK(rcx_req_free(&r));
+	free(buf);
+}
+
+/*
+ * Persistent send and receive made on the world, the world freed, then
+ * started and completed several times: eager (64 B) and rendezvous
+ * (1 MiB) messages. The request held the group; the handle is dead to
+ * the API.
+ */
+static void sc_persistent_after_free(struct tp_job *j)
+{
+	static const size_t lens[] = { 64, 1 << 20 };
+	struct rcx_group *g = j->g;
+	struct rcx_req *pre[2] = { NULL, NULL };
+	int i;
+
+	/* made before the free, used after it */
+	for (i = 0; i < 2; i++)
+		TP_CHECK_OK(j->rank == 0 ? rcx_send_init(g, NULL, 0, 1, i, &pre[i])
+					 : rcx_recv_init(g, NULL, 0, 0, i,
+							 &pre[i]));
+	TP_CHECK_OK(rcx_group_barrier(g));
+	TP_CHECK_OK(rcx_group_free(&j->g));
+	TP_CHECK(j->g == NULL);
+	/* the freed handle is refused, not read */
+	TP_CHECK_EQ(rcx_group_rank(g), -EINVAL);
+	TP_CHECK_EQ(rcx_group_barrier(g), -EINVAL);
+	for (i = 0; i < 2; i++) {
+		TP_CHECK_OK(rcx_start(pre[i]));
+		TP_CHECK_OK(rcx_wait(&pre[i], RCX_STATUS_IGNORE));
+		TP_CHECK_OK(rcx_req_free(&pre[i]));
+	}
+	/* the world again: the same group, live for the API again */
+	TP_CHECK_OK(rcx_group_world(j->ctx, &j->g));
+	for (i = 0; i < 2; i++)
+		persistent_pair(j, lens[i]);
+	TP_CHECK_OK(rcx_group_free(&j->g));
+}
+
+/*
+ * A request made on the world outlives every handle the user had: the
+ * group goes with the request's free. (The harness's closing barrier is
+ * skipped: j->g stays NULL.)
+ */
+static void sc_persistent_last_holder(struct tp_job *j)
+{
+	struct rcx_req *r = NULL;
+	uint64_t v = 0;
+
+	if (j->rank == 0) {
+		v = 0x1234;
+		TP_CHECK_OK(rcx_send_init(j->g, &v, sizeof(v), 1, LF_TAG, &r));
+	} else {
+		TP_CHECK_OK(rcx_recv_init(j->g, &v, sizeof(v), 0, LF_TAG, &r));
+	}
+	TP_CHECK_OK(rcx_group_free(&j->g));
+	if (!TP_CHECK(r))
+		return;
+	TP_CHECK_OK(rcx_start(r));
+	TP_CHECK_OK(rcx_wait(&r, RCX_STATUS_IGNORE));
+	TP_CHECK_EQ(v, 0x1234);
+	TP_CHECK_OK(rcx_req_free(&r));
+}
+
+/*
+ * A window allocated on the world, the world freed, then a passive epoch
+ * (put to the next rank), a fence epoch and the window's free: all go
+ * through the group the window holds.
+ */
+static void sc_window_after_free(struct tp_job *j)
+{
+	int next = (j->rank + 1) % j->size, prev;
+	uint64_t *base = NULL, v;
+	struct rcx_win *w = NULL;
+	int nf = -1;
+
+	prev = (j->rank + j->size - 1) % j->size;
+	if (!TP_CHECK_OK(rcx_win_allocate(j->g, 4 * sizeof(uint64_t),
+					  sizeof(uint64_t), NULL,
+					  (void **)&base, &w)))
+		return;
+	TP_CHECK_OK(rcx_group_free(&j->g));
+	v = 1000 + (uint64_t)j->rank;
+	TP_CHECK_OK(rcx_win_fence(w, 0));
+	TP_CHECK_OK(rcx_win_lock_all(w));
+	TP_CHECK_OK(rcx_put(w, &v, sizeof(v), next, 0));
+	TP_CHECK_OK(rcx_win_flush(w, next));
+	TP_CHECK_OK(rcx_win_unlock_all(w));
+	TP_CHECK_OK(rcx_win_fence(w, 0));
+	TP_CHECK_EQ(base[0], 1000 + (uint64_t)prev);
+	v = 2000 + (uint64_t)j->rank;
+	TP_CHECK_OK(rcx_put(w, &v, sizeof(v), next, 1));
+	TP_CHECK_OK(rcx_win_fence(w, 0));
+	TP_CHECK_EQ(base[1], 2000 + (uint64_t)prev);
+	TP_CHECK_OK(rcx_win_get_failed(w, NULL, 0, &nf));
+	TP_CHECK_EQ(nf, 0);
+	TP_CHECK_OK(rcx_win_free(&w));
+}
+
+static const struct tp_scenario scenarios[] = {
+	{ .name = "persistent_after_free",
+	  .run = sc_persistent_after_free,
+	  .size = 2 },
+	{ .name = "persistent_last_holder",
+	  .run = sc_persistent_last_holder,
+	  .size = 2 },
+	{ .name = "window_after_free", .run = sc_window_after_free },
+};
+
+static int peer_main(int argc, char **argv)
+{
+	return tp_peer_main("life", scenarios, TP_COUNT(scenarios), argc, argv);
+}
+
+const struct tu_peer tu_peer_life = { "life", peer_main };
+
+static void job(int nprocs, const char *scenario, int timeout_s)
+{
+	CU_ASSERT_EQUAL(tu_mp_run(nprocs, "life", scenario, timeout_s), 0);
+}
+
+static void test_persistent_after_free(void)
+{
+	job(2, "persistent_after_free", 180);
+}
+
+static void test_persistent_last_holder(void)
+{
+	job(2, "persistent_last_holder", 120);
+}
+
+static void test_window_after_free(void)
+{
+	job(3, "window_after_free", 180);
+}
+
+static const CU_TestInfo tests[] = {
+	{ "persistent_after_group_free", test_persistent_after_free },
+	{ "persistent_last_holder", test_persistent_last_holder },
+	{ "window_after_group_free", test_window_after_free },
+	CU_TEST_INFO_NULL,
+};
+
+const struct tu_suite tu_suite_life = {
+	"life", TU_DEVICE, NULL, NULL, tests,
+};
