@@ -320,6 +320,7 @@ void rcx__conn_fail(struct rcx__conn *c, int err)
 		return;
 	c->state = RCX__CONN_FAILED;
 	c->error = err;
+	c->ctx->wake_gen++;
 	answer_done(c);
 	/* whatever is still queued on it flushes now, not after retries */
 	if (c->ep)

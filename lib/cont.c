@@ -775,7 +775,7 @@ int rcx__cont_progress(struct rcx_ctx *ctx)
  */
 static int block_watched(struct rcx_ctx *ctx, struct cstate *cs, int timeout_ms)
 {
-	unsigned int ran = tl.ran;
+	unsigned int ran = tl.ran, wake = ctx->wake_gen;
 	unsigned long gen = cs->gen;
 	struct pollfd pfd[2];
 	int n, armed, cm;
@@ -795,6 +795,7 @@ static int block_watched(struct rcx_ctx *ctx, struct cstate *cs, int timeout_ms)
 		wake_sleepers(cs);
 	n += (int)(tl.ran - ran);
 	if (n > 0 || cm > 0 || !armed || cs->gen != gen || timeout_ms == 0 ||
+	    ctx->wake_gen != wake ||
 	    ctx->chan_deferred) /* as rcx__wait_events: channel senders
 				 * waiting for credit get no event */
 		return n;

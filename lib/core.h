@@ -465,7 +465,12 @@ int rcx__ft_agree(struct rcx_group *g, bool *ok, uint8_t *failed);
 /* rcx_group_get_failed without the user-handle check */
 int rcx__group_get_failed(struct rcx_group *g, int *ranks, int max, int *n);
 /* tests: called at points of an agreement (a test kills itself there) */
-enum { RCX__FT_HOOK_GATHERED = 1, RCX__FT_HOOK_TOLD_ONE = 2 };
+enum {
+	RCX__FT_HOOK_GATHERED = 1, /* a leader heard every live rank */
+	RCX__FT_HOOK_TOLD_ONE = 2, /* a leader told one rank its decision */
+	RCX__FT_HOOK_START = 3,	   /* a rank enters the agreement */
+	RCX__FT_HOOK_PROPOSED = 4, /* a follower's estimate has left */
+};
 extern void (*rcx__ft_hook)(struct rcx_group *g, int where);
 /* windows hook (win_ft.c): a member of g failed */
 void rcx__win_group_failed(struct rcx_group *g, int error);
@@ -562,6 +567,11 @@ struct rcx_ctx {
 	unsigned int cm_tick;
 	long long cm_tick_ms; /* coarse clock at the last connection poll */
 	int in_cm;	      /* inside rcx__cm_progress */
+	/*
+	 * Bumped by whatever can end a wait outside the CQ poll (a failed
+	 * connection or member): a wait that saw it move does not sleep.
+	 */
+	unsigned int wake_gen;
 	/* requests */
 	struct rcx_req *req_free;
 	void **req_chunks;

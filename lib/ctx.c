@@ -107,6 +107,9 @@ int rcx__sleep_limit(struct rcx_ctx *ctx, int timeout_ms)
 	/* a bind's connection that never comes is found by the clock */
 	if (ctx->chan_conn_due && (timeout_ms < 0 || timeout_ms > 100))
 		timeout_ms = 100;
+	/* an ask whose connection must come by a deadline (ft.c) */
+	if (ctx->nanswer && (timeout_ms < 0 || timeout_ms > 100))
+		timeout_ms = 100;
 	/* the liveness probes are sent from progress: wake for the next */
 	if (ctx->cfg.heartbeat_ms) {
 		long long left = ctx->hb_next_us - rcx__now_us();
@@ -141,10 +144,14 @@ int rcx__wait_events(struct rcx_ctx *ctx, int timeout_ms)
 
 	ctx->ops->ack(ctx->dev);
 	if (ctx->ops->arm(ctx->dev) == 0) {
+		unsigned int gen = ctx->wake_gen;
+
 		n = rcx__progress(ctx);
 		if (n > 0)
 			return n;
-		if (rcx__cm_progress(ctx) > 0)
+		/* a launcher's notice or a connection's end taken here may
+		 * have completed what the caller waits for: no sleep then */
+		if (rcx__cm_progress(ctx) > 0 || ctx->wake_gen != gen)
 			return 0;
 		rcx__unlock(ctx);
 		epoll_wait(fd, &ev, 1, timeout_ms);

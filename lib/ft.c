@@ -25,6 +25,7 @@ void rcx__group_failed(struct rcx_group *g, int rank, int err)
 	if (rank < 0 || rank >= g->size || rank == g->rank || g->failed[rank])
 		return;
 	g->failed[rank] = 1;
+	g->ctx->wake_gen++;
 	if (!g->nfailed++)
 		g->failed_at_us = rcx__now_us();
 	c = g->conns[rank];
@@ -234,6 +235,15 @@ static void ag_merge(uint8_t *est, const uint8_t *in, int size)
 		est[1 + k] |= in[1 + k];
 }
 
+/* Add the failures known here to an estimate. */
+static void ag_known(const struct rcx_group *g, uint8_t *est)
+{
+	int k;
+
+	for (k = 0; k < g->size; k++)
+		est[1 + k] |= g->failed[k];
+}
+
 /* Coordinator of a round: gather every live rank's estimate, merge, tell. */
 static int ag_lead(struct rcx_group *g, uint32_t seq, uint8_t *est, uint8_t *in,
 		   struct rcx_req **r, int *err)
@@ -255,6 +265,9 @@ static int ag_lead(struct rcx_group *g, uint32_t seq, uint8_t *est, uint8_t *in,
 	for (i = 0; i < g->size; i++)
 		if (i != g->rank && !err[i] && ag_valid(in + i * len, g->size))
 			ag_merge(est, in + i * len, g->size);
+	/* what failed until now is decided failed, a member whose estimate
+	 * did not come because it died included */
+	ag_known(g, est);
 	if (rcx__ft_hook)
 		rcx__ft_hook(g, RCX__FT_HOOK_GATHERED);
 	for (i = 0; i < g->size; i++) {
@@ -288,11 +301,17 @@ static int ag_follow(struct rcx_group *g, uint32_t seq, int coord, uint8_t *est,
 			 RCX__CID_FT, &r[0]);
 	if (ret)
 		return ret == RCX_ERR_PROC_FAILED ? 0 : ret;
+	ag_known(g, est);
 	ret = rcx__isend(g, est, len, coord, ag_tag(seq, coord, AG_PROPOSE),
 			 RCX__CID_FT, &r[1]);
 	if (ret && ret != RCX_ERR_PROC_FAILED) {
 		ag_wait(g->ctx, 1, r, err, len);
 		return ret;
+	}
+	if (rcx__ft_hook) {
+		/* a test may die once its estimate has left */
+		ag_wait(g->ctx, 1, &r[1], &err[1], len);
+		rcx__ft_hook(g, RCX__FT_HOOK_PROPOSED);
 	}
 	ag_wait(g->ctx, 2, r, err, len);
 	if (!err[0] && ag_valid(tmp, g->size))
@@ -329,6 +348,8 @@ int rcx__ft_agree(struct rcx_group *g, bool *ok, uint8_t *failed)
 	est[0] = *ok;
 	for (k = 0; k < g->size; k++)
 		est[1 + k] = failed[k] | g->failed[k];
+	if (rcx__ft_hook)
+		rcx__ft_hook(g, RCX__FT_HOOK_START);
 	for (c = 0; c < g->size && !ret; c++) {
 		if (ag_gone(g, c))
 			continue;

@@ -73,9 +73,9 @@ static void sc_persistent_after_free(struct tp_job *j)
 
 	/* made before the free, used after it */
 	for (i = 0; i < 2; i++)
-		TP_CHECK_OK(j->rank == 0 ? rcx_send_init(g, NULL, 0, 1, i, &pre[i])
-					 : rcx_recv_init(g, NULL, 0, 0, i,
-							 &pre[i]));
+		TP_CHECK_OK(j->rank == 0
+				    ? rcx_send_init(g, NULL, 0, 1, i, &pre[i])
+				    : rcx_recv_init(g, NULL, 0, 0, i, &pre[i]));
 	TP_CHECK_OK(rcx_group_barrier(g));
 	TP_CHECK_OK(rcx_group_free(&j->g));
 	TP_CHECK(j->g == NULL);
