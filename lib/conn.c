@@ -62,6 +62,26 @@ static void answer_done(struct rcx__conn *c);
 static void ask_on_cm(struct rcx__epobj *o, const struct rcx_cm_event *ev);
 static int post_msg(struct rcx__conn *c, struct rcx_req *r, uint8_t type);
 
+/*
+ * Nothing listens where the peer did: its context is gone. A launcher
+ * tells of a death within the grace; if none does, it left (ft.c).
+ */
+static void gone_later(struct rcx__conn *c)
+{
+	long long by =
+		rcx__now_us() + (c->ctx->boot && c->ctx->boot->ops->poll_failed
+					 ? RCX__GONE_GRACE_MS * 1000LL
+					 : 0);
+
+	c->gone = 1;
+	if (!c->answer_by_us)
+		c->ctx->nanswer++;
+	if (!c->answer_by_us || c->answer_by_us > by)
+		c->answer_by_us = by;
+	/* the next poll of launcher notices is not held back */
+	c->ctx->ft_next_poll_us = 0;
+}
+
 static void conn_on_cm(struct rcx__epobj *o, const struct rcx_cm_event *ev)
 {
 	struct rcx__conn *c = (struct rcx__conn *)o;
@@ -82,6 +102,11 @@ static void conn_on_cm(struct rcx__epobj *o, const struct rcx_cm_event *ev)
 			;
 		/* fall through */
 	case RCX_CM_ERROR:
+		if (ev->status == -EHOSTDOWN &&
+		    c->state == RCX__CONN_CONNECTING) {
+			gone_later(c);
+			break;
+		}
 		rcx__conn_fail(c, c->state == RCX__CONN_CONNECTING
 					  ? ev->status
 					  : RCX_ERR_PROC_FAILED);
@@ -227,6 +252,11 @@ static void ask_on_cm(struct rcx__epobj *o, const struct rcx_cm_event *ev)
 	if (ev->ep == c->ask_ep && ev->type != RCX_CM_CONNECT_REQUEST) {
 		c->ctx->ops->ep_destroy(c->ask_ep);
 		c->ask_ep = NULL;
+		if (ev->status == -EHOSTDOWN &&
+		    c->state == RCX__CONN_CONNECTING) {
+			gone_later(c);
+			return;
+		}
 		/* a live peer connects now; a dead one never (ft.c) */
 		if (c->state == RCX__CONN_CONNECTING && !c->answer_by_us) {
 			c->answer_by_us =
@@ -330,6 +360,17 @@ void rcx__conn_fail(struct rcx__conn *c, int err)
 	/* the peer is gone for everything on the group (ft.c) */
 	if (c->g)
 		rcx__group_failed(c->g, c->peer, err);
+}
+
+void rcx__conn_left(struct rcx__conn *c)
+{
+	if (c->state == RCX__CONN_FAILED || c->state == RCX__CONN_CLOSED)
+		return;
+	c->state = RCX__CONN_CLOSED;
+	c->ctx->wake_gen++;
+	answer_done(c);
+	drain_reqs(c, -ECONNRESET);
+	rcx__p2p_peer_failed(c, -ECONNRESET);
 }
 
 /*
@@ -616,9 +657,7 @@ static void on_rx(struct rcx_ctx *ctx, struct rcx__wrctx *w,
 		/* it left on purpose: its disconnect is no failure. What it
 		 * sent came before this (one RC connection delivers in
 		 * order): receives still posted for it can never match. */
-		c->state = RCX__CONN_CLOSED;
-		drain_reqs(c, -ECONNRESET);
-		rcx__p2p_peer_failed(c, -ECONNRESET);
+		rcx__conn_left(c);
 		break;
 	}
 	if (c->state != RCX__CONN_UP)

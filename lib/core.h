@@ -352,6 +352,9 @@ struct rcx__conn {
 	/* the ask was answered: the peer's connection is due by then (0:
 	 * none due); a dead peer never sends it (ft.c) */
 	long long answer_by_us;
+	/* nothing listens where the peer did (it left, or died): unless a
+	 * failure notice comes by answer_by_us, it left (ft.c) */
+	uint8_t gone;
 };
 
 /*
@@ -407,6 +410,10 @@ bool rcx__group_conn_req(struct rcx_ctx *ctx, struct rcx__pending_req *p);
 int rcx__group_connect_all(struct rcx_group *g);
 void rcx__conn_destroy(struct rcx__conn *c);
 void rcx__conn_fail(struct rcx__conn *c, int error);
+/* The peer left on purpose: nothing more comes (-ECONNRESET for all) */
+void rcx__conn_left(struct rcx__conn *c);
+/* A launcher's failure notice may follow a gone peer by this much */
+#define RCX__GONE_GRACE_MS 200
 /* queue or send a message for req (sendop = RCX__MSG_EAGER/RTS/FIN) */
 int rcx__conn_send(struct rcx__conn *c, struct rcx_req *req);
 int rcx__cm_progress(struct rcx_ctx *ctx);

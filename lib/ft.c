@@ -100,7 +100,11 @@ static void answers_due(struct rcx_ctx *ctx, long long now)
 	for (g = ctx->groups; g && ctx->nanswer; g = g->next)
 		for (i = 0; i < g->size; i++) {
 			c = g->conns[i];
-			if (c && c->answer_by_us && now > c->answer_by_us)
+			if (!c || !c->answer_by_us || now <= c->answer_by_us)
+				continue;
+			if (c->gone) /* and no launcher said it died */
+				rcx__conn_left(c);
+			else
 				rcx__conn_fail(c, RCX_ERR_PROC_FAILED);
 		}
 }
@@ -112,19 +116,20 @@ void rcx__ft_poll(struct rcx_ctx *ctx)
 
 	now = rcx__now_us();
 	heartbeat(ctx, now);
+	/* the launcher's notices first: a gone peer it reports failed
+	 * is a failure, not a departure (answers_due) */
+	if (ctx->boot && ctx->boot->ops->poll_failed &&
+	    now >= ctx->ft_next_poll_us) {
+		ctx->ft_next_poll_us = now + FT_POLL_US;
+		while (ctx->boot->ops->poll_failed(ctx->boot, &rank) == 1)
+			if (ctx->world)
+				rcx__group_failed(ctx->world, rank,
+						  RCX_ERR_PROC_FAILED);
+	}
 	if (ctx->nanswer)
 		answers_due(ctx, now);
 	if (ctx->chan_conn_due)
 		rcx__chan_conn_due(ctx, now);
-	if (!ctx->boot || !ctx->boot->ops->poll_failed)
-		return;
-	if (now < ctx->ft_next_poll_us)
-		return;
-	ctx->ft_next_poll_us = now + FT_POLL_US;
-	while (ctx->boot->ops->poll_failed(ctx->boot, &rank) == 1)
-		if (ctx->world)
-			rcx__group_failed(ctx->world, rank,
-					  RCX_ERR_PROC_FAILED);
 }
 
 RCX_API int rcx_group_get_failed(struct rcx_group *g, int *ranks, int max,

@@ -149,6 +149,8 @@ static int wait_up(struct rcx_group *g, long long deadline_us, bool world)
 				continue;
 			if (c->state == RCX__CONN_FAILED)
 				return c->error ? c->error : -ECONNABORTED;
+			if (c->state == RCX__CONN_CLOSED)
+				return -ECONNRESET; /* it left */
 			up += c->state == RCX__CONN_UP;
 		}
 		if (up == g->size - 1)

@@ -113,7 +113,10 @@ enum rcx_cm_type {
 	RCX_CM_CONNECT_REQUEST, /* req, pdata: answer with accept/reject */
 	RCX_CM_ESTABLISHED,	/* ep is ready for traffic */
 	RCX_CM_DISCONNECTED,	/* peer disconnected or its port went away */
-	RCX_CM_ERROR,		/* connect failed: status says why */
+	RCX_CM_ERROR,		/* connect failed: status says why,
+				 * -EHOSTDOWN: nothing listens at the
+				 * address (the peer's context is gone),
+				 * -ECONNREFUSED: the peer refused */
 };
 
 struct rcx_cm_event {

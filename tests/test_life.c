@@ -7,8 +7,11 @@
  */
 #include <stdint.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 #include <rcx/rcx.h>
+#include "lib/core.h"
 #include "tu.h"
 #include "tu_mp.h"
 
@@ -154,6 +157,71 @@ static void sc_window_after_free(struct tp_job *j)
 	TP_CHECK_OK(rcx_win_free(&w));
 }
 
+static void sc_lazy_conn(void)
+{
+	setenv("RCX_CONNECT", "lazy", 1);
+}
+
+/* pid's process has exited (a zombie, or reaped) */
+static bool exited(pid_t pid)
+{
+	char path[64], buf[256], *p;
+	FILE *f;
+	bool z;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return true;
+	p = fgets(buf, sizeof(buf), f) ? strrchr(buf, ')') : NULL;
+	z = p && p[1] == ' ' && (p[2] == 'Z' || p[2] == 'X');
+	fclose(f);
+	return z;
+}
+
+/*
+ * RCX_CONNECT=lazy: rank 2 talks to rank 1 only, then leaves (group free,
+ * context destroyed, process gone). Rank 0, never connected to it, then
+ * sends to it and receives from it: both end at once with -ECONNRESET
+ * (it left), not with a hang or a process failure.
+ */
+static void sc_left_lazy(struct tp_job *j)
+{
+	int64_t pid = getpid(), v = 0;
+	struct rcx_req *r = NULL;
+	long long end;
+
+	if (j->rank == 2) {
+		TP_CHECK_OK(rcx_send(j->g, &pid, sizeof(pid), 1, LF_TAG));
+		TP_CHECK_OK(rcx_group_free(&j->g));
+		return; /* the harness destroys the context: gone */
+	}
+	if (j->rank == 1) {
+		TP_CHECK_OK(rcx_recv(j->g, &pid, sizeof(pid), 2, LF_TAG, NULL));
+		/* its BYE ends a receive from it */
+		TP_CHECK_EQ(rcx_recv(j->g, &v, sizeof(v), 2, LF_TAG, NULL),
+			    -ECONNRESET);
+		end = tu_now_ms() + 60000;
+		while (!exited((pid_t)pid) && tu_now_ms() < end)
+			usleep(1000);
+		TP_CHECK(exited((pid_t)pid));
+		TP_CHECK_OK(rcx_send(j->g, &pid, sizeof(pid), 0, LF_TAG));
+	} else {
+		TP_CHECK_OK(rcx_recv(j->g, &pid, sizeof(pid), 1, LF_TAG, NULL));
+		TP_CHECK(j->g->conns[2]->state == RCX__CONN_IDLE);
+		TP_CHECK_EQ(rcx_send(j->g, &v, sizeof(v), 2, LF_TAG),
+			    -ECONNRESET);
+		TP_CHECK_EQ(rcx_irecv(j->g, &v, sizeof(v), 2, LF_TAG, &r),
+			    -ECONNRESET);
+		TP_CHECK(r == NULL);
+	}
+	/* the survivors' closing barrier without rank 2 */
+	TP_CHECK_OK(rcx_send(j->g, &v, sizeof(v), 1 - j->rank, LF_TAG + 1));
+	TP_CHECK_OK(
+		rcx_recv(j->g, &v, sizeof(v), 1 - j->rank, LF_TAG + 1, NULL));
+	TP_CHECK_OK(rcx_group_free(&j->g));
+}
+
 static const struct tp_scenario scenarios[] = {
 	{ .name = "persistent_after_free",
 	  .run = sc_persistent_after_free,
@@ -162,6 +230,10 @@ static const struct tp_scenario scenarios[] = {
 	  .run = sc_persistent_last_holder,
 	  .size = 2 },
 	{ .name = "window_after_free", .run = sc_window_after_free },
+	{ .name = "left_lazy",
+	  .run = sc_left_lazy,
+	  .size = 3,
+	  .setup = sc_lazy_conn },
 };
 
 static int peer_main(int argc, char **argv)
@@ -191,10 +263,16 @@ static void test_window_after_free(void)
 	job(3, "window_after_free", 180);
 }
 
+static void test_left_lazy(void)
+{
+	job(3, "left_lazy", 180);
+}
+
 static const CU_TestInfo tests[] = {
 	{ "persistent_after_group_free", test_persistent_after_free },
 	{ "persistent_last_holder", test_persistent_last_holder },
 	{ "window_after_group_free", test_window_after_free },
+	{ "lazy_send_to_rank_that_left", test_left_lazy },
 	CU_TEST_INFO_NULL,
 };
 

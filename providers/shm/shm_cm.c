@@ -9,6 +9,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -94,8 +95,9 @@ static int ep_peer(struct shm_ep *ep, pid_t pid, uint32_t pdev)
 	shm_name_addr(pid, pdev, true, &ep->peer_kaddr, &ep->peer_kaddr_len);
 	dev_seg_name(pid, pdev, name, sizeof(name));
 	ep->peer_seg = shm_map(name, sizeof(*ep->peer_seg), false);
+	/* a context that closes removes its segment: it is gone */
 	if (!ep->peer_seg)
-		return errno == ENOENT ? -ECONNREFUSED : -errno;
+		return errno == ENOENT ? -EHOSTDOWN : -errno;
 	if (ep->peer_seg->magic != SHM_MAGIC || ep->peer_seg->pid != pid)
 		return -ECONNREFUSED;
 	/* the peer's exit is its failure: the pidfd wakes a blocked wait */
@@ -408,6 +410,16 @@ void shm_cm_msg(struct shm_dev *dev, const struct shm_msg *m)
 	}
 }
 
+static bool seg_exists(const char *name)
+{
+	int fd = shm_open(name, O_RDONLY, 0);
+
+	if (fd < 0)
+		return errno != ENOENT;
+	close(fd);
+	return true;
+}
+
 /*
  * A peer whose pidfd is readable has exited. Without pidfds (ENOSYS) the
  * peer's pid is probed instead, each time connection events are polled
@@ -437,10 +449,14 @@ void shm_check_peers(struct shm_dev *dev)
 			     ep->state == SHM_EP_ACCEPTING;
 		shm_ep_fail(ep);
 		ep->disc_event = true;
-		ev_push(ep, connecting ? RCX_CM_ERROR : RCX_CM_DISCONNECTED,
-			connecting ? -ECONNREFUSED : -ECONNRESET);
-		/* it cannot remove its segment any more: do it for it */
+		/* a context that closed removed its segment: it left (what
+		 * it said before, if anything, is no answer to a connect) */
 		dev_seg_name(ep->peer_pid, ep->peer_dev, name, sizeof(name));
+		ev_push(ep, connecting ? RCX_CM_ERROR : RCX_CM_DISCONNECTED,
+			!connecting	   ? -ECONNRESET
+			: seg_exists(name) ? -ECONNREFUSED
+					   : -EHOSTDOWN);
+		/* it cannot remove its segment any more: do it for it */
 		shm_unlink(name);
 	}
 }

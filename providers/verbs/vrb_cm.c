@@ -221,6 +221,9 @@ void vrb_ep_destroy(struct rcx_ep *e)
 	free(ep);
 }
 
+/* IBA 12.6.7.2, table 112: REJ reason codes */
+#define VRB_REJ_INVALID_SERVICE_ID 8
+
 static int fail(struct vrb_ep *ep, struct rcx_cm_event *ev, int status)
 {
 	ep->state = VRB_EP_FAILED;
@@ -271,7 +274,13 @@ static int ep_event(struct vrb_ep *ep, struct rdma_cm_event *cme,
 	case RDMA_CM_EVENT_UNREACHABLE:
 		return fail(ep, ev, -EHOSTUNREACH);
 	case RDMA_CM_EVENT_REJECTED:
-		return fail(ep, ev, -ECONNREFUSED);
+		/* IB CM reject reason 8, invalid service ID: nothing listens
+		 * on that port any more (the peer's context is gone); a
+		 * peer's own rdma_reject is reason 28, consumer defined */
+		return fail(ep, ev,
+			    cme->status == VRB_REJ_INVALID_SERVICE_ID
+				    ? -EHOSTDOWN
+				    : -ECONNREFUSED);
 	case RDMA_CM_EVENT_CONNECT_ERROR:
 		return fail(ep, ev, -ECONNABORTED);
 	case RDMA_CM_EVENT_DISCONNECTED:
