@@ -5,6 +5,10 @@
 #include <stddef.h>
 #include <rcx/version.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 struct rcx_ctx;
 
 /*
@@ -68,10 +72,20 @@ RCX_API int rcx_group_get_failed(struct rcx_group *g, int *ranks, int max,
 				 int *n);
 
 /*
- * Release the group (the world group when its last reference goes).
- * Channels bound over the group stay usable. Pending operations on the
- * group are cancelled (-ECANCELED). Errors: -EINVAL.
+ * Release the caller's handle to the group (rcx_group_world hands out
+ * one per call); *g = NULL, and the handle is refused (-EINVAL) by every
+ * call after. What was made from the group keeps it: channels bound over
+ * it, persistent requests (rcx_send_init/rcx_recv_init, startable and
+ * bound as before) and windows (epochs, validate and free as before), as
+ * MPI_Comm_free defers the deallocation. When the last of them is freed
+ * too, the group goes: its connections close (the peers see it leave)
+ * and receives still posted on it complete with -ECANCELED.
+ * Errors: -EINVAL g NULL or not a live group.
  */
 RCX_API int rcx_group_free(struct rcx_group **g);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif
