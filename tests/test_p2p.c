@@ -785,6 +785,7 @@ static const struct tp_scenario scenarios[] = {
 	{ .name = "lazy", .run = sc_lazy, .size = 4, .setup = sc_lazy_setup },
 	{ .name = "eager", .run = sc_eager, .setup = sc_eager_setup },
 	{ .name = "lazy_win", .run = sc_lazy_win, .setup = sc_lazy_setup },
+	{ .name = "big2g", .run = sc_big2g, .size = 2 },
 	{ .name = "threads",
 	  .run = sc_threads,
 	  .thread_level = RCX_THREAD_MULTIPLE,
