@@ -4,6 +4,7 @@
  * it, and a test checks that every variable here is documented there.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +29,10 @@ const struct rcx__config_var rcx__config_vars[] = {
 	{ "RCX_EAGER_SIZE", "8192",
 	  "largest message sent eagerly; larger ones use RDMA-READ rendezvous",
 	  U(eager_size, 0, 1 << 20) },
+	{ "RCX_RNDV_READ_MAX", "0",
+	  "largest RDMA READ of a rendezvous; a longer message is read in "
+	  "pieces (0: the device's largest message)",
+	  U(rndv_read_max, 0, UINT32_MAX) },
 	{ "RCX_RX_DEPTH", "64", "receive buffers pre-posted per connection",
 	  U(rx_depth, 4, 4096) },
 	{ "RCX_TX_DEPTH", "256", "send bounce buffers and send queue depth",

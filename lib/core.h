@@ -28,6 +28,7 @@ struct rcx__config {
 	char ifaddr[64];
 	unsigned long port;
 	unsigned long eager_size;
+	unsigned long rndv_read_max;
 	unsigned long rx_depth;
 	unsigned long tx_depth;
 	unsigned long inline_size;
@@ -152,7 +153,8 @@ struct rcx_req {
 	uint8_t keep_reg; /* reg held for the request's life */
 	uint32_t rndv_id;
 	struct rcx__reg *reg;
-	/* rendezvous source seen by a receive */
+	/* rendezvous source seen by a receive, and the bytes of it not yet
+	 * asked for: it is read in pieces (p2p.c) */
 	uint64_t raddr;
 	uint32_t rkey;
 	uint64_t rlen;

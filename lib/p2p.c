@@ -3,7 +3,8 @@
  * Point-to-point: MPI matching (source, tag, ANY_*), non-overtaking per
  * sender (one RC connection per peer delivers in order, and matching runs
  * in arrival order), eager copy for small messages, RDMA-READ rendezvous
- * for large ones: RTS(addr, rkey, size) -> receiver READs -> FIN.
+ * for large ones: RTS(addr, rkey, size) -> receiver READs (in pieces of
+ * at most the device's longest message) -> FIN.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -41,6 +42,56 @@ static bool matches(const struct rcx_req *r, int peer, int tag)
 	       (r->tag == RCX_ANY_TAG || r->tag == tag);
 }
 
+/*
+ * The longest READ of a rendezvous: the device's longest message (IBA
+ * guarantees 2^31 where it tells nothing), or less (RCX_RNDV_READ_MAX),
+ * and never more than a WR's 32-bit length.
+ */
+static size_t read_max(const struct rcx_ctx *ctx)
+{
+	uint64_t m = ctx->info.max_msg_sz ? ctx->info.max_msg_sz : 1ull << 31;
+
+	if (ctx->cfg.rndv_read_max && ctx->cfg.rndv_read_max < m)
+		m = ctx->cfg.rndv_read_max;
+	return m < UINT32_MAX ? (size_t)m : UINT32_MAX;
+}
+
+/*
+ * Post the next piece of a rendezvous READ: r->rlen bytes are left, the
+ * last ones of the status.count the receive takes. One piece at a time,
+ * so a receive holds one entry of the send queue however long it is.
+ */
+static int read_post(struct rcx_req *r)
+{
+	struct rcx_ctx *ctx = r->ctx;
+	size_t off = r->status.count - r->rlen, max = read_max(ctx);
+	size_t len = r->rlen < max ? r->rlen : max;
+	struct rcx_wr w, *bad;
+	int ret;
+
+	memset(&w, 0, sizeof(w));
+	w.wr_id = (uintptr_t)&r->wrc;
+	w.op = RCX_OP_READ;
+	w.flags = RCX_WR_SIGNALED;
+	w.addr = (uintptr_t)r->buf + off;
+	w.length = (uint32_t)len;
+	w.lkey = r->reg->lkey;
+	w.remote_addr = r->raddr + off;
+	w.rkey = r->rkey;
+	ret = ctx->ops->post_send(r->conn->ep, &w, &bad);
+	if (!ret)
+		r->rlen -= len;
+	return ret;
+}
+
+/* A READ could not be posted: the connection fails, and the receive. */
+static void read_failed(struct rcx_req *r, int err)
+{
+	rcx__conn_fail(r->conn, err);
+	if (r->state == RCX__REQ_ACTIVE)
+		rcx__req_complete(r, err);
+}
+
 static void on_read_done(struct rcx_ctx *ctx, struct rcx__wrctx *w,
 			 const struct rcx_cqe *cqe)
 {
@@ -49,6 +100,12 @@ static void on_read_done(struct rcx_ctx *ctx, struct rcx__wrctx *w,
 	struct rcx__conn *c = r->conn;
 	int ret;
 
+	if (!cqe->status && r->rlen) {
+		ret = read_post(r);
+		if (ret)
+			read_failed(r, ret);
+		return;
+	}
 	if (!r->keep_reg) {
 		rcx__reg_put(ctx, r->reg);
 		r->reg = NULL;
@@ -57,7 +114,8 @@ static void on_read_done(struct rcx_ctx *ctx, struct rcx__wrctx *w,
 		rcx__req_complete(r, RCX_ERR_PROC_FAILED);
 		return;
 	}
-	/* tell the sender its buffer is free; the receive completes then */
+	/* every piece is in: tell the sender its buffer is free; the
+	 * receive completes then */
 	r->sendop = RCX__MSG_FIN;
 	ret = rcx__conn_send(c, r);
 	if (ret)
@@ -70,7 +128,6 @@ static void rndv_read(struct rcx_req *r, struct rcx__conn *c,
 {
 	struct rcx_ctx *ctx = r->ctx;
 	size_t n = h->size < r->len ? h->size : r->len;
-	struct rcx_wr w, *bad;
 	int ret;
 
 	r->conn = c;
@@ -93,21 +150,12 @@ static void rndv_read(struct rcx_req *r, struct rcx__conn *c,
 		}
 	}
 	r->wrc.cb = on_read_done;
-	memset(&w, 0, sizeof(w));
-	w.wr_id = (uintptr_t)&r->wrc;
-	w.op = RCX_OP_READ;
-	w.flags = RCX_WR_SIGNALED;
-	w.addr = (uintptr_t)r->buf;
-	w.length = (uint32_t)n;
-	w.lkey = r->reg->lkey;
-	w.remote_addr = h->addr;
-	w.rkey = h->rkey;
-	ret = ctx->ops->post_send(c->ep, &w, &bad);
-	if (ret) {
-		rcx__conn_fail(c, ret);
-		if (r->state == RCX__REQ_ACTIVE)
-			rcx__req_complete(r, ret);
-	}
+	r->raddr = h->addr;
+	r->rkey = h->rkey;
+	r->rlen = n;
+	ret = read_post(r);
+	if (ret)
+		read_failed(r, ret);
 }
 
 static void deliver(struct rcx_req *r, int peer, struct rcx__conn *c,

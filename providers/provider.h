@@ -175,6 +175,11 @@ struct rcx_dev_info {
 	uint8_t port_active;
 	uint32_t mtu; /* active path MTU in bytes */
 	/*
+	 * The longest message (the length of one WR) the device takes:
+	 * a longer transfer is split by the caller (IBA: at least 2^31).
+	 */
+	uint64_t max_msg_sz;
+	/*
 	 * The WRs of one endpoint run one after another, each complete
 	 * before the next begins (a CPU does them: shm). RC's order holds
 	 * and RCX_WR_FENCE has nothing to wait for.

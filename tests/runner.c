@@ -29,6 +29,7 @@ TU_SUITE(tu_suite_boot);
 TU_SUITE(tu_suite_chan);
 TU_SUITE(tu_suite_topo);
 TU_SUITE(tu_suite_p2p);
+TU_SUITE(tu_suite_p2p_big);
 TU_SUITE(tu_suite_api);
 TU_SUITE(tu_suite_cont);
 TU_SUITE(tu_suite_verbs_smoke);
@@ -57,6 +58,7 @@ static const struct tu_suite *const suites[] = {
 	&tu_suite_verbs_smoke,
 	&tu_suite_api,
 	&tu_suite_p2p,
+	&tu_suite_p2p_big,
 	&tu_suite_chan,
 	&tu_suite_cont,
 	&tu_suite_win,

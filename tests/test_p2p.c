@@ -785,6 +785,17 @@ static const struct tp_scenario scenarios[] = {
 	{ .name = "lazy", .run = sc_lazy, .size = 4, .setup = sc_lazy_setup },
 	{ .name = "eager", .run = sc_eager, .setup = sc_eager_setup },
 	{ .name = "lazy_win", .run = sc_lazy_win, .setup = sc_lazy_setup },
+	{ .name = "split",
+	  .run = sc_split,
+	  .provider = "fault",
+	  .size = 2,
+	  .setup = sc_split_setup },
+	{ .name = "split_dev",
+	  .run = sc_split_dev,
+	  .provider = "fault",
+	  .size = 2 },
+	{ .name = "big4g", .run = sc_big4g, .size = 2 },
+	{ .name = "big2g", .run = sc_big2g, .size = 2 },
 	{ .name = "threads",
 	  .run = sc_threads,
 	  .thread_level = RCX_THREAD_MULTIPLE,
@@ -879,6 +890,16 @@ static void test_lazy_win(void)
 	job(4, "lazy_win", 180);
 }
 
+static void test_split(void)
+{
+	job(2, "split", 180);
+}
+
+static void test_split_dev(void)
+{
+	job(2, "split_dev", 180);
+}
+
 /* RCX_INLINE beyond what the device takes: the QPs take less, and work */
 static void test_inline_max(void)
 {
@@ -904,6 +925,8 @@ static const CU_TestInfo tests[] = {
 	{ "lazy_connections", test_lazy },
 	{ "lazy_window", test_lazy_win },
 	{ "eager_connections", test_eager },
+	{ "rendezvous_in_pieces", test_split },
+	{ "rendezvous_past_device_limit", test_split_dev },
 	CU_TEST_INFO_NULL,
 };
 

@@ -8,7 +8,8 @@
  * order, truncation; the peer role and the suite's table),
  * test_p2p_storm.c (a storm, persistent requests, messages to self,
  * sleeping on the event fd), test_p2p_mt.c (threads on one context),
- * test_p2p_lazy.c (connections made on first use).
+ * test_p2p_lazy.c (connections made on first use), test_p2p_big.c
+ * (rendezvous read in pieces; messages past 2 GiB and 4 GiB).
  */
 #include <stdbool.h>
 #include <stddef.h>
@@ -62,5 +63,10 @@ void sc_lazy_win(struct tp_job *j);
 void sc_lazy_setup(void);
 void sc_eager(struct tp_job *j);
 void sc_eager_setup(void);
+void sc_split(struct tp_job *j);
+void sc_split_setup(void);
+void sc_split_dev(struct tp_job *j);
+void sc_big4g(struct tp_job *j);
+void sc_big2g(struct tp_job *j);
 
 #endif

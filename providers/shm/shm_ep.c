@@ -67,6 +67,12 @@ static void unlock(struct shm_dir *d)
 }
 
 /*
+ * The most one process_vm_readv/writev moves (the kernel's MAX_RW_COUNT,
+ * INT_MAX rounded down to a page): larger copies take several calls.
+ */
+#define SHM_COPY_MAX 0x7ffff000u
+
+/*
  * Copy len bytes; each side is in this process ("mine") or the peer's.
  * The executor is always one of the two, so at most one is the peer's.
  */
@@ -74,7 +80,7 @@ static int copy(struct shm_ep *ep, uint64_t dst, bool dst_mine, uint64_t src,
 		bool src_mine, size_t len)
 {
 	struct iovec l, r;
-	ssize_t n;
+	ssize_t n = 0;
 
 	if (!len)
 		return 0;
@@ -82,19 +88,28 @@ static int copy(struct shm_ep *ep, uint64_t dst, bool dst_mine, uint64_t src,
 		memmove((void *)(uintptr_t)dst, (void *)(uintptr_t)src, len);
 		return 0;
 	}
-	l.iov_len = r.iov_len = len;
-	if (dst_mine) {
-		l.iov_base = (void *)(uintptr_t)dst;
-		r.iov_base = (void *)(uintptr_t)src;
-		n = process_vm_readv(ep->peer_pid, &l, 1, &r, 1, 0);
-	} else {
-		l.iov_base = (void *)(uintptr_t)src;
-		r.iov_base = (void *)(uintptr_t)dst;
-		n = process_vm_writev(ep->peer_pid, &l, 1, &r, 1, 0);
+	while (len) {
+		/* a short count is no error: the next call says what stopped
+		 * it (EFAULT at a page we may not touch) */
+		l.iov_len = r.iov_len = len < SHM_COPY_MAX ? len : SHM_COPY_MAX;
+		if (dst_mine) {
+			l.iov_base = (void *)(uintptr_t)dst;
+			r.iov_base = (void *)(uintptr_t)src;
+			n = process_vm_readv(ep->peer_pid, &l, 1, &r, 1, 0);
+		} else {
+			l.iov_base = (void *)(uintptr_t)src;
+			r.iov_base = (void *)(uintptr_t)dst;
+			n = process_vm_writev(ep->peer_pid, &l, 1, &r, 1, 0);
+		}
+		if (n <= 0)
+			break;
+		dst += (size_t)n;
+		src += (size_t)n;
+		len -= (size_t)n;
 	}
-	if (n == (ssize_t)len)
+	if (!len)
 		return 0;
-	if (n >= 0 || errno == EFAULT)
+	if (n == 0 || errno == EFAULT)
 		return RCX_ERR_REMOTE_ACCESS;
 	/* ESRCH: it is gone; EPERM: ptrace access refused */
 	return RCX_ERR_TRANSPORT;

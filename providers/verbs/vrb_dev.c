@@ -282,8 +282,10 @@ static int dev_query(struct rcx_dev *d, struct rcx_dev_info *info)
 	info->cq_reserved = (uint32_t)dev->cq_reserved;
 	info->max_rd_atomic = dev->attr.max_qp_init_rd_atom;
 	info->atomics = dev->attr.atomic_cap != IBV_ATOMIC_NONE;
-	info->port_active = !ibv_query_port(dev->ctx, dev->port, &pa) &&
-			    pa.state == IBV_PORT_ACTIVE;
+	if (ibv_query_port(dev->ctx, dev->port, &pa))
+		memset(&pa, 0, sizeof(pa));
+	info->port_active = pa.state == IBV_PORT_ACTIVE;
+	info->max_msg_sz = pa.max_msg_sz;
 	info->mtu = dev->mtu;
 	inet_ntop(AF_INET, &sin->sin_addr, info->addr, sizeof(info->addr));
 	return 0;
