@@ -600,10 +600,12 @@ static void on_request(struct rcx_req *r)
 		return;
 	if (!hs_msg_ok(s, r, 1))
 		return;
-	/* the matched source and tag become the channel's */
+	/* the matched source and tag become the channel's, and its status */
 	for (i = 0; i < s->n; i++) {
 		s->ch[i].peer = r->status.source;
 		s->ch[i].tag = r->status.tag;
+		s->ch[i].req->status.source = r->status.source;
+		s->ch[i].req->status.tag = r->status.tag;
 	}
 	a.len = s->ch[0].len;
 	a.slots = s->ch[0].slots;
@@ -700,6 +702,13 @@ static int bind_start(struct rcx_ctx *ctx, const struct bind_args *a, int n,
 		r->persistent = 1;
 		r->state = RCX__REQ_INACTIVE;
 		r->status.slot = -1;
+		/*
+		 * Written once here, never on the fast path: a receive's
+		 * source and tag (a wildcard's when it matches,
+		 * on_request), a send's own rank and tag as a send reports.
+		 */
+		r->status.source = a->is_send ? a->g->rank : a->peer;
+		r->status.tag = a->tag;
 	}
 	set_link(s);
 	ctx->conn_req_hook = chan_conn_req;

@@ -638,6 +638,80 @@ static void sc_async(void)
 	       rank);
 }
 
+/*
+ * n channels from a persistent request 1 -> 0 (the receiver's from src,
+ * tag rtag: a wildcard or the sender's), one message each; every status
+ * names the sender's rank and tag, as the request's own would.
+ */
+static void status_round(const char *proto, const char *slots, int n, int src,
+			 int rtag)
+{
+	struct rcx_info *info = info_of(proto, slots, slots ? "8" : NULL);
+	struct rcx_req *init, *ch[4];
+	struct rcx_status st[4];
+	uint64_t buf[8] = { 0 };
+	int i, k;
+
+	if (rank == 1)
+		TP_CHECK_OK(rcx_send_init(g, buf, 8, 0, 42, &init));
+	else
+		TP_CHECK_OK(rcx_recv_init(g, buf, 8, src, rtag, &init));
+	TP_CHECK_OK(rcx_mbind(init, n, info, ch));
+	for (k = 0; k < 3; k++) {
+		memset(st, 0, sizeof(st));
+		if (n == 1) {
+			TP_CHECK_OK(rcx_start(ch[0]));
+			TP_CHECK_OK(rcx_wait(&ch[0], &st[0]));
+		} else {
+			TP_CHECK_OK(rcx_startall(n, ch));
+			TP_CHECK_OK(rcx_waitall(n, ch, st));
+		}
+		for (i = 0; i < n; i++) {
+			TP_CHECK_EQ(st[i].error, 0);
+			TP_CHECK_EQ(st[i].source, 1);
+			TP_CHECK_EQ(st[i].tag, 42);
+		}
+	}
+	TP_CHECK_OK(rcx_bind_free(ch, n));
+	rcx_req_free(&init);
+	rcx_info_free(&info);
+}
+
+/*
+ * 2 procs: a channel's status carries source and tag, on both protocols,
+ * from a named or a wildcard receive, alone and in a bundle (write_imm on
+ * contiguous slots: fused), and after a rebind from a wildcard
+ */
+static void sc_status(void)
+{
+	static const char *const protos[] = { "send", "write_imm" };
+	struct rcx_req *ch;
+	struct rcx_status st;
+	uint64_t v = 0;
+	int p;
+
+	for (p = 0; p < 2; p++) {
+		status_round(protos[p], NULL, 1, 1, 42);
+		status_round(protos[p], NULL, 1, RCX_ANY_SOURCE, RCX_ANY_TAG);
+		status_round(protos[p], "4", 4, 1, 42);
+		status_round(protos[p], "4", 4, RCX_ANY_SOURCE, RCX_ANY_TAG);
+	}
+	/* rebound from a wildcard: the matched sender and tag */
+	ch = bind_one(&v, 8, 7, NULL, false);
+	if (rank == 0)
+		TP_CHECK_OK(
+			rcx_rebind(ch, &v, 8, 1, 43, RCX_CHAN_WRITE_IMM, NULL));
+	else
+		TP_CHECK_OK(rcx_rebind(ch, &v, 8, RCX_ANY_SOURCE, RCX_ANY_TAG,
+				       RCX_CHAN_AUTO, NULL));
+	memset(&st, 0, sizeof(st));
+	TP_CHECK_OK(rcx_start(ch));
+	TP_CHECK_OK(rcx_wait(&ch, &st));
+	TP_CHECK_EQ(st.source, 0);
+	TP_CHECK_EQ(st.tag, 43);
+	TP_CHECK_OK(rcx_bind_free(&ch, 1));
+}
+
 static const struct {
 	const char *name;
 	void (*fn)(void);
@@ -647,6 +721,7 @@ static const struct {
 	{ "bundle", sc_bundle },     { "rebind", sc_rebind },
 	{ "misuse", sc_misuse },     { "async", sc_async },
 	{ "ahead", sc_ahead },	     { "bundle_auto", sc_bundle_auto },
+	{ "status", sc_status },
 };
 
 static int peer_main(int argc, char **argv)
@@ -724,6 +799,11 @@ static void test_ahead(void)
 	RUN(2, "ahead", 120);
 }
 
+static void test_status(void)
+{
+	RUN(2, "status", 120);
+}
+
 static const CU_TestInfo tests[] = {
 	{ "pingpong", test_pingpong },
 	{ "match", test_match },
@@ -735,6 +815,7 @@ static const CU_TestInfo tests[] = {
 	{ "long_100k", test_long },
 	{ "irebind_ibind_free_async", test_async },
 	{ "write_imm_sender_runs_ahead", test_ahead },
+	{ "status_source_tag", test_status },
 	CU_TEST_INFO_NULL,
 };
 
