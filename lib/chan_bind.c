@@ -849,7 +849,7 @@ RCX_API int rcx_bind(struct rcx_req *init, const struct rcx_info *info,
 
 /* ---- free */
 
-static int check_free(struct rcx_req **chans, int n)
+static int check_free(const char *fn, struct rcx_req **chans, int n)
 {
 	int i;
 
@@ -861,7 +861,7 @@ static int check_free(struct rcx_req **chans, int n)
 		if (chans[i]->state == RCX__REQ_ACTIVE)
 			return -EBUSY;
 	}
-	return 0;
+	return rcx__reqs_unique(fn, n, chans);
 }
 
 /* Mark channels freed; sets with no live channel tell their peer. */
@@ -1059,7 +1059,7 @@ int rcx__chan_ops_progress(struct rcx_ctx *ctx)
 RCX_API int rcx_bind_free(struct rcx_req **chans, int n)
 {
 	struct rcx_ctx *ctx;
-	int i, ret = check_free(chans, n);
+	int i, ret = check_free(__func__, chans, n);
 
 	if (ret || !n)
 		return ret;
@@ -1081,7 +1081,7 @@ RCX_API int rcx_bind_free(struct rcx_req **chans, int n)
 RCX_API int rcx_ibind_free(struct rcx_req **chans, int n, struct rcx_req **eph)
 {
 	struct rcx_ctx *ctx;
-	int i, ret = check_free(chans, n);
+	int i, ret = check_free(__func__, chans, n);
 
 	if (ret || !eph)
 		return ret ? ret : -EINVAL;
@@ -1117,7 +1117,7 @@ static int mrebind_start(int n, struct rcx_req **chans, void *buf, size_t len,
 	struct chan *c0;
 	int i, ret;
 
-	ret = check_free(chans, n);
+	ret = check_free("rcx_mrebind", chans, n);
 	if (ret)
 		return ret;
 	if (n < 1 || n > CH_MAX_BUNDLE || (!buf && len) ||

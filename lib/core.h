@@ -150,6 +150,7 @@ struct rcx_req {
 	uint8_t cid;
 	uint8_t sendop;	  /* backlog: which message to send */
 	uint8_t keep_reg; /* reg held for the request's life */
+	uint8_t mark;	  /* seen by an array call's check (req.c) */
 	uint32_t rndv_id;
 	struct rcx__reg *reg;
 	/* rendezvous source seen by a receive */
@@ -173,6 +174,9 @@ static inline void rcx__req_complete(struct rcx_req *req, int error)
 /* fn on every live request (teardown); fn gets and puts none */
 void rcx__req_each(struct rcx_ctx *ctx,
 		   void (*fn)(struct rcx_req *r, void *arg), void *arg);
+/* -EINVAL (logged, naming fn) when a request is twice in reqs, else 0;
+ * reqs: live requests or NULL, which may repeat */
+int rcx__reqs_unique(const char *fn, int n, struct rcx_req *const *reqs);
 /* wait for n requests and release them, lock held; first error */
 int rcx__waitall_locked(struct rcx_ctx *ctx, int n, struct rcx_req **reqs);
 static inline bool rcx__req_live(const struct rcx_req *r)

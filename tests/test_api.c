@@ -785,6 +785,94 @@ static void test_req_misuse(void)
 	CU_ASSERT(roundtrip(5));
 }
 
+/* Every array call of req.h on reqs[0..n-1]: -EINVAL, none blocks. */
+static void array_calls_refuse(int n, struct rcx_req **reqs)
+{
+	struct rcx_status sts[24], st;
+	int flag = 7, idx = 5;
+
+	CU_ASSERT_EQUAL(rcx_testall(n, reqs, &flag, sts), -EINVAL);
+	CU_ASSERT_EQUAL(rcx_waitall(n, reqs, sts), -EINVAL);
+	CU_ASSERT_EQUAL(rcx_waitall(n, reqs, RCX_STATUSES_IGNORE), -EINVAL);
+	CU_ASSERT_EQUAL(rcx_testany(n, reqs, &idx, &flag, &st), -EINVAL);
+	CU_ASSERT_EQUAL(rcx_waitany(n, reqs, &idx, &st), -EINVAL);
+	CU_ASSERT_EQUAL(flag, 7);
+	CU_ASSERT_EQUAL(idx, 5);
+}
+
+/*
+ * The same request twice in one array call is refused with -EINVAL and
+ * changes nothing: the request completes once afterwards and the pool
+ * is intact. Pairs (compared) and a long array (the duplicates far
+ * apart, NULLs repeated) for every call; startall too. A context of its
+ * own: a double finish would corrupt its request pool.
+ */
+static void test_req_twice(void)
+{
+	struct rcx_req *r = NULL, *a = NULL, *b = NULL, *two[2], *many[24];
+	struct rcx_ctx *c = NULL;
+	struct rcx_group *w = NULL;
+	struct rcx_status st;
+	int i, flag, v[24] = { 0 };
+	char buf[8] = "";
+
+	CU_ASSERT_EQUAL_FATAL(rcx_ctx_create(NULL, &c), 0);
+	CU_ASSERT_EQUAL_FATAL(rcx_group_world(c, &w), 0);
+	/* a receive with its message there: finishing it frees it */
+	CU_ASSERT_EQUAL_FATAL(rcx_send(w, "ab", 3, 0, 40), 0);
+	CU_ASSERT_EQUAL_FATAL(rcx_irecv(w, buf, sizeof(buf), 0, 40, &r), 0);
+	rcx_progress(c);
+	two[0] = two[1] = r;
+	flag = 7;
+	CU_ASSERT_EQUAL_FATAL(rcx_testall(2, two, &flag, NULL), -EINVAL);
+	array_calls_refuse(2, two);
+	for (i = 0; i < 24; i++)
+		many[i] = NULL;
+	many[3] = many[20] = r;
+	array_calls_refuse(24, many);
+	CU_ASSERT(two[0] == r && two[1] == r && many[3] == r && many[20] == r);
+	/* r is as it was: it completes once */
+	CU_ASSERT_EQUAL(rcx_wait(&r, &st), 0);
+	CU_ASSERT_PTR_NULL(r);
+	CU_ASSERT(st.tag == 40 && st.count == 3 && !strcmp(buf, "ab"));
+	/* the pool is intact: two receives are two requests */
+	CU_ASSERT_EQUAL(rcx_irecv(w, &v[0], 4, 0, 41, &a), 0);
+	CU_ASSERT_EQUAL(rcx_irecv(w, &v[1], 4, 0, 41, &b), 0);
+	CU_ASSERT_PTR_NOT_EQUAL(a, b);
+	CU_ASSERT_EQUAL(rcx_send(w, &i, 4, 0, 41), 0);
+	CU_ASSERT_EQUAL(rcx_send(w, &i, 4, 0, 41), 0);
+	two[0] = a;
+	two[1] = b;
+	CU_ASSERT_EQUAL(rcx_waitall(2, two, RCX_STATUSES_IGNORE), 0);
+
+	/* startall: persistent receives, one of them twice, start none */
+	for (i = 0; i < 20; i++)
+		CU_ASSERT_EQUAL_FATAL(
+			rcx_recv_init(w, &v[i], 4, 0, 50 + i, &many[i]), 0);
+	two[0] = two[1] = many[0];
+	CU_ASSERT_EQUAL(rcx_startall(2, two), -EINVAL);
+	many[20] = many[5];
+	CU_ASSERT_EQUAL(rcx_startall(21, many), -EINVAL);
+	for (i = 0; i < 20; i++) {
+		flag = 0;
+		CU_ASSERT_EQUAL(rcx_test(&many[i], &flag, &st), 0);
+		CU_ASSERT_EQUAL(flag, 1); /* inactive: not started */
+	}
+	/* twenty different ones, twice: nothing is left marked */
+	for (int round = 0; round < 2; round++) {
+		CU_ASSERT_EQUAL(rcx_startall(20, many), 0);
+		for (i = 0; i < 20; i++)
+			CU_ASSERT_EQUAL(rcx_send(w, &i, 4, 0, 50 + i), 0);
+		CU_ASSERT_EQUAL(rcx_waitall(20, many, RCX_STATUSES_IGNORE), 0);
+		for (i = 0; i < 20; i++)
+			CU_ASSERT_EQUAL(v[i], i);
+	}
+	for (i = 0; i < 20; i++)
+		CU_ASSERT_EQUAL(rcx_req_free(&many[i]), 0);
+	CU_ASSERT_EQUAL(rcx_group_free(&w), 0);
+	CU_ASSERT_EQUAL(rcx_ctx_destroy(c), 0);
+}
+
 /* ---- errors.h */
 
 static void test_strerror_any(void)
@@ -941,6 +1029,7 @@ static const CU_TestInfo tests[] = {
 	{ "p2p_recv_args", test_p2p_recv_args },
 	{ "req_args", test_req_args },
 	{ "req_misuse", test_req_misuse },
+	{ "req_twice", test_req_twice },
 	{ "strerror", test_strerror_any },
 	{ "provider_per_peer", test_provider_per_peer },
 	CU_TEST_INFO_NULL,

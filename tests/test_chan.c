@@ -712,6 +712,50 @@ static void sc_status(void)
 	TP_CHECK_OK(rcx_bind_free(&ch, 1));
 }
 
+/* Every array call that takes channels, on reqs[0..n-1]: -EINVAL. */
+static void chan_calls_refuse(int n, struct rcx_req **reqs)
+{
+	struct rcx_req *eph = NULL;
+
+	TP_CHECK_EQ(rcx_startall(n, reqs), -EINVAL);
+	TP_CHECK_EQ(rcx_bind_free(reqs, n), -EINVAL);
+	TP_CHECK_EQ(rcx_ibind_free(reqs, n, &eph), -EINVAL);
+	TP_CHECK(eph == NULL);
+	TP_CHECK_EQ(rcx_mrebind(n, reqs, NULL, 0, 1 - rank, 15, RCX_CHAN_AUTO,
+				NULL),
+		    -EINVAL);
+	TP_CHECK_EQ(rcx_waitall(n, reqs, RCX_STATUSES_IGNORE), -EINVAL);
+}
+
+/*
+ * 2 procs: a channel twice in one array call is refused with -EINVAL and
+ * changes nothing, for a pair and for a bundle of 20 with one of them
+ * again at the end; then each carries messages and frees as usual.
+ */
+static void sc_twice(void)
+{
+	struct rcx_req *ch, *two[2], *init, *b[21];
+	uint64_t v = 0, bv = 0;
+	int i;
+
+	ch = bind_one(&v, 8, 14, NULL, false);
+	two[0] = two[1] = ch;
+	chan_calls_refuse(2, two);
+	TP_CHECK(two[0] == ch && two[1] == ch);
+	init = bind_bundle(&bv, 16, 20, NULL, b);
+	b[20] = b[7];
+	chan_calls_refuse(21, b);
+	TP_CHECK(b[7] == b[20]);
+	three_messages(ch, &v, 300);
+	for (i = 0; i < 3; i++) {
+		TP_CHECK_OK(rcx_startall(20, b));
+		TP_CHECK_OK(rcx_waitall(20, b, RCX_STATUSES_IGNORE));
+	}
+	TP_CHECK_OK(rcx_bind_free(&ch, 1));
+	TP_CHECK_OK(rcx_bind_free(b, 20));
+	rcx_req_free(&init);
+}
+
 static const struct {
 	const char *name;
 	void (*fn)(void);
@@ -721,7 +765,7 @@ static const struct {
 	{ "bundle", sc_bundle },     { "rebind", sc_rebind },
 	{ "misuse", sc_misuse },     { "async", sc_async },
 	{ "ahead", sc_ahead },	     { "bundle_auto", sc_bundle_auto },
-	{ "status", sc_status },
+	{ "status", sc_status },     { "twice", sc_twice },
 };
 
 static int peer_main(int argc, char **argv)
@@ -804,6 +848,11 @@ static void test_status(void)
 	RUN(2, "status", 120);
 }
 
+static void test_twice(void)
+{
+	RUN(2, "twice", 120);
+}
+
 static const CU_TestInfo tests[] = {
 	{ "pingpong", test_pingpong },
 	{ "match", test_match },
@@ -816,6 +865,7 @@ static const CU_TestInfo tests[] = {
 	{ "irebind_ibind_free_async", test_async },
 	{ "write_imm_sender_runs_ahead", test_ahead },
 	{ "status_source_tag", test_status },
+	{ "same_channel_twice", test_twice },
 	CU_TEST_INFO_NULL,
 };
 
