@@ -117,7 +117,9 @@ int rcx__config_load(struct rcx__config *cfg)
 	if (ret) {
 		if (ret == -EINVAL)
 			fprintf(stderr,
-				"rcx: RCX_PROGRESS_CPUS=%s is not a cpulist\n",
+				"rcx: RCX_PROGRESS_CPUS=%s is not a cpulist "
+				"(cpus and low-high ranges, comma separated, "
+				"e.g. 0-3,8)\n",
 				tmp.progress_cpus);
 		return ret;
 	}
