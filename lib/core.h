@@ -258,6 +258,8 @@ int rcx__am_send(struct rcx__conn *c, uint8_t cid, int32_t tag, const void *buf,
 
 /* ---- info (info.c) */
 struct rcx_info;
+/* i NULL: no keys. One that is not an info: lookup finds nothing, the
+ * typed reads below return -EINVAL (callers read through one first). */
 const char *rcx__info_lookup(const struct rcx_info *i, const char *key);
 int rcx__info_ulong(const struct rcx_info *i, const char *key,
 		    unsigned long dflt, unsigned long min, unsigned long max,

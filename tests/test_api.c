@@ -476,6 +476,32 @@ static void test_group_args(void)
 	CU_ASSERT(roundtrip(3));
 }
 
+/*
+ * An info handle that is not one (never made, or freed: its magic is
+ * gone) is refused by every call that takes an info, not taken for none.
+ */
+static void test_info_junk(void)
+{
+	struct rcx_info *bad = JUNK(struct rcx_info);
+	struct rcx_req *cr = SENTINEL(struct rcx_req);
+	struct rcx_win *w = SENTINEL(struct rcx_win);
+	uint64_t mem[8];
+	void *base = NULL;
+
+	CU_ASSERT_EQUAL(rcx_continue_init(ctx, bad, &cr), -EINVAL);
+	CU_ASSERT_PTR_EQUAL(cr, SENTINEL(struct rcx_req));
+	CU_ASSERT_EQUAL(rcx_win_create(world, mem, sizeof(mem), 8, bad, &w),
+			-EINVAL);
+	CU_ASSERT_EQUAL(rcx_win_allocate(world, 64, 8, bad, &base, &w),
+			-EINVAL);
+	CU_ASSERT_PTR_EQUAL(w, SENTINEL(struct rcx_win));
+	CU_ASSERT_PTR_NULL(base);
+	/* with none, the same calls work */
+	CU_ASSERT_EQUAL(rcx_continue_init(ctx, NULL, &cr), 0);
+	CU_ASSERT_EQUAL(rcx_req_free(&cr), 0);
+	CU_ASSERT(roundtrip(7));
+}
+
 /* ---- p2p.h */
 
 static void test_p2p_send_args(void)
@@ -1025,6 +1051,7 @@ static const CU_TestInfo tests[] = {
 	{ "ctx_names", test_ctx_names },
 	{ "ctx_progress", test_ctx_progress },
 	{ "group_args", test_group_args },
+	{ "info_junk", test_info_junk },
 	{ "p2p_send_args", test_p2p_send_args },
 	{ "p2p_recv_args", test_p2p_recv_args },
 	{ "req_args", test_req_args },

@@ -505,7 +505,7 @@ static void sc_rebind(void)
 /* 2 procs: misuse gets named errors and changes nothing */
 static void sc_misuse(void)
 {
-	uint64_t v = 0, big[4];
+	uint64_t v = 0, big[4], junk[8] = { 0 };
 	struct rcx_req *init, *nb, *ch[2], *eph, *one;
 	struct rcx_info *bad = info_of("carrier-pigeon", NULL, NULL);
 	struct rcx_info *stride = info_of(NULL, "4", "4");
@@ -520,6 +520,9 @@ static void sc_misuse(void)
 	TP_CHECK_EQ(rcx_bind(init, NULL, NULL), -EINVAL);
 	TP_CHECK_EQ(rcx_bind(init, bad, &one), -EINVAL);
 	TP_CHECK_EQ(rcx_bind(init, stride, &one), -EINVAL);
+	/* not an info (no magic): refused, not taken for none */
+	TP_CHECK_EQ(rcx_bind(init, (struct rcx_info *)(void *)junk, &one),
+		    -EINVAL);
 	TP_CHECK_EQ(rcx_mbind(init, 0, NULL, ch), -EINVAL);
 	TP_CHECK_EQ(rcx_mbind(init, 256, NULL, ch), -EINVAL);
 	/* a non-persistent request cannot be bound */
