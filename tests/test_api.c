@@ -477,6 +477,25 @@ static void test_group_args(void)
 }
 
 /*
+ * A timeout below -1 (-1 is no limit) is refused before anything starts,
+ * as rcx_ctx_wait does.
+ */
+static void test_group_timeout(void)
+{
+	struct rcx_group *g = SENTINEL(struct rcx_group);
+	char addr[RCX__ADDR_LEN];
+
+	CU_ASSERT_EQUAL_FATAL(rcx_ctx_address(ctx, addr, sizeof(addr)), 0);
+	CU_ASSERT_EQUAL(rcx_group_connect(ctx, addr, -2, &g), -EINVAL);
+	CU_ASSERT_EQUAL(rcx_group_connect(ctx, addr, INT_MIN, &g), -EINVAL);
+	CU_ASSERT_EQUAL(rcx_group_accept(ctx, -2, &g), -EINVAL);
+	CU_ASSERT_EQUAL(rcx_group_accept(ctx, INT_MIN, &g), -EINVAL);
+	CU_ASSERT_PTR_EQUAL(g, SENTINEL(struct rcx_group));
+	CU_ASSERT_EQUAL(rcx_ctx_wait(ctx, -2), -EINVAL);
+	CU_ASSERT(roundtrip(6));
+}
+
+/*
  * An info handle that is not one (never made, or freed: its magic is
  * gone) is refused by every call that takes an info, not taken for none.
  */
@@ -1051,6 +1070,7 @@ static const CU_TestInfo tests[] = {
 	{ "ctx_names", test_ctx_names },
 	{ "ctx_progress", test_ctx_progress },
 	{ "group_args", test_group_args },
+	{ "group_timeout", test_group_timeout },
 	{ "info_junk", test_info_junk },
 	{ "p2p_send_args", test_p2p_send_args },
 	{ "p2p_recv_args", test_p2p_recv_args },
