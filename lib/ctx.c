@@ -256,6 +256,8 @@ RCX_API int rcx_ctx_create(const struct rcx_ctx_attr *attr,
 	da.addr = ctx->cfg.ifaddr[0] ? ctx->cfg.ifaddr : NULL;
 	da.cq_size = (int)ctx->cfg.cq_size;
 	ret = ctx->ops->dev_open(&da, &ctx->dev);
+	if (ret == -ENODEV)
+		rcx__dev_log_missing(ctx->ops, devname, ctx->cfg.device[0]);
 	if (ret)
 		goto err;
 	ret = ctx->ops->dev_query(ctx->dev, &ctx->info);

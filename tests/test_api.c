@@ -239,6 +239,7 @@ static void test_ctx_env(void)
 	env_case("RCX_MR_CACHE", "2", -EINVAL);
 	env_case("RCX_PROVIDER", "no-such-provider", -EINVAL);
 	env_case("RCX_DEVICE", "no_such_device9", -ENODEV);
+	env_case("RCX_PROGRESS_CPUS", "5-2", -EINVAL); /* reversed */
 
 	/* the environment is back: a context can be made again */
 	CU_ASSERT_EQUAL(rcx_ctx_create(NULL, &c), 0);
@@ -380,6 +381,56 @@ static void test_ctx_names(void)
 	memset(buf, 'X', sizeof(buf));
 	CU_ASSERT_EQUAL(rcx_ctx_address(ctx, buf, 2), -ENAMETOOLONG);
 	CU_ASSERT_EQUAL(memcmp(buf, "XXXXXXXX", 8), 0);
+}
+
+/* What fn(arg) writes to stderr, into buf (NUL-terminated). */
+static void capture_stderr(void (*fn)(void *), void *arg, char *buf, size_t len)
+{
+	FILE *f = tmpfile();
+	int saved = dup(2);
+	size_t n = 0;
+
+	CU_ASSERT_FATAL(f && saved >= 0);
+	fflush(stderr);
+	dup2(fileno(f), 2);
+	fn(arg);
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	rewind(f);
+	n = fread(buf, 1, len - 1, f);
+	buf[n] = 0;
+	fclose(f);
+}
+
+static void create_fails(void *want)
+{
+	struct rcx_ctx *c = SENTINEL(struct rcx_ctx);
+
+	CU_ASSERT_EQUAL(rcx_ctx_create(NULL, &c), *(int *)want);
+	CU_ASSERT_PTR_EQUAL(c, SENTINEL(struct rcx_ctx));
+}
+
+/*
+ * A device asked for that is not there: -ENODEV, and a line naming it
+ * and the devices the provider has (ours among them).
+ */
+static void test_ctx_device_missing(void)
+{
+	const char *o = getenv("RCX_DEVICE");
+	char *old = o ? strdup(o) : NULL, name[64], log[4096];
+	int want = -ENODEV;
+
+	CU_ASSERT_EQUAL_FATAL(rcx_ctx_device(ctx, name, sizeof(name)), 0);
+	setenv("RCX_DEVICE", "no_such_device9", 1);
+	capture_stderr(create_fails, &want, log, sizeof(log));
+	env_restore("RCX_DEVICE", old);
+	free(old);
+	if (!strstr(log, "no_such_device9") || !strstr(log, name))
+		fprintf(stderr, "\n    logged: %s", log);
+	CU_ASSERT_PTR_NOT_NULL(strstr(log, "RCX_DEVICE"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(log, "no_such_device9"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(log, name));
 }
 
 static void test_ctx_progress(void)
@@ -1069,6 +1120,7 @@ static const CU_TestInfo tests[] = {
 	{ "ctx_lifecycle", test_ctx_lifecycle },
 	{ "ctx_names", test_ctx_names },
 	{ "ctx_progress", test_ctx_progress },
+	{ "ctx_device_missing", test_ctx_device_missing },
 	{ "group_args", test_group_args },
 	{ "group_timeout", test_group_timeout },
 	{ "info_junk", test_info_junk },
