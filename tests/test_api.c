@@ -240,6 +240,8 @@ static void test_ctx_env(void)
 	env_case("RCX_PROVIDER", "no-such-provider", -EINVAL);
 	env_case("RCX_DEVICE", "no_such_device9", -ENODEV);
 	env_case("RCX_PROGRESS_CPUS", "5-2", -EINVAL); /* reversed */
+	env_case("RCX_PORT", "65536", -EINVAL);
+	env_case("RCX_PORT", "port", -EINVAL);
 
 	/* the environment is back: a context can be made again */
 	CU_ASSERT_EQUAL(rcx_ctx_create(NULL, &c), 0);
@@ -431,6 +433,63 @@ static void test_ctx_device_missing(void)
 	CU_ASSERT_PTR_NOT_NULL(strstr(log, "RCX_DEVICE"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(log, "no_such_device9"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(log, name));
+}
+
+/* The port of an "ip:port" address at the end of addr (after ';'), or 0. */
+static unsigned long ip_port(const char *addr)
+{
+	const char *semi = strrchr(addr, ';'), *colon;
+
+	if (semi)
+		addr = semi + 1;
+	colon = strrchr(addr, ':');
+	if (!*addr || !strncmp(addr, "shm:", 4) || !colon)
+		return 0;
+	return strtoul(colon + 1, NULL, 10);
+}
+
+/*
+ * RCX_PORT: the context's RDMA listener takes that port (a second
+ * context cannot: -EADDRINUSE, and a line naming it); shared memory has
+ * no port and ignores it. The port is one just given back by a context
+ * that took any free one.
+ */
+static void test_ctx_port(void)
+{
+	struct rcx_ctx *a = NULL, *b = NULL;
+	char addr[RCX__ADDR_LEN], val[24], log[4096];
+	unsigned long port;
+	int want = -EADDRINUSE;
+
+	CU_ASSERT_EQUAL_FATAL(rcx_ctx_create(NULL, &a), 0);
+	CU_ASSERT_EQUAL_FATAL(rcx_ctx_address(a, addr, sizeof(addr)), 0);
+	port = ip_port(addr);
+	CU_ASSERT_EQUAL(rcx_ctx_destroy(a), 0);
+	if (!port) {
+		/* no RDMA listener: the variable is taken and changes nothing */
+		setenv("RCX_PORT", "18515", 1);
+		CU_ASSERT_EQUAL(rcx_ctx_create(NULL, &a), 0);
+		unsetenv("RCX_PORT");
+		if (a) {
+			CU_ASSERT_EQUAL(rcx_ctx_address(a, addr, sizeof(addr)),
+					0);
+			CU_ASSERT_EQUAL(ip_port(addr), 0);
+			CU_ASSERT_EQUAL(rcx_ctx_destroy(a), 0);
+		}
+		return;
+	}
+	snprintf(val, sizeof(val), "%lu", port);
+	setenv("RCX_PORT", val, 1);
+	CU_ASSERT_EQUAL(rcx_ctx_create(NULL, &b), 0);
+	if (b) {
+		CU_ASSERT_EQUAL(rcx_ctx_address(b, addr, sizeof(addr)), 0);
+		CU_ASSERT_EQUAL(ip_port(addr), port);
+		capture_stderr(create_fails, &want, log, sizeof(log));
+		CU_ASSERT_PTR_NOT_NULL(strstr(log, "RCX_PORT"));
+		CU_ASSERT_PTR_NOT_NULL(strstr(log, val));
+		CU_ASSERT_EQUAL(rcx_ctx_destroy(b), 0);
+	}
+	unsetenv("RCX_PORT");
 }
 
 static void test_ctx_progress(void)
@@ -1121,6 +1180,7 @@ static const CU_TestInfo tests[] = {
 	{ "ctx_names", test_ctx_names },
 	{ "ctx_progress", test_ctx_progress },
 	{ "ctx_device_missing", test_ctx_device_missing },
+	{ "ctx_port", test_ctx_port },
 	{ "group_args", test_group_args },
 	{ "group_timeout", test_group_timeout },
 	{ "info_junk", test_info_junk },
