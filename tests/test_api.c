@@ -478,6 +478,7 @@ static void test_ctx_port(void)
 		}
 		return;
 	}
+	printf("\n    RDMA listener: RCX_PORT=%lu ", port);
 	snprintf(val, sizeof(val), "%lu", port);
 	setenv("RCX_PORT", val, 1);
 	CU_ASSERT_EQUAL(rcx_ctx_create(NULL, &b), 0);
