@@ -600,10 +600,12 @@ static void on_request(struct rcx_req *r)
 		return;
 	if (!hs_msg_ok(s, r, 1))
 		return;
-	/* the matched source and tag become the channel's */
+	/* the matched source and tag become the channel's, and its status */
 	for (i = 0; i < s->n; i++) {
 		s->ch[i].peer = r->status.source;
 		s->ch[i].tag = r->status.tag;
+		s->ch[i].req->status.source = r->status.source;
+		s->ch[i].req->status.tag = r->status.tag;
 	}
 	a.len = s->ch[0].len;
 	a.slots = s->ch[0].slots;
@@ -700,6 +702,13 @@ static int bind_start(struct rcx_ctx *ctx, const struct bind_args *a, int n,
 		r->persistent = 1;
 		r->state = RCX__REQ_INACTIVE;
 		r->status.slot = -1;
+		/*
+		 * Written once here, never on the fast path: a receive's
+		 * source and tag (a wildcard's when it matches,
+		 * on_request), a send's own rank and tag as a send reports.
+		 */
+		r->status.source = a->is_send ? a->g->rank : a->peer;
+		r->status.tag = a->tag;
 	}
 	set_link(s);
 	ctx->conn_req_hook = chan_conn_req;
@@ -840,7 +849,7 @@ RCX_API int rcx_bind(struct rcx_req *init, const struct rcx_info *info,
 
 /* ---- free */
 
-static int check_free(struct rcx_req **chans, int n)
+static int check_free(const char *fn, struct rcx_req **chans, int n)
 {
 	int i;
 
@@ -852,7 +861,7 @@ static int check_free(struct rcx_req **chans, int n)
 		if (chans[i]->state == RCX__REQ_ACTIVE)
 			return -EBUSY;
 	}
-	return 0;
+	return rcx__reqs_unique(fn, n, chans);
 }
 
 /* Mark channels freed; sets with no live channel tell their peer. */
@@ -1050,7 +1059,7 @@ int rcx__chan_ops_progress(struct rcx_ctx *ctx)
 RCX_API int rcx_bind_free(struct rcx_req **chans, int n)
 {
 	struct rcx_ctx *ctx;
-	int i, ret = check_free(chans, n);
+	int i, ret = check_free(__func__, chans, n);
 
 	if (ret || !n)
 		return ret;
@@ -1072,7 +1081,7 @@ RCX_API int rcx_bind_free(struct rcx_req **chans, int n)
 RCX_API int rcx_ibind_free(struct rcx_req **chans, int n, struct rcx_req **eph)
 {
 	struct rcx_ctx *ctx;
-	int i, ret = check_free(chans, n);
+	int i, ret = check_free(__func__, chans, n);
 
 	if (ret || !eph)
 		return ret ? ret : -EINVAL;
@@ -1108,7 +1117,7 @@ static int mrebind_start(int n, struct rcx_req **chans, void *buf, size_t len,
 	struct chan *c0;
 	int i, ret;
 
-	ret = check_free(chans, n);
+	ret = check_free("rcx_mrebind", chans, n);
 	if (ret)
 		return ret;
 	if (n < 1 || n > CH_MAX_BUNDLE || (!buf && len) ||

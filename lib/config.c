@@ -26,6 +26,9 @@ const struct rcx__config_var rcx__config_vars[] = {
 	  "pmix | local | env | singleton (default: detect)", S(bootstrap) },
 	{ "RCX_IFADDR", "", "IP address to listen on (default: the device's)",
 	  S(ifaddr) },
+	{ "RCX_PORT", "0",
+	  "port the RDMA listener takes (0: any free one); not used by shm",
+	  U(port, 0, 65535) },
 	{ "RCX_EAGER_SIZE", "8192",
 	  "largest message sent eagerly; larger ones use RDMA-READ rendezvous",
 	  U(eager_size, 0, 1 << 20) },
@@ -122,7 +125,9 @@ int rcx__config_load(struct rcx__config *cfg)
 	if (ret) {
 		if (ret == -EINVAL)
 			fprintf(stderr,
-				"rcx: RCX_PROGRESS_CPUS=%s is not a cpulist\n",
+				"rcx: RCX_PROGRESS_CPUS=%s is not a cpulist "
+				"(cpus and low-high ranges, comma separated, "
+				"e.g. 0-3,8)\n",
 				tmp.progress_cpus);
 		return ret;
 	}

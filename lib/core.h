@@ -151,6 +151,7 @@ struct rcx_req {
 	uint8_t cid;
 	uint8_t sendop;	  /* backlog: which message to send */
 	uint8_t keep_reg; /* reg held for the request's life */
+	uint8_t mark;	  /* seen by an array call's check (req.c) */
 	uint32_t rndv_id;
 	struct rcx__reg *reg;
 	/* rendezvous source seen by a receive, and the bytes of it not yet
@@ -175,6 +176,9 @@ static inline void rcx__req_complete(struct rcx_req *req, int error)
 /* fn on every live request (teardown); fn gets and puts none */
 void rcx__req_each(struct rcx_ctx *ctx,
 		   void (*fn)(struct rcx_req *r, void *arg), void *arg);
+/* -EINVAL (logged, naming fn) when a request is twice in reqs, else 0;
+ * reqs: live requests or NULL, which may repeat */
+int rcx__reqs_unique(const char *fn, int n, struct rcx_req *const *reqs);
 /* wait for n requests and release them, lock held; first error */
 int rcx__waitall_locked(struct rcx_ctx *ctx, int n, struct rcx_req **reqs);
 static inline bool rcx__req_live(const struct rcx_req *r)
@@ -256,6 +260,8 @@ int rcx__am_send(struct rcx__conn *c, uint8_t cid, int32_t tag, const void *buf,
 
 /* ---- info (info.c) */
 struct rcx_info;
+/* i NULL: no keys. One that is not an info: lookup finds nothing, the
+ * typed reads below return -EINVAL (callers read through one first). */
 const char *rcx__info_lookup(const struct rcx_info *i, const char *key);
 int rcx__info_ulong(const struct rcx_info *i, const char *key,
 		    unsigned long dflt, unsigned long min, unsigned long max,

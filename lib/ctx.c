@@ -263,12 +263,17 @@ RCX_API int rcx_ctx_create(const struct rcx_ctx_attr *attr,
 	da.addr = ctx->cfg.ifaddr[0] ? ctx->cfg.ifaddr : NULL;
 	da.cq_size = (int)ctx->cfg.cq_size;
 	ret = ctx->ops->dev_open(&da, &ctx->dev);
+	if (ret == -ENODEV)
+		rcx__dev_log_missing(ctx->ops, devname, ctx->cfg.device[0]);
 	if (ret)
 		goto err;
 	ret = ctx->ops->dev_query(ctx->dev, &ctx->info);
 	if (!ret)
-		ret = ctx->ops->listen(ctx->dev, 0, ctx->addr,
-				       sizeof(ctx->addr));
+		ret = ctx->ops->listen(ctx->dev, (uint16_t)ctx->cfg.port,
+				       ctx->addr, sizeof(ctx->addr));
+	if (ret && ctx->cfg.port)
+		fprintf(stderr, "rcx: RCX_PORT=%lu: cannot listen on it (%s)\n",
+			ctx->cfg.port, rcx_strerror(ret));
 	if (!ret)
 		ret = rcx__tx_init(ctx);
 	if (ret)

@@ -364,6 +364,16 @@ static long long deadline_of(int timeout_ms)
 			      : rcx__now_us() + timeout_ms * 1000LL;
 }
 
+/* -1 is no limit; below it is a mistake (as for rcx_ctx_wait) */
+static bool timeout_bad(const char *fn, int timeout_ms)
+{
+	if (timeout_ms >= -1)
+		return false;
+	fprintf(stderr, "rcx: %s: timeout_ms %d (-1 is no limit)\n", fn,
+		timeout_ms);
+	return true;
+}
+
 RCX_API int rcx_group_connect(struct rcx_ctx *ctx, const char *addr,
 			      int timeout_ms, struct rcx_group **out)
 {
@@ -371,7 +381,8 @@ RCX_API int rcx_group_connect(struct rcx_ctx *ctx, const char *addr,
 	struct conn_pdata pd;
 	int ret;
 
-	if (!rcx__ctx_live(ctx) || !addr || !*addr || !out)
+	if (!rcx__ctx_live(ctx) || !addr || !*addr || !out ||
+	    timeout_bad(__func__, timeout_ms))
 		return -EINVAL;
 	rcx__lock(ctx);
 	ret = group_new(ctx, 1, 2, &g);
@@ -401,7 +412,7 @@ RCX_API int rcx_group_accept(struct rcx_ctx *ctx, int timeout_ms,
 	struct conn_pdata pd;
 	int ret;
 
-	if (!rcx__ctx_live(ctx) || !out)
+	if (!rcx__ctx_live(ctx) || !out || timeout_bad(__func__, timeout_ms))
 		return -EINVAL;
 	rcx__lock(ctx);
 	while (!(p = take_req(ctx, PD_PAIR, want_any, NULL, &pd))) {

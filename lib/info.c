@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* Info objects: a small ordered key/value list. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "core.h"
@@ -21,6 +22,21 @@ struct rcx_info {
 static bool live(const struct rcx_info *i)
 {
 	return i && i->magic == RCX__INFO_MAGIC;
+}
+
+/*
+ * The calls that take an info read it through here: NULL is none (all
+ * defaults); anything else must be a live info, not taken for none.
+ */
+static int usable(const struct rcx_info *i)
+{
+	if (!i || live(i))
+		return 0;
+	fprintf(stderr,
+		"rcx: info %p is not an rcx_info (freed, or never "
+		"made by rcx_info_create)\n",
+		(const void *)i);
+	return -EINVAL;
 }
 
 RCX_API int rcx_info_create(struct rcx_info **out)
@@ -51,7 +67,7 @@ RCX_API int rcx_info_set(struct rcx_info *i, const char *key, const char *value)
 {
 	struct rcx__kv **pp, *kv;
 
-	if (!live(i) || !key || !value || !*key ||
+	if (!i || usable(i) || !key || !value || !*key ||
 	    strlen(key) > RCX_INFO_KEY_MAX || strlen(value) > RCX_INFO_VAL_MAX)
 		return -EINVAL;
 	pp = find(i, key);
@@ -75,7 +91,7 @@ RCX_API int rcx_info_get(const struct rcx_info *i, const char *key, char *value,
 {
 	const char *v;
 
-	if (!live(i) || !key || !value || !flag)
+	if (!i || usable(i) || !key || !value || !flag)
 		return -EINVAL;
 	v = rcx__info_lookup(i, key);
 	if (!v) {
@@ -93,7 +109,7 @@ RCX_API int rcx_info_delete(struct rcx_info *i, const char *key)
 {
 	struct rcx__kv **pp, *kv;
 
-	if (!live(i) || !key)
+	if (!i || usable(i) || !key)
 		return -EINVAL;
 	pp = find(i, key);
 	if (!pp)
@@ -109,7 +125,7 @@ RCX_API int rcx_info_free(struct rcx_info **ip)
 	struct rcx__kv *kv;
 	struct rcx_info *i;
 
-	if (!ip || !live(*ip))
+	if (!ip || !*ip || usable(*ip))
 		return -EINVAL;
 	i = *ip;
 	while ((kv = i->kv)) {
@@ -142,6 +158,8 @@ int rcx__info_ulong(const struct rcx_info *i, const char *key,
 	unsigned long u;
 	char *end;
 
+	if (usable(i))
+		return -EINVAL;
 	if (!v) {
 		*out = dflt;
 		return 0;
@@ -160,6 +178,8 @@ int rcx__info_enum(const struct rcx_info *i, const char *key,
 	const char *v = rcx__info_lookup(i, key);
 	int k;
 
+	if (usable(i))
+		return -EINVAL;
 	if (!v) {
 		*out = dflt;
 		return 0;

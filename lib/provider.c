@@ -2,6 +2,7 @@
 /* Provider registry and the typed stubs for ops a provider lacks. */
 #include <errno.h>
 #include <netdb.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include "../providers/provider.h"
@@ -28,6 +29,23 @@ const struct rcx_provider_ops *rcx__provider_find(const char *name)
 		if (!name || !strcmp((*p)->name, name))
 			return *p;
 	return NULL;
+}
+
+void rcx__dev_log_missing(const struct rcx_provider_ops *ops, const char *name,
+			  int asked)
+{
+	char names[8][64], list[8 * 66] = "";
+	size_t at = 0;
+	int n, i;
+
+	n = ops->dev_list(names, 8);
+	for (i = 0; i < n && at < sizeof(list); i++)
+		at += (size_t)snprintf(list + at, sizeof(list) - at, "%s%s",
+				       i ? ", " : "", names[i]);
+	fprintf(stderr,
+		"rcx: device %s%s: not found by provider %s (devices: %s)\n",
+		name, asked ? " (RCX_DEVICE or rcx_ctx_attr.device)" : "",
+		ops->name, n > 0 ? list : "none");
 }
 
 int rcx__stub_listen(struct rcx_dev *dev, uint16_t port, char *addr,

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* Requests: the per-context pool, start, test/wait families, free. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "core.h"
@@ -83,6 +84,49 @@ void rcx__req_complete_hooks(struct rcx_req *r)
 	}
 	if (r->user_freed && !r->persistent)
 		rcx__req_put(r);
+}
+
+static int given_twice(const char *fn, int n, struct rcx_req *const *reqs,
+		       int i)
+{
+	int j;
+
+	for (j = 0; reqs[j] != reqs[i]; j++)
+		;
+	fprintf(stderr,
+		"rcx: %s: request %p is given twice (entries %d and %d)\n", fn,
+		(void *)reqs[i], j, i);
+	return -EINVAL;
+}
+
+/*
+ * MPI calls the same request twice in one array erroneous; finishing it
+ * twice would put it back into the pool twice. A few are compared pair
+ * by pair (a bundle's startall is on the fast path); more are marked,
+ * and the marks taken off before the call goes on.
+ */
+int rcx__reqs_unique(const char *fn, int n, struct rcx_req *const *reqs)
+{
+	int i, j, dup = -1;
+
+	if (n <= 8) {
+		for (i = 1; i < n; i++)
+			for (j = 0; reqs[i] && j < i; j++)
+				if (reqs[j] == reqs[i])
+					return given_twice(fn, n, reqs, i);
+		return 0;
+	}
+	for (i = 0; i < n && dup < 0; i++) {
+		if (!reqs[i])
+			continue;
+		if (reqs[i]->mark)
+			dup = i;
+		reqs[i]->mark = 1;
+	}
+	for (j = 0; j < i; j++)
+		if (reqs[j])
+			reqs[j]->mark = 0;
+	return dup < 0 ? 0 : given_twice(fn, n, reqs, dup);
 }
 
 static void empty_status(struct rcx_status *st)
@@ -174,12 +218,11 @@ RCX_API int rcx_startall(int n, struct rcx_req **reqs)
 			return -EOPNOTSUPP;
 		if (reqs[i]->state != RCX__REQ_INACTIVE)
 			return -EBUSY;
-		for (j = 0; j < i; j++)
-			if (reqs[j] == reqs[i])
-				return -EBUSY; /* twice in one call */
 	}
 	if (!n)
 		return 0;
+	if (rcx__reqs_unique(__func__, n, reqs))
+		return -EINVAL;
 	ctx = reqs[0]->ctx;
 	rcx__lock(ctx);
 	/* a run of one kind that can go as one post list goes together */
@@ -271,7 +314,7 @@ RCX_API int rcx_wait(struct rcx_req **rp, struct rcx_status *st)
 	return st ? 0 : ret;
 }
 
-static int check_n(int n, struct rcx_req **reqs)
+static int check_n(const char *fn, int n, struct rcx_req **reqs)
 {
 	int i;
 
@@ -280,7 +323,7 @@ static int check_n(int n, struct rcx_req **reqs)
 	for (i = 0; i < n; i++)
 		if (reqs[i] && !rcx__req_live(reqs[i]))
 			return -EINVAL;
-	return 0;
+	return rcx__reqs_unique(fn, n, reqs);
 }
 
 static struct rcx_ctx *ctx_of(int n, struct rcx_req **reqs)
@@ -327,7 +370,7 @@ RCX_API int rcx_testall(int n, struct rcx_req **reqs, int *flag,
 			struct rcx_status *sts)
 {
 	struct rcx_ctx *ctx;
-	int i, ret = check_n(n, reqs);
+	int i, ret = check_n(__func__, n, reqs);
 
 	if (ret || !flag)
 		return ret ? ret : -EINVAL;
@@ -370,7 +413,7 @@ int rcx__waitall_locked(struct rcx_ctx *ctx, int n, struct rcx_req **reqs)
 RCX_API int rcx_waitall(int n, struct rcx_req **reqs, struct rcx_status *sts)
 {
 	struct rcx_ctx *ctx;
-	int ret = check_n(n, reqs);
+	int ret = check_n(__func__, n, reqs);
 
 	if (ret)
 		return ret;
@@ -401,12 +444,12 @@ static int find_any(int n, struct rcx_req **reqs, int *all_null)
 	return -1;
 }
 
-static int any_common(int n, struct rcx_req **reqs, int *index, int *flag,
-		      struct rcx_status *st, bool block)
+static int any_common(const char *fn, int n, struct rcx_req **reqs, int *index,
+		      int *flag, struct rcx_status *st, bool block)
 {
 	struct rcx__spin sp = { 0 };
 	struct rcx_ctx *ctx;
-	int i, all_null, f, ret = check_n(n, reqs);
+	int i, all_null, f, ret = check_n(fn, n, reqs);
 
 	if (ret || !index)
 		return ret ? ret : -EINVAL;
@@ -455,13 +498,13 @@ RCX_API int rcx_testany(int n, struct rcx_req **reqs, int *index, int *flag,
 {
 	if (!flag)
 		return -EINVAL;
-	return any_common(n, reqs, index, flag, st, false);
+	return any_common(__func__, n, reqs, index, flag, st, false);
 }
 
 RCX_API int rcx_waitany(int n, struct rcx_req **reqs, int *index,
 			struct rcx_status *st)
 {
-	return any_common(n, reqs, index, NULL, st, true);
+	return any_common(__func__, n, reqs, index, NULL, st, true);
 }
 
 RCX_API int rcx_req_free(struct rcx_req **rp)

@@ -124,16 +124,50 @@ out:
 	return ret;
 }
 
+#define CPU_MAX 65535 /* the highest cpu number a list may name */
+
+/* a cpu number at *p (decimal digits only), *p moved past it */
+static bool cpu_num(const char **p, unsigned long *out)
+{
+	const char *s = *p;
+	unsigned long u = 0;
+
+	if (*s < '0' || *s > '9')
+		return false;
+	for (; *s >= '0' && *s <= '9'; s++) {
+		u = u * 10 + (unsigned long)(*s - '0');
+		if (u > CPU_MAX)
+			return false;
+	}
+	*p = s;
+	*out = u;
+	return true;
+}
+
+/*
+ * Strict, before hwloc parses it: hwloc takes a reversed range ("5-2",
+ * as no cpu), empty items, "1-2-3" and "-3". A list is items "N",
+ * "N-M" with N <= M, or "N-" (to the last cpu), separated by single
+ * commas.
+ */
 int rcx__topo_cpus_check(const char *list)
 {
-	hwloc_bitmap_t set = hwloc_bitmap_alloc();
-	int ret;
+	unsigned long lo, hi;
+	const char *p = list;
 
-	if (!set)
-		return -ENOMEM;
-	ret = hwloc_bitmap_list_sscanf(set, list) ? -EINVAL : 0;
-	hwloc_bitmap_free(set);
-	return ret;
+	for (;;) {
+		if (!cpu_num(&p, &lo))
+			return -EINVAL;
+		if (*p == '-') {
+			p++;
+			if (*p && *p != ',' && (!cpu_num(&p, &hi) || hi < lo))
+				return -EINVAL;
+		}
+		if (!*p)
+			return 0;
+		if (*p++ != ',')
+			return -EINVAL;
+	}
 }
 
 /*
@@ -157,7 +191,8 @@ static int near_set(const char *topo_xml, const char *dev, const char *override,
 	*tp = NULL;
 	hwloc_bitmap_zero(set);
 	if (override && override[0]) {
-		if (hwloc_bitmap_list_sscanf(set, override))
+		if (rcx__topo_cpus_check(override) ||
+		    hwloc_bitmap_list_sscanf(set, override))
 			return -EINVAL;
 	} else if (!topo_xml) {
 		if (!dev[0] ||

@@ -302,5 +302,12 @@ int rcx__epoll_add(int epfd, int fd);
 /* The registered providers, NULL-terminated. */
 extern const struct rcx_provider_ops *const rcx__providers[];
 const struct rcx_provider_ops *rcx__provider_find(const char *name);
+/*
+ * Log that ops->dev_open did not find device name (-ENODEV), with the
+ * devices ops lists; asked: the name came from RCX_DEVICE (or the
+ * context's attributes), else it was picked.
+ */
+void rcx__dev_log_missing(const struct rcx_provider_ops *ops, const char *name,
+			  int asked);
 
 #endif

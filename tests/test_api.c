@@ -239,6 +239,9 @@ static void test_ctx_env(void)
 	env_case("RCX_MR_CACHE", "2", -EINVAL);
 	env_case("RCX_PROVIDER", "no-such-provider", -EINVAL);
 	env_case("RCX_DEVICE", "no_such_device9", -ENODEV);
+	env_case("RCX_PROGRESS_CPUS", "5-2", -EINVAL); /* reversed */
+	env_case("RCX_PORT", "65536", -EINVAL);
+	env_case("RCX_PORT", "port", -EINVAL);
 
 	/* the environment is back: a context can be made again */
 	CU_ASSERT_EQUAL(rcx_ctx_create(NULL, &c), 0);
@@ -382,6 +385,114 @@ static void test_ctx_names(void)
 	CU_ASSERT_EQUAL(memcmp(buf, "XXXXXXXX", 8), 0);
 }
 
+/* What fn(arg) writes to stderr, into buf (NUL-terminated). */
+static void capture_stderr(void (*fn)(void *), void *arg, char *buf, size_t len)
+{
+	FILE *f = tmpfile();
+	int saved = dup(2);
+	size_t n = 0;
+
+	CU_ASSERT_FATAL(f && saved >= 0);
+	fflush(stderr);
+	dup2(fileno(f), 2);
+	fn(arg);
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	rewind(f);
+	n = fread(buf, 1, len - 1, f);
+	buf[n] = 0;
+	fclose(f);
+}
+
+static void create_fails(void *want)
+{
+	struct rcx_ctx *c = SENTINEL(struct rcx_ctx);
+
+	CU_ASSERT_EQUAL(rcx_ctx_create(NULL, &c), *(int *)want);
+	CU_ASSERT_PTR_EQUAL(c, SENTINEL(struct rcx_ctx));
+}
+
+/*
+ * A device asked for that is not there: -ENODEV, and a line naming it
+ * and the devices the provider has (ours among them).
+ */
+static void test_ctx_device_missing(void)
+{
+	const char *o = getenv("RCX_DEVICE");
+	char *old = o ? strdup(o) : NULL, name[64], log[4096];
+	int want = -ENODEV;
+
+	CU_ASSERT_EQUAL_FATAL(rcx_ctx_device(ctx, name, sizeof(name)), 0);
+	setenv("RCX_DEVICE", "no_such_device9", 1);
+	capture_stderr(create_fails, &want, log, sizeof(log));
+	env_restore("RCX_DEVICE", old);
+	free(old);
+	if (!strstr(log, "no_such_device9") || !strstr(log, name))
+		fprintf(stderr, "\n    logged: %s", log);
+	CU_ASSERT_PTR_NOT_NULL(strstr(log, "RCX_DEVICE"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(log, "no_such_device9"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(log, name));
+}
+
+/* The port of an "ip:port" address at the end of addr (after ';'), or 0. */
+static unsigned long ip_port(const char *addr)
+{
+	const char *semi = strrchr(addr, ';'), *colon;
+
+	if (semi)
+		addr = semi + 1;
+	colon = strrchr(addr, ':');
+	if (!*addr || !strncmp(addr, "shm:", 4) || !colon)
+		return 0;
+	return strtoul(colon + 1, NULL, 10);
+}
+
+/*
+ * RCX_PORT: the context's RDMA listener takes that port (a second
+ * context cannot: -EADDRINUSE, and a line naming it); shared memory has
+ * no port and ignores it. The port is one just given back by a context
+ * that took any free one.
+ */
+static void test_ctx_port(void)
+{
+	struct rcx_ctx *a = NULL, *b = NULL;
+	char addr[RCX__ADDR_LEN], val[24], log[4096];
+	unsigned long port;
+	int want = -EADDRINUSE;
+
+	CU_ASSERT_EQUAL_FATAL(rcx_ctx_create(NULL, &a), 0);
+	CU_ASSERT_EQUAL_FATAL(rcx_ctx_address(a, addr, sizeof(addr)), 0);
+	port = ip_port(addr);
+	CU_ASSERT_EQUAL(rcx_ctx_destroy(a), 0);
+	if (!port) {
+		/* no RDMA listener: the variable is taken and changes nothing */
+		setenv("RCX_PORT", "18515", 1);
+		CU_ASSERT_EQUAL(rcx_ctx_create(NULL, &a), 0);
+		unsetenv("RCX_PORT");
+		if (a) {
+			CU_ASSERT_EQUAL(rcx_ctx_address(a, addr, sizeof(addr)),
+					0);
+			CU_ASSERT_EQUAL(ip_port(addr), 0);
+			CU_ASSERT_EQUAL(rcx_ctx_destroy(a), 0);
+		}
+		return;
+	}
+	printf("\n    RDMA listener: RCX_PORT=%lu ", port);
+	snprintf(val, sizeof(val), "%lu", port);
+	setenv("RCX_PORT", val, 1);
+	CU_ASSERT_EQUAL(rcx_ctx_create(NULL, &b), 0);
+	if (b) {
+		CU_ASSERT_EQUAL(rcx_ctx_address(b, addr, sizeof(addr)), 0);
+		CU_ASSERT_EQUAL(ip_port(addr), port);
+		capture_stderr(create_fails, &want, log, sizeof(log));
+		CU_ASSERT_PTR_NOT_NULL(strstr(log, "RCX_PORT"));
+		CU_ASSERT_PTR_NOT_NULL(strstr(log, val));
+		CU_ASSERT_EQUAL(rcx_ctx_destroy(b), 0);
+	}
+	unsetenv("RCX_PORT");
+}
+
 static void test_ctx_progress(void)
 {
 	long long t0, dt = 0;
@@ -474,6 +585,51 @@ static void test_group_args(void)
 	/* the world still works */
 	CU_ASSERT_EQUAL(rcx_group_rank(world), 0);
 	CU_ASSERT(roundtrip(3));
+}
+
+/*
+ * A timeout below -1 (-1 is no limit) is refused before anything starts,
+ * as rcx_ctx_wait does.
+ */
+static void test_group_timeout(void)
+{
+	struct rcx_group *g = SENTINEL(struct rcx_group);
+	char addr[RCX__ADDR_LEN];
+
+	CU_ASSERT_EQUAL_FATAL(rcx_ctx_address(ctx, addr, sizeof(addr)), 0);
+	CU_ASSERT_EQUAL(rcx_group_connect(ctx, addr, -2, &g), -EINVAL);
+	CU_ASSERT_EQUAL(rcx_group_connect(ctx, addr, INT_MIN, &g), -EINVAL);
+	CU_ASSERT_EQUAL(rcx_group_accept(ctx, -2, &g), -EINVAL);
+	CU_ASSERT_EQUAL(rcx_group_accept(ctx, INT_MIN, &g), -EINVAL);
+	CU_ASSERT_PTR_EQUAL(g, SENTINEL(struct rcx_group));
+	CU_ASSERT_EQUAL(rcx_ctx_wait(ctx, -2), -EINVAL);
+	CU_ASSERT(roundtrip(6));
+}
+
+/*
+ * An info handle that is not one (never made, or freed: its magic is
+ * gone) is refused by every call that takes an info, not taken for none.
+ */
+static void test_info_junk(void)
+{
+	struct rcx_info *bad = JUNK(struct rcx_info);
+	struct rcx_req *cr = SENTINEL(struct rcx_req);
+	struct rcx_win *w = SENTINEL(struct rcx_win);
+	uint64_t mem[8];
+	void *base = NULL;
+
+	CU_ASSERT_EQUAL(rcx_continue_init(ctx, bad, &cr), -EINVAL);
+	CU_ASSERT_PTR_EQUAL(cr, SENTINEL(struct rcx_req));
+	CU_ASSERT_EQUAL(rcx_win_create(world, mem, sizeof(mem), 8, bad, &w),
+			-EINVAL);
+	CU_ASSERT_EQUAL(rcx_win_allocate(world, 64, 8, bad, &base, &w),
+			-EINVAL);
+	CU_ASSERT_PTR_EQUAL(w, SENTINEL(struct rcx_win));
+	CU_ASSERT_PTR_NULL(base);
+	/* with none, the same calls work */
+	CU_ASSERT_EQUAL(rcx_continue_init(ctx, NULL, &cr), 0);
+	CU_ASSERT_EQUAL(rcx_req_free(&cr), 0);
+	CU_ASSERT(roundtrip(7));
 }
 
 /* ---- p2p.h */
@@ -785,6 +941,94 @@ static void test_req_misuse(void)
 	CU_ASSERT(roundtrip(5));
 }
 
+/* Every array call of req.h on reqs[0..n-1]: -EINVAL, none blocks. */
+static void array_calls_refuse(int n, struct rcx_req **reqs)
+{
+	struct rcx_status sts[24], st;
+	int flag = 7, idx = 5;
+
+	CU_ASSERT_EQUAL(rcx_testall(n, reqs, &flag, sts), -EINVAL);
+	CU_ASSERT_EQUAL(rcx_waitall(n, reqs, sts), -EINVAL);
+	CU_ASSERT_EQUAL(rcx_waitall(n, reqs, RCX_STATUSES_IGNORE), -EINVAL);
+	CU_ASSERT_EQUAL(rcx_testany(n, reqs, &idx, &flag, &st), -EINVAL);
+	CU_ASSERT_EQUAL(rcx_waitany(n, reqs, &idx, &st), -EINVAL);
+	CU_ASSERT_EQUAL(flag, 7);
+	CU_ASSERT_EQUAL(idx, 5);
+}
+
+/*
+ * The same request twice in one array call is refused with -EINVAL and
+ * changes nothing: the request completes once afterwards and the pool
+ * is intact. Pairs (compared) and a long array (the duplicates far
+ * apart, NULLs repeated) for every call; startall too. A context of its
+ * own: a double finish would corrupt its request pool.
+ */
+static void test_req_twice(void)
+{
+	struct rcx_req *r = NULL, *a = NULL, *b = NULL, *two[2], *many[24];
+	struct rcx_ctx *c = NULL;
+	struct rcx_group *w = NULL;
+	struct rcx_status st;
+	int i, flag, v[24] = { 0 };
+	char buf[8] = "";
+
+	CU_ASSERT_EQUAL_FATAL(rcx_ctx_create(NULL, &c), 0);
+	CU_ASSERT_EQUAL_FATAL(rcx_group_world(c, &w), 0);
+	/* a receive with its message there: finishing it frees it */
+	CU_ASSERT_EQUAL_FATAL(rcx_send(w, "ab", 3, 0, 40), 0);
+	CU_ASSERT_EQUAL_FATAL(rcx_irecv(w, buf, sizeof(buf), 0, 40, &r), 0);
+	rcx_progress(c);
+	two[0] = two[1] = r;
+	flag = 7;
+	CU_ASSERT_EQUAL_FATAL(rcx_testall(2, two, &flag, NULL), -EINVAL);
+	array_calls_refuse(2, two);
+	for (i = 0; i < 24; i++)
+		many[i] = NULL;
+	many[3] = many[20] = r;
+	array_calls_refuse(24, many);
+	CU_ASSERT(two[0] == r && two[1] == r && many[3] == r && many[20] == r);
+	/* r is as it was: it completes once */
+	CU_ASSERT_EQUAL(rcx_wait(&r, &st), 0);
+	CU_ASSERT_PTR_NULL(r);
+	CU_ASSERT(st.tag == 40 && st.count == 3 && !strcmp(buf, "ab"));
+	/* the pool is intact: two receives are two requests */
+	CU_ASSERT_EQUAL(rcx_irecv(w, &v[0], 4, 0, 41, &a), 0);
+	CU_ASSERT_EQUAL(rcx_irecv(w, &v[1], 4, 0, 41, &b), 0);
+	CU_ASSERT_PTR_NOT_EQUAL(a, b);
+	CU_ASSERT_EQUAL(rcx_send(w, &i, 4, 0, 41), 0);
+	CU_ASSERT_EQUAL(rcx_send(w, &i, 4, 0, 41), 0);
+	two[0] = a;
+	two[1] = b;
+	CU_ASSERT_EQUAL(rcx_waitall(2, two, RCX_STATUSES_IGNORE), 0);
+
+	/* startall: persistent receives, one of them twice, start none */
+	for (i = 0; i < 20; i++)
+		CU_ASSERT_EQUAL_FATAL(
+			rcx_recv_init(w, &v[i], 4, 0, 50 + i, &many[i]), 0);
+	two[0] = two[1] = many[0];
+	CU_ASSERT_EQUAL(rcx_startall(2, two), -EINVAL);
+	many[20] = many[5];
+	CU_ASSERT_EQUAL(rcx_startall(21, many), -EINVAL);
+	for (i = 0; i < 20; i++) {
+		flag = 0;
+		CU_ASSERT_EQUAL(rcx_test(&many[i], &flag, &st), 0);
+		CU_ASSERT_EQUAL(flag, 1); /* inactive: not started */
+	}
+	/* twenty different ones, twice: nothing is left marked */
+	for (int round = 0; round < 2; round++) {
+		CU_ASSERT_EQUAL(rcx_startall(20, many), 0);
+		for (i = 0; i < 20; i++)
+			CU_ASSERT_EQUAL(rcx_send(w, &i, 4, 0, 50 + i), 0);
+		CU_ASSERT_EQUAL(rcx_waitall(20, many, RCX_STATUSES_IGNORE), 0);
+		for (i = 0; i < 20; i++)
+			CU_ASSERT_EQUAL(v[i], i);
+	}
+	for (i = 0; i < 20; i++)
+		CU_ASSERT_EQUAL(rcx_req_free(&many[i]), 0);
+	CU_ASSERT_EQUAL(rcx_group_free(&w), 0);
+	CU_ASSERT_EQUAL(rcx_ctx_destroy(c), 0);
+}
+
 /* ---- errors.h */
 
 static void test_strerror_any(void)
@@ -936,11 +1180,16 @@ static const CU_TestInfo tests[] = {
 	{ "ctx_lifecycle", test_ctx_lifecycle },
 	{ "ctx_names", test_ctx_names },
 	{ "ctx_progress", test_ctx_progress },
+	{ "ctx_device_missing", test_ctx_device_missing },
+	{ "ctx_port", test_ctx_port },
 	{ "group_args", test_group_args },
+	{ "group_timeout", test_group_timeout },
+	{ "info_junk", test_info_junk },
 	{ "p2p_send_args", test_p2p_send_args },
 	{ "p2p_recv_args", test_p2p_recv_args },
 	{ "req_args", test_req_args },
 	{ "req_misuse", test_req_misuse },
+	{ "req_twice", test_req_twice },
 	{ "strerror", test_strerror_any },
 	{ "provider_per_peer", test_provider_per_peer },
 	CU_TEST_INFO_NULL,

@@ -505,7 +505,7 @@ static void sc_rebind(void)
 /* 2 procs: misuse gets named errors and changes nothing */
 static void sc_misuse(void)
 {
-	uint64_t v = 0, big[4];
+	uint64_t v = 0, big[4], junk[8] = { 0 };
 	struct rcx_req *init, *nb, *ch[2], *eph, *one;
 	struct rcx_info *bad = info_of("carrier-pigeon", NULL, NULL);
 	struct rcx_info *stride = info_of(NULL, "4", "4");
@@ -520,6 +520,9 @@ static void sc_misuse(void)
 	TP_CHECK_EQ(rcx_bind(init, NULL, NULL), -EINVAL);
 	TP_CHECK_EQ(rcx_bind(init, bad, &one), -EINVAL);
 	TP_CHECK_EQ(rcx_bind(init, stride, &one), -EINVAL);
+	/* not an info (no magic): refused, not taken for none */
+	TP_CHECK_EQ(rcx_bind(init, (struct rcx_info *)(void *)junk, &one),
+		    -EINVAL);
 	TP_CHECK_EQ(rcx_mbind(init, 0, NULL, ch), -EINVAL);
 	TP_CHECK_EQ(rcx_mbind(init, 256, NULL, ch), -EINVAL);
 	/* a non-persistent request cannot be bound */
@@ -638,6 +641,124 @@ static void sc_async(void)
 	       rank);
 }
 
+/*
+ * n channels from a persistent request 1 -> 0 (the receiver's from src,
+ * tag rtag: a wildcard or the sender's), one message each; every status
+ * names the sender's rank and tag, as the request's own would.
+ */
+static void status_round(const char *proto, const char *slots, int n, int src,
+			 int rtag)
+{
+	struct rcx_info *info = info_of(proto, slots, slots ? "8" : NULL);
+	struct rcx_req *init, *ch[4];
+	struct rcx_status st[4];
+	uint64_t buf[8] = { 0 };
+	int i, k;
+
+	if (rank == 1)
+		TP_CHECK_OK(rcx_send_init(g, buf, 8, 0, 42, &init));
+	else
+		TP_CHECK_OK(rcx_recv_init(g, buf, 8, src, rtag, &init));
+	TP_CHECK_OK(rcx_mbind(init, n, info, ch));
+	for (k = 0; k < 3; k++) {
+		memset(st, 0, sizeof(st));
+		if (n == 1) {
+			TP_CHECK_OK(rcx_start(ch[0]));
+			TP_CHECK_OK(rcx_wait(&ch[0], &st[0]));
+		} else {
+			TP_CHECK_OK(rcx_startall(n, ch));
+			TP_CHECK_OK(rcx_waitall(n, ch, st));
+		}
+		for (i = 0; i < n; i++) {
+			TP_CHECK_EQ(st[i].error, 0);
+			TP_CHECK_EQ(st[i].source, 1);
+			TP_CHECK_EQ(st[i].tag, 42);
+		}
+	}
+	TP_CHECK_OK(rcx_bind_free(ch, n));
+	rcx_req_free(&init);
+	rcx_info_free(&info);
+}
+
+/*
+ * 2 procs: a channel's status carries source and tag, on both protocols,
+ * from a named or a wildcard receive, alone and in a bundle (write_imm on
+ * contiguous slots: fused), and after a rebind from a wildcard
+ */
+static void sc_status(void)
+{
+	static const char *const protos[] = { "send", "write_imm" };
+	struct rcx_req *ch;
+	struct rcx_status st;
+	uint64_t v = 0;
+	int p;
+
+	for (p = 0; p < 2; p++) {
+		status_round(protos[p], NULL, 1, 1, 42);
+		status_round(protos[p], NULL, 1, RCX_ANY_SOURCE, RCX_ANY_TAG);
+		status_round(protos[p], "4", 4, 1, 42);
+		status_round(protos[p], "4", 4, RCX_ANY_SOURCE, RCX_ANY_TAG);
+	}
+	/* rebound from a wildcard: the matched sender and tag */
+	ch = bind_one(&v, 8, 7, NULL, false);
+	if (rank == 0)
+		TP_CHECK_OK(
+			rcx_rebind(ch, &v, 8, 1, 43, RCX_CHAN_WRITE_IMM, NULL));
+	else
+		TP_CHECK_OK(rcx_rebind(ch, &v, 8, RCX_ANY_SOURCE, RCX_ANY_TAG,
+				       RCX_CHAN_AUTO, NULL));
+	memset(&st, 0, sizeof(st));
+	TP_CHECK_OK(rcx_start(ch));
+	TP_CHECK_OK(rcx_wait(&ch, &st));
+	TP_CHECK_EQ(st.source, 0);
+	TP_CHECK_EQ(st.tag, 43);
+	TP_CHECK_OK(rcx_bind_free(&ch, 1));
+}
+
+/* Every array call that takes channels, on reqs[0..n-1]: -EINVAL. */
+static void chan_calls_refuse(int n, struct rcx_req **reqs)
+{
+	struct rcx_req *eph = NULL;
+
+	TP_CHECK_EQ(rcx_startall(n, reqs), -EINVAL);
+	TP_CHECK_EQ(rcx_bind_free(reqs, n), -EINVAL);
+	TP_CHECK_EQ(rcx_ibind_free(reqs, n, &eph), -EINVAL);
+	TP_CHECK(eph == NULL);
+	TP_CHECK_EQ(rcx_mrebind(n, reqs, NULL, 0, 1 - rank, 15, RCX_CHAN_AUTO,
+				NULL),
+		    -EINVAL);
+	TP_CHECK_EQ(rcx_waitall(n, reqs, RCX_STATUSES_IGNORE), -EINVAL);
+}
+
+/*
+ * 2 procs: a channel twice in one array call is refused with -EINVAL and
+ * changes nothing, for a pair and for a bundle of 20 with one of them
+ * again at the end; then each carries messages and frees as usual.
+ */
+static void sc_twice(void)
+{
+	struct rcx_req *ch, *two[2], *init, *b[21];
+	uint64_t v = 0, bv = 0;
+	int i;
+
+	ch = bind_one(&v, 8, 14, NULL, false);
+	two[0] = two[1] = ch;
+	chan_calls_refuse(2, two);
+	TP_CHECK(two[0] == ch && two[1] == ch);
+	init = bind_bundle(&bv, 16, 20, NULL, b);
+	b[20] = b[7];
+	chan_calls_refuse(21, b);
+	TP_CHECK(b[7] == b[20]);
+	three_messages(ch, &v, 300);
+	for (i = 0; i < 3; i++) {
+		TP_CHECK_OK(rcx_startall(20, b));
+		TP_CHECK_OK(rcx_waitall(20, b, RCX_STATUSES_IGNORE));
+	}
+	TP_CHECK_OK(rcx_bind_free(&ch, 1));
+	TP_CHECK_OK(rcx_bind_free(b, 20));
+	rcx_req_free(&init);
+}
+
 static const struct {
 	const char *name;
 	void (*fn)(void);
@@ -647,6 +768,7 @@ static const struct {
 	{ "bundle", sc_bundle },     { "rebind", sc_rebind },
 	{ "misuse", sc_misuse },     { "async", sc_async },
 	{ "ahead", sc_ahead },	     { "bundle_auto", sc_bundle_auto },
+	{ "status", sc_status },     { "twice", sc_twice },
 };
 
 static int peer_main(int argc, char **argv)
@@ -724,6 +846,16 @@ static void test_ahead(void)
 	RUN(2, "ahead", 120);
 }
 
+static void test_status(void)
+{
+	RUN(2, "status", 120);
+}
+
+static void test_twice(void)
+{
+	RUN(2, "twice", 120);
+}
+
 static const CU_TestInfo tests[] = {
 	{ "pingpong", test_pingpong },
 	{ "match", test_match },
@@ -735,6 +867,8 @@ static const CU_TestInfo tests[] = {
 	{ "long_100k", test_long },
 	{ "irebind_ibind_free_async", test_async },
 	{ "write_imm_sender_runs_ahead", test_ahead },
+	{ "status_source_tag", test_status },
+	{ "same_channel_twice", test_twice },
 	CU_TEST_INFO_NULL,
 };
 

@@ -123,7 +123,7 @@ static void test_info_bad_input(void)
 	uint64_t foreign[4] = { 0 }; /* not an info: no magic */
 	struct rcx_info *i = NULL, *fi = (struct rcx_info *)foreign;
 	char key[RCX_INFO_KEY_MAX + 2], val[RCX_INFO_VAL_MAX + 2], out[8];
-	int flag = 7;
+	int flag = 7, k;
 
 	CU_ASSERT_EQUAL(rcx_info_create(NULL), -EINVAL);
 	CU_ASSERT_EQUAL_FATAL(rcx_info_create(&i), 0);
@@ -166,6 +166,23 @@ static void test_info_bad_input(void)
 	CU_ASSERT_EQUAL(rcx_info_delete(i, "a"), -ENOENT);
 	CU_ASSERT_EQUAL(rcx_info_delete(i, key), 0);
 	CU_ASSERT_EQUAL(rcx_info_delete(i, key), -ENOENT);
+	/* what the calls that take an info read: a foreign one is refused,
+	 * none means the defaults */
+	{
+		static const char *const names[] = { "a", "b", NULL };
+		unsigned long u = 7;
+		bool b = false;
+
+		k = 5;
+		CU_ASSERT_EQUAL(rcx__info_ulong(fi, "a", 1, 0, 9, &u), -EINVAL);
+		CU_ASSERT_EQUAL(rcx__info_enum(fi, "a", names, 1, &k), -EINVAL);
+		CU_ASSERT_EQUAL(rcx__info_bool(fi, "a", true, &b), -EINVAL);
+		CU_ASSERT(u == 7 && k == 5 && !b);
+		CU_ASSERT_EQUAL(rcx__info_ulong(NULL, "a", 1, 0, 9, &u), 0);
+		CU_ASSERT_EQUAL(rcx__info_enum(NULL, "a", names, 1, &k), 0);
+		CU_ASSERT_EQUAL(rcx__info_bool(NULL, "a", true, &b), 0);
+		CU_ASSERT(u == 1 && k == 1 && b);
+	}
 	CU_ASSERT_EQUAL(rcx_info_free(NULL), -EINVAL);
 	CU_ASSERT_EQUAL(rcx_info_free(&fi), -EINVAL);
 	CU_ASSERT_PTR_EQUAL(fi, (struct rcx_info *)foreign);

@@ -181,6 +181,40 @@ static void test_progress_override(void)
 	CU_ASSERT_STRING_EQUAL(c.progress_cpus, "");
 }
 
+/*
+ * A cpulist is cpus and low-high ranges (high may be left open), comma
+ * separated, nothing else: a reversed range, an empty item, a sign or a
+ * second dash is refused, from RCX_PROGRESS_CPUS too.
+ */
+static void test_cpulist_strict(void)
+{
+	static const char *const bad[] = {
+		"5-2",	 "7,5-2",
+		"1-2-3", "1,,2",
+		"1,",	 ",1",
+		"",	 " 1",
+		"1 ",	 "0x3",
+		"+1",	 "1-+2",
+		"-3",	 "99999999999999999999",
+	};
+	static const char *const good[] = { "0",  "2-5",   "3-3",
+					    "0-", "0-3,8", "1,8-9" };
+	struct rcx__config c;
+	size_t i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		if (rcx__topo_cpus_check(bad[i]) != -EINVAL)
+			fprintf(stderr, "\n    accepted: \"%s\"", bad[i]);
+		CU_ASSERT_EQUAL(rcx__topo_cpus_check(bad[i]), -EINVAL);
+	}
+	for (i = 0; i < sizeof(good) / sizeof(good[0]); i++)
+		CU_ASSERT_EQUAL(rcx__topo_cpus_check(good[i]), 0);
+	CU_ASSERT_STRING_EQUAL(near(XML, "mlx5_0", "5-2"), "EINVAL");
+	setenv("RCX_PROGRESS_CPUS", "5-2", 1);
+	CU_ASSERT_EQUAL(rcx__config_load(&c), -EINVAL);
+	unsetenv("RCX_PROGRESS_CPUS");
+}
+
 static void test_progress_errors(void)
 {
 	char small[3] = "ab";
@@ -286,6 +320,7 @@ static const CU_TestInfo tests[] = {
 	{ "progress_override", test_progress_override },
 	{ "progress_errors", test_progress_errors },
 	{ "progress_bind", test_progress_bind },
+	{ "cpulist_strict", test_cpulist_strict },
 	CU_TEST_INFO_NULL,
 };
 

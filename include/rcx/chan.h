@@ -128,7 +128,10 @@ RCX_API int rcx_rebind(struct rcx_req *chan, void *buf, size_t len, int peer,
 RCX_API int rcx_irebind(struct rcx_req *chan, void *buf, size_t len, int peer,
 			int tag, int protocol, const struct rcx_info *info,
 			struct rcx_req **eph);
-/* Rebind n channels (any subset of a bundle) into one new bundle. */
+/*
+ * Rebind n channels (any subset of a bundle) into one new bundle.
+ * Errors: as rcx_rebind; -EINVAL a channel given twice (nothing changed).
+ */
 RCX_API int rcx_mrebind(int n, struct rcx_req **chans, void *buf, size_t len,
 			int peer, int tag, int protocol,
 			const struct rcx_info *info);
@@ -139,8 +142,8 @@ RCX_API int rcx_mrebind(int n, struct rcx_req **chans, void *buf, size_t len,
  * too (or is known to have failed). The handles are set to NULL.
  * rcx_ibind_free returns at once (handles set to NULL); *eph completes when
  * every peer has freed its end (-ETIMEDOUT after 30 s without).
- * Errors: -EINVAL a handle is not a channel (nothing freed); -EBUSY a
- * channel is active (nothing freed).
+ * Errors: -EINVAL a handle is not a channel, or a channel is given twice
+ * (nothing freed); -EBUSY a channel is active (nothing freed).
  */
 RCX_API int rcx_bind_free(struct rcx_req **chans, int n);
 RCX_API int rcx_ibind_free(struct rcx_req **chans, int n, struct rcx_req **eph);

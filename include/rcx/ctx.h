@@ -46,7 +46,9 @@ enum rcx_connect {
  * Errors: -EINVAL bad attribute or malformed RCX_* variable; -ENODEV no
  * usable device (or the named one does not exist); -ENETDOWN its port is
  * down; -EADDRNOTAVAIL the device has no IP address for connections;
- * -ENOMEM; other negative errno from the device.
+ * -EADDRINUSE the port RCX_PORT names is taken; -ENOMEM; other negative
+ * errno from the device. -ENODEV and a failed listen are logged with the
+ * device (and those present) or the port.
  *
  * fork(): the child must not use the parent's contexts or anything made
  * from them; it may exec or _exit. The parent carries on, its registered

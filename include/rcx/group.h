@@ -34,7 +34,8 @@ RCX_API int rcx_group_world(struct rcx_ctx *ctx, struct rcx_group **out);
  * rcx_group_accept and the client rcx_group_connect with the server's
  * rcx_ctx_address(). The accepting side is rank 0. Wait at most
  * timeout_ms (-1: no limit).
- * Errors: -EINVAL bad address or argument; -ETIMEDOUT; -ECONNREFUSED;
+ * Errors: -EINVAL bad address or argument (timeout_ms below -1 too);
+ * -ETIMEDOUT; -ECONNREFUSED;
  * -EHOSTUNREACH; -ENOMEM.
  */
 RCX_API int rcx_group_connect(struct rcx_ctx *ctx, const char *addr,

@@ -10,7 +10,9 @@
  * protocol and circular buffers, continuation behaviour, window order
  * scope) are passed this way. Calls that take an info ignore keys they do
  * not know and reject malformed values of keys they do know (-EINVAL).
- * An info may be NULL wherever one is taken: all defaults.
+ * An info may be NULL wherever one is taken: all defaults. A handle that
+ * is not an info (freed, or not made by rcx_info_create) is refused with
+ * -EINVAL by every call that takes one.
  */
 struct rcx_info;
 

@@ -36,7 +36,8 @@ RCX_API int rcx_start(struct rcx_req *req);
 /*
  * Start n persistent requests; requests of one channel bundle go out in
  * one post list. All are checked first: on an error none is started.
- * Errors: as rcx_start; -EINVAL n < 0 or reqs NULL.
+ * Errors: as rcx_start; -EINVAL n < 0, reqs NULL, or a request given
+ * twice.
  */
 RCX_API int rcx_startall(int n, struct rcx_req **reqs);
 
@@ -61,8 +62,10 @@ RCX_API int rcx_wait(struct rcx_req **req, struct rcx_status *status);
 /*
  * All of n: testall sets *flag only when all are complete (then each is
  * completed as by rcx_test); waitall waits for all. statuses: n entries or
- * RCX_STATUSES_IGNORE. Returns 0, or -EINVAL; when statuses is IGNORE,
- * the first operation error.
+ * RCX_STATUSES_IGNORE. Returns 0, or -EINVAL (n < 0, reqs NULL, a handle
+ * not a live request, or a request given twice: NULL handles may repeat;
+ * nothing is completed); when statuses is IGNORE, the first operation
+ * error.
  */
 RCX_API int rcx_testall(int n, struct rcx_req **reqs, int *flag,
 			struct rcx_status *statuses);
@@ -72,7 +75,8 @@ RCX_API int rcx_waitall(int n, struct rcx_req **reqs,
 /*
  * Any of n: *index = the completed one (its handle completed as by
  * rcx_test), or RCX_UNDEFINED when all handles are NULL/inactive.
- * testany sets *flag. Errors: -EINVAL.
+ * testany sets *flag. Errors: -EINVAL as for rcx_testall, or index (or
+ * flag) NULL.
  */
 RCX_API int rcx_testany(int n, struct rcx_req **reqs, int *index, int *flag,
 			struct rcx_status *status);
