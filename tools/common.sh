@@ -5,7 +5,7 @@
 RCX_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
 # Debian/Ubuntu packages the build, the tests and Soft-RoCE need.
-RCX_BUILD_PKGS=(cmake ninja-build gcc pkg-config clang-format
+RCX_BUILD_PKGS=(cmake ninja-build gcc g++ pkg-config clang-format
 	libibverbs-dev librdmacm-dev ibverbs-providers ibverbs-utils
 	rdmacm-utils rdma-core libhwloc-dev libcunit1-dev libpmix-dev
 	openmpi-bin perftest

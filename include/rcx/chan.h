@@ -5,6 +5,10 @@
 #include <stddef.h>
 #include <rcx/version.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 struct rcx_req;
 struct rcx_info;
 
@@ -147,5 +151,9 @@ RCX_API int rcx_mrebind(int n, struct rcx_req **chans, void *buf, size_t len,
  */
 RCX_API int rcx_bind_free(struct rcx_req **chans, int n);
 RCX_API int rcx_ibind_free(struct rcx_req **chans, int n, struct rcx_req **eph);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -4,6 +4,10 @@
 
 #include <rcx/version.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 struct rcx_ctx;
 struct rcx_info;
 struct rcx_req;
@@ -178,5 +182,9 @@ RCX_API int rcx_cont_event_fd(struct rcx_ctx *ctx);
  * context.
  */
 RCX_API int rcx_cont_progress_signal(struct rcx_ctx *ctx);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

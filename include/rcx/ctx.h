@@ -5,6 +5,10 @@
 #include <stddef.h>
 #include <rcx/version.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /*
  * A context: one per process (or per thread domain). It owns the device,
  * the provider, the progress engine and the event fd. Configuration comes
@@ -103,5 +107,9 @@ RCX_API int rcx_ctx_arm(struct rcx_ctx *ctx);
  * -ETIMEDOUT, -EINTR, -EINVAL.
  */
 RCX_API int rcx_ctx_wait(struct rcx_ctx *ctx, int timeout_ms);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -4,6 +4,10 @@
 
 #include <rcx/version.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /*
  * Every rcx call returns 0 on success or a negative code. Plain system
  * failures are negative errno values (-EINVAL, -ENOMEM, -EAGAIN, -EBUSY,
@@ -47,5 +51,9 @@ enum rcx_error {
  * thread's next call.
  */
 RCX_API const char *rcx_strerror(int err);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -5,6 +5,10 @@
 #include <stddef.h>
 #include <rcx/version.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /*
  * Key/value hints, like MPI_Info: the proposals' info keys (channel
  * protocol and circular buffers, continuation behaviour, window order
@@ -43,5 +47,9 @@ RCX_API int rcx_info_delete(struct rcx_info *info, const char *key);
 
 /* Free the info; *info = NULL. Errors: -EINVAL. */
 RCX_API int rcx_info_free(struct rcx_info **info);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

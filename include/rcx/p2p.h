@@ -5,6 +5,10 @@
 #include <stddef.h>
 #include <rcx/version.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 struct rcx_group;
 struct rcx_req;
 struct rcx_status;
@@ -51,5 +55,9 @@ RCX_API int rcx_send_init(struct rcx_group *g, const void *buf, size_t len,
 			  int dest, int tag, struct rcx_req **req);
 RCX_API int rcx_recv_init(struct rcx_group *g, void *buf, size_t len,
 			  int source, int tag, struct rcx_req **req);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -5,6 +5,10 @@
 #include <stddef.h>
 #include <rcx/version.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /*
  * Every nonblocking operation is a request. Non-persistent requests are
  * freed by the test/wait call that completes them (the handle is set to
@@ -91,5 +95,9 @@ RCX_API int rcx_waitany(int n, struct rcx_req **reqs, int *index,
  * it first).
  */
 RCX_API int rcx_req_free(struct rcx_req **req);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

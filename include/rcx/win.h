@@ -5,6 +5,10 @@
 #include <stddef.h>
 #include <rcx/version.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 struct rcx_group;
 struct rcx_info;
 struct rcx_req;
@@ -336,5 +340,9 @@ RCX_API int rcx_win_fence(struct rcx_win *win, int asserts);
  * epoch is open; -ENOMEM (the first call of a thread keeps state for it).
  */
 RCX_API int rcx_win_order(struct rcx_win *win, int kind);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif
