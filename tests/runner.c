@@ -36,6 +36,7 @@ TU_SUITE(tu_suite_win);
 TU_SUITE(tu_suite_order);
 TU_SUITE(tu_suite_ft);
 TU_SUITE(tu_suite_stress);
+TU_SUITE(tu_suite_limits);
 TU_PEER(tu_peer_api);
 TU_PEER(tu_peer_smoke);
 TU_PEER(tu_peer_boot);
@@ -46,6 +47,7 @@ TU_PEER(tu_peer_win);
 TU_PEER(tu_peer_order);
 TU_PEER(tu_peer_ft);
 TU_PEER(tu_peer_stress);
+TU_PEER(tu_peer_limits);
 
 /* clang-format off */
 static const struct tu_suite *const suites[] = {
@@ -61,6 +63,7 @@ static const struct tu_suite *const suites[] = {
 	&tu_suite_order,
 	&tu_suite_ft,
 	&tu_suite_stress,
+	&tu_suite_limits,
 	NULL,
 };
 
@@ -75,6 +78,7 @@ static const struct tu_peer *const peers[] = {
 	&tu_peer_order,
 	&tu_peer_ft,
 	&tu_peer_stress,
+	&tu_peer_limits,
 	NULL,
 };
 /* clang-format on */
