@@ -339,6 +339,7 @@ void rcx__conn_destroy(struct rcx__conn *c)
 {
 	struct rcx_ctx *ctx;
 	long long end;
+	bool was_up;
 
 	if (!c)
 		return;
@@ -366,12 +367,16 @@ void rcx__conn_destroy(struct rcx__conn *c)
 		c->g->conns[c->peer] = NULL;
 	drain_reqs(c, -ECANCELED);
 	answer_done(c);
+	/* CLOSED already: the peer said BYE, so it was up */
+	was_up = c->state == RCX__CONN_UP || c->state == RCX__CONN_CLOSED;
 	if (c->state != RCX__CONN_FAILED)
 		c->state = RCX__CONN_CLOSED;
 	if (c->ep) {
 		/* a peer that sees us go without this takes it for a
-		 * failure (ft.c); it needs no credit, like CREDIT */
-		if (c->state == RCX__CONN_CLOSED && ctx->tx_free)
+		 * failure (ft.c); it needs no credit, like CREDIT. Never
+		 * on a connection that was not up: its endpoint may not
+		 * take sends yet, and there is no peer to tell. */
+		if (was_up && ctx->tx_free)
 			post_msg(c, NULL, RCX__MSG_BYE);
 		/* let our last sends be acknowledged first: flushing them
 		 * would take a message the peer may still wait for */
@@ -553,6 +558,10 @@ static void on_tx(struct rcx_ctx *ctx, struct rcx__wrctx *w,
 	struct rcx__txslot *s = (struct rcx__txslot *)w;
 	struct rcx__conn *c = s->conn;
 
+	/* a send the provider refused but reports anyway: the slot was
+	 * never taken (it is on the free list) and no connection owns it */
+	if (RCX__UNLIKELY(!c))
+		return;
 	s->conn = NULL;
 	s->next = ctx->tx_free;
 	ctx->tx_free = s;

@@ -7,10 +7,12 @@
  * crash or a hang, and the context keeps working afterwards.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <rcx/rcx.h>
 #include "lib/core.h"
 #include "tu.h"
@@ -18,6 +20,7 @@
 
 /* what a connection's send queue holds beyond the two rings (conn.c) */
 #define CONN_SQ_EXTRA (RCX__WIN_SQ_DEPTH + 1)
+#define PAIR_MSGS     64
 
 /* ---- helpers of the single-process tests */
 
@@ -47,6 +50,167 @@ static bool depth_fits(const struct rcx_dev_info *info, unsigned long tx,
 {
 	return conn_sq(tx, rx) <= info->max_qp_wr &&
 	       conn_sq(tx, rx) + rx <= info->max_cqe;
+}
+
+struct acceptor {
+	struct rcx_ctx *ctx;
+	int ret;
+	int echoed;
+};
+
+/* The server of a pair: accept, then echo every message back. */
+static void *accept_main(void *arg)
+{
+	struct acceptor *a = arg;
+	struct rcx_group *g;
+	uint64_t v;
+	int i;
+
+	a->ret = rcx_group_accept(a->ctx, 60000, &g);
+	if (a->ret)
+		return NULL;
+	for (i = 0; i < PAIR_MSGS; i++) {
+		a->ret = rcx_recv(g, &v, sizeof(v), 1, i, NULL);
+		if (!a->ret)
+			a->ret = rcx_send(g, &v, sizeof(v), 1, i);
+		if (a->ret)
+			break;
+		a->echoed++;
+	}
+	rcx_group_free(&g);
+	return NULL;
+}
+
+/*
+ * Real work on ctx: connect to a second context of this process (its
+ * accept and echo on a thread) and get PAIR_MSGS messages back intact.
+ * Returns true when all came back.
+ */
+static bool pair_work(struct rcx_ctx *ctx)
+{
+	struct acceptor a = { 0 };
+	struct rcx_group *g = NULL;
+	char addr[128];
+	pthread_t t;
+	uint64_t v, back;
+	int i, ret, ok = 0;
+
+	ret = rcx_ctx_create(NULL, &a.ctx);
+	CU_ASSERT_EQUAL(ret, 0);
+	if (ret)
+		return false;
+	CU_ASSERT_EQUAL_FATAL(rcx_ctx_address(a.ctx, addr, sizeof(addr)), 0);
+	CU_ASSERT_EQUAL_FATAL(pthread_create(&t, NULL, accept_main, &a), 0);
+	ret = rcx_group_connect(ctx, addr, 60000, &g);
+	CU_ASSERT_EQUAL(ret, 0);
+	for (i = 0; !ret && i < PAIR_MSGS; i++) {
+		v = 0x5ca1ab1e00000000ull | (uint64_t)i;
+		back = 0;
+		ret = rcx_send(g, &v, sizeof(v), 0, i);
+		if (!ret)
+			ret = rcx_recv(g, &back, sizeof(back), 0, i, NULL);
+		CU_ASSERT_EQUAL(ret, 0);
+		CU_ASSERT_EQUAL(back, v);
+		ok += !ret && back == v;
+	}
+	if (g)
+		CU_ASSERT_EQUAL(rcx_group_free(&g), 0);
+	pthread_join(t, NULL);
+	CU_ASSERT_EQUAL(a.ret, 0);
+	CU_ASSERT_EQUAL(a.echoed, PAIR_MSGS);
+	rcx_ctx_destroy(a.ctx);
+	return ok == PAIR_MSGS && a.echoed == PAIR_MSGS;
+}
+
+/*
+ * own ("...shm:PID:DEV...", shm or auto) with another pid and device: a
+ * shared-memory peer that is not there.
+ */
+static void shm_addr(const char *own, int pid, unsigned int dev, char *buf,
+		     size_t len)
+{
+	const char *p = strstr(own, "shm:"), *rest;
+
+	rest = strchr(p + 4, ':');
+	rest = rest ? rest + 1 + strspn(rest + 1, "0123456789") : "";
+	snprintf(buf, len, "%.*sshm:%d:%u%s", (int)(p - own), own, pid, dev,
+		 rest);
+}
+
+/*
+ * own ("a.b.c.d:port") with port 1, nobody listening there, or (other)
+ * another host of the subnet, port 7000: nobody answers.
+ */
+static void ip_addr(const char *own, bool other, char *buf, size_t len)
+{
+	const char *colon = strrchr(own, ':'), *dot = strrchr(own, '.');
+	int host;
+
+	if (!colon || !dot || dot > colon) {
+		snprintf(buf, len, "%s", own);
+		return;
+	}
+	if (!other) {
+		snprintf(buf, len, "%.*s:1", (int)(colon - own), own);
+		return;
+	}
+	host = atoi(dot + 1) == 250 ? 251 : 250;
+	snprintf(buf, len, "%.*s.%d:7000", (int)(dot - own), own, host);
+}
+
+/*
+ * Connections that never come: rcx_group_connect gives its named error
+ * (-ETIMEDOUT, or the refusal or unreachability it learnt first), and the
+ * context stays usable: progress does not crash on what the abandoned
+ * endpoint leaves behind (verbs: a BYE posted on a QP that never reached
+ * RTS came back later as a flush completion for a free send slot), and a
+ * real connection afterwards works.
+ */
+static void test_connect_timeout(void)
+{
+	static const int timeouts[] = { 1, 100, 300 };
+	char own[128], addrs[3][128];
+	struct rcx_group *g = NULL;
+	struct rcx_ctx *ctx;
+	size_t i, k;
+	int ret, n;
+
+	CU_ASSERT_EQUAL_FATAL(rcx_ctx_create(NULL, &ctx), 0);
+	CU_ASSERT_EQUAL_FATAL(rcx_ctx_address(ctx, own, sizeof(own)), 0);
+	/* nowhere at all */
+	snprintf(addrs[0], sizeof(addrs[0]), "1.2.3.4:5");
+	if (strstr(own, "shm:")) {
+		/* a device of this process that is not open; a dead pid */
+		shm_addr(own, (int)getpid(), 999, addrs[1], sizeof(addrs[1]));
+		shm_addr(own, 0x3ffffff0, 0, addrs[2], sizeof(addrs[2]));
+	} else {
+		/* nobody on this device's subnet; nobody listening */
+		ip_addr(own, true, addrs[1], sizeof(addrs[1]));
+		ip_addr(own, false, addrs[2], sizeof(addrs[2]));
+	}
+	for (i = 0; i < 3; i++)
+		for (k = 0; k < sizeof(timeouts) / sizeof(timeouts[0]); k++) {
+			ret = rcx_group_connect(ctx, addrs[i], timeouts[k], &g);
+			printf("\n    connect %s, %d ms: %s", addrs[i],
+			       timeouts[k], rcx_strerror(ret));
+			CU_ASSERT(ret == -ETIMEDOUT || ret == -ECONNREFUSED ||
+				  ret == -EHOSTUNREACH || ret == -ENETUNREACH ||
+				  ret == -ECONNABORTED ||
+				  /* shm takes no IP address */
+				  (ret == -EINVAL && i == 0 &&
+				   !strncmp(own, "shm:", 4)));
+			if (!ret)
+				rcx_group_free(&g);
+			/* whatever the endpoint left behind comes in now */
+			for (n = 0; n < 200; n++)
+				CU_ASSERT(rcx_progress(ctx) >= 0);
+			ret = rcx_ctx_wait(ctx, 20);
+			CU_ASSERT(ret >= 0 || ret == -ETIMEDOUT);
+		}
+	printf("\n");
+	CU_ASSERT(pair_work(ctx));
+	CU_ASSERT(rcx_progress(ctx) >= 0);
+	rcx_ctx_destroy(ctx);
 }
 
 /* ---- multi-process scenarios */
@@ -220,6 +384,7 @@ static void test_deep_eager(void)
 }
 
 static const CU_TestInfo tests[] = {
+	{ "connect_timeout", test_connect_timeout },
 	{ "many_chans", test_many_chans },
 	{ "deep_lazy", test_deep_lazy },
 	{ "deep_eager", test_deep_eager },

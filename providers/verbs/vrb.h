@@ -59,6 +59,12 @@ struct vrb_ep {
 	uint32_t cq_res; /* CQ entries reserved for the QP */
 	unsigned int cq; /* on dev->cqs[cq] */
 	int state;
+	/*
+	 * The QP reached RTS (accepted, or ESTABLISHED seen): sends before
+	 * that are refused here, since rxe queues a send it then fails
+	 * (-EINVAL) and flushes it later, as if it had been taken.
+	 */
+	uint8_t rts;
 	uint8_t pdata[56];
 	uint8_t pdata_len;
 };

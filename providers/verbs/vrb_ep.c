@@ -184,6 +184,10 @@ int vrb_post_send(struct rcx_ep *e, struct rcx_wr *wr, struct rcx_wr **bad)
 	struct rcx_wr *src[VRB_POST_CHUNK];
 	int n, i, ret;
 
+	if (__builtin_expect(!ep->rts, 0)) {
+		*bad = wr;
+		return -ENOTCONN;
+	}
 	while (wr) {
 		for (n = 0; wr && n < VRB_POST_CHUNK; n++, wr = wr->next) {
 			ret = to_ibv(wr, &iw[n], &sge[n]);
