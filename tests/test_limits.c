@@ -52,6 +52,64 @@ static bool depth_fits(const struct rcx_dev_info *info, unsigned long tx,
 	       conn_sq(tx, rx) + rx <= info->max_cqe;
 }
 
+struct env_save {
+	const char *name;
+	char *old;
+};
+
+static void env_set(struct env_save *e, const char *name, const char *val)
+{
+	const char *v = getenv(name);
+
+	e->name = name;
+	e->old = v ? strdup(v) : NULL;
+	setenv(name, val, 1);
+}
+
+static void env_restore(struct env_save *e)
+{
+	if (e->old)
+		setenv(e->name, e->old, 1);
+	else
+		unsetenv(e->name);
+	free(e->old);
+	e->old = NULL;
+}
+
+/* stderr into a file while a call runs: what the library logged */
+struct capture {
+	FILE *f;
+	int saved;
+	char text[512];
+};
+
+static void capture_begin(struct capture *c)
+{
+	fflush(stderr);
+	c->f = tmpfile();
+	c->saved = dup(STDERR_FILENO);
+	if (c->f && c->saved >= 0)
+		dup2(fileno(c->f), STDERR_FILENO);
+}
+
+static void capture_end(struct capture *c)
+{
+	size_t n = 0;
+
+	fflush(stderr);
+	if (c->saved >= 0) {
+		dup2(c->saved, STDERR_FILENO);
+		close(c->saved);
+	}
+	if (c->f) {
+		rewind(c->f);
+		n = fread(c->text, 1, sizeof(c->text) - 1, c->f);
+		fclose(c->f);
+	}
+	c->text[n] = 0;
+	fputs(c->text, stderr); /* still shown */
+}
+
 struct acceptor {
 	struct rcx_ctx *ctx;
 	int ret;
@@ -120,6 +178,77 @@ static bool pair_work(struct rcx_ctx *ctx)
 	CU_ASSERT_EQUAL(a.echoed, PAIR_MSGS);
 	rcx_ctx_destroy(a.ctx);
 	return ok == PAIR_MSGS && a.echoed == PAIR_MSGS;
+}
+
+/*
+ * Ring depths past what the provider's endpoints take (shm: a send queue
+ * of 16,384) fail the context's creation with -EINVAL and a line naming
+ * the variables and the limit; before, the context was made and every
+ * connection failed (-EINVAL) while rcx_send hung. Depths that fit make a
+ * context that connects and works, the largest one that fits included.
+ */
+static void test_depth_check(void)
+{
+	static const unsigned long rx_list[] = { 64, 4096 };
+	struct rcx_dev_info info;
+	struct env_save tx, rx, eager;
+	struct capture cap;
+	struct rcx_ctx *ctx;
+	char num[32], lim[32];
+	unsigned long edge;
+	size_t i;
+	int ret;
+
+	CU_ASSERT_EQUAL_FATAL(dev_limits(&info), 0);
+	printf("\n    %s: max_qp_wr %u, max_cqe %u\n", info.name,
+	       info.max_qp_wr, info.max_cqe);
+	/* the bounce buffers are tx_depth of these: keep them small */
+	env_set(&eager, "RCX_EAGER_SIZE", "64");
+	for (i = 0; i < sizeof(rx_list) / sizeof(rx_list[0]); i++) {
+		snprintf(num, sizeof(num), "%lu", rx_list[i]);
+		env_set(&rx, "RCX_RX_DEPTH", num);
+		env_set(&tx, "RCX_TX_DEPTH", "16384");
+		capture_begin(&cap);
+		ret = rcx_ctx_create(NULL, &ctx);
+		capture_end(&cap);
+		printf("    RCX_TX_DEPTH=16384 RCX_RX_DEPTH=%lu: %s\n",
+		       rx_list[i], rcx_strerror(ret));
+		if (depth_fits(&info, 16384, rx_list[i])) {
+			CU_ASSERT_EQUAL(ret, 0);
+		} else {
+			CU_ASSERT_EQUAL(ret, -EINVAL);
+			CU_ASSERT_PTR_NOT_NULL(
+				strstr(cap.text, "RCX_TX_DEPTH"));
+			CU_ASSERT_PTR_NOT_NULL(
+				strstr(cap.text, "RCX_RX_DEPTH"));
+			snprintf(lim, sizeof(lim), "%u",
+				 conn_sq(16384, rx_list[i]) > info.max_qp_wr
+					 ? info.max_qp_wr
+					 : info.max_cqe);
+			CU_ASSERT_PTR_NOT_NULL(strstr(cap.text, lim));
+		}
+		if (!ret)
+			rcx_ctx_destroy(ctx);
+		env_restore(&tx);
+		/* the deepest send ring that fits: it connects and works */
+		edge = info.max_qp_wr - conn_sq(0, rx_list[i]);
+		if (info.max_qp_wr > conn_sq(0, rx_list[i]) && edge >= 8 &&
+		    edge <= 16384 && depth_fits(&info, edge, rx_list[i])) {
+			snprintf(num, sizeof(num), "%lu", edge);
+			env_set(&tx, "RCX_TX_DEPTH", num);
+			ret = rcx_ctx_create(NULL, &ctx);
+			printf("    RCX_TX_DEPTH=%lu RCX_RX_DEPTH=%lu: %s\n",
+			       edge, rx_list[i], rcx_strerror(ret));
+			CU_ASSERT_EQUAL(ret, 0);
+			if (!ret) {
+				CU_ASSERT(pair_work(ctx));
+				rcx_ctx_destroy(ctx);
+			}
+			env_restore(&tx);
+		}
+		env_restore(&rx);
+	}
+	env_restore(&eager);
 }
 
 /*
@@ -384,6 +513,7 @@ static void test_deep_eager(void)
 }
 
 static const CU_TestInfo tests[] = {
+	{ "depth_check", test_depth_check },
 	{ "connect_timeout", test_connect_timeout },
 	{ "many_chans", test_many_chans },
 	{ "deep_lazy", test_deep_lazy },
