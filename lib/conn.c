@@ -8,6 +8,7 @@
  * a backstop for the control messages that need no credit.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "core.h"
@@ -168,16 +169,46 @@ err:
 	return ret;
 }
 
+/*
+ * A connection's send queue: bounce-slot sends plus one READ per credit
+ * the peer has, plus the windows' share (RCX__WIN_SQ_DEPTH), plus the
+ * probe (ft.c).
+ */
+#define RCX__CONN_SQ_EXTRA (RCX__WIN_SQ_DEPTH + 1)
+
+static unsigned long conn_sq_depth(const struct rcx__config *cfg)
+{
+	return cfg->tx_depth + cfg->rx_depth + RCX__CONN_SQ_EXTRA;
+}
+
+int rcx__conn_depth_check(const struct rcx_ctx *ctx)
+{
+	const struct rcx__config *cfg = &ctx->cfg;
+	unsigned long sq = conn_sq_depth(cfg), cqe = sq + cfg->rx_depth;
+	bool sq_over = sq > ctx->info.max_qp_wr;
+
+	if (!sq_over && cqe <= ctx->info.max_cqe)
+		return 0;
+	fprintf(stderr,
+		"rcx: RCX_TX_DEPTH=%lu with RCX_RX_DEPTH=%lu needs %s of %lu "
+		"(RCX_TX_DEPTH + %sRCX_RX_DEPTH + %d); device %s takes at "
+		"most %u (%s)\n",
+		cfg->tx_depth, cfg->rx_depth,
+		sq_over ? "send queues" : "completion entries per connection",
+		sq_over ? sq : cqe, sq_over ? "" : "2 * ", RCX__CONN_SQ_EXTRA,
+		ctx->info.name,
+		sq_over ? ctx->info.max_qp_wr : ctx->info.max_cqe,
+		sq_over ? "max_qp_wr" : "max_cqe");
+	return -EINVAL;
+}
+
 static struct rcx_ep_attr ep_attr(struct rcx__conn *c)
 {
 	const struct rcx__config *cfg = &c->ctx->cfg;
 	struct rcx_ep_attr a = {
 		.ep_ctx = c,
 		.on_ready = on_ready,
-		/* bounce-slot sends plus one READ per credit the peer has,
-		 * plus the windows' share (RCX__WIN_SQ_DEPTH) */
-		.max_send_wr = cfg->tx_depth + cfg->rx_depth +
-			       RCX__WIN_SQ_DEPTH + 1, /* + the probe (ft.c) */
+		.max_send_wr = conn_sq_depth(cfg),
 		.max_recv_wr = cfg->rx_depth,
 		.max_inline = cfg->inline_size,
 		.timeout = cfg->qp_timeout,
@@ -381,6 +412,7 @@ void rcx__conn_destroy(struct rcx__conn *c)
 {
 	struct rcx_ctx *ctx;
 	long long end;
+	bool was_up;
 
 	if (!c)
 		return;
@@ -408,12 +440,18 @@ void rcx__conn_destroy(struct rcx__conn *c)
 		c->g->conns[c->peer] = NULL;
 	drain_reqs(c, -ECANCELED);
 	answer_done(c);
+	/* CLOSED already: the peer said BYE, so it was up (or it left
+	 * before it ever was: gone) */
+	was_up = c->state == RCX__CONN_UP ||
+		 (c->state == RCX__CONN_CLOSED && !c->gone);
 	if (c->state != RCX__CONN_FAILED)
 		c->state = RCX__CONN_CLOSED;
 	if (c->ep) {
 		/* a peer that sees us go without this takes it for a
-		 * failure (ft.c); it needs no credit, like CREDIT */
-		if (c->state == RCX__CONN_CLOSED && ctx->tx_free)
+		 * failure (ft.c); it needs no credit, like CREDIT. Never
+		 * on a connection that was not up: its endpoint may not
+		 * take sends yet, and there is no peer to tell. */
+		if (was_up && ctx->tx_free)
 			post_msg(c, NULL, RCX__MSG_BYE);
 		/* let our last sends be acknowledged first: flushing them
 		 * would take a message the peer may still wait for */
@@ -595,6 +633,10 @@ static void on_tx(struct rcx_ctx *ctx, struct rcx__wrctx *w,
 	struct rcx__txslot *s = (struct rcx__txslot *)w;
 	struct rcx__conn *c = s->conn;
 
+	/* a send the provider refused but reports anyway: the slot was
+	 * never taken (it is on the free list) and no connection owns it */
+	if (RCX__UNLIKELY(!c))
+		return;
 	s->conn = NULL;
 	s->next = ctx->tx_free;
 	ctx->tx_free = s;

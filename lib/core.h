@@ -427,6 +427,12 @@ int rcx__conn_send(struct rcx__conn *c, struct rcx_req *req);
 int rcx__cm_progress(struct rcx_ctx *ctx);
 void rcx__conn_drain(struct rcx_ctx *ctx);
 int rcx__tx_init(struct rcx_ctx *ctx);
+/*
+ * The connections' depths (RCX_TX_DEPTH, RCX_RX_DEPTH) fit the device
+ * (ctx->info: max_qp_wr, max_cqe): 0, or -EINVAL and a line naming the
+ * variables and the limit.
+ */
+int rcx__conn_depth_check(const struct rcx_ctx *ctx);
 void rcx__tx_fini(struct rcx_ctx *ctx);
 
 /* ---- point-to-point (p2p.c) */

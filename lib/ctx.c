@@ -269,6 +269,8 @@ RCX_API int rcx_ctx_create(const struct rcx_ctx_attr *attr,
 		goto err;
 	ret = ctx->ops->dev_query(ctx->dev, &ctx->info);
 	if (!ret)
+		ret = rcx__conn_depth_check(ctx);
+	if (!ret)
 		ret = ctx->ops->listen(ctx->dev, (uint16_t)ctx->cfg.port,
 				       ctx->addr, sizeof(ctx->addr));
 	if (ret && ctx->cfg.port)

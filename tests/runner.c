@@ -38,6 +38,7 @@ TU_SUITE(tu_suite_order);
 TU_SUITE(tu_suite_ft);
 TU_SUITE(tu_suite_stress);
 TU_SUITE(tu_suite_life);
+TU_SUITE(tu_suite_limits);
 TU_PEER(tu_peer_api);
 TU_PEER(tu_peer_smoke);
 TU_PEER(tu_peer_boot);
@@ -49,6 +50,7 @@ TU_PEER(tu_peer_order);
 TU_PEER(tu_peer_ft);
 TU_PEER(tu_peer_stress);
 TU_PEER(tu_peer_life);
+TU_PEER(tu_peer_limits);
 
 /* clang-format off */
 static const struct tu_suite *const suites[] = {
@@ -66,6 +68,7 @@ static const struct tu_suite *const suites[] = {
 	&tu_suite_ft,
 	&tu_suite_stress,
 	&tu_suite_life,
+	&tu_suite_limits,
 	NULL,
 };
 
@@ -81,6 +84,7 @@ static const struct tu_peer *const peers[] = {
 	&tu_peer_ft,
 	&tu_peer_stress,
 	&tu_peer_life,
+	&tu_peer_limits,
 	NULL,
 };
 /* clang-format on */

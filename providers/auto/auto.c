@@ -175,6 +175,7 @@ err:
 static int auto_dev_query(struct rcx_dev *d, struct rcx_dev_info *info)
 {
 	struct auto_dev *dev = to_adev(d);
+	struct rcx_dev_info si;
 	int ret;
 
 	if (!dev->vdev)
@@ -183,6 +184,10 @@ static int auto_dev_query(struct rcx_dev *d, struct rcx_dev_info *info)
 	if (!ret) {
 		info->ordered = 0;
 		info->nic_split = 1;
+		/* shm's endpoints have their own limit (rxe's is larger) */
+		if (!dev->sops->dev_query(dev->sdev, &si) &&
+		    si.max_qp_wr < info->max_qp_wr)
+			info->max_qp_wr = si.max_qp_wr;
 	}
 	return ret;
 }

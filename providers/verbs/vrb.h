@@ -9,19 +9,30 @@
 #define VRB_QPMAP_BITS 10
 #define VRB_ACK_BATCH  64
 
+struct vrb_cq {
+	struct ibv_cq *cq;
+	uint64_t reserved;    /* entries promised to its QPs (cq_reserve) */
+	unsigned int unacked; /* events not yet acknowledged */
+};
+
 struct vrb_dev {
 	struct ibv_context *ctx; /* owned by librdmacm, not closed here */
 	struct ibv_device_attr attr;
 	struct ibv_pd *pd;
-	struct ibv_comp_channel *chan;
-	struct ibv_cq *cq;
-	/* CQ entries promised to queue pairs (vrb_cq_reserve) */
-	uint64_t cq_reserved;
+	struct ibv_comp_channel *chan; /* the events of every CQ */
+	/*
+	 * One CQ holds at most max_cqe entries (32,767 on rxe); QPs whose
+	 * reservations pass that go on another. Each CQ's context is its
+	 * index here.
+	 */
+	struct vrb_cq *cqs;
+	unsigned int ncq;
+	unsigned int cq_next; /* the CQ the next poll starts with */
+	int cq_size;	      /* entries a new CQ starts with */
 	struct rdma_event_channel *cm_chan;
 	struct rdma_cm_id *listen_id;
 	struct sockaddr_storage addr; /* this device's IP address */
 	int epfd;		      /* comp channel + cm channel */
-	unsigned int unacked;	      /* CQ events not yet acknowledged */
 	uint8_t port;
 	uint32_t mtu;
 	/* qp_num -> endpoint, open addressing (linear probing) */
@@ -46,7 +57,14 @@ struct vrb_ep {
 	struct rcx_ep_attr attr;
 	uint32_t max_inline;
 	uint32_t cq_res; /* CQ entries reserved for the QP */
+	unsigned int cq; /* on dev->cqs[cq] */
 	int state;
+	/*
+	 * The QP reached RTS (accepted, or ESTABLISHED seen): sends before
+	 * that are refused here, since rxe queues a send it then fails
+	 * (-EINVAL) and flushes it later, as if it had been taken.
+	 */
+	uint8_t rts;
 	uint8_t pdata[56];
 	uint8_t pdata_len;
 };
@@ -81,6 +99,8 @@ int vrb_errno(void);
 int vrb_wc_status(enum ibv_wc_status st);
 
 /* vrb_dev.c */
+/* Add a CQ of size entries (armed); its index or a negative error. */
+int vrb_cq_add(struct vrb_dev *dev, int size);
 int vrb_qpmap_add(struct vrb_dev *dev, struct vrb_ep *ep);
 void vrb_qpmap_del(struct vrb_dev *dev, struct vrb_ep *ep);
 struct vrb_ep *vrb_qpmap_find(struct vrb_dev *dev, uint32_t qp_num);

@@ -183,6 +183,7 @@ int vrb_ep_accept(struct rcx_dev *d, struct rcx_conn_req *r,
 		free(ep);
 		return ret;
 	}
+	ep->rts = 1; /* rdma_accept took the QP through RTR to RTS */
 	free(req);
 	*out = (struct rcx_ep *)ep;
 	return 0;
@@ -257,6 +258,7 @@ static int ep_event(struct vrb_ep *ep, struct rdma_cm_event *cme,
 		return 0;
 	case RDMA_CM_EVENT_ESTABLISHED:
 		ep->state = VRB_EP_CONNECTED;
+		ep->rts = 1;
 		ev->type = RCX_CM_ESTABLISHED;
 		if (ep->attr.min_rnr_timer) {
 			/* rdma_cm sets no RNR timer: RTS->RTS may (IBA 11.2.4.2) */

@@ -160,18 +160,22 @@ static void dev_close(struct rcx_dev *d)
 		rdma_destroy_id(dev->listen_id);
 	if (dev->cm_chan)
 		rdma_destroy_event_channel(dev->cm_chan);
-	if (dev->cq) {
+	if (dev->ncq) {
 		/* drain what the channel still holds, then acknowledge all */
 		struct ibv_cq *ev_cq;
 		void *ev_ctx;
+		unsigned int i;
 
-		while (dev->chan &&
-		       !ibv_get_cq_event(dev->chan, &ev_cq, &ev_ctx))
-			dev->unacked++;
-		if (dev->unacked)
-			ibv_ack_cq_events(dev->cq, dev->unacked);
-		ibv_destroy_cq(dev->cq);
+		while (!ibv_get_cq_event(dev->chan, &ev_cq, &ev_ctx))
+			dev->cqs[(uintptr_t)ev_ctx].unacked++;
+		for (i = 0; i < dev->ncq; i++) {
+			if (dev->cqs[i].unacked)
+				ibv_ack_cq_events(dev->cqs[i].cq,
+						  dev->cqs[i].unacked);
+			ibv_destroy_cq(dev->cqs[i].cq);
+		}
 	}
+	free(dev->cqs);
 	if (dev->chan)
 		ibv_destroy_comp_channel(dev->chan);
 	if (dev->pd)
@@ -236,17 +240,16 @@ static int dev_open(const struct rcx_dev_attr *attr, struct rcx_dev **out)
 	dev->chan = ibv_create_comp_channel(ctx);
 	if (!dev->chan)
 		goto err_errno;
-	n = attr && attr->cq_size > 0 ? attr->cq_size : VRB_CQ_SIZE;
-	if (n > dev->attr.max_cqe)
-		n = dev->attr.max_cqe;
-	dev->cq = ibv_create_cq(ctx, n, dev, dev->chan, 0);
-	if (!dev->cq)
-		goto err_errno;
+	dev->cq_size = attr && attr->cq_size > 0 ? attr->cq_size : VRB_CQ_SIZE;
+	if (dev->cq_size > dev->attr.max_cqe)
+		dev->cq_size = dev->attr.max_cqe;
+	if ((ret = set_nonblock(dev->chan->fd)) ||
+	    (ret = vrb_cq_add(dev, dev->cq_size)) < 0)
+		goto err;
 	dev->cm_chan = rdma_create_event_channel();
 	if (!dev->cm_chan)
 		goto err_errno;
-	if ((ret = set_nonblock(dev->chan->fd)) ||
-	    (ret = set_nonblock(dev->cm_chan->fd)))
+	if ((ret = set_nonblock(dev->cm_chan->fd)))
 		goto err;
 	dev->epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (dev->epfd < 0)
@@ -272,14 +275,17 @@ static int dev_query(struct rcx_dev *d, struct rcx_dev_info *info)
 	struct vrb_dev *dev = to_vdev(d);
 	struct ibv_port_attr pa;
 	const struct sockaddr_in *sin = (const void *)&dev->addr;
+	unsigned int i;
 
 	memset(info, 0, sizeof(*info));
 	snprintf(info->name, sizeof(info->name), "%s", dev->name);
 	info->max_mr_size = dev->attr.max_mr_size;
 	info->max_qp_wr = dev->attr.max_qp_wr;
 	info->max_cqe = dev->attr.max_cqe;
-	info->cq_size = (uint32_t)dev->cq->cqe;
-	info->cq_reserved = (uint32_t)dev->cq_reserved;
+	for (i = 0; i < dev->ncq; i++) {
+		info->cq_size += (uint32_t)dev->cqs[i].cq->cqe;
+		info->cq_reserved += (uint32_t)dev->cqs[i].reserved;
+	}
 	info->max_rd_atomic = dev->attr.max_qp_init_rd_atom;
 	info->atomics = dev->attr.atomic_cap != IBV_ATOMIC_NONE;
 	if (ibv_query_port(dev->ctx, dev->port, &pa))
@@ -355,30 +361,69 @@ static int watch_fd(struct rcx_dev *d, int fd)
 	return rcx__epoll_add(to_vdev(d)->epfd, fd);
 }
 
+/* Every CQ: a completion on any of them makes the channel readable. */
 static int arm(struct rcx_dev *d)
 {
-	return -ibv_req_notify_cq(to_vdev(d)->cq, 0);
+	struct vrb_dev *dev = to_vdev(d);
+	unsigned int i;
+	int ret;
+
+	for (i = 0; i < dev->ncq; i++) {
+		ret = ibv_req_notify_cq(dev->cqs[i].cq, 0);
+		if (ret)
+			return -ret;
+	}
+	return 0;
 }
 
 /* Consume pending CQ events; acknowledge them in batches (ack takes a lock). */
 static int ack(struct rcx_dev *d)
 {
 	struct vrb_dev *dev = to_vdev(d);
+	struct vrb_cq *c;
 	struct ibv_cq *cq;
 	void *cq_ctx;
 	int got = 0;
 
 	while (!ibv_get_cq_event(dev->chan, &cq, &cq_ctx)) {
-		dev->unacked++;
+		c = &dev->cqs[(uintptr_t)cq_ctx];
+		if (++c->unacked >= VRB_ACK_BATCH) {
+			ibv_ack_cq_events(c->cq, c->unacked);
+			c->unacked = 0;
+		}
 		got++;
 	}
 	if (errno != EAGAIN)
 		return vrb_errno();
-	if (dev->unacked >= VRB_ACK_BATCH) {
-		ibv_ack_cq_events(dev->cq, dev->unacked);
-		dev->unacked = 0;
-	}
 	return got;
+}
+
+int vrb_cq_add(struct vrb_dev *dev, int size)
+{
+	struct vrb_cq *cqs;
+	struct ibv_cq *cq;
+	int ret;
+
+	if (dev->ncq >= (unsigned int)dev->attr.max_cq)
+		return -ENOSPC;
+	cqs = realloc(dev->cqs, (dev->ncq + 1) * sizeof(*cqs));
+	if (!cqs)
+		return -ENOMEM;
+	dev->cqs = cqs;
+	cq = ibv_create_cq(dev->ctx, size, (void *)(uintptr_t)dev->ncq,
+			   dev->chan, 0);
+	if (!cq)
+		return vrb_errno();
+	/* a waiter may sleep on the channel already: this CQ wakes it too */
+	ret = ibv_req_notify_cq(cq, 0);
+	if (ret) {
+		ibv_destroy_cq(cq);
+		return -ret;
+	}
+	cqs[dev->ncq].cq = cq;
+	cqs[dev->ncq].reserved = 0;
+	cqs[dev->ncq].unacked = 0;
+	return (int)dev->ncq++;
 }
 
 const struct rcx_provider_ops rcx__verbs_ops = {

@@ -8,39 +8,60 @@
 #define VRB_POST_CHUNK 32
 
 /*
- * The shared CQ must hold every completion the QPs can have outstanding:
- * an overrun is a CQ error that takes every QP on it down (IBA 11.4.2.1,
- * the CI's CQ overrun). Each QP reserves its send and receive depth (a WR
- * completes at most once); the CQ grows (ibv_resize_cq) when the
- * reservations outgrow it, and a QP that cannot fit is refused with
- * -ENOSPC instead of risking an overrun.
+ * A CQ must hold every completion its QPs can have outstanding: an
+ * overrun is a CQ error that takes every QP on it down (IBA 11.4.2.1, the
+ * CI's CQ overrun). Each QP reserves its send and receive depth (a WR
+ * completes at most once) on one CQ: the first whose reservations it fits
+ * in, growing it (ibv_resize_cq) up to the device's max_cqe, else a new
+ * one. Only a QP that no CQ of the device could hold, or one more CQ than
+ * the device has, is refused: -ENOSPC, never an overrun.
  */
-static int cq_reserve(struct vrb_dev *dev, uint32_t n)
+static int cq_fit(struct vrb_dev *dev, struct vrb_cq *c, uint32_t n)
 {
-	uint64_t need = dev->cq_reserved + n, want;
+	uint64_t need = c->reserved + n, want;
 	int max = dev->attr.max_cqe;
 
-	if (need > (uint64_t)dev->cq->cqe) {
-		if (need > (uint64_t)max)
-			return -ENOSPC;
-		want = 2 * (uint64_t)dev->cq->cqe;
-		if (want < need)
-			want = need;
-		if (want > (uint64_t)max)
-			want = (uint64_t)max;
-		if (ibv_resize_cq(dev->cq, (int)want) &&
-		    (want == need || ibv_resize_cq(dev->cq, (int)need)))
-			return -ENOSPC;
+	if (need <= (uint64_t)c->cq->cqe)
+		return 0;
+	if (need > (uint64_t)max)
+		return -ENOSPC;
+	want = 2 * (uint64_t)c->cq->cqe;
+	if (want < need)
+		want = need;
+	if (want > (uint64_t)max)
+		want = (uint64_t)max;
+	if (ibv_resize_cq(c->cq, (int)want) &&
+	    (want == need || ibv_resize_cq(c->cq, (int)need)))
+		return -ENOSPC;
+	return 0;
+}
+
+static int cq_reserve(struct vrb_dev *dev, uint32_t n, unsigned int *out)
+{
+	unsigned int i;
+	int ret;
+
+	if (n > (uint32_t)dev->attr.max_cqe)
+		return -ENOSPC;
+	for (i = 0; i < dev->ncq; i++)
+		if (!cq_fit(dev, &dev->cqs[i], n))
+			break;
+	if (i == dev->ncq) {
+		ret = vrb_cq_add(dev, n > (uint32_t)dev->cq_size
+					      ? (int)n
+					      : dev->cq_size);
+		if (ret < 0)
+			return ret;
+		i = (unsigned int)ret;
 	}
-	dev->cq_reserved = need;
+	dev->cqs[i].reserved += n;
+	*out = i;
 	return 0;
 }
 
 int vrb_qp_create(struct vrb_ep *ep, struct rdma_cm_id *id)
 {
 	struct ibv_qp_init_attr qa = {
-		.send_cq = ep->dev->cq,
-		.recv_cq = ep->dev->cq,
 		.qp_type = IBV_QPT_RC,
 		.sq_sig_all = 0,
 		.cap = {
@@ -52,11 +73,14 @@ int vrb_qp_create(struct vrb_ep *ep, struct rdma_cm_id *id)
 		},
 	};
 	uint32_t res = ep->attr.max_send_wr + ep->attr.max_recv_wr;
+	unsigned int cq;
 	int ret;
 
-	ret = cq_reserve(ep->dev, res);
+	ret = cq_reserve(ep->dev, res, &cq);
 	if (ret)
 		return ret;
+	/* sends and receives on one CQ: the QP's completions stay in order */
+	qa.send_cq = qa.recv_cq = ep->dev->cqs[cq].cq;
 	/*
 	 * More inline data than the device takes (RCX_INLINE goes to 1024,
 	 * rxe stops below that) fails the QP with EINVAL: ask for less, down
@@ -65,7 +89,7 @@ int vrb_qp_create(struct vrb_ep *ep, struct rdma_cm_id *id)
 	while (rdma_create_qp(id, ep->dev->pd, &qa)) {
 		ret = vrb_errno();
 		if (ret != -EINVAL || !qa.cap.max_inline_data) {
-			ep->dev->cq_reserved -= res;
+			ep->dev->cqs[cq].reserved -= res;
 			return ret;
 		}
 		qa.cap.max_inline_data /= 2;
@@ -73,6 +97,7 @@ int vrb_qp_create(struct vrb_ep *ep, struct rdma_cm_id *id)
 	ep->id = id;
 	ep->qp = id->qp;
 	ep->cq_res = res;
+	ep->cq = cq;
 	ep->max_inline = qa.cap.max_inline_data;
 	ret = vrb_qpmap_add(ep->dev, ep);
 	if (!ret && ep->attr.on_ready)
@@ -89,7 +114,7 @@ void vrb_qp_destroy(struct vrb_ep *ep)
 	vrb_qpmap_del(ep->dev, ep);
 	rdma_destroy_qp(ep->id);
 	ep->qp = NULL;
-	ep->dev->cq_reserved -= ep->cq_res;
+	ep->dev->cqs[ep->cq].reserved -= ep->cq_res;
 	ep->cq_res = 0;
 }
 
@@ -159,6 +184,10 @@ int vrb_post_send(struct rcx_ep *e, struct rcx_wr *wr, struct rcx_wr **bad)
 	struct rcx_wr *src[VRB_POST_CHUNK];
 	int n, i, ret;
 
+	if (__builtin_expect(!ep->rts, 0)) {
+		*bad = wr;
+		return -ENOTCONN;
+	}
 	while (wr) {
 		for (n = 0; wr && n < VRB_POST_CHUNK; n++, wr = wr->next) {
 			ret = to_ibv(wr, &iw[n], &sge[n]);
@@ -197,6 +226,10 @@ int vrb_post_recv(struct rcx_ep *e, struct rcx_wr *wr, struct rcx_wr **bad)
 	struct rcx_wr *src[VRB_POST_CHUNK];
 	int n, i, ret;
 
+	if (!ep->qp) {
+		*bad = wr;
+		return -ENOTCONN;
+	}
 	while (wr) {
 		for (n = 0; wr && n < VRB_POST_CHUNK; n++, wr = wr->next) {
 			sge[n].addr = wr->addr;
@@ -241,6 +274,23 @@ static uint8_t wc_op(enum ibv_wc_opcode op)
 	}
 }
 
+/* Several CQs: each poll starts at the next one, so none is starved. */
+static int poll_all(struct vrb_dev *dev, struct ibv_wc *wc, int n)
+{
+	unsigned int i = dev->cq_next, k;
+	int got = 0, ret;
+
+	dev->cq_next = i + 1 < dev->ncq ? i + 1 : 0;
+	for (k = 0; k < dev->ncq && got < n; k++) {
+		ret = ibv_poll_cq(dev->cqs[i].cq, n - got, wc + got);
+		if (ret < 0)
+			return got ? got : ret;
+		got += ret;
+		i = i + 1 < dev->ncq ? i + 1 : 0;
+	}
+	return got;
+}
+
 int vrb_cq_poll(struct rcx_dev *d, struct rcx_cqe *cqe, int n)
 {
 	struct vrb_dev *dev = to_vdev(d);
@@ -250,7 +300,10 @@ int vrb_cq_poll(struct rcx_dev *d, struct rcx_cqe *cqe, int n)
 
 	if (n > 32)
 		n = 32;
-	got = ibv_poll_cq(dev->cq, n, wc);
+	if (__builtin_expect(dev->ncq == 1, 1))
+		got = ibv_poll_cq(dev->cqs[0].cq, n, wc);
+	else
+		got = poll_all(dev, wc, n);
 	if (got < 0)
 		return -EIO;
 	for (i = 0; i < got; i++) {
@@ -272,8 +325,12 @@ int vrb_cq_poll(struct rcx_dev *d, struct rcx_cqe *cqe, int n)
 int vrb_ep_set_error(struct rcx_ep *e)
 {
 	struct ibv_qp_attr qa = { .qp_state = IBV_QPS_ERR };
+	struct vrb_ep *ep = to_vep(e);
 
-	return -ibv_modify_qp(to_vep(e)->qp, &qa, IBV_QP_STATE);
+	/* no QP yet (resolving) or none made (no room): nothing to flush */
+	if (!ep->qp)
+		return -ENOTCONN;
+	return -ibv_modify_qp(ep->qp, &qa, IBV_QP_STATE);
 }
 
 uint32_t vrb_ep_max_inline(const struct rcx_ep *e)
