@@ -13,7 +13,7 @@
 #include <unistd.h>
 #include <sys/socket.h>
 #include "fz.h"
-#include "lib/boot_wire.h"
+#include "lib/boot/boot_wire.h"
 
 #define SIZE 2
 

@@ -10,7 +10,7 @@
 #include <unistd.h>
 #include <sys/socket.h>
 #include "fz.h"
-#include "lib/boot_wire.h"
+#include "lib/boot/boot_wire.h"
 
 static void one_frame(const uint8_t *data, size_t size)
 {

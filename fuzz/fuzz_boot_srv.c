@@ -15,7 +15,7 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 #include "fz.h"
-#include "lib/boot_wire.h"
+#include "lib/boot/boot_wire.h"
 
 #define SIZE  2
 #define NCONN 3

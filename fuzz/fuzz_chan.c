@@ -54,7 +54,7 @@
 #include <time.h>
 #include <rcx/rcx.h>
 #include "fz.h"
-#include "lib/chan_int.h"
+#include "lib/chan/chan_int.h"
 
 #define TAG	   9
 #define ACK_MARK   0x7ffffffe /* answer records: replaced by our ack tag */

@@ -12,7 +12,7 @@
 #include <string.h>
 #include <rcx/rcx.h>
 #include "fz.h"
-#include "lib/win_int.h"
+#include "lib/win/win_int.h"
 
 #define WLEN	1000
 #define WIN_OFF 4 /* the target window's id in the payload */

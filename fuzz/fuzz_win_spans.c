@@ -8,7 +8,7 @@
  */
 #include <string.h>
 #include "fz.h"
-#include "lib/win_int.h"
+#include "lib/win/win_int.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -21,7 +21,7 @@
  */
 #include <stddef.h>
 #include <stdint.h>
-#include "lib/core.h"
+#include "lib/core/core.h"
 
 /* Record format of a script: u16 length (little-endian), then the bytes. */
 struct fz_script {

@@ -12,9 +12,9 @@
 #include <sys/stat.h>
 #include <rcx/rcx.h>
 #include "fz.h"
-#include "lib/boot_wire.h"
-#include "lib/chan_int.h"
-#include "lib/win_int.h"
+#include "lib/boot/boot_wire.h"
+#include "lib/chan/chan_int.h"
+#include "lib/win/win_int.h"
 
 /* A seed being built. */
 struct seed {

@@ -21,7 +21,7 @@
 #include <sys/wait.h>
 #include <CUnit/Basic.h>
 #include <infiniband/verbs.h>
-#include "lib/core.h"
+#include "lib/core/core.h"
 #include "tu.h"
 
 TU_SUITE(tu_suite_errors);
@@ -189,7 +189,7 @@ static bool env_is(const char *name, const char *val)
 	return v && !strcmp(v, val);
 }
 
-/* RCX_PROVIDER, or its default (lib/config.c) when it is not set. */
+/* RCX_PROVIDER, or its default (lib/core/config.c) when it is not set. */
 const char *tu_provider(void)
 {
 	const struct rcx__config_var *c;

@@ -19,8 +19,8 @@
 #include <unistd.h>
 #include <arpa/inet.h>
 #include <rcx/rcx.h>
-#include "lib/core.h"
-#include "lib/win_int.h"
+#include "lib/core/core.h"
+#include "lib/win/win_int.h"
 #include "tu.h"
 #include "tu_mp.h"
 

@@ -20,7 +20,7 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <rcx/errors.h>
-#include "lib/boot_wire.h"
+#include "lib/boot/boot_wire.h"
 #include "tu.h"
 #include "tu_proc.h"
 

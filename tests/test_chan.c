@@ -12,7 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <rcx/rcx.h>
-#include "lib/chan_int.h"
+#include "lib/chan/chan_int.h"
 #include "tu.h"
 #include "tu_mp.h"
 

@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include "providers/provider.h"
-#include "lib/core.h"
+#include "lib/core/core.h"
 #include "tu.h"
 
 static void test_every_code_named(void)

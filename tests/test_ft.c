@@ -21,7 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <rcx/rcx.h>
-#include "lib/win_int.h"
+#include "lib/win/win_int.h"
 #include "tu.h"
 #include "tu_mp.h"
 

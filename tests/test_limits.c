@@ -14,7 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <rcx/rcx.h>
-#include "lib/core.h"
+#include "lib/core/core.h"
 #include "tu.h"
 #include "tu_mp.h"
 

@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <rcx/rcx.h>
-#include "lib/win_int.h"
+#include "lib/win/win_int.h"
 #include "providers/fault/fault.h"
 #include "tu.h"
 #include "tu_mp.h"

@@ -18,7 +18,7 @@
 #include <rcx/rcx.h>
 #include "providers/fault/fault.h"
 #include "providers/provider.h"
-#include "lib/core.h"
+#include "lib/core/core.h"
 #include "test_p2p.h"
 #include "tu.h"
 

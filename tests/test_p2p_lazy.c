@@ -13,8 +13,8 @@
 #include <unistd.h>
 #include <rcx/rcx.h>
 #include "providers/provider.h"
-#include "lib/boot.h"
-#include "lib/core.h"
+#include "lib/boot/boot.h"
+#include "lib/core/core.h"
 #include "test_p2p.h"
 #include "tu.h"
 

@@ -12,7 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <hwloc.h>
-#include "lib/core.h"
+#include "lib/core/core.h"
 #include "tu.h"
 
 #define XML RCX_SOURCE_DIR "/tests/data/two-numa-two-hca.xml"

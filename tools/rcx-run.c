@@ -20,7 +20,7 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
-#include "lib/boot_wire.h"
+#include "lib/boot/boot_wire.h"
 
 #define EXIT_TIMEOUT 124 /* as timeout(1) */
 #define EXIT_SELF    125 /* rcx-run itself failed */

@@ -188,7 +188,7 @@ static int flt_ep_disconnect(struct rcx_ep *ep)
  * RCX_FAULT_STALL_FENCE=1: a WR posted with RCX_WR_FENCE, and what follows
  * it in its list, is held back until the next post on the same endpoint
  * (or until the endpoint is put in error or destroyed). That is what rxe
- * does when it loses the wakeup of a fenced WR (lib/win.c, kick()), made
+ * does when it loses the wakeup of a fenced WR (lib/win/win.c, kick()), made
  * to happen every time.
  */
 struct flt_held {

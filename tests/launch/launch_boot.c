@@ -15,7 +15,7 @@
 #include <poll.h>
 #include <stdint.h>
 #include <string.h>
-#include "lib/boot.h"
+#include "lib/boot/boot.h"
 #include "launch.h"
 
 #define BIG_BLOB 100000

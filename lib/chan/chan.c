@@ -1,0 +1,700 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Bound channels: the fast path (bind, free and rebind are in
+ * chan_bind.c).
+ *
+ * Decided at bind time: memory registered once, a prepared WR per
+ * channel; rcx_start patches an address (and the immediate) and posts
+ * once. Completions come back through the context CQ with wr_id pointing
+ * at the channel: no lookup.
+ *
+ * One message in flight and slot ownership: a receiving channel's slot
+ * belongs to the program until it starts the next receive.
+ *  - send protocol: the k-th start posts the receive for slot k; a message
+ *    that arrives earlier is refused with an RNR NAK and retried by the
+ *    sender's HCA (rnr_retry 7, min RNR timer 10 us): no data lands early.
+ *  - write_imm protocol: RDMA WRITE has no such guard, so the receiver's
+ *    starts RDMA-WRITE its start count into the sender's ready[] word
+ *    (inline, mostly unsignaled; once in a window of W starts, W > 1 when
+ *    the channel has slots of its own to spare) and the sender posts
+ *    message k only when ready > k - (W - 1): into a slot given back. On
+ *    RC the credit write precedes later traffic of the same QP, so a
+ *    receiver that starts its receive before replying never delays the
+ *    peer. docs/design.md has the arithmetic.
+ */
+#include <errno.h>
+#include <endian.h>
+#include "lib/chan/chan_int.h"
+
+/* ---- completion of the set's bind or free */
+void rcx__chan_eph_done(struct chset *s, int err)
+{
+	struct rcx_req *e = s->eph;
+
+	s->eph = NULL;
+	if (e && e->state == RCX__REQ_ACTIVE) {
+		e->obj = NULL;
+		rcx__req_complete(e, err);
+	}
+}
+
+void rcx__chan_set_fail(struct chset *s, int err)
+{
+	int i;
+
+	if (s->state == SET_FAILED)
+		return;
+	s->state = SET_FAILED;
+	s->error = err;
+	for (i = 0; i < s->n; i++) {
+		struct chan *c = &s->ch[i];
+
+		if (c->req && c->req->state == RCX__REQ_ACTIVE) {
+			c->deferred = false;
+			rcx__req_complete(c->req, err);
+		}
+	}
+	rcx__chan_eph_done(s, err);
+}
+
+/* ---- the fast path: a start patches and posts, a completion reports */
+
+/*
+ * A channel with more than one slot: advance the circular slot without a
+ * division (by n slots for channel i of a bundle of n, so the bundle
+ * takes the slots round robin: channel i's k-th start uses slot
+ * (i + k * n) mod slots); the offset of the slot this start uses.
+ */
+static inline uint64_t next_slot(struct chan *c)
+{
+	uint64_t off = c->next_off;
+
+	c->cur_slot = c->next_slot;
+	c->next_slot += c->slot_step;
+	c->next_off += c->step_off;
+	if (c->next_slot >= (int)c->slots) {
+		c->next_slot -= (int)c->slots;
+		c->next_off -= c->wrap_off;
+	}
+	return off;
+}
+
+/* sender: patch the WR for the next message (one slot: nothing to patch) */
+static inline void send_prep(struct chan *c)
+{
+	uint64_t off;
+
+	c->count++;
+	if (c->multi) {
+		off = next_slot(c);
+		*c->wr_addr = (uintptr_t)c->buf + off;
+		if (c->mode == CH_WSEND)
+			*c->wr_raddr = c->set->peer_data + off;
+	}
+	if (c->mode == CH_WSEND)
+		*c->wr_imm = htobe32(c->imm_hi | (uint32_t)(c->count & 0xffff));
+	c->set->inflight++;
+}
+
+/* receiver: patch the receive (send protocol) or set the credit */
+static inline void recv_prep(struct chan *c)
+{
+	uint64_t off;
+
+	c->count++;
+	if (c->multi) {
+		off = next_slot(c);
+		if (c->mode == CH_RECV)
+			*c->wr_addr = (uintptr_t)c->buf + off;
+	}
+	if (c->mode == CH_WRECV)
+		*c->credit_w = c->count;
+}
+
+static void defer(struct chan *c)
+{
+	struct rcx_ctx *ctx = c->set->ctx;
+
+	c->deferred = true;
+	c->next_deferred = ctx->chan_deferred;
+	ctx->chan_deferred = c;
+}
+
+/*
+ * write_imm sender: may the next message go? The receiver has started at
+ * least once, and its starts are at most lag messages behind: the slot
+ * the message goes to is one the receiver has given back.
+ */
+static inline bool has_credit(const struct chan *c)
+{
+	uint64_t r = *c->ready;
+
+	return r + c->lag > c->count && r;
+}
+
+/*
+ * write_imm receiver: a message that arrived before its start completes
+ * the start at once. Off the fast path's frame.
+ */
+static __attribute__((noinline)) void early_done(struct chan *c)
+{
+	struct rcx_req *r = c->req;
+
+	c->early--;
+	r->status.slot = c->cur_slot;
+	r->status.count = c->set->peer_len;
+	rcx__req_complete(r, 0);
+}
+
+/* write_imm receiver: does this start write the credit? (1 in window) */
+static inline bool credit_due(struct chan *c)
+{
+	if (--c->credit_in)
+		return false;
+	c->credit_in = (uint32_t)c->set->window;
+	return true;
+}
+
+/*
+ * The credit write of one channel, prepared whole at bind: unsignaled,
+ * except one in CH_CREDIT_SIGNAL to retire the send queue.
+ */
+static inline int credit_post(struct chan *c)
+{
+	struct chset *s = c->set;
+	int ret;
+
+	if (RCX__LIKELY(++s->credits_sent % CH_CREDIT_SIGNAL))
+		return c->post(s->ep, &c->credit, 1);
+	ret = c->post(s->ep, &c->credit_sig, 1);
+	if (!ret)
+		s->inflight++;
+	return ret;
+}
+
+/*
+ * The credits of channels [lo, hi) of a set as one WR: lo's, whose
+ * addresses cover the range, with the length patched for the post.
+ */
+static int credit_post_range(struct chset *s, int lo, int hi)
+{
+	bool sig = ++s->credits_sent % CH_CREDIT_SIGNAL == 0;
+	struct rcx_pwr *p = sig ? s->ch[lo].credit_sig : s->ch[lo].credit;
+	int ret;
+
+	*p->length = (uint32_t)(hi - lo) * 8;
+	ret = s->ch[lo].post(s->ep, &p, 1);
+	/* posted: the WR was copied; one channel's again */
+	*p->length = 8;
+	if (!ret && sig)
+		s->inflight++;
+	return ret;
+}
+
+/* the receiver has started each of the m channels from c0 */
+static bool fuse_ready(const struct chan *c0, int m)
+{
+	int t;
+
+	for (t = 0; t < m; t++)
+		if (!has_credit(&c0[t]))
+			return false;
+	return true;
+}
+
+/* ... or none of them */
+static bool fuse_none(const struct chan *c0, int m)
+{
+	int t;
+
+	for (t = 0; t < m; t++)
+		if (has_credit(&c0[t]))
+			return false;
+	return true;
+}
+
+/*
+ * write_imm sender, bundle on contiguous slots (stride == len): channels
+ * started together that are consecutive in the bundle, at the same start
+ * count, take consecutive slots at both ends, so one WRITE_IMM carries
+ * them all; its immediate names the first channel and how many. The
+ * receiver completes each as if it had come alone. Only when the
+ * receiver has started all of them or none: it may wait for the ones it
+ * started before it starts the others, so those cannot wait for these.
+ */
+static bool fusable(struct chset *s, struct rcx_req **reqs, int m)
+{
+	struct chan *c0 = to_chan(reqs[0]);
+	int t;
+
+	if (!s->fuse_pwr || s->fuse_busy || m < 2 || m > s->n - c0->idx ||
+	    (size_t)m * c0->len > CH_FUSE_MAX ||
+	    c0->next_slot + m > (int)c0->slots)
+		return false;
+	for (t = 1; t < m; t++) {
+		struct chan *c = to_chan(reqs[t]);
+
+		if (c != c0 + t || c->count != c0->count)
+			return false;
+	}
+	return fuse_ready(c0, m) || fuse_none(c0, m);
+}
+
+/* post channels c0 .. c0 + m - 1 as one WRITE_IMM */
+static int fuse_post(struct chset *s, struct chan *c0, int m)
+{
+	struct rcx_pwr *p = s->fuse_pwr;
+	uint64_t off = c0->next_off;
+	int t, ret;
+
+	for (t = 0; t < m; t++) {
+		c0[t].count++;
+		next_slot(&c0[t]);
+	}
+	*p->addr = (uintptr_t)c0->buf + off;
+	*p->remote_addr = s->peer_data + off;
+	*p->length = (uint32_t)((size_t)m * c0->len);
+	*p->imm_be = htobe32(CH_IMM(c0->idx, m, c0->count));
+	s->fuse_lo = c0->idx;
+	s->fuse_m = m;
+	s->inflight++;
+	ret = s->ctx->ops->pwr_post(s->ep, &p, 1);
+	if (ret) { /* nothing will complete: the set fails */
+		s->inflight--;
+		s->fuse_busy = false;
+	}
+	return ret;
+}
+
+/* start m fusable channels: post them, or wait for the credits as one */
+static int fuse_start(struct chset *s, struct rcx_req **reqs, int m)
+{
+	struct chan *c0 = to_chan(reqs[0]);
+	int t;
+
+	for (t = 0; t < m; t++) {
+		reqs[t]->state = RCX__REQ_ACTIVE;
+		reqs[t]->status.error = 0;
+	}
+	s->fuse_busy = true;
+	if (fuse_ready(c0, m))
+		return fuse_post(s, c0, m);
+	c0->fuse_m = (uint8_t)m;
+	defer(c0);
+	return 0;
+}
+
+static void on_fuse_wc(struct rcx_ctx *ctx, struct rcx__wrctx *w,
+		       const struct rcx_cqe *cqe)
+{
+	struct chset *s =
+		(struct chset *)((char *)w - offsetof(struct chset, fuse_wrc));
+	int lo = s->fuse_lo, m = s->fuse_m, t;
+
+	s->inflight--;
+	s->fuse_busy = false;
+	if (RCX__UNLIKELY(cqe->status)) {
+		rcx__chan_set_fail(s, cqe->status == RCX_ERR_FLUSHED
+					      ? RCX_ERR_PROC_FAILED
+					      : cqe->status);
+		return;
+	}
+	for (t = lo; t < lo + m; t++) {
+		struct rcx_req *r = s->ch[t].req;
+
+		if (r->state != RCX__REQ_ACTIVE)
+			continue;
+		r->status.slot = s->ch[t].cur_slot;
+		r->status.count = s->ch[t].len;
+		rcx__req_complete(r, 0);
+	}
+}
+
+/*
+ * The fast path: one channel, one post. A sender posts at once (send
+ * protocol) or when the receiver's credit is there (write_imm); a receiver
+ * posts its receive (send) or writes its credit (write_imm). What was
+ * checked at bind is not checked again.
+ */
+static int chan_start(struct rcx_req *r)
+{
+	struct chan *c = r->obj;
+	struct chset *s = c->set;
+	int ret;
+
+	if (RCX__UNLIKELY(s->state != SET_UP))
+		return s->state == SET_FAILED ? s->error : -EAGAIN;
+	r->state = RCX__REQ_ACTIVE;
+	r->status.error = 0;
+	switch (c->mode) {
+	case CH_SEND:
+		send_prep(c);
+		ret = c->post(s->ep, &c->pwr, 1);
+		break;
+	case CH_WSEND:
+		if (!has_credit(c)) {
+			defer(c); /* no credit yet: posted by progress */
+			return 0;
+		}
+		send_prep(c);
+		ret = c->post(s->ep, &c->pwr, 1);
+		break;
+	case CH_RECV:
+		recv_prep(c);
+		ret = c->post(s->ep, &c->pwr, 1);
+		break;
+	default:
+		recv_prep(c);
+		ret = credit_due(c) ? credit_post(c) : 0;
+		if (RCX__UNLIKELY(c->early) && !ret)
+			early_done(c);
+		break;
+	}
+	if (RCX__UNLIKELY(ret))
+		rcx__chan_set_fail(s, ret);
+	return ret;
+}
+
+/*
+ * Start channels (reqs all of this kind): per set, one post list of the
+ * senders that have credit and one of the receives plus one credit write.
+ */
+static int chan_start_many(struct rcx_req **reqs, int n)
+{
+	struct rcx_pwr *list[CH_MAX_BUNDLE + 1];
+	int i, k, ret;
+
+	for (i = 0; i < n; i++) {
+		struct chan *c = to_chan(reqs[i]);
+
+		if (c->set->state == SET_FAILED)
+			return c->set->error;
+		if (c->set->state != SET_UP)
+			return -EAGAIN;
+	}
+	for (i = 0; i < n;) {
+		struct chset *s = to_chan(reqs[i])->set;
+		int j, lo = s->n, hi = -1;
+
+		for (j = i; j < n && to_chan(reqs[j])->set == s; j++)
+			;
+		if (s->is_send && fusable(s, reqs + i, j - i)) {
+			ret = fuse_start(s, reqs + i, j - i);
+			i = j;
+			if (ret) {
+				rcx__chan_set_fail(s, ret);
+				return ret;
+			}
+			continue;
+		}
+		k = 0;
+		for (; i < j; i++) {
+			struct chan *c = to_chan(reqs[i]);
+
+			c->req->state = RCX__REQ_ACTIVE;
+			c->req->status.error = 0;
+			if (c->mode == CH_WSEND && !has_credit(c)) {
+				defer(c);
+				continue;
+			}
+			if (c->is_send) {
+				send_prep(c);
+				list[k++] = c->pwr;
+				continue;
+			}
+			recv_prep(c);
+			if (c->mode == CH_RECV) {
+				list[k++] = c->pwr;
+				continue;
+			}
+			if (credit_due(c)) {
+				lo = c->idx < lo ? c->idx : lo;
+				hi = c->idx + 1 > hi ? c->idx + 1 : hi;
+			}
+			if (c->early)
+				early_done(c);
+		}
+		ret = 0;
+		if (k && s->is_send)
+			ret = s->ctx->ops->pwr_post(s->ep, list, k);
+		else if (k)
+			ret = s->ctx->ops->pwr_post_recv(s->ep, list, k);
+		if (!ret && hi > lo)
+			ret = credit_post_range(s, lo, hi);
+		if (ret) {
+			rcx__chan_set_fail(s, ret);
+			return ret;
+		}
+	}
+	return 0;
+}
+
+/* Take s's channels off the context's deferred list (s is going). */
+void rcx__chan_undefer(struct chset *s)
+{
+	struct chan **pp = (struct chan **)&s->ctx->chan_deferred, *c;
+
+	while ((c = *pp)) {
+		if (c->set == s) {
+			*pp = c->next_deferred;
+			c->deferred = false;
+			c->fuse_m = 0;
+		} else {
+			pp = &c->next_deferred;
+		}
+	}
+}
+
+/*
+ * A fused start waiting for its credits got some but not all: the
+ * receiver started only those, and may wait for them before it starts
+ * the rest. Each channel waits alone now, the others right after c0 on
+ * the list (this pass looks at them too).
+ */
+static void fuse_split(struct chan *c0, int m)
+{
+	int t;
+
+	c0->set->fuse_busy = false;
+	c0->fuse_m = 0;
+	for (t = m - 1; t > 0; t--) {
+		c0[t].deferred = true;
+		c0[t].next_deferred = c0->next_deferred;
+		c0->next_deferred = &c0[t];
+	}
+}
+
+/* Senders waiting for the receiver's credit: called from progress. */
+void rcx__chan_progress(struct rcx_ctx *ctx)
+{
+	struct chan **pp = (struct chan **)&ctx->chan_deferred, *c;
+
+	while ((c = *pp)) {
+		int m = c->fuse_m, ret;
+
+		if (!c->deferred) {
+			*pp = c->next_deferred;
+			c->fuse_m = 0;
+			continue;
+		}
+		if (m && !fuse_ready(c, m) && !fuse_none(c, m)) {
+			fuse_split(c, m);
+			m = 0;
+		}
+		if (m ? !fuse_ready(c, m) : !has_credit(c)) {
+			pp = &c->next_deferred;
+			continue;
+		}
+		*pp = c->next_deferred;
+		c->deferred = false;
+		c->fuse_m = 0;
+		if (m) {
+			ret = fuse_post(c->set, c, m);
+		} else {
+			send_prep(c);
+			ret = c->post(c->set->ep, &c->pwr, 1);
+		}
+		if (ret)
+			rcx__chan_set_fail(c->set, RCX_ERR_PROC_FAILED);
+	}
+}
+
+static void on_chan_wc(struct rcx_ctx *ctx, struct rcx__wrctx *w,
+		       const struct rcx_cqe *cqe)
+{
+	struct chan *c = (struct chan *)w;
+	struct rcx_req *r = c->req;
+
+	if (c->is_send)
+		c->set->inflight--;
+	/*
+	 * A receive of the send protocol that an RDMA write with immediate
+	 * took: its data went where the peer wrote it, byte_len says nothing
+	 * about this slot. Not the protocol the ends agreed on. (A sender's
+	 * own WRITE_IMM may complete with the immediate flag: rxe sets it.)
+	 */
+	if (RCX__UNLIKELY(cqe->status || (cqe->has_imm && !c->is_send))) {
+		rcx__chan_set_fail(c->set, !cqe->status ? RCX_ERR_PROTO
+					   : cqe->status == RCX_ERR_FLUSHED
+						   ? RCX_ERR_PROC_FAILED
+						   : cqe->status);
+		return;
+	}
+	r->status.slot = c->cur_slot;
+	r->status.count = c->is_send ? c->len : cqe->byte_len;
+	rcx__req_complete(r, 0);
+}
+
+int rcx__chan_zrecv_post(struct chset *s)
+{
+	int ret = s->ctx->ops->pwr_post_recv(s->ep, s->zrecv, CH_ZBATCH);
+
+	/*
+	 * Counted posted even when the list failed part-way (the provider
+	 * does not say where): a set waits for the flush of what it counts
+	 * before it goes, so it may wait in vain but never frees early.
+	 */
+	s->zposted += CH_ZBATCH;
+	return ret;
+}
+
+/* write_imm receiver: channel c received its message */
+static inline void imm_done(struct chset *s, struct chan *c)
+{
+	struct rcx_req *r = c->req;
+
+	r->status.slot = c->cur_slot;
+	r->status.count = s->peer_len;
+	rcx__req_complete(r, 0);
+}
+
+/*
+ * write_imm receiver: one immediate for m channels from c (fused by the
+ * sender), or one for a channel not started yet: its sender may be up to
+ * lag messages ahead, more breaks the protocol (then nothing completes
+ * but in error). Off the fast path's frame.
+ */
+static __attribute__((noinline)) void imm_slow(struct chset *s, struct chan *c,
+					       int m)
+{
+	int t;
+
+	for (t = 0; t < m; t++)
+		if (c[t].req->state != RCX__REQ_ACTIVE &&
+		    c[t].early >= c[t].lag) {
+			rcx__chan_set_fail(s, RCX_ERR_PROTO);
+			return;
+		}
+	if (s->zposted <= s->zmin && rcx__chan_zrecv_post(s)) {
+		rcx__chan_set_fail(s, RCX_ERR_PROC_FAILED);
+		return;
+	}
+	for (t = 0; t < m; t++) {
+		if (c[t].req->state == RCX__REQ_ACTIVE)
+			imm_done(s, &c[t]);
+		else
+			c[t].early++;
+	}
+}
+
+/* write_imm receiver: an immediate names the channel (and how many) */
+static void on_imm(struct rcx_ctx *ctx, struct rcx__wrctx *w,
+		   const struct rcx_cqe *cqe)
+{
+	struct chset *s =
+		(struct chset *)((char *)w - offsetof(struct chset, zwrc));
+	unsigned int idx = cqe->imm >> 24, m = ((cqe->imm >> 16) & 0xff) + 1;
+	struct chan *c;
+
+	s->zposted--;
+	if (RCX__UNLIKELY(cqe->status)) {
+		rcx__chan_set_fail(s, cqe->status == RCX_ERR_FLUSHED
+					      ? RCX_ERR_PROC_FAILED
+					      : cqe->status);
+		return;
+	}
+	if (RCX__UNLIKELY(s->state != SET_UP))
+		return;
+	if (RCX__UNLIKELY(!cqe->has_imm || idx + m > (unsigned int)s->n)) {
+		rcx__chan_set_fail(s, RCX_ERR_PROTO);
+		return;
+	}
+	c = &s->ch[idx];
+	if (RCX__UNLIKELY(m > 1 || c->req->state != RCX__REQ_ACTIVE ||
+			  s->zposted <= s->zmin))
+		imm_slow(s, c, (int)m);
+	else
+		imm_done(s, c);
+}
+
+static void on_ctl_wc(struct rcx_ctx *ctx, struct rcx__wrctx *w,
+		      const struct rcx_cqe *cqe)
+{
+	struct chset *s = (struct chset *)((char *)w -
+					   offsetof(struct chset, credit_wrc));
+
+	s->inflight--;
+	if (cqe->status && s->state != SET_FAILED)
+		rcx__chan_set_fail(s, RCX_ERR_PROC_FAILED);
+}
+
+static void on_free_wc(struct rcx_ctx *ctx, struct rcx__wrctx *w,
+		       const struct rcx_cqe *cqe)
+{
+	struct chset *s =
+		(struct chset *)((char *)w - offsetof(struct chset, free_wrc));
+
+	s->inflight--;
+	/* a peer that is gone has freed its end, in effect */
+	if (cqe->status)
+		s->ctl->peer_free = 1;
+}
+
+/* ---- the channel request kind */
+
+static void chan_poll(struct rcx_req *r)
+{
+	struct rcx_ctx *ctx = r->ctx;
+
+	if (ctx->chan_deferred)
+		rcx__chan_progress(ctx);
+	rcx__progress(ctx);
+}
+
+const struct rcx__req_ops rcx__chan_ops = {
+	.start = chan_start,
+	.start_many = chan_start_many,
+	.poll = chan_poll,
+};
+
+void rcx__chan_set_wire(struct chset *s)
+{
+	int i;
+
+	s->zwrc.cb = on_imm;
+	s->fuse_wrc.cb = on_fuse_wc;
+	s->credit_wrc.cb = on_ctl_wc;
+	s->free_wrc.cb = on_free_wc;
+	for (i = 0; i < s->n; i++)
+		s->ch[i].wrc.cb = on_chan_wc;
+}
+
+void rcx__chan_set_fast(struct chset *s)
+{
+	const struct rcx_provider_ops *ops = s->ctx->ops;
+	bool imm = s->proto == RCX_CHAN_WRITE_IMM;
+	int i;
+
+	for (i = 0; i < s->n; i++) {
+		struct chan *c = &s->ch[i];
+
+		c->is_send = s->is_send;
+		c->multi = c->slots > 1;
+		c->lag = imm ? (uint32_t)s->window - 1 : 0;
+		c->credit_in = 1; /* the first start gives the credit */
+		if (c->multi) {
+			/* channel i starts at slot i, steps by n (mod slots) */
+			c->next_slot = (int)((unsigned long)i % c->slots);
+			c->next_off = (uint64_t)c->next_slot * c->stride;
+			c->slot_step = (int)((unsigned long)s->n % c->slots);
+			c->step_off = (uint64_t)c->slot_step * c->stride;
+			c->wrap_off = (uint64_t)c->slots * c->stride;
+		}
+		c->post = ops->pwr_post;
+		if (s->is_send) {
+			c->mode = imm ? CH_WSEND : CH_SEND;
+			c->ready = &ready(s)[i];
+			c->imm_hi = CH_IMM(i, 1, 0);
+		} else {
+			c->mode = imm ? CH_WRECV : CH_RECV;
+			c->credit_w = &credit_src(s)[i];
+			if (!imm)
+				c->post = ops->pwr_post_recv;
+		}
+		if (c->pwr) {
+			c->wr_addr = c->pwr->addr;
+			c->wr_raddr = c->pwr->remote_addr;
+			c->wr_imm = c->pwr->imm_be;
+		}
+	}
+}

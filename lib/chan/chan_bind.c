@@ -1,0 +1,1209 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Bound channels: bind, free and rebind (the fast path is in chan.c). A
+ * bind (or a bundle of n) gets its own RC queue pair, set up by a
+ * handshake over the group: the sender's BIND request is matched by the
+ * receiver exactly like the original send (cid BIND, the user's tag); the
+ * receiver answers on cid BACK with its slot region and connects a new QP
+ * to the sender, naming the sender's cookie.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "lib/chan/chan_int.h"
+
+#define CH_ACK_TAG_BASE	   0x40000000
+#define CH_FREE_TIMEOUT_US 30000000LL
+
+enum { PD_CHAN = 3 };
+
+/* ---- set construction, connection */
+
+static void set_link(struct chset *s)
+{
+	s->next = s->ctx->chan_sets;
+	s->ctx->chan_sets = s;
+}
+
+static void set_unlink(struct chset *s)
+{
+	struct chset **pp;
+
+	for (pp = (struct chset **)&s->ctx->chan_sets; *pp; pp = &(*pp)->next)
+		if (*pp == s) {
+			*pp = s->next;
+			return;
+		}
+}
+
+static void set_on_cm(struct rcx__epobj *o, const struct rcx_cm_event *ev)
+{
+	struct chset *s = (struct chset *)o;
+
+	switch (ev->type) {
+	case RCX_CM_ESTABLISHED:
+		s->established = true;
+		if (s->state == SET_HANDSHAKE && (!s->is_send || s->answered)) {
+			s->state = SET_UP;
+			rcx__chan_eph_done(s, 0);
+		}
+		break;
+	case RCX_CM_DISCONNECTED:
+		/* deliver what arrived before the peer left */
+		while (rcx__progress(s->ctx) > 0)
+			;
+		/* the peer's side is gone: it cannot free any more */
+		s->ctl->peer_free = 1;
+		if (s->state != SET_FREEING)
+			rcx__chan_set_fail(s, RCX_ERR_PROC_FAILED);
+		break;
+	case RCX_CM_ERROR:
+		rcx__chan_set_fail(s, ev->status ? ev->status : -ECONNABORTED);
+		break;
+	}
+}
+
+/* The QP exists: prepare every WR of the set, post what must be posted. */
+static int set_prepare(struct chset *s)
+{
+	const struct rcx_provider_ops *ops = s->ctx->ops;
+	struct rcx_ep *ep = s->ep;
+	struct rcx_wr w;
+	int i, ret;
+
+	for (i = 0; i < s->n; i++) {
+		struct chan *c = &s->ch[i];
+
+		memset(&w, 0, sizeof(w));
+		w.wr_id = (uintptr_t)&c->wrc;
+		w.addr = (uintptr_t)c->buf;
+		w.length = (uint32_t)c->len;
+		w.lkey = s->reg->lkey;
+		if (s->is_send) {
+			w.flags = RCX_WR_SIGNALED;
+			if (s->proto == RCX_CHAN_WRITE_IMM) {
+				w.op = RCX_OP_WRITE_IMM;
+				w.remote_addr = s->peer_data;
+				w.rkey = s->peer_data_rkey;
+			} else {
+				w.op = RCX_OP_SEND;
+			}
+			if (c->len <= ops->ep_max_inline(ep) &&
+			    c->len <= s->ctx->cfg.inline_size)
+				w.flags |= RCX_WR_INLINE;
+			ret = ops->pwr_create(ep, &w, 0, &c->pwr);
+		} else {
+			ret = 0;
+			if (s->proto == RCX_CHAN_SEND)
+				ret = ops->pwr_create(ep, &w, 1, &c->pwr);
+			memset(&w, 0, sizeof(w));
+			w.wr_id = (uintptr_t)&s->credit_wrc;
+			w.op = RCX_OP_WRITE;
+			w.addr = (uintptr_t)&credit_src(s)[i];
+			w.lkey = s->ctl_reg->lkey;
+			w.length = 8;
+			w.remote_addr = s->peer_ctl +
+					offsetof(struct chctl, words) +
+					(uint64_t)i * 8;
+			w.rkey = s->peer_ctl_rkey;
+			if (8 * s->n <= (int)ops->ep_max_inline(ep))
+				w.flags = RCX_WR_INLINE;
+			if (!ret)
+				ret = ops->pwr_create(ep, &w, 0, &c->credit);
+			w.flags |= RCX_WR_SIGNALED;
+			if (!ret)
+				ret = ops->pwr_create(ep, &w, 0,
+						      &c->credit_sig);
+		}
+		if (ret)
+			return ret;
+	}
+	if (!s->is_send && s->proto == RCX_CHAN_WRITE_IMM) {
+		memset(&w, 0, sizeof(w));
+		w.wr_id = (uintptr_t)&s->zwrc;
+		w.lkey = s->ctl_reg->lkey;
+		w.addr = (uintptr_t)s->ctl;
+		for (i = 0; i < CH_ZBATCH; i++) {
+			ret = ops->pwr_create(ep, &w, 1, &s->zrecv[i]);
+			if (ret)
+				return ret;
+		}
+		/* one per message that can be in flight, and slack */
+		s->zmin = s->n * s->window;
+		while (s->zposted <= s->zmin) {
+			ret = rcx__chan_zrecv_post(s);
+			if (ret)
+				return ret;
+		}
+	}
+	/* contiguous slots: consecutive channels can go as one (chan.c) */
+	if (s->is_send && s->proto == RCX_CHAN_WRITE_IMM && s->n > 1 &&
+	    s->ch[0].slots > 1 && s->ch[0].len > 0 &&
+	    s->ch[0].len == s->ch[0].stride) {
+		memset(&w, 0, sizeof(w));
+		w.wr_id = (uintptr_t)&s->fuse_wrc;
+		w.op = RCX_OP_WRITE_IMM;
+		w.flags = RCX_WR_SIGNALED;
+		w.addr = (uintptr_t)s->ch[0].buf;
+		w.length = (uint32_t)s->ch[0].len;
+		w.lkey = s->reg->lkey;
+		w.remote_addr = s->peer_data;
+		w.rkey = s->peer_data_rkey;
+		/* inline when the whole bundle fits (at most 256 bytes) */
+		if ((size_t)s->n * s->ch[0].len <= ops->ep_max_inline(ep) &&
+		    (size_t)s->n * s->ch[0].len <= 256)
+			w.flags |= RCX_WR_INLINE;
+		ret = ops->pwr_create(ep, &w, 0, &s->fuse_pwr);
+		if (ret)
+			return ret;
+	}
+	memset(&w, 0, sizeof(w));
+	w.wr_id = (uintptr_t)&s->free_wrc;
+	w.op = RCX_OP_WRITE;
+	w.flags = RCX_WR_SIGNALED;
+	w.addr = (uintptr_t)&s->ctl->free_src;
+	w.length = 8;
+	w.lkey = s->ctl_reg->lkey;
+	w.remote_addr = s->peer_ctl + offsetof(struct chctl, peer_free);
+	w.rkey = s->peer_ctl_rkey;
+	ret = ops->pwr_create(ep, &w, 0, &s->free_wr);
+	if (!ret)
+		rcx__chan_set_fast(s);
+	return ret;
+}
+
+/*
+ * A sender's WRs carry the receiver's slot and control addresses and keys,
+ * from its answer; the answer comes over the group and the connection
+ * through rdma_cm, in either order. So a sender prepares its WRs once both
+ * are in: here or in on_answer.
+ */
+static int set_on_ready(struct rcx_ep *ep, void *arg)
+{
+	struct chset *s = arg;
+
+	s->ep = ep;
+	if (s->is_send && !s->answered)
+		return 0;
+	return set_prepare(s);
+}
+
+static struct rcx_ep_attr set_ep_attr(struct chset *s)
+{
+	const struct rcx__config *cfg = &s->ctx->cfg;
+	struct rcx_ep_attr a = {
+		.ep_ctx = &s->obj,
+		.on_ready = set_on_ready,
+		/* n in flight, unsignaled credit writes between signals, free */
+		.max_send_wr = (uint32_t)(s->n + 2 * CH_CREDIT_SIGNAL + 4),
+		.max_recv_wr =
+			(uint32_t)(s->n * s->window + s->n + CH_ZBATCH + 4),
+		/* messages up to RCX_INLINE; a bundle's credit words */
+		.max_inline = cfg->inline_size > 8u * (unsigned)s->n
+				      ? cfg->inline_size
+				      : 8u * (unsigned)s->n,
+		.timeout = cfg->qp_timeout,
+		.retry_cnt = cfg->qp_retry,
+		.rnr_retry = cfg->rnr_retry,
+		.max_rd_atomic = 1,
+		/* send protocol: a late receive costs 10 us, not 0.64 ms+ */
+		.min_rnr_timer = 1,
+	};
+	return a;
+}
+
+static void set_destroy(struct chset *s)
+{
+	struct rcx_ctx *ctx = s->ctx;
+	const struct rcx_provider_ops *ops = ctx->ops;
+	long long end;
+	int i;
+
+	set_unlink(s);
+	rcx__chan_undefer(s);
+	if (s->conn_by_us)
+		ctx->chan_conn_due--;
+	if (s->state != SET_FAILED)
+		s->state = SET_FAILED;
+	if (s->eph) {
+		s->eph->obj = NULL;
+		rcx__chan_eph_done(s, -ECANCELED);
+	}
+	/*
+	 * The handshake's receive points into the set: take it back. One
+	 * already matched (a rendezvous READ into peer_msg, then the FIN)
+	 * cannot be: let it end, its callback finds the set failed.
+	 */
+	if (s->hs_recv)
+		rcx__p2p_cancel(s->hs_recv, -ECANCELED);
+	end = rcx__now_us() + 2000000;
+	while ((s->hs_sends > 0 || s->hs_recv) && rcx__now_us() < end)
+		rcx__progress(ctx);
+	if (s->ep) {
+		/* flush and reap: completions point into this set */
+		ops->ep_set_error(s->ep);
+		end = rcx__now_us() + 2000000;
+		while ((s->zposted > 0 || s->inflight > 0) &&
+		       rcx__now_us() < end)
+			rcx__progress(ctx);
+		ops->ep_destroy(s->ep);
+	}
+	for (i = 0; i < s->n; i++) {
+		if (s->ch[i].pwr)
+			ops->pwr_destroy(s->ch[i].pwr);
+		if (s->ch[i].credit)
+			ops->pwr_destroy(s->ch[i].credit);
+		if (s->ch[i].credit_sig)
+			ops->pwr_destroy(s->ch[i].credit_sig);
+	}
+	if (s->fuse_pwr)
+		ops->pwr_destroy(s->fuse_pwr);
+	for (i = 0; i < CH_ZBATCH; i++)
+		if (s->zrecv[i])
+			ops->pwr_destroy(s->zrecv[i]);
+	if (s->free_wr)
+		ops->pwr_destroy(s->free_wr);
+	rcx__reg_put(ctx, s->reg);
+	rcx__reg_put(ctx, s->ctl_reg);
+	if (s->zposted > 0 || s->inflight > 0 || s->hs_sends > 0 || s->hs_recv)
+		return; /* never reaped: leak rather than free live memory */
+	free(s->ctl);
+	free(s);
+}
+
+/* The sender accepts the receiver's connection that names its cookie. */
+static int chan_conn_req(struct rcx_ctx *ctx, struct rcx__pending_req *p)
+{
+	struct rcx_ep_attr a;
+	struct chset *s;
+	uint64_t cookie;
+
+	if (p->len < 16 || memcmp(p->pdata, "RCX1", 4) ||
+	    p->pdata[4] != PD_CHAN)
+		return 0;
+	memcpy(&cookie, p->pdata + 8, 8);
+	for (s = ctx->chan_sets; s; s = s->next)
+		if (s->is_send && s->cookie == cookie && !s->ep &&
+		    s->state == SET_HANDSHAKE)
+			break;
+	if (!s || (a = set_ep_attr(s),
+		   ctx->ops->ep_accept(ctx->dev, p->req, &a, &s->ep))) {
+		if (!s)
+			ctx->ops->ep_reject(ctx->dev, p->req);
+		else
+			rcx__chan_set_fail(s, -ECONNABORTED);
+	}
+	free(p);
+	return 1;
+}
+
+/*
+ * The receiver connects after it answered, so a sender's wait for the
+ * connection has nothing else to end it: a receiver that died before it
+ * connected, or whose connection failed (its bind fails; ours would wait
+ * forever). A failure of the peer ends it at once; a connection that
+ * does not come within RCX_CONNECT_TIMEOUT_MS, -ETIMEDOUT.
+ */
+static bool conn_waits(const struct chset *s)
+{
+	return s->state == SET_HANDSHAKE && !s->ep;
+}
+
+void rcx__chan_peer_failed(struct rcx_group *g, int peer, int err)
+{
+	struct chset *s;
+
+	for (s = g->ctx->chan_sets; s && g->ctx->chan_conn_due; s = s->next)
+		if (s->conn_by_us && conn_waits(s) && s->ch[0].g == g &&
+		    s->ch[0].peer == peer)
+			rcx__chan_set_fail(s, err);
+}
+
+void rcx__chan_conn_due(struct rcx_ctx *ctx, long long now)
+{
+	struct chset *s;
+
+	for (s = ctx->chan_sets; s && ctx->chan_conn_due; s = s->next) {
+		if (!s->conn_by_us || (conn_waits(s) && now <= s->conn_by_us))
+			continue;
+		s->conn_by_us = 0;
+		ctx->chan_conn_due--;
+		if (conn_waits(s))
+			rcx__chan_set_fail(s, -ETIMEDOUT);
+	}
+}
+
+/*
+ * A receiver's bind from RCX_ANY_SOURCE waits for a request from any
+ * member but itself (a bind to oneself is refused): once every other one
+ * has failed or left (BYE), none can come. 0 while one may, else the
+ * error the bind ends with.
+ */
+static int no_sender(const struct rcx_group *g)
+{
+	int i, err = -ECONNRESET;
+
+	for (i = 0; i < g->size; i++) {
+		const struct rcx__conn *c = g->conns[i];
+
+		if (i == g->rank)
+			continue;
+		if (g->failed[i] || (c && c->state == RCX__CONN_FAILED))
+			err = RCX_ERR_PROC_FAILED;
+		else if (!c || c->state != RCX__CONN_CLOSED)
+			return 0;
+	}
+	return err;
+}
+
+/* s's wildcard request receive, still posted, that nobody can answer */
+static void wild_check(struct chset *s)
+{
+	int err;
+
+	if (s->is_send || s->state != SET_HANDSHAKE || !s->hs_recv ||
+	    s->ch[0].peer != RCX_ANY_SOURCE)
+		return;
+	err = no_sender(s->ch[0].g);
+	/* its callback fails the bind with err (one matched already, a
+	 * rendezvous under way, ends by itself) */
+	if (err)
+		rcx__p2p_cancel(s->hs_recv, err);
+}
+
+void rcx__chan_member_gone(struct rcx_group *g)
+{
+	struct chset *s;
+
+	for (s = g->ctx->chan_sets; s; s = s->next)
+		if (s->ch[0].g == g)
+			wild_check(s);
+}
+
+struct bind_args {
+	struct rcx_group *g;
+	uint8_t *buf;
+	size_t len;
+	int peer;
+	int tag;
+	bool is_send;
+	int proto;
+	unsigned long slots, stride;
+};
+
+static int parse_info(const struct rcx_info *info, struct bind_args *a)
+{
+	static const char *const protos[] = { "auto", "send", "write_imm",
+					      NULL };
+	int ret;
+
+	ret = rcx__info_enum(info, RCX_CHAN_PROTOCOL, protos, a->proto,
+			     &a->proto);
+	if (!ret)
+		ret = rcx__info_ulong(info, RCX_CHAN_SLOTS, 1, 1, 1 << 20,
+				      &a->slots);
+	if (!ret)
+		ret = rcx__info_ulong(info, RCX_CHAN_STRIDE, a->len, 0,
+				      (unsigned long)-1 >> 1, &a->stride);
+	if (ret)
+		return ret;
+	if (a->slots > 1 && a->stride < a->len)
+		return -EINVAL;
+	return 0;
+}
+
+static int alloc_set(struct rcx_ctx *ctx, const struct bind_args *a, int n,
+		     struct chset **out)
+{
+	size_t region = (a->slots - 1) * a->stride + a->len;
+	struct chset *s;
+	int ret;
+
+	s = calloc(1, sizeof(*s) + (size_t)n * sizeof(struct chan));
+	if (!s)
+		return -ENOMEM;
+	s->obj.on_cm = set_on_cm;
+	s->ctx = ctx;
+	s->n = s->live = n;
+	s->window = ch_window(a->slots, n);
+	s->is_send = a->is_send;
+	s->state = SET_HANDSHAKE;
+	rcx__chan_set_wire(s);
+	if (posix_memalign((void **)&s->ctl, 64,
+			   sizeof(struct chctl) + 16 * (size_t)n)) {
+		free(s);
+		return -ENOMEM;
+	}
+	memset(s->ctl, 0, sizeof(struct chctl) + 16 * (size_t)n);
+	s->ctl->free_src = 1;
+	ret = rcx__reg_get(ctx, s->ctl, sizeof(struct chctl) + 16 * (size_t)n,
+			   RCX_ACCESS_LOCAL_WRITE | RCX_ACCESS_REMOTE_WRITE,
+			   &s->ctl_reg);
+	if (!ret)
+		ret = rcx__reg_get(ctx, a->buf, region,
+				   a->is_send ? RCX_ACCESS_LOCAL_WRITE
+					      : RCX_ACCESS_LOCAL_WRITE |
+							RCX_ACCESS_REMOTE_WRITE,
+				   &s->reg);
+	if (ret) {
+		rcx__reg_put(ctx, s->ctl_reg);
+		free(s->ctl);
+		free(s);
+		return ret;
+	}
+	*out = s;
+	return 0;
+}
+
+static void fill_msg(struct chset *s, const struct bind_args *a,
+		     struct bind_msg *m, uint32_t kind, int status)
+{
+	memset(m, 0, sizeof(*m));
+	m->magic = CH_MAGIC;
+	m->kind = kind;
+	m->status = status;
+	m->n = (uint32_t)s->n;
+	m->proto = (uint32_t)a->proto;
+	m->slots = (uint32_t)a->slots;
+	m->len = a->len;
+	m->stride = a->stride;
+	m->cookie = s->cookie;
+	m->data_addr = (uintptr_t)a->buf;
+	m->data_rkey = s->reg->rkey;
+	m->ctl_addr = (uintptr_t)s->ctl;
+	m->ctl_rkey = s->ctl_reg->rkey;
+	snprintf(m->addr, sizeof(m->addr), "%s", s->ctx->addr);
+}
+
+static void on_sent(struct rcx_req *r)
+{
+	struct chset *s = r->done_arg;
+
+	s->hs_sends--;
+}
+
+/* an error a peer may report: a negative errno or an rcx code */
+static bool peer_error(int32_t e)
+{
+	return (e < 0 && e > -RCX_ERR_BASE) ||
+	       (e <= RCX_ERR_PROC_FAILED && e > RCX_ERR_LAST);
+}
+
+/*
+ * A handshake message (kind 1 request, 2 answer) came whole and is ours;
+ * else the set fails. A request's address goes to the provider as a
+ * string: it must end inside the message.
+ */
+static bool hs_msg_ok(struct chset *s, const struct rcx_req *r, uint32_t kind)
+{
+	const struct bind_msg *m = &s->peer_msg;
+
+	if (!r->status.error && r->status.count == sizeof(*m) &&
+	    m->magic == CH_MAGIC && m->kind == kind &&
+	    (kind != 1 || memchr(m->addr, '\0', sizeof(m->addr))))
+		return true;
+	rcx__chan_set_fail(s,
+			   r->status.error ? r->status.error : RCX_ERR_PROTO);
+	return false;
+}
+
+/* sender: the receiver's answer */
+static void on_answer(struct rcx_req *r)
+{
+	struct chset *s = r->done_arg;
+	const struct bind_msg *m = &s->peer_msg;
+
+	s->hs_recv = NULL;
+	if (s->state != SET_HANDSHAKE)
+		return;
+	if (!hs_msg_ok(s, r, 2))
+		return;
+	/* the receiver's refusal, or the protocol it chose: one we run and,
+	 * unless we said auto, the one we asked for */
+	if (m->status) {
+		rcx__chan_set_fail(s, peer_error(m->status) ? m->status
+							    : RCX_ERR_PROTO);
+		return;
+	}
+	if ((m->proto != RCX_CHAN_SEND && m->proto != RCX_CHAN_WRITE_IMM) ||
+	    (s->proto != RCX_CHAN_AUTO && (int)m->proto != s->proto)) {
+		rcx__chan_set_fail(s, RCX_ERR_PROTO);
+		return;
+	}
+	s->proto = (int)m->proto;
+	s->peer_data = m->data_addr;
+	s->peer_data_rkey = m->data_rkey;
+	s->peer_ctl = m->ctl_addr;
+	s->peer_ctl_rkey = m->ctl_rkey;
+	s->answered = true;
+	if (!s->ep && !s->conn_by_us) {
+		s->conn_by_us =
+			rcx__now_us() +
+			(long long)s->ctx->cfg.connect_timeout_ms * 1000;
+		s->ctx->chan_conn_due++;
+	}
+	/* the connection came first: its WRs wait for this (set_on_ready) */
+	if (s->ep && !s->free_wr) {
+		int ret = set_prepare(s);
+
+		if (ret) {
+			rcx__chan_set_fail(s, ret);
+			return;
+		}
+	}
+	if (s->established) {
+		s->state = SET_UP;
+		rcx__chan_eph_done(s, 0);
+	}
+}
+
+/*
+ * Both ends' parameters must fit; returns the protocol or an error: a
+ * protocol that is none of ours makes the request malformed. Both ends
+ * auto: write_imm for a bundle whose sender's slots are contiguous (len ==
+ * stride), where channels started together go as one RDMA write (chan.c);
+ * send otherwise, the lower latency for one message in flight.
+ */
+static int agree(const struct bind_msg *m, const struct bind_args *a, int n)
+{
+	int ps = (int)m->proto, pr = a->proto;
+
+	if (m->proto > RCX_CHAN_WRITE_IMM)
+		return RCX_ERR_PROTO;
+	if ((int)m->n != n || m->slots != a->slots ||
+	    (a->slots > 1 && m->stride != a->stride) || m->len > a->len)
+		return -EINVAL;
+	if (ps != RCX_CHAN_AUTO && pr != RCX_CHAN_AUTO && ps != pr)
+		return -EINVAL;
+	if (ps == RCX_CHAN_AUTO)
+		ps = pr;
+	if (ps != RCX_CHAN_AUTO)
+		return ps;
+	return n > 1 && m->slots > 1 && m->len > 0 && m->len == m->stride
+		       ? RCX_CHAN_WRITE_IMM
+		       : RCX_CHAN_SEND;
+}
+
+/* receiver: the sender's request matched our bind */
+static void on_request(struct rcx_req *r)
+{
+	struct chset *s = r->done_arg;
+	const struct bind_msg *m = &s->peer_msg;
+	struct bind_args a = { 0 };
+	struct rcx_ep_attr ea;
+	uint8_t pdata[16] = "RCX1";
+	int proto, i, ret;
+
+	s->hs_recv = NULL;
+	if (s->state != SET_HANDSHAKE)
+		return;
+	if (!hs_msg_ok(s, r, 1))
+		return;
+	/* the matched source and tag become the channel's, and its status */
+	for (i = 0; i < s->n; i++) {
+		s->ch[i].peer = r->status.source;
+		s->ch[i].tag = r->status.tag;
+		s->ch[i].req->status.source = r->status.source;
+		s->ch[i].req->status.tag = r->status.tag;
+	}
+	a.len = s->ch[0].len;
+	a.slots = s->ch[0].slots;
+	a.stride = s->ch[0].stride;
+	a.proto = s->proto;
+	a.buf = s->ch[0].buf;
+	proto = agree(m, &a, s->n);
+	s->cookie = m->cookie;
+	a.proto = proto < 0 ? 0 : proto;
+	fill_msg(s, &a, &s->msg, 2, proto < 0 ? proto : 0);
+	s->hs_sends++;
+	ret = rcx__isend_cb(s->ch[0].g, &s->msg, sizeof(s->msg),
+			    r->status.source, (int)m->ack_tag, RCX__CID_BACK,
+			    on_sent, s, NULL);
+	if (ret)
+		s->hs_sends--;
+	if (proto < 0 || ret) {
+		rcx__chan_set_fail(s, proto < 0 ? proto : ret);
+		return;
+	}
+	s->proto = proto;
+	s->peer_len = m->len;
+	s->peer_ctl = m->ctl_addr;
+	s->peer_ctl_rkey = m->ctl_rkey;
+	pdata[4] = PD_CHAN;
+	memcpy(pdata + 8, &m->cookie, 8);
+	ea = set_ep_attr(s);
+	ret = s->ctx->ops->ep_connect(s->ctx->dev, m->addr, &ea, pdata,
+				      sizeof(pdata), &s->ep);
+	if (ret)
+		rcx__chan_set_fail(s, ret);
+}
+
+static void eph_release(struct rcx_req *r)
+{
+	struct chset *s = r->obj;
+
+	/* freed by the program before the bind finished */
+	if (s && s->eph == r)
+		s->eph = NULL;
+}
+
+static const struct rcx__req_ops eph_ops = { .release = eph_release };
+
+/*
+ * Make the set, its channel requests and the ephemeral request, and start
+ * the handshake. Lock held. chans[i] get the channel handles (or reuse
+ * the handles in reuse[] for rebind).
+ */
+static int bind_start(struct rcx_ctx *ctx, const struct bind_args *a, int n,
+		      struct rcx_req **reuse, struct rcx_req **chans,
+		      struct rcx_req **eph_out)
+{
+	struct chset *s;
+	struct rcx_req *eph;
+	int i, ret;
+
+	ret = alloc_set(ctx, a, n, &s);
+	if (ret)
+		return ret;
+	s->proto = a->proto;
+	eph = rcx__req_get(ctx, RCX__REQ_INTERNAL, &eph_ops);
+	if (!eph) {
+		set_destroy(s);
+		return -ENOMEM;
+	}
+	eph->obj = s;
+	eph->state = RCX__REQ_ACTIVE;
+	s->eph = eph;
+	for (i = 0; i < n; i++) {
+		struct chan *c = &s->ch[i];
+		struct rcx_req *r = reuse ? reuse[i]
+					  : rcx__req_get(ctx, RCX__REQ_CHAN,
+							 &rcx__chan_ops);
+
+		if (!r) {
+			while (i-- > 0)
+				rcx__req_put(s->ch[i].req);
+			rcx__req_put(eph);
+			set_destroy(s);
+			return -ENOMEM;
+		}
+		c->req = r;
+		c->set = s;
+		c->idx = i;
+		c->buf = a->buf;
+		c->len = a->len;
+		c->stride = a->stride;
+		c->slots = a->slots;
+		c->g = a->g;
+		c->peer = a->peer;
+		c->tag = a->tag;
+		r->obj = c;
+		r->persistent = 1;
+		r->state = RCX__REQ_INACTIVE;
+		r->status.slot = -1;
+		/*
+		 * Written once here, never on the fast path: a receive's
+		 * source and tag (a wildcard's when it matches,
+		 * on_request), a send's own rank and tag as a send reports.
+		 */
+		r->status.source = a->is_send ? a->g->rank : a->peer;
+		r->status.tag = a->tag;
+	}
+	set_link(s);
+	ctx->conn_req_hook = chan_conn_req;
+	if (a->is_send) {
+		s->cookie = ((uint64_t)rcx__now_us() << 20) ^
+			    (uint64_t)(uintptr_t)s ^ ++ctx->bind_seq;
+		fill_msg(s, a, &s->msg, 1, 0);
+		s->msg.ack_tag = CH_ACK_TAG_BASE + (ctx->bind_seq & 0xfffffff);
+		ret = rcx__irecv_cb(a->g, &s->peer_msg, sizeof(s->peer_msg),
+				    a->peer, (int)s->msg.ack_tag, RCX__CID_BACK,
+				    on_answer, s, &s->hs_recv);
+		if (!ret) {
+			s->hs_sends++;
+			ret = rcx__isend_cb(a->g, &s->msg, sizeof(s->msg),
+					    a->peer, a->tag, RCX__CID_BIND,
+					    on_sent, s, NULL);
+			if (ret)
+				s->hs_sends--;
+		}
+	} else {
+		ret = rcx__irecv_cb(a->g, &s->peer_msg, sizeof(s->peer_msg),
+				    a->peer, a->tag, RCX__CID_BIND, on_request,
+				    s, &s->hs_recv);
+		if (!ret)
+			wild_check(s);
+	}
+	if (ret) {
+		/* a posted receive may still point at the set: fail it, the
+		 * set stays linked until its handles are freed */
+		rcx__chan_set_fail(s, ret);
+		for (i = 0; i < n; i++)
+			chans[i] = s->ch[i].req;
+		*eph_out = eph;
+		return 0;
+	}
+	for (i = 0; i < n; i++)
+		chans[i] = s->ch[i].req;
+	*eph_out = eph;
+	return 0;
+}
+
+static int args_of(struct rcx_req *init, const struct rcx_info *info,
+		   struct bind_args *a)
+{
+	if (!rcx__req_live(init) || !init->persistent ||
+	    (init->kind != RCX__REQ_SEND && init->kind != RCX__REQ_RECV))
+		return -EINVAL;
+	if (init->state == RCX__REQ_ACTIVE)
+		return -EBUSY;
+	if (!rcx__group_known(init->ctx, init->g))
+		return -EINVAL;
+	memset(a, 0, sizeof(*a));
+	a->g = init->g;
+	a->buf = init->buf;
+	a->len = init->len;
+	a->peer = init->peer;
+	a->tag = init->tag;
+	a->is_send = init->kind == RCX__REQ_SEND;
+	if (a->peer == init->g->rank)
+		return -EINVAL; /* a channel to oneself has no queue pair */
+	if (a->len > UINT32_MAX)
+		return -EMSGSIZE;
+	return parse_info(info, a);
+}
+
+static int wait_eph(struct rcx_ctx *ctx, struct rcx_req *eph)
+{
+	struct rcx_req *r = eph;
+
+	return rcx__waitall_locked(ctx, 1, &r);
+}
+
+RCX_API int rcx_imbind(struct rcx_req *init, int n, const struct rcx_info *info,
+		       struct rcx_req **chans, struct rcx_req **eph)
+{
+	struct rcx_req *tmp[CH_MAX_BUNDLE];
+	struct bind_args a;
+	struct rcx_ctx *ctx;
+	int ret, i;
+
+	if (n < 1 || n > CH_MAX_BUNDLE || !chans || !eph)
+		return -EINVAL;
+	if (!rcx__req_live(init))
+		return -EINVAL;
+	ctx = init->ctx;
+	rcx__lock(ctx);
+	ret = args_of(init, info, &a);
+	if (!ret)
+		ret = bind_start(ctx, &a, n, NULL, tmp, eph);
+	if (!ret)
+		for (i = 0; i < n; i++)
+			chans[i] = tmp[i];
+	rcx__unlock(ctx);
+	return ret;
+}
+
+RCX_API int rcx_mbind(struct rcx_req *init, int n, const struct rcx_info *info,
+		      struct rcx_req **chans)
+{
+	struct rcx_req *tmp[CH_MAX_BUNDLE], *eph;
+	struct rcx_ctx *ctx;
+	int ret, i;
+
+	if (n < 1 || n > CH_MAX_BUNDLE || !chans)
+		return -EINVAL;
+	ret = rcx_imbind(init, n, info, tmp, &eph);
+	if (ret)
+		return ret;
+	ctx = init->ctx;
+	rcx__lock(ctx);
+	ret = wait_eph(ctx, eph);
+	if (ret) {
+		/* the bind failed at both ends: nothing to free remotely */
+		struct chset *s = to_chan(tmp[0])->set;
+
+		for (i = 0; i < n; i++)
+			rcx__req_put(tmp[i]);
+		set_destroy(s);
+	} else {
+		for (i = 0; i < n; i++)
+			chans[i] = tmp[i];
+	}
+	rcx__unlock(ctx);
+	return ret;
+}
+
+RCX_API int rcx_ibind(struct rcx_req *init, const struct rcx_info *info,
+		      struct rcx_req **chan, struct rcx_req **eph)
+{
+	return rcx_imbind(init, 1, info, chan, eph);
+}
+
+RCX_API int rcx_bind(struct rcx_req *init, const struct rcx_info *info,
+		     struct rcx_req **chan)
+{
+	return rcx_mbind(init, 1, info, chan);
+}
+
+/* ---- free */
+
+static int check_free(const char *fn, struct rcx_req **chans, int n)
+{
+	int i;
+
+	if (n < 0 || (n && !chans))
+		return -EINVAL;
+	for (i = 0; i < n; i++) {
+		if (!chans[i] || !is_chan(chans[i]))
+			return -EINVAL;
+		if (chans[i]->state == RCX__REQ_ACTIVE)
+			return -EBUSY;
+	}
+	return rcx__reqs_unique(fn, n, chans);
+}
+
+/* Mark channels freed; sets with no live channel tell their peer. */
+static void free_mark(struct rcx_req **chans, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++) {
+		struct chan *c = to_chan(chans[i]);
+		struct chset *s = c->set;
+
+		if (c->freed)
+			continue;
+		c->freed = true;
+		c->req = NULL; /* the handle may be reused (rebind) */
+		if (--s->live)
+			continue;
+		if (s->state == SET_UP) {
+			s->state = SET_FREEING;
+			if (s->ctx->ops->pwr_post(s->ep, &s->free_wr, 1))
+				s->ctl->peer_free = 1;
+			else
+				s->inflight++;
+		}
+	}
+}
+
+static bool set_freeable(struct chset *s)
+{
+	/* our free write must have landed before the QP goes */
+	return s->live == 0 && s->inflight == 0 &&
+	       (s->state != SET_FREEING || s->ctl->peer_free);
+}
+
+/*
+ * Every set of chans[0..n-1] left without a live channel may go: the
+ * peers freed their ends too (a set keeping other channels of its bundle
+ * stays, and is not waited for).
+ */
+static bool free_ready(struct rcx_req **chans, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++) {
+		struct chset *s = to_chan(chans[i])->set;
+
+		if (s->live == 0 && !set_freeable(s))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * Release the sets that have no live channel left and detach the handles
+ * from them; put the handles back to the pool unless keep (rebind: the
+ * same handles are bound anew).
+ */
+static void free_release(struct rcx_req **chans, int n, bool keep)
+{
+	int i, j;
+
+	for (i = 0; i < n; i++) {
+		struct chset *s = to_chan(chans[i])->set;
+		bool last = true;
+
+		for (j = i + 1; j < n; j++)
+			if (to_chan(chans[j])->set == s)
+				last = false;
+		chans[i]->obj = NULL;
+		if (!keep)
+			rcx__req_put(chans[i]);
+		if (last && s->live == 0)
+			set_destroy(s);
+	}
+}
+
+/* Wait for the peers, then release sets and handles. Lock held. */
+static int free_finish(struct rcx_ctx *ctx, struct rcx_req **chans, int n,
+		       bool keep)
+{
+	long long end = rcx__now_us() + CH_FREE_TIMEOUT_US;
+	int ret = 0;
+
+	while (!free_ready(chans, n)) {
+		if (rcx__now_us() > end) {
+			ret = -ETIMEDOUT;
+			break;
+		}
+		if (!rcx__progress(ctx))
+			rcx__wait_events(ctx, 1);
+	}
+	free_release(chans, n, keep);
+	return ret;
+}
+
+/*
+ * A nonblocking free or rebind, carried on by progress: first the old
+ * binding's free (the peer's end freed too, or CH_FREE_TIMEOUT_US), then
+ * for a rebind the new bind, whose ephemeral request completes ours.
+ */
+struct chop {
+	struct chop *next;
+	struct rcx_req *eph;  /* the caller's: completes when done */
+	struct rcx_req *bind; /* rebind: the new bind's ephemeral request */
+	bool rebind;
+	long long end;
+	struct bind_args a;
+	int n;
+	struct rcx_req *chans[]; /* n */
+};
+
+static int chop_new(struct rcx_ctx *ctx, struct rcx_req **chans, int n,
+		    const struct bind_args *a, struct rcx_req **eph)
+{
+	struct chop *o = calloc(1, sizeof(*o) + (size_t)n * sizeof(*chans));
+
+	if (!o)
+		return -ENOMEM;
+	o->eph = rcx__req_get(ctx, RCX__REQ_INTERNAL, NULL);
+	if (!o->eph) {
+		free(o);
+		return -ENOMEM;
+	}
+	o->eph->state = RCX__REQ_ACTIVE;
+	o->rebind = a != NULL;
+	if (a)
+		o->a = *a;
+	o->n = n;
+	memcpy(o->chans, chans, (size_t)n * sizeof(*chans));
+	o->end = rcx__now_us() + CH_FREE_TIMEOUT_US;
+	o->next = ctx->chan_ops;
+	ctx->chan_ops = o;
+	*eph = o->eph;
+	return 0;
+}
+
+/* One step of o; true when it is done (its request completed). */
+static bool chop_step(struct rcx_ctx *ctx, struct chop *o)
+{
+	struct rcx_req *tmp[CH_MAX_BUNDLE];
+	int ret;
+
+	if (o->bind) {
+		if (o->bind->state != RCX__REQ_DONE)
+			return false;
+		ret = o->bind->status.error;
+		rcx__req_put(o->bind);
+		rcx__req_complete(o->eph, ret);
+		return true;
+	}
+	if (!free_ready(o->chans, o->n) && rcx__now_us() <= o->end)
+		return false;
+	ret = free_ready(o->chans, o->n) ? 0 : -ETIMEDOUT;
+	free_release(o->chans, o->n, o->rebind);
+	if (!o->rebind || ret) {
+		rcx__req_complete(o->eph, ret);
+		return true;
+	}
+	memcpy(tmp, o->chans, (size_t)o->n * sizeof(*tmp));
+	ret = bind_start(ctx, &o->a, o->n, tmp, tmp, &o->bind);
+	if (ret) {
+		rcx__req_complete(o->eph, ret);
+		return true;
+	}
+	return chop_step(ctx, o);
+}
+
+int rcx__chan_ops_progress(struct rcx_ctx *ctx)
+{
+	struct chop **pp = (struct chop **)&ctx->chan_ops, *o;
+	static __thread bool busy;
+	int ended = 0;
+
+	/* a step runs progress (a set's destroy reaps its QP): no nesting */
+	if (busy)
+		return 0;
+	busy = true;
+	while ((o = *pp)) {
+		if (!chop_step(ctx, o)) {
+			pp = &o->next;
+			continue;
+		}
+		/* a step may have added to the list: unlink o where it is */
+		for (pp = (struct chop **)&ctx->chan_ops; *pp != o;
+		     pp = &(*pp)->next)
+			;
+		*pp = o->next;
+		free(o);
+		ended++;
+	}
+	busy = false;
+	return ended;
+}
+
+RCX_API int rcx_bind_free(struct rcx_req **chans, int n)
+{
+	struct rcx_ctx *ctx;
+	int i, ret = check_free(__func__, chans, n);
+
+	if (ret || !n)
+		return ret;
+	ctx = chans[0]->ctx;
+	rcx__lock(ctx);
+	free_mark(chans, n);
+	ret = free_finish(ctx, chans, n, false);
+	for (i = 0; i < n; i++)
+		chans[i] = NULL;
+	rcx__unlock(ctx);
+	return ret;
+}
+
+/*
+ * Nonblocking free: the peers are told now; *eph completes once every
+ * peer has freed its end too (or after CH_FREE_TIMEOUT_US with
+ * -ETIMEDOUT), carried on by progress.
+ */
+RCX_API int rcx_ibind_free(struct rcx_req **chans, int n, struct rcx_req **eph)
+{
+	struct rcx_ctx *ctx;
+	int i, ret = check_free(__func__, chans, n);
+
+	if (ret || !eph)
+		return ret ? ret : -EINVAL;
+	if (!n) {
+		*eph = NULL;
+		return 0;
+	}
+	ctx = chans[0]->ctx;
+	rcx__lock(ctx);
+	ret = chop_new(ctx, chans, n, NULL, eph);
+	if (!ret) {
+		free_mark(chans, n);
+		for (i = 0; i < n; i++)
+			chans[i] = NULL;
+		rcx__chan_ops_progress(ctx);
+	}
+	rcx__unlock(ctx);
+	return ret;
+}
+
+/* ---- rebind */
+
+/*
+ * Start a rebind: the old binding's free now, the new bind when the old
+ * peers have freed their ends (progress, chop_step). Lock not held.
+ */
+static int mrebind_start(int n, struct rcx_req **chans, void *buf, size_t len,
+			 int peer, int tag, int protocol,
+			 const struct rcx_info *info, struct rcx_req **eph)
+{
+	struct bind_args a;
+	struct rcx_ctx *ctx;
+	struct chan *c0;
+	int i, ret;
+
+	ret = check_free("rcx_mrebind", chans, n);
+	if (ret)
+		return ret;
+	if (n < 1 || n > CH_MAX_BUNDLE || (!buf && len) ||
+	    protocol < RCX_CHAN_AUTO || protocol > RCX_CHAN_WRITE_IMM)
+		return -EINVAL;
+	c0 = to_chan(chans[0]);
+	ctx = chans[0]->ctx;
+	rcx__lock(ctx);
+	ret = -EINVAL;
+	if (!rcx__group_known(ctx, c0->g))
+		goto out;
+	memset(&a, 0, sizeof(a));
+	a.g = c0->g;
+	a.buf = buf;
+	a.len = len;
+	a.peer = peer;
+	a.tag = tag;
+	a.is_send = c0->set->is_send;
+	a.proto = protocol;
+	if (peer < (a.is_send ? 0 : RCX_ANY_SOURCE) || peer >= a.g->size ||
+	    peer == a.g->rank || tag < (a.is_send ? 0 : RCX_ANY_TAG) ||
+	    tag > RCX_TAG_UB)
+		goto out;
+	for (i = 0; i < n; i++)
+		if (to_chan(chans[i])->set->is_send != a.is_send ||
+		    to_chan(chans[i])->g != a.g)
+			goto out;
+	ret = parse_info(info, &a);
+	if (!ret)
+		ret = chop_new(ctx, chans, n, &a, eph);
+	if (!ret) {
+		/* the old binding goes first (loosely collective with the
+		 * old peer) */
+		free_mark(chans, n);
+		rcx__chan_ops_progress(ctx);
+	}
+out:
+	rcx__unlock(ctx);
+	return ret;
+}
+
+RCX_API int rcx_mrebind(int n, struct rcx_req **chans, void *buf, size_t len,
+			int peer, int tag, int protocol,
+			const struct rcx_info *info)
+{
+	struct rcx_req *eph;
+	struct rcx_ctx *ctx;
+	int ret;
+
+	ret = mrebind_start(n, chans, buf, len, peer, tag, protocol, info,
+			    &eph);
+	if (ret)
+		return ret;
+	ctx = chans[0]->ctx;
+	rcx__lock(ctx);
+	ret = wait_eph(ctx, eph);
+	rcx__unlock(ctx);
+	return ret;
+}
+
+RCX_API int rcx_rebind(struct rcx_req *chan, void *buf, size_t len, int peer,
+		       int tag, int protocol, const struct rcx_info *info)
+{
+	return rcx_mrebind(1, &chan, buf, len, peer, tag, protocol, info);
+}
+
+RCX_API int rcx_irebind(struct rcx_req *chan, void *buf, size_t len, int peer,
+			int tag, int protocol, const struct rcx_info *info,
+			struct rcx_req **eph)
+{
+	if (!eph)
+		return -EINVAL;
+	return mrebind_start(1, &chan, buf, len, peer, tag, protocol, info,
+			     eph);
+}
+
+void rcx__chan_fini(struct rcx_ctx *ctx)
+{
+	struct chop *o;
+
+	/* their requests are cancelled with the context's others */
+	while ((o = ctx->chan_ops)) {
+		ctx->chan_ops = o->next;
+		free(o);
+	}
+	while (ctx->chan_sets)
+		set_destroy(ctx->chan_sets);
+	ctx->chan_deferred = NULL;
+}

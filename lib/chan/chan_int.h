@@ -1,0 +1,229 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+#ifndef RCX_CHAN_INT_H
+#define RCX_CHAN_INT_H
+
+/*
+ * Channel internals shared by chan.c (the fast path: start, startall,
+ * completions, set failure) and chan_bind.c (bind handshake, set
+ * construction and connection, free, rebind, nonblocking frees and
+ * rebinds).
+ */
+#include <stdbool.h>
+#include <stdint.h>
+#include <rcx/chan.h>
+#include "lib/core/core.h"
+
+#define CH_MAX_BUNDLE	 255
+#define CH_CREDIT_SIGNAL 16 /* signal one credit write in this many */
+/* write_imm receiver: zero-length receives reposted this many at a time */
+#define CH_ZBATCH 16
+/*
+ * write_imm: a sender may run up to window - 1 messages ahead of the
+ * receiver's starts when each channel has that many slots of its own
+ * (at most CH_WINDOW, and CH_WINDOW_WRS messages for the whole set)
+ */
+#define CH_WINDOW     8
+#define CH_WINDOW_WRS 256
+/* most bytes one fused WRITE_IMM carries */
+#define CH_FUSE_MAX (1u << 20)
+/* the immediate: channel index, channels carried - 1, start count */
+#define CH_IMM(idx, m, count)                              \
+	((uint32_t)(idx) << 24 | (uint32_t)((m)-1) << 16 | \
+	 (uint32_t)((count)&0xffff))
+
+enum set_state {
+	SET_HANDSHAKE, /* sender: waiting for answer and connection */
+	SET_UP,
+	SET_FREEING, /* told the peer; waiting for its free */
+	SET_FAILED,
+};
+
+/* Remote-writable control words of a set. */
+struct chctl {
+	volatile uint64_t peer_free; /* the peer freed its end */
+	uint64_t free_src;	     /* source of our free write: 1 */
+	uint64_t words[];	     /* ready[n] (written by peer), then
+					 * credit_src[n] (our source) */
+};
+
+struct chset;
+
+/* What a start does, fixed when the set's WRs are prepared. */
+enum chan_mode {
+	CH_SEND,  /* sender, send protocol: post the SEND */
+	CH_WSEND, /* sender, write_imm: post the WRITE_IMM once ready */
+	CH_RECV,  /* receiver, send protocol: post the receive */
+	CH_WRECV, /* receiver, write_imm: write the credit */
+};
+
+struct chan {
+	struct rcx__wrctx wrc; /* completion of this channel's WR */
+	struct rcx_req *req;
+	struct chset *set;
+	/* the fast path's, set once the WRs are prepared (chan.c) */
+	uint8_t mode;	    /* enum chan_mode */
+	bool multi;	    /* more than one slot: addresses are patched */
+	bool is_send;	    /* the set's */
+	uint32_t imm_hi;    /* write_imm sender: idx << 24 */
+	uint32_t lag;	    /* write_imm: the set's window - 1 */
+	uint32_t early;	    /* write_imm receiver: arrived before their start */
+	uint32_t credit_in; /* write_imm receiver: starts to the next credit */
+	int (*post)(struct rcx_ep *ep, struct rcx_pwr **pwr, int n);
+	uint64_t *wr_addr;  /* pwr->addr */
+	uint64_t *wr_raddr; /* pwr->remote_addr */
+	uint32_t *wr_imm;   /* pwr->imm_be */
+	uint64_t *ready;    /* write_imm sender: ready[idx] */
+	uint64_t *credit_w; /* write_imm receiver: credit_src[idx] */
+	int idx;
+	uint8_t *buf;
+	size_t len; /* this end's length */
+	size_t stride;
+	unsigned long slots;
+	uint64_t count;	     /* starts so far */
+	int cur_slot;	     /* slot of the message in flight */
+	int next_slot;	     /* (idx + count * n) mod slots, no division */
+	uint64_t next_off;   /* next_slot * stride */
+	int slot_step;	     /* n mod slots: a bundle goes round robin */
+	uint64_t step_off;   /* slot_step * stride */
+	uint64_t wrap_off;   /* slots * stride */
+	struct rcx_pwr *pwr; /* send: SEND/WRITE_IMM; recv: RECV (send) */
+	/* recv: WRITE of credit_src[idx] to the peer's ready[idx] */
+	struct rcx_pwr *credit;	    /* unsignaled */
+	struct rcx_pwr *credit_sig; /* the same, signaled */
+	struct chan *next_deferred;
+	bool deferred;
+	uint8_t fuse_m; /* deferred: first of this many started as one */
+	bool freed;
+	/* for rebind: where it was bound */
+	struct rcx_group *g;
+	int peer;
+	int tag;
+};
+
+#define CH_MAGIC 0x52434842u /* "RCHB": a bind_msg */
+
+struct bind_msg {
+	uint32_t magic;
+	uint32_t kind; /* 1 request, 2 answer */
+	int32_t status;
+	uint32_t n;
+	uint32_t proto;
+	uint32_t slots;
+	uint64_t len;
+	uint64_t stride;
+	uint64_t cookie;
+	uint64_t data_addr;
+	uint64_t ctl_addr;
+	uint32_t data_rkey;
+	uint32_t ctl_rkey;
+	uint32_t ack_tag;
+	uint32_t pad;
+	char addr[RCX__ADDR_LEN];
+};
+
+struct chset {
+	struct rcx__epobj obj; /* first: ep_ctx of the QP */
+	struct rcx_ctx *ctx;
+	struct chset *next;
+	bool is_send;
+	int n, live;
+	int proto; /* RCX_CHAN_SEND or RCX_CHAN_WRITE_IMM */
+	int state;
+	int error;
+	bool answered; /* sender: got the receiver's answer */
+	/* sender answered before the connection came: it is due by then */
+	long long conn_by_us;
+	bool established;
+	uint64_t cookie;
+	size_t peer_len; /* the sender's len (what arrives) */
+	struct rcx_ep *ep;
+	struct rcx__reg *reg; /* the slot region */
+	struct chctl *ctl;
+	struct rcx__reg *ctl_reg;
+	uint64_t peer_data;
+	uint32_t peer_data_rkey;
+	uint64_t peer_ctl;
+	uint32_t peer_ctl_rkey;
+	/* receiver, write_imm: zero-length receives that take immediates */
+	struct rcx__wrctx zwrc;
+	struct rcx_pwr *zrecv[CH_ZBATCH];
+	int zposted;
+	int window;   /* write_imm: see CH_WINDOW */
+	int zmin;     /* keep more than this many posted: n * window */
+	int inflight; /* signaled sends not completed */
+	/*
+	 * write_imm sender whose slots are contiguous (stride == len): one
+	 * WRITE_IMM carries consecutive channels started together
+	 */
+	struct rcx_pwr *fuse_pwr;
+	struct rcx__wrctx fuse_wrc;
+	bool fuse_busy; /* fuse_pwr is in flight, for channels fuse_lo.. */
+	int fuse_lo, fuse_m;
+	unsigned int credits_sent;
+	struct rcx__wrctx credit_wrc, free_wrc;
+	struct rcx_pwr *free_wr;
+	struct rcx_req *eph;	 /* bind in progress */
+	struct rcx_req *hs_recv; /* handshake receive still posted */
+	int hs_sends;		 /* handshake sends not yet out */
+	struct bind_msg msg;	 /* handshake buffer */
+	struct bind_msg peer_msg;
+	struct chan ch[];
+};
+
+static inline uint64_t *ready(struct chset *s)
+{
+	return (uint64_t *)s->ctl->words;
+}
+
+static inline uint64_t *credit_src(struct chset *s)
+{
+	return (uint64_t *)s->ctl->words + s->n;
+}
+
+/*
+ * The window of a write_imm set of n channels on slots circular slots:
+ * channel i cycles through slots / gcd(slots, n) slots of its own.
+ */
+static inline int ch_window(unsigned long slots, int n)
+{
+	unsigned long a = slots, b = (unsigned long)n, t, p;
+
+	while (b) {
+		t = a % b;
+		a = b;
+		b = t;
+	}
+	p = slots / a;
+	if (p > CH_WINDOW)
+		p = CH_WINDOW;
+	if (p * (unsigned long)n > CH_WINDOW_WRS)
+		p = CH_WINDOW_WRS / (unsigned long)n;
+	return p < 1 ? 1 : (int)p;
+}
+
+static inline struct chan *to_chan(struct rcx_req *r)
+{
+	return r->obj;
+}
+
+static inline bool is_chan(const struct rcx_req *r)
+{
+	return rcx__req_live(r) && r->kind == RCX__REQ_CHAN && r->obj;
+}
+
+/* chan.c */
+extern const struct rcx__req_ops rcx__chan_ops;
+/* complete the set's bind or free (its ephemeral request) with err */
+void rcx__chan_eph_done(struct chset *s, int err);
+/* the set failed: active channels and the bind complete with err */
+void rcx__chan_set_fail(struct chset *s, int err);
+/* point the completions of s and its channels at their handlers */
+void rcx__chan_set_wire(struct chset *s);
+/* s's WRs are prepared: set its channels' fast path */
+void rcx__chan_set_fast(struct chset *s);
+/* take s's channels off the context's deferred list */
+void rcx__chan_undefer(struct chset *s);
+/* post s's zero-length receives (a list of CH_ZBATCH) */
+int rcx__chan_zrecv_post(struct chset *s);
+
+#endif

@@ -1,0 +1,136 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The single table of RCX_* environment variables. docs/config.md mirrors
+ * it, and a test checks that every variable here is documented there.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "lib/core/core.h"
+
+#define S(f)                                                                   \
+	offsetof(struct rcx__config, f), sizeof(((struct rcx__config *)0)->f), \
+		0, 0
+#define U(f, lo, hi) offsetof(struct rcx__config, f), 0, lo, hi
+
+const struct rcx__config_var rcx__config_vars[] = {
+	{ "RCX_DEVICE", "", "RDMA device to use (default: nearest, by hwloc)",
+	  S(device) },
+	{ "RCX_PROVIDER", "auto",
+	  "transport provider: auto (shm on this node, verbs to others), "
+	  "verbs, shm, fault",
+	  S(provider) },
+	{ "RCX_BOOTSTRAP", "",
+	  "pmix | local | env | singleton (default: detect)", S(bootstrap) },
+	{ "RCX_IFADDR", "", "IP address to listen on (default: the device's)",
+	  S(ifaddr) },
+	{ "RCX_PORT", "0",
+	  "port the RDMA listener takes (0: any free one); not used by shm",
+	  U(port, 0, 65535) },
+	{ "RCX_EAGER_SIZE", "8192",
+	  "largest message sent eagerly; larger ones use RDMA-READ rendezvous",
+	  U(eager_size, 0, 1 << 20) },
+	{ "RCX_RNDV_READ_MAX", "0",
+	  "largest RDMA READ of a rendezvous; a longer message is read in "
+	  "pieces (0: the device's largest message)",
+	  U(rndv_read_max, 0, UINT32_MAX) },
+	{ "RCX_RX_DEPTH", "64", "receive buffers pre-posted per connection",
+	  U(rx_depth, 4, 4096) },
+	{ "RCX_TX_DEPTH", "256", "send bounce buffers and send queue depth",
+	  U(tx_depth, 8, 16384) },
+	{ "RCX_INLINE", "64", "largest send posted inline",
+	  U(inline_size, 0, 1024) },
+	{ "RCX_QP_TIMEOUT", "14",
+	  "QP ACK timeout exponent (4.096 us * 2^n); bounds failure detection",
+	  U(qp_timeout, 1, 31) },
+	{ "RCX_QP_RETRY", "6",
+	  "QP transport retries, 0-6 (7 would retry forever on rxe)",
+	  U(qp_retry, 0, 6) },
+	{ "RCX_RNR_RETRY", "7", "receiver-not-ready retries (7: forever)",
+	  U(rnr_retry, 0, 7) },
+	{ "RCX_SPIN_US", "50", "spin this long before blocking in a wait",
+	  U(spin_us, 0, 10000000) },
+	{ "RCX_CONNECT_TIMEOUT_MS", "60000",
+	  "limit for connection set-up (group creation, channel binds)",
+	  U(connect_timeout_ms, 100, 3600000) },
+	{ "RCX_CONNECT", "lazy",
+	  "lazy: a pair of the world connects on first use; eager: every "
+	  "pair at creation",
+	  S(connect) },
+	{ "RCX_CQ_SIZE", "4096",
+	  "completion queue entries to start with; it grows as endpoints "
+	  "are made",
+	  U(cq_size, 16, 1 << 22) },
+	{ "RCX_MR_CACHE", "0",
+	  "keep unused registrations (1); only if buffers are not freed and "
+	  "reused for other memory while cached",
+	  U(mr_cache, 0, 1) },
+	{ "RCX_HEARTBEAT_MS", "0",
+	  "period of a liveness probe on every connection (0: off)",
+	  U(heartbeat_ms, 0, 3600000) },
+	{ "RCX_PROGRESS_CPUS", "",
+	  "cpulist the continuation progress thread is bound to (default: the "
+	  "device's local cpus)",
+	  S(progress_cpus) },
+	{ NULL, NULL, NULL, 0, 0, 0, 0 },
+};
+
+static int set_var(struct rcx__config *cfg, const struct rcx__config_var *v,
+		   const char *val)
+{
+	char *p = (char *)cfg + v->offset, *end;
+	unsigned long u;
+
+	if (v->str_size) {
+		if (strlen(val) >= v->str_size)
+			return -EINVAL;
+		memcpy(p, val, strlen(val) + 1);
+		return 0;
+	}
+	errno = 0;
+	u = strtoul(val, &end, 0);
+	if (errno || end == val || *end || val[0] == '-' || u < v->min ||
+	    u > v->max)
+		return -EINVAL;
+	memcpy(p, &u, sizeof(u));
+	return 0;
+}
+
+int rcx__config_load(struct rcx__config *cfg)
+{
+	const struct rcx__config_var *v;
+	struct rcx__config tmp;
+	int ret;
+
+	memset(&tmp, 0, sizeof(tmp));
+	for (v = rcx__config_vars; v->name; v++) {
+		const char *e = getenv(v->name);
+
+		ret = set_var(&tmp, v, v->deflt);
+		if (!ret && e && *e) {
+			ret = set_var(&tmp, v, e);
+			if (ret)
+				fprintf(stderr,
+					"rcx: %s=%s is not valid (%s)\n",
+					v->name, e, v->help);
+		}
+		if (ret)
+			return ret;
+	}
+	/* checked here, not at thread start, where it could not be reported */
+	ret = tmp.progress_cpus[0] ? rcx__topo_cpus_check(tmp.progress_cpus)
+				   : 0;
+	if (ret) {
+		if (ret == -EINVAL)
+			fprintf(stderr,
+				"rcx: RCX_PROGRESS_CPUS=%s is not a cpulist "
+				"(cpus and low-high ranges, comma separated, "
+				"e.g. 0-3,8)\n",
+				tmp.progress_cpus);
+		return ret;
+	}
+	*cfg = tmp;
+	return 0;
+}

@@ -1,0 +1,852 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Connections: one reliable endpoint per peer, per-connection rings of
+ * pre-posted receive buffers, send bounce slots shared by the context,
+ * and credit-based flow control (a sender spends one credit per message;
+ * the receiver returns credits piggybacked on its own messages, or in a
+ * CREDIT message once half the ring was reposted). RNR retry stays on as
+ * a backstop for the control messages that need no credit.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "lib/core/core.h"
+
+/* credits kept back so CREDIT messages always find a receive posted */
+#define RCX__CREDIT_RESERVE 2
+
+static size_t slot_size(const struct rcx_ctx *ctx)
+{
+	return sizeof(struct rcx__hdr) + ctx->cfg.eager_size;
+}
+
+static void on_rx(struct rcx_ctx *ctx, struct rcx__wrctx *w,
+		  const struct rcx_cqe *cqe);
+static void on_tx(struct rcx_ctx *ctx, struct rcx__wrctx *w,
+		  const struct rcx_cqe *cqe);
+
+static int post_rx(struct rcx__conn *c, struct rcx__rxbuf *b)
+{
+	struct rcx_wr w = {
+		.wr_id = (uintptr_t)&b->wrc,
+		.op = RCX_OP_RECV,
+		.addr = (uintptr_t)b->data,
+		.length = slot_size(c->ctx),
+		.lkey = c->rx_reg->lkey,
+	}, *bad;
+	int ret = c->ctx->ops->post_recv(c->ep, &w, &bad);
+
+	if (!ret)
+		c->rx_posted++;
+	return ret;
+}
+
+/* Called by the provider as soon as the endpoint takes receives. */
+static int on_ready(struct rcx_ep *ep, void *arg)
+{
+	struct rcx__conn *c = arg;
+	unsigned long i;
+	int ret;
+
+	c->ep = ep;
+	for (i = 0; i < c->ctx->cfg.rx_depth; i++) {
+		ret = post_rx(c, &c->rx[i]);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+static void pending_add(struct rcx__conn *c);
+static void answer_done(struct rcx__conn *c);
+static void ask_on_cm(struct rcx__epobj *o, const struct rcx_cm_event *ev);
+static int post_msg(struct rcx__conn *c, struct rcx_req *r, uint8_t type);
+
+/*
+ * Nothing listens where the peer did: its context is gone. A launcher
+ * tells of a death within the grace; if none does, it left (ft.c).
+ */
+static void gone_later(struct rcx__conn *c)
+{
+	long long by =
+		rcx__now_us() + (c->ctx->boot && c->ctx->boot->ops->poll_failed
+					 ? RCX__GONE_GRACE_MS * 1000LL
+					 : 0);
+
+	c->gone = 1;
+	if (!c->answer_by_us)
+		c->ctx->nanswer++;
+	if (!c->answer_by_us || c->answer_by_us > by)
+		c->answer_by_us = by;
+	/* the next poll of launcher notices is not held back */
+	c->ctx->ft_next_poll_us = 0;
+}
+
+static void conn_on_cm(struct rcx__epobj *o, const struct rcx_cm_event *ev)
+{
+	struct rcx__conn *c = (struct rcx__conn *)o;
+
+	switch (ev->type) {
+	case RCX_CM_ESTABLISHED:
+		answer_done(c);
+		if (c->state == RCX__CONN_CONNECTING) {
+			c->state = RCX__CONN_UP;
+			if (c->backlog)
+				pending_add(c);
+		}
+		break;
+	case RCX_CM_DISCONNECTED:
+		/* what the peer sent before it left is in the CQ already:
+		 * deliver it before the connection is declared failed */
+		while (rcx__progress(c->ctx) > 0)
+			;
+		/* fall through */
+	case RCX_CM_ERROR:
+		if (ev->status == -EHOSTDOWN &&
+		    c->state == RCX__CONN_CONNECTING) {
+			gone_later(c);
+			break;
+		}
+		rcx__conn_fail(c, c->state == RCX__CONN_CONNECTING
+					  ? ev->status
+					  : RCX_ERR_PROC_FAILED);
+		break;
+	}
+}
+
+int rcx__conn_new(struct rcx_ctx *ctx, struct rcx_group *g, int peer,
+		  struct rcx__conn **out)
+{
+	struct rcx__conn *c;
+
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	c->obj.on_cm = conn_on_cm;
+	c->ask.on_cm = ask_on_cm;
+	c->ctx = ctx;
+	c->g = g;
+	c->peer = peer;
+	c->state = RCX__CONN_CONNECTING;
+	c->credits = (int)ctx->cfg.rx_depth - RCX__CREDIT_RESERVE;
+	*out = c;
+	return 0;
+}
+
+/*
+ * The receive ring, made when the connection starts (a lazy connection
+ * that is never used costs no ring and no registration).
+ */
+static int conn_ring(struct rcx__conn *c)
+{
+	struct rcx_ctx *ctx = c->ctx;
+	size_t ss = slot_size(ctx), n = ctx->cfg.rx_depth, i;
+	int ret;
+
+	if (c->rx)
+		return 0;
+	c->rx = calloc(n, sizeof(*c->rx));
+	if (!c->rx || posix_memalign((void **)&c->rx_mem, 64, n * ss)) {
+		ret = -ENOMEM;
+		goto err;
+	}
+	ret = rcx__reg_get(ctx, c->rx_mem, n * ss, RCX_ACCESS_LOCAL_WRITE,
+			   &c->rx_reg);
+	if (ret)
+		goto err;
+	for (i = 0; i < n; i++) {
+		c->rx[i].wrc.cb = on_rx;
+		c->rx[i].conn = c;
+		c->rx[i].data = c->rx_mem + i * ss;
+	}
+	return 0;
+err:
+	free(c->rx_mem);
+	free(c->rx);
+	c->rx_mem = NULL;
+	c->rx = NULL;
+	return ret;
+}
+
+/*
+ * A connection's send queue: bounce-slot sends plus one READ per credit
+ * the peer has, plus the windows' share (RCX__WIN_SQ_DEPTH), plus the
+ * probe (ft.c).
+ */
+#define RCX__CONN_SQ_EXTRA (RCX__WIN_SQ_DEPTH + 1)
+
+static unsigned long conn_sq_depth(const struct rcx__config *cfg)
+{
+	return cfg->tx_depth + cfg->rx_depth + RCX__CONN_SQ_EXTRA;
+}
+
+int rcx__conn_depth_check(const struct rcx_ctx *ctx)
+{
+	const struct rcx__config *cfg = &ctx->cfg;
+	unsigned long sq = conn_sq_depth(cfg), cqe = sq + cfg->rx_depth;
+	bool sq_over = sq > ctx->info.max_qp_wr;
+
+	if (!sq_over && cqe <= ctx->info.max_cqe)
+		return 0;
+	fprintf(stderr,
+		"rcx: RCX_TX_DEPTH=%lu with RCX_RX_DEPTH=%lu needs %s of %lu "
+		"(RCX_TX_DEPTH + %sRCX_RX_DEPTH + %d); device %s takes at "
+		"most %u (%s)\n",
+		cfg->tx_depth, cfg->rx_depth,
+		sq_over ? "send queues" : "completion entries per connection",
+		sq_over ? sq : cqe, sq_over ? "" : "2 * ", RCX__CONN_SQ_EXTRA,
+		ctx->info.name,
+		sq_over ? ctx->info.max_qp_wr : ctx->info.max_cqe,
+		sq_over ? "max_qp_wr" : "max_cqe");
+	return -EINVAL;
+}
+
+static struct rcx_ep_attr ep_attr(struct rcx__conn *c)
+{
+	const struct rcx__config *cfg = &c->ctx->cfg;
+	struct rcx_ep_attr a = {
+		.ep_ctx = c,
+		.on_ready = on_ready,
+		.max_send_wr = conn_sq_depth(cfg),
+		.max_recv_wr = cfg->rx_depth,
+		.max_inline = cfg->inline_size,
+		.timeout = cfg->qp_timeout,
+		.retry_cnt = cfg->qp_retry,
+		.rnr_retry = cfg->rnr_retry,
+	};
+	return a;
+}
+
+int rcx__conn_connect(struct rcx__conn *c, const char *addr, const void *pdata,
+		      size_t plen)
+{
+	struct rcx_ep_attr a = ep_attr(c);
+	struct rcx_ep *ep;
+	int ret;
+
+	ret = conn_ring(c);
+	if (ret)
+		return ret;
+	ret = c->ctx->ops->ep_connect(c->ctx->dev, addr, &a, pdata, plen, &ep);
+	if (!ret) {
+		c->ep = ep;
+		c->state = RCX__CONN_CONNECTING;
+	}
+	return ret;
+}
+
+int rcx__conn_accept(struct rcx__conn *c, struct rcx_conn_req *req)
+{
+	struct rcx_ep_attr a = ep_attr(c);
+	struct rcx_ep *ep;
+	int ret;
+
+	ret = conn_ring(c);
+	if (ret)
+		return ret;
+	ret = c->ctx->ops->ep_accept(c->ctx->dev, req, &a, &ep);
+	if (!ret) {
+		c->ep = ep;
+		c->state = RCX__CONN_CONNECTING;
+	}
+	return ret;
+}
+
+int rcx__conn_set_lazy(struct rcx__conn *c, const char *addr, bool connects,
+		       const void *pdata, const void *ask, size_t plen)
+{
+	if (plen > sizeof(c->lazy_pd))
+		return -EINVAL;
+	c->lazy_addr = strdup(addr);
+	if (!c->lazy_addr)
+		return -ENOMEM;
+	memcpy(c->lazy_pd, pdata, plen);
+	memcpy(c->lazy_ask, ask, plen);
+	c->lazy_len = (uint8_t)plen;
+	c->lazy_connect = connects;
+	c->state = RCX__CONN_IDLE;
+	return 0;
+}
+
+/*
+ * The ask endpoint's answer: the peer rejects it (and connects to us, or
+ * already has), or it fails (the peer is gone: the launcher or a failed
+ * connection tells the group). Either way it is done.
+ */
+static void ask_on_cm(struct rcx__epobj *o, const struct rcx_cm_event *ev)
+{
+	struct rcx__conn *c =
+		(struct rcx__conn *)((char *)o -
+				     offsetof(struct rcx__conn, ask));
+
+	if (ev->ep == c->ask_ep && ev->type != RCX_CM_CONNECT_REQUEST) {
+		c->ctx->ops->ep_destroy(c->ask_ep);
+		c->ask_ep = NULL;
+		if (ev->status == -EHOSTDOWN &&
+		    c->state == RCX__CONN_CONNECTING) {
+			gone_later(c);
+			return;
+		}
+		/* a live peer connects now; a dead one never (ft.c) */
+		if (c->state == RCX__CONN_CONNECTING && !c->answer_by_us) {
+			c->answer_by_us =
+				rcx__now_us() +
+				(long long)c->ctx->cfg.connect_timeout_ms *
+					1000;
+			c->ctx->nanswer++;
+		}
+	}
+}
+
+/* The peer's connection came, or the connection ended. */
+static void answer_done(struct rcx__conn *c)
+{
+	if (c->answer_by_us) {
+		c->answer_by_us = 0;
+		c->ctx->nanswer--;
+	}
+}
+
+int rcx__conn_start(struct rcx__conn *c)
+{
+	struct rcx_ep_attr a = {
+		.ep_ctx = &c->ask,
+		.max_send_wr = 1,
+		.max_recv_wr = 1,
+		.timeout = c->ctx->cfg.qp_timeout,
+		.retry_cnt = c->ctx->cfg.qp_retry,
+	};
+	int ret;
+
+	if (c->state != RCX__CONN_IDLE)
+		return 0;
+	if (c->lazy_connect)
+		return rcx__conn_connect(c, c->lazy_addr, c->lazy_pd,
+					 c->lazy_len);
+	/* the answer is the peer's request, accepted in group.c */
+	ret = c->ctx->ops->ep_connect(c->ctx->dev, c->lazy_addr, &a,
+				      c->lazy_ask, c->lazy_len, &c->ask_ep);
+	if (!ret)
+		c->state = RCX__CONN_CONNECTING;
+	return ret;
+}
+
+static void pending_add(struct rcx__conn *c)
+{
+	struct rcx__conn *it;
+
+	for (it = c->ctx->pending; it; it = it->next_pending)
+		if (it == c)
+			return;
+	c->next_pending = c->ctx->pending;
+	c->ctx->pending = c;
+}
+
+static void pending_del(struct rcx__conn *c)
+{
+	struct rcx__conn **pp;
+
+	for (pp = &c->ctx->pending; *pp; pp = &(*pp)->next_pending)
+		if (*pp == c) {
+			*pp = c->next_pending;
+			return;
+		}
+}
+
+/* Complete everything queued on the connection with err. */
+static void drain_reqs(struct rcx__conn *c, int err)
+{
+	struct rcx_req *r;
+
+	while ((r = c->backlog)) {
+		c->backlog = r->next;
+		r->next = NULL;
+		rcx__req_complete(r, err);
+	}
+	c->backlog_tail = NULL;
+	while ((r = c->rndv)) {
+		c->rndv = r->next;
+		r->next = NULL;
+		rcx__reg_put(c->ctx, r->reg);
+		r->reg = NULL;
+		rcx__req_complete(r, err);
+	}
+	pending_del(c);
+}
+
+void rcx__conn_fail(struct rcx__conn *c, int err)
+{
+	if (c->state == RCX__CONN_FAILED || c->state == RCX__CONN_CLOSED)
+		return;
+	c->state = RCX__CONN_FAILED;
+	c->error = err;
+	c->ctx->wake_gen++;
+	answer_done(c);
+	/* whatever is still queued on it flushes now, not after retries */
+	if (c->ep)
+		c->ctx->ops->ep_set_error(c->ep);
+	drain_reqs(c, err);
+	rcx__p2p_peer_failed(c, err);
+	/* the peer is gone for everything on the group (ft.c) */
+	if (c->g)
+		rcx__group_failed(c->g, c->peer, err);
+}
+
+void rcx__conn_left(struct rcx__conn *c)
+{
+	if (c->state == RCX__CONN_FAILED || c->state == RCX__CONN_CLOSED)
+		return;
+	c->state = RCX__CONN_CLOSED;
+	c->ctx->wake_gen++;
+	answer_done(c);
+	drain_reqs(c, -ECONNRESET);
+	rcx__p2p_peer_failed(c, -ECONNRESET);
+}
+
+/*
+ * Completions still queued for the endpoint point into this connection:
+ * flush the endpoint (error state) and reap them before freeing anything.
+ */
+void rcx__conn_destroy(struct rcx__conn *c)
+{
+	struct rcx_ctx *ctx;
+	long long end;
+	bool was_up;
+
+	if (!c)
+		return;
+	ctx = c->ctx;
+	/*
+	 * Sends already taken wait for the connection (lazy) or for credits:
+	 * a clean exit delivers them, within a bound, instead of dropping
+	 * them; the peer would take the lost message and the missing BYE
+	 * for a failure.
+	 */
+	end = rcx__now_us() + 2000000;
+	while (c->backlog && !ctx->in_cm &&
+	       (c->state == RCX__CONN_CONNECTING || c->state == RCX__CONN_UP) &&
+	       rcx__now_us() < end) {
+		rcx__progress(ctx);
+		rcx__cm_progress(ctx);
+	}
+	/*
+	 * Out of the group first: the progress below runs the heartbeat
+	 * (ft.c) over the group's connections, this one and those already
+	 * freed before it included.
+	 */
+	if (c->g && c->peer >= 0 && c->peer < c->g->size &&
+	    c->g->conns[c->peer] == c)
+		c->g->conns[c->peer] = NULL;
+	drain_reqs(c, -ECANCELED);
+	answer_done(c);
+	/* CLOSED already: the peer said BYE, so it was up (or it left
+	 * before it ever was: gone) */
+	was_up = c->state == RCX__CONN_UP ||
+		 (c->state == RCX__CONN_CLOSED && !c->gone);
+	if (c->state != RCX__CONN_FAILED)
+		c->state = RCX__CONN_CLOSED;
+	if (c->ep) {
+		/* a peer that sees us go without this takes it for a
+		 * failure (ft.c); it needs no credit, like CREDIT. Never
+		 * on a connection that was not up: its endpoint may not
+		 * take sends yet, and there is no peer to tell. */
+		if (was_up && ctx->tx_free)
+			post_msg(c, NULL, RCX__MSG_BYE);
+		/* let our last sends be acknowledged first: flushing them
+		 * would take a message the peer may still wait for */
+		end = rcx__now_us() + 1000000;
+		while (c->tx_inflight > 0 && c->state == RCX__CONN_CLOSED &&
+		       rcx__now_us() < end)
+			rcx__progress(ctx);
+		ctx->ops->ep_set_error(c->ep);
+		end = rcx__now_us() + 2000000;
+		while ((c->rx_posted > 0 || c->tx_inflight > 0 || c->hb_busy) &&
+		       rcx__now_us() < end)
+			rcx__progress(ctx);
+		ctx->ops->ep_destroy(c->ep);
+	}
+	if (c->ask_ep)
+		ctx->ops->ep_destroy(c->ask_ep);
+	free(c->lazy_addr);
+	rcx__reg_put(ctx, c->rx_reg);
+	if (c->rx_posted > 0 || c->tx_inflight > 0 || c->hb_busy)
+		return; /* never reaped: leak rather than free live memory */
+	free(c->rx_mem);
+	free(c->rx);
+	free(c);
+}
+
+static bool needs_credit(uint8_t type)
+{
+	return type != RCX__MSG_CREDIT && type != RCX__MSG_BYE;
+}
+
+/* Post one message from a bounce slot. */
+static int post_msg(struct rcx__conn *c, struct rcx_req *r, uint8_t type)
+{
+	struct rcx_ctx *ctx = c->ctx;
+	struct rcx__txslot *s = ctx->tx_free;
+	struct rcx__hdr *h = (struct rcx__hdr *)s->data;
+	size_t payload = 0;
+	struct rcx_wr w, *bad;
+	int ret;
+
+	memset(h, 0, sizeof(*h));
+	h->type = type;
+	h->credits = (uint16_t)c->owed;
+	if (r) {
+		h->cid = r->cid;
+		h->tag = r->tag;
+		h->id = r->rndv_id;
+		if (type == RCX__MSG_EAGER) {
+			payload = r->len;
+			h->len = (uint32_t)payload;
+			if (payload)
+				memcpy(h + 1, r->buf, payload);
+		} else if (type == RCX__MSG_RTS) {
+			h->addr = (uintptr_t)r->buf;
+			h->size = r->len;
+			h->rkey = r->reg->rkey;
+		}
+	}
+	memset(&w, 0, sizeof(w));
+	w.wr_id = (uintptr_t)&s->wrc;
+	w.op = RCX_OP_SEND;
+	w.flags = RCX_WR_SIGNALED;
+	w.addr = (uintptr_t)s->data;
+	w.length = sizeof(*h) + payload;
+	w.lkey = ctx->tx_reg->lkey;
+	if (w.length <= ctx->cfg.inline_size &&
+	    w.length <= ctx->ops->ep_max_inline(c->ep))
+		w.flags |= RCX_WR_INLINE;
+	ret = ctx->ops->post_send(c->ep, &w, &bad);
+	if (ret)
+		return ret;
+	ctx->tx_free = s->next;
+	s->next = NULL;
+	s->conn = c;
+	c->tx_inflight++;
+	c->owed = 0;
+	if (needs_credit(type))
+		c->credits--;
+	return 0;
+}
+
+/* The message a request waits to send has gone out. */
+static void sent(struct rcx__conn *c, struct rcx_req *r)
+{
+	switch (r->sendop) {
+	case RCX__MSG_EAGER:
+		r->status.count = r->len;
+		rcx__req_complete(r, 0);
+		break;
+	case RCX__MSG_RTS: /* now wait for FIN */
+		r->next = c->rndv;
+		c->rndv = r;
+		break;
+	case RCX__MSG_FIN: /* the receive is done */
+		rcx__req_complete(r, r->status.error);
+		break;
+	}
+}
+
+static bool can_send(const struct rcx__conn *c)
+{
+	return c->credits > 0 && c->ctx->tx_free;
+}
+
+/*
+ * Receive credits owed to the peer that no message of ours will carry
+ * soon: half the ring was reposted, and we have nothing to send or no
+ * credit to send it with. Returned in a CREDIT message.
+ */
+static bool credit_due(const struct rcx__conn *c)
+{
+	return c->owed >= (int)c->ctx->cfg.rx_depth / 2 &&
+	       (!c->backlog || c->credits == 0);
+}
+
+int rcx__conn_send(struct rcx__conn *c, struct rcx_req *r)
+{
+	int ret;
+
+	if (c->state == RCX__CONN_FAILED)
+		return c->error;
+	/* the peer said BYE: nothing it will ever receive again */
+	if (c->state == RCX__CONN_CLOSED)
+		return -ECONNRESET;
+	if (c->state == RCX__CONN_IDLE) {
+		ret = rcx__conn_start(c);
+		if (ret)
+			return ret;
+	}
+	if (c->state != RCX__CONN_UP || c->backlog || !can_send(c)) {
+		r->next = NULL;
+		if (c->backlog_tail)
+			c->backlog_tail->next = r;
+		else
+			c->backlog = r;
+		c->backlog_tail = r;
+		pending_add(c);
+		return 0;
+	}
+	ret = post_msg(c, r, r->sendop);
+	if (!ret)
+		sent(c, r);
+	return ret;
+}
+
+/* Send what waits for credits or slots; called from progress. */
+void rcx__conn_drain(struct rcx_ctx *ctx)
+{
+	struct rcx__conn *c = ctx->pending, *next;
+	struct rcx_req *r;
+	int ret;
+
+	for (; c; c = next) {
+		next = c->next_pending;
+		if (c->state != RCX__CONN_UP)
+			continue;
+		while ((r = c->backlog) && can_send(c)) {
+			ret = post_msg(c, r, r->sendop);
+			if (ret) {
+				rcx__conn_fail(c, ret);
+				break;
+			}
+			c->backlog = r->next;
+			if (!c->backlog)
+				c->backlog_tail = NULL;
+			r->next = NULL;
+			sent(c, r);
+		}
+		if (c->state == RCX__CONN_UP && credit_due(c) && ctx->tx_free)
+			post_msg(c, NULL, RCX__MSG_CREDIT);
+		if (!c->backlog && !credit_due(c))
+			pending_del(c);
+	}
+}
+
+static void on_tx(struct rcx_ctx *ctx, struct rcx__wrctx *w,
+		  const struct rcx_cqe *cqe)
+{
+	struct rcx__txslot *s = (struct rcx__txslot *)w;
+	struct rcx__conn *c = s->conn;
+
+	/* a send the provider refused but reports anyway: the slot was
+	 * never taken (it is on the free list) and no connection owns it */
+	if (RCX__UNLIKELY(!c))
+		return;
+	s->conn = NULL;
+	s->next = ctx->tx_free;
+	ctx->tx_free = s;
+	c->tx_inflight--;
+	if (cqe->status)
+		rcx__conn_fail(c, RCX_ERR_PROC_FAILED);
+}
+
+bool rcx__hdr_ok(const struct rcx__hdr *h, uint32_t byte_len, size_t eager_size)
+{
+	if (byte_len < sizeof(*h))
+		return false;
+	if (h->type == RCX__MSG_EAGER &&
+	    (h->len > eager_size || byte_len < sizeof(*h) + h->len))
+		return false;
+	return h->cid < RCX__CID_MAX && h->type && h->type <= RCX__MSG_BYE;
+}
+
+static void on_rx(struct rcx_ctx *ctx, struct rcx__wrctx *w,
+		  const struct rcx_cqe *cqe)
+{
+	struct rcx__rxbuf *b = (struct rcx__rxbuf *)w;
+	struct rcx__conn *c = b->conn;
+	const struct rcx__hdr *h = (const void *)b->data;
+	int ret;
+
+	c->rx_posted--;
+	/*
+	 * The peer's first message can complete before our ESTABLISHED
+	 * event is polled; it only sends once connected, so we are too.
+	 * (Dropping it here lost the message and its receive buffer.)
+	 */
+	if (!cqe->status && c->state == RCX__CONN_CONNECTING)
+		c->state = RCX__CONN_UP;
+	if (cqe->status || c->state != RCX__CONN_UP) {
+		/* flushed or broken: the peer is gone (or we are closing) */
+		if (cqe->status)
+			rcx__conn_fail(c, RCX_ERR_PROC_FAILED);
+		return;
+	}
+	if (!rcx__hdr_ok(h, cqe->byte_len, ctx->cfg.eager_size)) {
+		rcx__conn_fail(c, RCX_ERR_PROTO);
+		return;
+	}
+	c->credits += h->credits;
+	switch (h->type) {
+	case RCX__MSG_EAGER:
+		if (ctx->am[h->cid]) {
+			ctx->am[h->cid](c, h, (const uint8_t *)(h + 1));
+			break;
+		}
+		/* fall through */
+	case RCX__MSG_RTS:
+		rcx__p2p_arrived(c->g, c->peer, c, h, (const uint8_t *)(h + 1));
+		break;
+	case RCX__MSG_FIN:
+		rcx__p2p_fin(c, h->id);
+		break;
+	case RCX__MSG_BYE:
+		/* it left on purpose: its disconnect is no failure. What it
+		 * sent came before this (one RC connection delivers in
+		 * order): receives still posted for it can never match. */
+		rcx__conn_left(c);
+		break;
+	}
+	if (c->state != RCX__CONN_UP)
+		return;
+	ret = post_rx(c, b);
+	if (ret) {
+		rcx__conn_fail(c, ret);
+		return;
+	}
+	/* a CREDIT or BYE spent no credit: it earns none back (returning
+	 * one would let the peer send past our receives into RNR NAKs) */
+	if (needs_credit(h->type))
+		c->owed++;
+	if (c->backlog)
+		pending_add(c);
+	/*
+	 * Nothing of ours to piggyback on: return credits explicitly, or as
+	 * soon as a send slot is free (the peer may have no credit left to
+	 * send what would make us answer: waiting for it deadlocks both).
+	 */
+	if (credit_due(c)) {
+		if (ctx->tx_free)
+			post_msg(c, NULL, RCX__MSG_CREDIT);
+		else
+			pending_add(c);
+	}
+}
+
+int rcx__tx_init(struct rcx_ctx *ctx)
+{
+	size_t ss = slot_size(ctx), n = ctx->cfg.tx_depth, i;
+	struct rcx__txslot *slots;
+	int ret;
+
+	slots = calloc(n, sizeof(*slots));
+	if (!slots || posix_memalign((void **)&ctx->tx_mem, 64, n * ss)) {
+		free(slots);
+		return -ENOMEM;
+	}
+	ret = rcx__reg_get(ctx, ctx->tx_mem, n * ss, RCX_ACCESS_LOCAL_WRITE,
+			   &ctx->tx_reg);
+	if (ret) {
+		free(slots);
+		free(ctx->tx_mem);
+		ctx->tx_mem = NULL;
+		return ret;
+	}
+	ctx->tx_slots = slots;
+	for (i = 0; i < n; i++) {
+		slots[i].wrc.cb = on_tx;
+		slots[i].data = ctx->tx_mem + i * ss;
+		slots[i].next = ctx->tx_free;
+		ctx->tx_free = &slots[i];
+	}
+	return 0;
+}
+
+void rcx__tx_fini(struct rcx_ctx *ctx)
+{
+	if (ctx->tx_reg)
+		rcx__reg_put(ctx, ctx->tx_reg);
+	free(ctx->tx_mem);
+	free(ctx->tx_slots);
+	ctx->tx_reg = NULL;
+	ctx->tx_mem = NULL;
+	ctx->tx_slots = NULL;
+	ctx->tx_free = NULL;
+}
+
+/* Connection events: establish, fail, and queue incoming requests. */
+int rcx__cm_progress(struct rcx_ctx *ctx)
+{
+	struct rcx_cm_event ev;
+	struct rcx__pending_req *p, **pp;
+	struct rcx__epobj *o;
+	int n = 0, ret;
+
+	if (ctx->in_cm)
+		return 0; /* an event handler drains the CQ: no nesting */
+	ctx->in_cm = 1;
+	rcx__ft_poll(ctx);
+	while ((ret = ctx->ops->cm_poll(ctx->dev, &ev)) > 0) {
+		n++;
+		if (ev.type != RCX_CM_CONNECT_REQUEST) {
+			o = ev.ep_ctx;
+			if (o)
+				o->on_cm(o, &ev);
+			continue;
+		}
+		p = calloc(1, sizeof(*p));
+		if (!p) {
+			ctx->ops->ep_reject(ctx->dev, ev.req);
+			continue;
+		}
+		p->req = ev.req;
+		p->len = ev.pdata_len;
+		memcpy(p->pdata, ev.pdata, ev.pdata_len);
+		if (rcx__group_conn_req(ctx, p))
+			continue;
+		if (ctx->conn_req_hook && ctx->conn_req_hook(ctx, p))
+			continue;
+		for (pp = &ctx->conn_reqs; *pp; pp = &(*pp)->next)
+			;
+		*pp = p;
+	}
+	ctx->in_cm = 0;
+	return ret < 0 ? ret : n;
+}
+
+static void am_release(struct rcx_req *r)
+{
+	free(r->buf);
+	r->buf = NULL;
+}
+
+static const struct rcx__req_ops am_ops = { .release = am_release };
+
+/*
+ * Send an active message: the payload is copied (it may wait for credits),
+ * and the request frees itself once the message is out.
+ */
+int rcx__am_send(struct rcx__conn *c, uint8_t cid, int32_t tag, const void *buf,
+		 size_t len)
+{
+	struct rcx_req *r;
+	int ret;
+
+	if (len > c->ctx->cfg.eager_size)
+		return -EMSGSIZE;
+	r = rcx__req_get(c->ctx, RCX__REQ_INTERNAL, &am_ops);
+	if (!r)
+		return -ENOMEM;
+	r->buf = malloc(len ? len : 1);
+	if (!r->buf) {
+		rcx__req_put(r);
+		return -ENOMEM;
+	}
+	if (len)
+		memcpy(r->buf, buf, len);
+	r->len = len;
+	r->cid = cid;
+	r->tag = tag;
+	r->sendop = RCX__MSG_EAGER;
+	r->user_freed = 1;
+	r->state = RCX__REQ_ACTIVE;
+	ret = rcx__conn_send(c, r);
+	if (ret)
+		rcx__req_put(r);
+	return ret;
+}

@@ -1,0 +1,705 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+#ifndef RCX_CORE_H
+#define RCX_CORE_H
+
+/* Core-private declarations shared by the files of lib/. */
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <rcx/rcx.h>
+#include "providers/provider.h"
+#include "lib/boot/boot.h"
+
+#define RCX__LIKELY(x)	 __builtin_expect(!!(x), 1)
+#define RCX__UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+/* a provider's address (listener), with its NUL */
+#define RCX__ADDR_LEN 128
+
+/* ---- configuration: one table, RCX_* environment variables (config.c) */
+/* a cpulist ("0-3,8-11") as hwloc prints it, with its NUL */
+#define RCX__CPULIST_LEN 256
+
+struct rcx__config {
+	char device[64];
+	char provider[16];
+	char bootstrap[16];
+	char ifaddr[64];
+	unsigned long port;
+	unsigned long eager_size;
+	unsigned long rndv_read_max;
+	unsigned long rx_depth;
+	unsigned long tx_depth;
+	unsigned long inline_size;
+	unsigned long qp_timeout;
+	unsigned long qp_retry;
+	unsigned long rnr_retry;
+	unsigned long spin_us;
+	unsigned long connect_timeout_ms;
+	unsigned long mr_cache;
+	unsigned long heartbeat_ms;
+	char connect[8];
+	unsigned long cq_size;
+	char progress_cpus[RCX__CPULIST_LEN];
+};
+
+struct rcx__config_var {
+	const char *name;
+	const char *deflt;
+	const char *help;
+	size_t offset;
+	size_t str_size; /* string field size, 0: unsigned long */
+	unsigned long min, max;
+};
+
+extern const struct rcx__config_var rcx__config_vars[];
+int rcx__config_load(struct rcx__config *cfg);
+
+/* ---- topology (topo.c) */
+int rcx__topo_pick(const char (*names)[64], int n, const char *topo_xml,
+		   const char *where_list, int *pick);
+/* 0 when list is a cpulist ("0-3,8"; "0-": every cpu), else -EINVAL */
+int rcx__topo_cpus_check(const char *list);
+/*
+ * Where a thread serving device dev (the continuation progress thread)
+ * should run, as a cpulist in cpus[len]: the cpus of the device's
+ * locality, or those of override (a cpulist, RCX_PROGRESS_CPUS; NULL or
+ * "" for none), less the cpus the process may not use; "" (unbound) when
+ * the device has no locality (virtual ones such as rxe, not found) or the
+ * set holds every cpu. topo_xml: an hwloc XML file to use instead of this
+ * machine (tests); NULL: this machine, where the locality is read from
+ * sysfs without loading I/O discovery.
+ * Errors: -EINVAL override malformed or topo_xml not loadable; -ENOSPC
+ * len too short; -ENOMEM.
+ */
+int rcx__topo_near_cpus(const char *topo_xml, const char *dev,
+			const char *override, char *cpus, size_t len);
+/*
+ * The same on this machine, and bind the calling thread there. cpus ends
+ * holding where it is bound, "" when it stays unbound (errors included):
+ * the errors above, or the negative errno of binding.
+ */
+int rcx__topo_bind_near(const char *dev, const char *override, char *cpus,
+			size_t len);
+
+/* ---- completion dispatch: wr_id points at one of these */
+struct rcx__wrctx;
+typedef void rcx__wr_cb(struct rcx_ctx *ctx, struct rcx__wrctx *w,
+			const struct rcx_cqe *cqe);
+struct rcx__wrctx {
+	rcx__wr_cb *cb;
+};
+
+/* ---- requests (req.c) */
+enum rcx__req_kind {
+	RCX__REQ_SEND = 1,
+	RCX__REQ_RECV,
+	RCX__REQ_INTERNAL,
+	RCX__REQ_CHAN,
+};
+
+enum rcx__req_state {
+	RCX__REQ_INACTIVE, /* persistent, not started */
+	RCX__REQ_ACTIVE,
+	RCX__REQ_DONE, /* complete, not yet reported by test/wait */
+};
+
+#define RCX__REQ_MAGIC 0x52435852u /* live */
+#define RCX__REQ_DEAD  0x0badf00du /* back in the pool */
+
+struct rcx_group;
+struct rcx__conn;
+struct rcx__reg;
+
+struct rcx__req_ops {
+	int (*start)(struct rcx_req *req);
+	void (*release)(struct rcx_req *req); /* before going to the pool */
+	/* test/wait on this kind: run before the state is checked */
+	void (*poll)(struct rcx_req *req);
+	/* rcx_startall on a run of requests of this kind (one post list) */
+	int (*start_many)(struct rcx_req **reqs, int n);
+};
+
+struct rcx__cont;
+
+struct rcx_req {
+	uint32_t magic;
+	uint8_t kind;
+	uint8_t state;
+	uint8_t persistent;
+	uint8_t user_freed; /* freed by the user while active */
+	struct rcx_ctx *ctx;
+	const struct rcx__req_ops *ops;
+	struct rcx_status status;
+	struct rcx__wrctx wrc; /* RDMA completion of this request */
+	/* internal completion hook (handshakes, chains); NULL for most */
+	void (*done)(struct rcx_req *req);
+	void *done_arg;
+	/* the object behind a request kind (a channel, a window op ...) */
+	void *obj;
+	/* attached continuation (cont.c), NULL when none */
+	struct rcx__cont *cont;
+	struct rcx_req *next; /* queue link: posted, backlog, pool */
+	/* point-to-point */
+	struct rcx_group *g;
+	struct rcx__conn *conn;
+	void *buf;
+	size_t len;
+	int peer;
+	int tag;
+	uint8_t cid;
+	uint8_t sendop;	  /* backlog: which message to send */
+	uint8_t keep_reg; /* reg held for the request's life */
+	uint8_t mark;	  /* seen by an array call's check (req.c) */
+	uint32_t rndv_id;
+	struct rcx__reg *reg;
+	/* rendezvous source seen by a receive, and the bytes of it not yet
+	 * asked for: it is read in pieces (p2p.c) */
+	uint64_t raddr;
+	uint32_t rkey;
+	uint64_t rlen;
+};
+
+struct rcx_req *rcx__req_get(struct rcx_ctx *ctx, int kind,
+			     const struct rcx__req_ops *ops);
+void rcx__req_put(struct rcx_req *req);
+/* done hook, continuation, release of a freed one (rcx__req_complete) */
+void rcx__req_complete_hooks(struct rcx_req *req);
+static inline void rcx__req_complete(struct rcx_req *req, int error)
+{
+	req->status.error = error;
+	req->state = RCX__REQ_DONE;
+	if (RCX__UNLIKELY(req->done || req->cont || req->user_freed))
+		rcx__req_complete_hooks(req);
+}
+/* fn on every live request (teardown); fn gets and puts none */
+void rcx__req_each(struct rcx_ctx *ctx,
+		   void (*fn)(struct rcx_req *r, void *arg), void *arg);
+/* -EINVAL (logged, naming fn) when a request is twice in reqs, else 0;
+ * reqs: live requests or NULL, which may repeat */
+int rcx__reqs_unique(const char *fn, int n, struct rcx_req *const *reqs);
+/* wait for n requests and release them, lock held; first error */
+int rcx__waitall_locked(struct rcx_ctx *ctx, int n, struct rcx_req **reqs);
+static inline bool rcx__req_live(const struct rcx_req *r)
+{
+	return r && r->magic == RCX__REQ_MAGIC;
+}
+
+/* ---- memory registrations (mr.c) */
+struct rcx__reg {
+	struct rcx__reg *next;
+	uintptr_t addr;
+	size_t len;
+	unsigned int access;
+	unsigned int refs;
+	bool priv; /* never shared: its key dies with its one user */
+	struct rcx_mr *mr;
+	uint32_t lkey, rkey;
+};
+
+int rcx__reg_get(struct rcx_ctx *ctx, const void *addr, size_t len,
+		 unsigned int access, struct rcx__reg **out);
+void rcx__reg_put(struct rcx_ctx *ctx, struct rcx__reg *reg);
+/* A registration of its own, never shared (new keys for validate). */
+int rcx__reg_get_private(struct rcx_ctx *ctx, const void *addr, size_t len,
+			 unsigned int access, struct rcx__reg **out);
+void rcx__reg_flush(struct rcx_ctx *ctx);
+
+/* ---- wire header of eager/control messages (conn.c, p2p.c) */
+enum rcx__msg_type {
+	RCX__MSG_EAGER = 1,
+	RCX__MSG_RTS,	 /* rendezvous: come and READ */
+	RCX__MSG_FIN,	 /* rendezvous: READ done */
+	RCX__MSG_CREDIT, /* receive credits only */
+	RCX__MSG_BYE,	 /* the sender leaves: what follows is no failure */
+};
+
+enum rcx__cid {
+	RCX__CID_USER = 0, /* rcx_isend/irecv */
+	RCX__CID_COLL = 1, /* group barrier/allgather */
+	RCX__CID_BIND = 2, /* channel bind handshakes (chan_bind.c) */
+	RCX__CID_WIN = 3,  /* window control and software atomics (win*.c) */
+	RCX__CID_BACK = 4, /* channel bind answers (chan_bind.c) */
+	RCX__CID_FT = 5,   /* fault-tolerant agreement (ft.c) */
+	RCX__CID_MAX = 6,
+};
+
+struct rcx__hdr {
+	uint8_t type;
+	uint8_t cid;
+	uint16_t credits;
+	int32_t tag;
+	uint32_t len;
+	uint32_t id;
+	/* RTS only */
+	uint64_t addr;
+	uint64_t size;
+	uint32_t rkey;
+	uint32_t pad;
+};
+
+/*
+ * Is a received message well formed: a whole header of a known type and
+ * cid, and for EAGER a payload within eager_size that arrived whole
+ * (byte_len: the bytes received)? A connection that receives anything
+ * else fails with RCX_ERR_PROTO (conn.c).
+ */
+bool rcx__hdr_ok(const struct rcx__hdr *h, uint32_t byte_len,
+		 size_t eager_size);
+
+/*
+ * Active messages: a cid with a handler bypasses matching; the handler
+ * runs in progress for every eager message of that cid (payload of h->len
+ * bytes, at most RCX_EAGER_SIZE). Send with rcx__am_send.
+ */
+typedef void rcx__am_cb(struct rcx__conn *c, const struct rcx__hdr *h,
+			const uint8_t *payload);
+int rcx__am_send(struct rcx__conn *c, uint8_t cid, int32_t tag, const void *buf,
+		 size_t len);
+
+/* ---- info (info.c) */
+struct rcx_info;
+/* i NULL: no keys. One that is not an info: lookup finds nothing, the
+ * typed reads below return -EINVAL (callers read through one first). */
+const char *rcx__info_lookup(const struct rcx_info *i, const char *key);
+int rcx__info_ulong(const struct rcx_info *i, const char *key,
+		    unsigned long dflt, unsigned long min, unsigned long max,
+		    unsigned long *out);
+/* names: NULL-terminated; *out = index; -EINVAL for other values */
+int rcx__info_enum(const struct rcx_info *i, const char *key,
+		   const char *const *names, int dflt, int *out);
+int rcx__info_bool(const struct rcx_info *i, const char *key, bool dflt,
+		   bool *out);
+
+/* ---- channels (chan.c, chan_bind.c): hooks the core calls */
+void rcx__chan_progress(struct rcx_ctx *ctx);
+/* Carry on nonblocking frees and rebinds (ctx->chan_ops): how many ended. */
+int rcx__chan_ops_progress(struct rcx_ctx *ctx);
+void rcx__chan_fini(struct rcx_ctx *ctx);
+/*
+ * Binds whose sender got its answer but not the receiver's connection:
+ * those with peer of g fail (it failed), those past
+ * RCX_CONNECT_TIMEOUT_MS too (ctx->chan_conn_due counts them).
+ */
+void rcx__chan_peer_failed(struct rcx_group *g, int peer, int err);
+void rcx__chan_conn_due(struct rcx_ctx *ctx, long long now);
+/* a member of g failed or left: binds nobody can answer any more fail */
+void rcx__chan_member_gone(struct rcx_group *g);
+bool rcx__group_known(struct rcx_ctx *ctx, const struct rcx_group *g);
+
+/* ---- continuations (cont.c): hooks the core calls */
+/* r completed and r->cont is set */
+void rcx__cont_complete(struct rcx_req *r);
+/* r has r->cont set and was started, now active: re-arm (rcx_start[all]) */
+void rcx__cont_start(struct rcx_req *r);
+/* r has r->cont set and goes back to the pool: detach (rcx__req_put) */
+void rcx__cont_detach(struct rcx_req *r);
+/*
+ * rcx__wait_events for req.c's waits: also woken when continuations become
+ * ready or run without a completion event (another thread, a handler)
+ */
+int rcx__cont_block(struct rcx_ctx *ctx, int timeout_ms);
+/* run ready continuations; called by progress when ctx->cont_ready */
+int rcx__cont_progress(struct rcx_ctx *ctx);
+/* context teardown: pending continuations run with -ECANCELED */
+void rcx__cont_fini(struct rcx_ctx *ctx);
+
+/* ---- connections (conn.c) */
+enum rcx__conn_state {
+	RCX__CONN_CONNECTING,
+	RCX__CONN_UP,
+	RCX__CONN_FAILED,
+	RCX__CONN_CLOSED,
+	RCX__CONN_IDLE, /* lazy: not started; the first send starts it */
+};
+
+/*
+ * The ep_ctx of every endpoint rcx makes: connection events are handed to
+ * the object that owns the endpoint.
+ */
+struct rcx__epobj {
+	void (*on_cm)(struct rcx__epobj *o, const struct rcx_cm_event *ev);
+};
+
+struct rcx__rxbuf {
+	struct rcx__wrctx wrc;
+	struct rcx__conn *conn;
+	uint8_t *data;
+};
+
+struct rcx__conn {
+	struct rcx__epobj obj; /* first: the endpoint's ep_ctx */
+	struct rcx_ctx *ctx;
+	struct rcx_group *g;
+	int peer;
+	int state;
+	int error;
+	struct rcx_ep *ep;
+	int rx_posted;	 /* receives the endpoint holds */
+	int tx_inflight; /* bounce-slot sends not completed */
+	int credits;	 /* messages we may still send */
+	int owed;	 /* receive buffers reposted, not yet announced */
+	uint32_t next_rndv;
+	struct rcx__rxbuf *rx;
+	uint8_t *rx_mem;
+	struct rcx__reg *rx_reg;
+	struct rcx_req *backlog, *backlog_tail; /* waiting for credits */
+	struct rcx_req *rndv;			/* sends waiting for FIN */
+	struct rcx__conn *next_pending;
+	uint32_t win_wr;      /* window WRs in flight (win*.c) */
+	struct rcx__wrctx hb; /* liveness probe (ft.c) */
+	uint8_t hb_busy;
+	/* lazy connection: where the peer listens and what to send it */
+	char *lazy_addr;
+	uint8_t lazy_pd[56], lazy_ask[56];
+	uint8_t lazy_len;
+	uint8_t lazy_connect;  /* we connect (else we ask) */
+	struct rcx__epobj ask; /* the ask endpoint's ep_ctx */
+	struct rcx_ep *ask_ep; /* asks the lower rank to connect */
+	/* the ask was answered: the peer's connection is due by then (0:
+	 * none due); a dead peer never sends it (ft.c) */
+	long long answer_by_us;
+	/* nothing listens where the peer did (it left, or died): unless a
+	 * failure notice comes by answer_by_us, it left (ft.c) */
+	uint8_t gone;
+};
+
+/*
+ * Send-queue entries each connection keeps for window operations (RMA
+ * WRITE/READ/ATOMIC, win*.c), beyond what point-to-point can fill; the
+ * windows keep win_wr at or below it.
+ */
+#define RCX__WIN_SQ_DEPTH 128
+
+struct rcx__txslot {
+	struct rcx__wrctx wrc;
+	struct rcx__txslot *next; /* free list */
+	struct rcx__conn *conn;	  /* in flight on this connection */
+	uint8_t *data;
+};
+
+int rcx__conn_new(struct rcx_ctx *ctx, struct rcx_group *g, int peer,
+		  struct rcx__conn **out);
+int rcx__conn_connect(struct rcx__conn *c, const char *addr, const void *pdata,
+		      size_t plen);
+int rcx__conn_accept(struct rcx__conn *c, struct rcx_conn_req *req);
+/*
+ * Make c lazy (state IDLE): it starts on first use. One rank of the pair
+ * (connects) connects to addr with pdata; the other connects with ask (a
+ * request the first rejects, and answers by connecting), so requests of
+ * the two never cross. Errors: -ENOMEM, -EINVAL (pdata too long).
+ */
+int rcx__conn_set_lazy(struct rcx__conn *c, const char *addr, bool connects,
+		       const void *pdata, const void *ask, size_t plen);
+/* Start an IDLE connection (no-op otherwise); 0 or an error. */
+int rcx__conn_start(struct rcx__conn *c);
+struct rcx__pending_req;
+/*
+ * Windows whose fenced WRs saw no completion for a while get them
+ * re-driven (win.c); from progress and from waits that found nothing.
+ */
+void rcx__win_idle(struct rcx_ctx *ctx);
+/*
+ * The longest a wait may sleep (timeout_ms, -1: for ever) while work that
+ * raises no event is under way: channel frees/rebinds waiting for the
+ * peer's remote write, fenced window WRs (re-driven here when stuck).
+ */
+int rcx__sleep_limit(struct rcx_ctx *ctx, int timeout_ms);
+/* longest sleep of a wait while fenced window WRs are outstanding */
+#define RCX__KICK_SLEEP_MS 50
+/* A lazy world's incoming request: true when taken (group.c). */
+bool rcx__group_conn_req(struct rcx_ctx *ctx, struct rcx__pending_req *p);
+/*
+ * Start every lazy connection of g and wait until all are up or failed
+ * (collective: window creation). Errors: the first connection's error,
+ * -ETIMEDOUT after RCX_CONNECT_TIMEOUT_MS.
+ */
+int rcx__group_connect_all(struct rcx_group *g);
+void rcx__conn_destroy(struct rcx__conn *c);
+void rcx__conn_fail(struct rcx__conn *c, int error);
+/* The peer left on purpose: nothing more comes (-ECONNRESET for all) */
+void rcx__conn_left(struct rcx__conn *c);
+/* A launcher's failure notice may follow a gone peer by this much */
+#define RCX__GONE_GRACE_MS 200
+/* queue or send a message for req (sendop = RCX__MSG_EAGER/RTS/FIN) */
+int rcx__conn_send(struct rcx__conn *c, struct rcx_req *req);
+int rcx__cm_progress(struct rcx_ctx *ctx);
+void rcx__conn_drain(struct rcx_ctx *ctx);
+int rcx__tx_init(struct rcx_ctx *ctx);
+/*
+ * The connections' depths (RCX_TX_DEPTH, RCX_RX_DEPTH) fit the device
+ * (ctx->info: max_qp_wr, max_cqe): 0, or -EINVAL and a line naming the
+ * variables and the limit.
+ */
+int rcx__conn_depth_check(const struct rcx_ctx *ctx);
+void rcx__tx_fini(struct rcx_ctx *ctx);
+
+/* ---- point-to-point (p2p.c) */
+void rcx__p2p_arrived(struct rcx_group *g, int peer, struct rcx__conn *c,
+		      const struct rcx__hdr *h, const uint8_t *payload);
+void rcx__p2p_fin(struct rcx__conn *c, uint32_t id);
+int rcx__isend(struct rcx_group *g, const void *buf, size_t len, int dest,
+	       int tag, uint8_t cid, struct rcx_req **out);
+int rcx__irecv(struct rcx_group *g, void *buf, size_t len, int src, int tag,
+	       uint8_t cid, struct rcx_req **out);
+/*
+ * Fire and forget: done(req) runs on completion, then req is released.
+ * pending (may be NULL) holds the request while it is outstanding; the
+ * done hook must clear it.
+ */
+int rcx__isend_cb(struct rcx_group *g, const void *buf, size_t len, int dest,
+		  int tag, uint8_t cid, void (*done)(struct rcx_req *),
+		  void *arg, struct rcx_req **pending);
+int rcx__irecv_cb(struct rcx_group *g, void *buf, size_t len, int src, int tag,
+		  uint8_t cid, void (*done)(struct rcx_req *), void *arg,
+		  struct rcx_req **pending);
+/* take back a posted unmatched receive (completes with err) */
+bool rcx__p2p_cancel(struct rcx_req *r, int err);
+void rcx__p2p_peer_failed(struct rcx__conn *c, int error);
+void rcx__p2p_cancel_group(struct rcx_group *g, int error);
+/* complete the posted receives of one cid with error */
+void rcx__p2p_cancel_cid(struct rcx_group *g, int cid, int error);
+/* A member of g failed: posted RCX_ANY_SOURCE receives complete in error. */
+void rcx__p2p_any_failed(struct rcx_group *g, int error);
+
+/* ---- failures (ft.c) */
+/*
+ * rank of g is known failed here: its connection fails (QP to error, so
+ * everything on it flushes), collectives on g stop, windows of g become
+ * invalid. Idempotent. Lock held.
+ */
+void rcx__group_failed(struct rcx_group *g, int rank, int error);
+/* failures the launcher reported, applied to the world group */
+void rcx__ft_poll(struct rcx_ctx *ctx);
+/*
+ * Fault-tolerant agreement among the live ranks of g: every rank that
+ * returns 0 returns the same *ok and the same failed set (failed[size]):
+ * the AND of the ok flags and the union of the failed sets proposed by
+ * the ranks the agreement heard from. Survives the death of any rank,
+ * coordinators included (a rotating coordinator, decided after every
+ * rank's round; a rank's round is skipped once it is known failed).
+ * Lock held. 0, -ENOMEM, or RCX_ERR_PROC_FAILED when this rank cannot
+ * take part (its own connections are gone).
+ */
+int rcx__ft_agree(struct rcx_group *g, bool *ok, uint8_t *failed);
+/* rcx_group_get_failed without the user-handle check */
+int rcx__group_get_failed(struct rcx_group *g, int *ranks, int max, int *n);
+/* tests: called at points of an agreement (a test kills itself there) */
+enum {
+	RCX__FT_HOOK_GATHERED = 1, /* a leader heard every live rank */
+	RCX__FT_HOOK_TOLD_ONE = 2, /* a leader told one rank its decision */
+	RCX__FT_HOOK_START = 3,	   /* a rank enters the agreement */
+	RCX__FT_HOOK_PROPOSED = 4, /* a follower's estimate has left */
+};
+extern void (*rcx__ft_hook)(struct rcx_group *g, int where);
+/* windows hook (win_ft.c): a member of g failed */
+void rcx__win_group_failed(struct rcx_group *g, int error);
+
+/* ---- groups (group.c) */
+struct rcx__unexp {
+	struct rcx__unexp *next;
+	struct rcx__conn *conn;
+	int peer;
+	struct rcx__hdr hdr;
+	uint8_t data[]; /* eager payload */
+};
+
+struct rcx_group {
+	uint32_t magic;
+	/*
+	 * refs: every holder (user handles, persistent requests, windows);
+	 * urefs: the user's handles only. rcx_group_free drops one of each;
+	 * once the user holds none the handle is dead to the API, but the
+	 * group and its connections live on for what was made from it.
+	 */
+	int refs;
+	int urefs;
+	struct rcx_ctx *ctx;
+	int rank;
+	int size;
+	struct rcx__conn **conns; /* [size], NULL for self */
+	struct rcx_req *posted[RCX__CID_MAX], *posted_tail[RCX__CID_MAX];
+	struct rcx__unexp *unexp[RCX__CID_MAX], *unexp_tail[RCX__CID_MAX];
+	uint32_t coll_seq;
+	/* ranks known failed here (ft.c), and when the first was seen */
+	uint8_t *failed; /* [size] */
+	int nfailed;
+	long long failed_at_us;
+	uint32_t agree_seq; /* agreements run on this group */
+	struct rcx_group *next;
+};
+
+void rcx__groups_destroy(struct rcx_ctx *ctx);
+/*
+ * Barrier, allgather and all-to-all (exchange: in + i * stride goes to
+ * rank i, stride 0 is an allgather) among the ranks of g not in excl
+ * ([size] flags, or NULL: all). RCX_ERR_PROC_FAILED at once when a needed rank is known
+ * failed, or when one fails during the call. Lock held.
+ */
+int rcx__group_barrier_locked(struct rcx_group *g, const uint8_t *excl);
+int rcx__group_exchange_locked(struct rcx_group *g, const void *in,
+			       size_t stride, size_t len, void *out,
+			       const uint8_t *excl);
+int rcx__group_allgather_locked(struct rcx_group *g, const void *in, size_t len,
+				void *out, const uint8_t *excl);
+
+#define RCX__GROUP_MAGIC 0x52435847u
+#define RCX__GROUP_HELD	 0x52435848u /* freed by the user, still held */
+
+/* A holder other than the user (lock held); release may destroy g. */
+static inline void rcx__group_hold(struct rcx_group *g)
+{
+	g->refs++;
+}
+void rcx__group_release(struct rcx_group *g);
+/* g exists for internal use: live, or freed by the user but held */
+static inline bool rcx__group_exists(const struct rcx_group *g)
+{
+	return g &&
+	       (g->magic == RCX__GROUP_MAGIC || g->magic == RCX__GROUP_HELD);
+}
+static inline bool rcx__group_live(const struct rcx_group *g)
+{
+	return g && g->magic == RCX__GROUP_MAGIC;
+}
+
+/* ---- context (ctx.c) */
+struct rcx__pending_req {
+	struct rcx__pending_req *next;
+	struct rcx_conn_req *req;
+	uint8_t pdata[56];
+	uint8_t len;
+};
+
+struct rcx_ctx {
+	uint32_t magic;
+	int mt;	  /* RCX_THREAD_MULTIPLE */
+	int lazy; /* world connections on first use (RCX_CONNECT) */
+	/* window WRs posted with a fence, not completed (win.c: kick) */
+	uint32_t win_fenced;
+	long long kick_at_us;
+	pthread_mutex_t lock;
+	struct rcx__config cfg;
+	const struct rcx_provider_ops *ops;
+	struct rcx_dev *dev;
+	struct rcx_dev_info info;
+	char addr[RCX__ADDR_LEN]; /* listener address */
+	unsigned int cm_tick;
+	long long cm_tick_ms; /* coarse clock at the last connection poll */
+	int in_cm;	      /* inside rcx__cm_progress */
+	/*
+	 * Bumped by whatever can end a wait outside the CQ poll (a failed
+	 * connection or member): a wait that saw it move does not sleep.
+	 */
+	unsigned int wake_gen;
+	/* requests */
+	struct rcx_req *req_free;
+	void **req_chunks;
+	size_t nchunks;
+	/* registrations */
+	struct rcx__reg *regs;
+	unsigned int nregs;
+	/* send bounce slots */
+	struct rcx__txslot *tx_free;
+	struct rcx__txslot *tx_slots;
+	uint8_t *tx_mem;
+	struct rcx__reg *tx_reg;
+	size_t tx_slot_size;
+	/* connections waiting for credits or slots */
+	struct rcx__conn *pending;
+	/* connection requests nobody has claimed yet */
+	struct rcx__pending_req *conn_reqs;
+	/* claims a request at once (returns 1 and owns p), e.g. channels */
+	int (*conn_req_hook)(struct rcx_ctx *ctx, struct rcx__pending_req *p);
+	/* active-message handlers per cid */
+	rcx__am_cb *am[RCX__CID_MAX];
+	/* channels: bound sets (chan_bind.c), senders waiting for receiver
+	 * credit (chan.c) */
+	void *chan_sets;
+	void *chan_deferred;
+	/* nonblocking channel frees and rebinds under way (chan_bind.c) */
+	void *chan_ops;
+	uint32_t bind_seq;
+	int chan_conn_due; /* senders answered, waiting for the connection */
+	/* continuations: state owned by cont.c; ready count polled cheaply */
+	void *cont_state;
+	int cont_ready;
+	/* groups, bootstrap */
+	struct rcx_group *groups;
+	struct rcx_group *world;
+	struct rcx__boot *boot;
+	long long ft_next_poll_us; /* launcher failure notices (ft.c) */
+	long long hb_next_us;	   /* next liveness probe round (ft.c) */
+	int nanswer;		   /* connections with answer_by_us set */
+};
+
+#define RCX__CTX_MAGIC 0x52435843u
+static inline bool rcx__ctx_live(const struct rcx_ctx *c)
+{
+	return c && c->magic == RCX__CTX_MAGIC;
+}
+
+static inline void rcx__lock(struct rcx_ctx *ctx)
+{
+	if (ctx->mt)
+		pthread_mutex_lock(&ctx->lock);
+}
+
+static inline void rcx__unlock(struct rcx_ctx *ctx)
+{
+	if (ctx->mt)
+		pthread_mutex_unlock(&ctx->lock);
+}
+
+/* To the pool, r->cont NULL (rcx__req_put without the detach). */
+static inline void rcx__req_release(struct rcx_req *r)
+{
+	struct rcx_ctx *ctx = r->ctx;
+
+	if (r->ops && r->ops->release)
+		r->ops->release(r);
+	r->magic = RCX__REQ_DEAD;
+	r->next = ctx->req_free;
+	ctx->req_free = r;
+}
+
+/* progress with the lock held; returns completions handled */
+int rcx__progress(struct rcx_ctx *ctx);
+/* block for events (lock held; dropped while sleeping) */
+int rcx__wait_events(struct rcx_ctx *ctx, int timeout_ms);
+long long rcx__now_us(void);
+
+/*
+ * A wait's spin before it sleeps. The clock is read once in
+ * RCX__SPIN_POLLS idle polls, never on a wait that the first polls end:
+ * where the clock source is not the TSC (HPET or ACPI PM in many virtual
+ * machines) clock_gettime is a system call, and reading it on every poll
+ * made every ping-pong wait slower.
+ */
+#define RCX__SPIN_POLLS 64
+
+struct rcx__spin {
+	long long end; /* 0: not read yet */
+	unsigned int polls;
+	bool over;
+};
+
+/* true once the spin budget (RCX_SPIN_US) is spent: the caller may sleep */
+static inline bool rcx__spin_over(const struct rcx_ctx *ctx,
+				  struct rcx__spin *sp)
+{
+	long long now;
+
+	if (sp->over)
+		return true;
+	if (RCX__LIKELY(++sp->polls % RCX__SPIN_POLLS != 0) && ctx->cfg.spin_us)
+		return false;
+	now = rcx__now_us();
+	if (!sp->end)
+		sp->end = now + (long long)ctx->cfg.spin_us;
+	sp->over = now >= sp->end;
+	return sp->over;
+}
+
+#endif

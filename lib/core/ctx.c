@@ -1,0 +1,399 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* Context: configuration, device, progress engine and blocking waits. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <sys/epoll.h>
+#include "lib/core/core.h"
+
+#define RCX__POLL_BATCH 16
+#define RCX__MAX_DEVS	32
+/*
+ * Connection polls: a connection poll is a system call or two (the event
+ * channel, the clock for liveness), not something to pay every few
+ * microseconds of a spin. Progress polls connections when the kernel's
+ * tick has moved since the last poll (CLOCK_MONOTONIC_COARSE, read
+ * without a system call whatever the clock source: a program that calls
+ * progress once in a while gets connection events at once), and once in
+ * RCX__CM_EVERY calls.
+ */
+#define RCX__CM_EVERY 1024
+
+static inline long long coarse_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
+long long rcx__now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000LL + ts.tv_nsec / 1000;
+}
+
+/*
+ * The fast path: poll a batch and hand each completion to the object its
+ * wr_id points at. No lookup, no allocation. Continuations that became
+ * ready run here; *ran (when not NULL) counts them, for rcx_ctx_wait: they
+ * are work done without a completion. Inlined with a constant NULL into
+ * rcx__progress, so counting costs the fast path nothing.
+ */
+static inline __attribute__((always_inline)) int progress(struct rcx_ctx *ctx,
+							  int *ran)
+{
+	struct rcx_cqe cqe[RCX__POLL_BATCH];
+	long long ms;
+	int n, i, k;
+
+	n = ctx->ops->cq_poll(ctx->dev, cqe, RCX__POLL_BATCH);
+	for (i = 0; i < n; i++) {
+		struct rcx__wrctx *w = (void *)(uintptr_t)cqe[i].wr_id;
+
+		w->cb(ctx, w, &cqe[i]);
+	}
+	if (ctx->pending)
+		rcx__conn_drain(ctx);
+	if (RCX__UNLIKELY(ctx->chan_deferred != NULL))
+		rcx__chan_progress(ctx);
+	/*
+	 * A free or rebind done completes a request: work, as below. Not
+	 * from inside a connection event's handler, whose object a step may
+	 * destroy (a set's DISCONNECTED drains the CQ through here).
+	 */
+	if (RCX__UNLIKELY(ctx->chan_ops != NULL) && !ctx->in_cm &&
+	    rcx__chan_ops_progress(ctx) > 0 && n <= 0)
+		n = 1;
+	/* not inside a connection event's handler: a callback may block,
+	 * and connection events are off until the handler returns */
+	if (RCX__UNLIKELY(ctx->cont_ready) && !ctx->in_cm) {
+		k = rcx__cont_progress(ctx);
+		if (ran)
+			*ran += k;
+	}
+	/*
+	 * Connection events handled here count as work: one may complete
+	 * what a waiter waits for (a bind is up once its connection is), and
+	 * a waiter told "nothing happened" would sleep with no event left to
+	 * wake it.
+	 */
+	ms = coarse_ms();
+	if (RCX__UNLIKELY(ms != ctx->cm_tick_ms ||
+			  (++ctx->cm_tick % RCX__CM_EVERY) == 0)) {
+		ctx->cm_tick_ms = ms;
+		if (rcx__cm_progress(ctx) > 0 && n <= 0)
+			n = 1;
+		if (ctx->win_fenced)
+			rcx__win_idle(ctx);
+	}
+	return n > 0 ? n : 0;
+}
+
+int rcx__progress(struct rcx_ctx *ctx)
+{
+	return progress(ctx, NULL);
+}
+
+int rcx__sleep_limit(struct rcx_ctx *ctx, int timeout_ms)
+{
+	/* the peer's side of a channel free is a remote write */
+	if (ctx->chan_ops && (timeout_ms < 0 || timeout_ms > 1))
+		timeout_ms = 1;
+	/* a bind's connection that never comes is found by the clock */
+	if (ctx->chan_conn_due && (timeout_ms < 0 || timeout_ms > 100))
+		timeout_ms = 100;
+	/* an ask whose connection must come by a deadline (ft.c) */
+	if (ctx->nanswer && (timeout_ms < 0 || timeout_ms > 100))
+		timeout_ms = 100;
+	/* the liveness probes are sent from progress: wake for the next */
+	if (ctx->cfg.heartbeat_ms) {
+		long long left = ctx->hb_next_us - rcx__now_us();
+		int ms = left > 0 ? (int)(left / 1000) + 1 : 0;
+
+		if (timeout_ms < 0 || timeout_ms > ms)
+			timeout_ms = ms;
+	}
+	/* a fenced window WR that the device left waiting */
+	if (ctx->win_fenced) {
+		rcx__win_idle(ctx);
+		if (timeout_ms < 0 || timeout_ms > RCX__KICK_SLEEP_MS)
+			timeout_ms = RCX__KICK_SLEEP_MS;
+	}
+	return timeout_ms;
+}
+
+/*
+ * Sleep on the event fd: acknowledge, arm, poll once more (a completion
+ * that arrived before the arm raises no event), then block. The lock is
+ * dropped while sleeping.
+ */
+int rcx__wait_events(struct rcx_ctx *ctx, int timeout_ms)
+{
+	struct epoll_event ev;
+	int n, fd = ctx->ops->event_fd(ctx->dev);
+
+	/* a sender waiting for a credit word gets no completion event */
+	if (ctx->chan_deferred && timeout_ms != 0)
+		timeout_ms = 0;
+	timeout_ms = rcx__sleep_limit(ctx, timeout_ms);
+
+	ctx->ops->ack(ctx->dev);
+	if (ctx->ops->arm(ctx->dev) == 0) {
+		unsigned int gen = ctx->wake_gen;
+
+		n = rcx__progress(ctx);
+		if (n > 0)
+			return n;
+		/* a launcher's notice or a connection's end taken here may
+		 * have completed what the caller waits for: no sleep then */
+		if (rcx__cm_progress(ctx) > 0 || ctx->wake_gen != gen)
+			return 0;
+		rcx__unlock(ctx);
+		epoll_wait(fd, &ev, 1, timeout_ms);
+		rcx__lock(ctx);
+		ctx->ops->ack(ctx->dev);
+	}
+	rcx__cm_progress(ctx);
+	return rcx__progress(ctx);
+}
+
+static int pick_device(struct rcx_ctx *ctx, char *name, size_t len)
+{
+	char(*names)[64];
+	int n, pick = 0, ret;
+
+	if (ctx->cfg.device[0]) {
+		snprintf(name, len, "%s", ctx->cfg.device);
+		return 0;
+	}
+	names = calloc(RCX__MAX_DEVS, sizeof(*names));
+	if (!names)
+		return -ENOMEM;
+	n = ctx->ops->dev_list(names, RCX__MAX_DEVS);
+	if (n <= 0) {
+		free(names);
+		return n < 0 ? n : -ENODEV;
+	}
+	ret = rcx__topo_pick((const char(*)[64])names, n, NULL, NULL, &pick);
+	if (ret)
+		pick = 0; /* no topology: take the provider's first */
+	snprintf(name, len, "%s", names[pick]);
+	free(names);
+	return 0;
+}
+
+static void ctx_free(struct rcx_ctx *ctx)
+{
+	struct rcx__pending_req *p;
+	size_t i;
+
+	rcx__cont_fini(ctx);
+	rcx__chan_fini(ctx);
+	rcx__groups_destroy(ctx);
+	while ((p = ctx->conn_reqs)) {
+		ctx->conn_reqs = p->next;
+		ctx->ops->ep_reject(ctx->dev, p->req);
+		free(p);
+	}
+	rcx__tx_fini(ctx);
+	rcx__reg_flush(ctx);
+	if (ctx->dev)
+		ctx->ops->dev_close(ctx->dev);
+	rcx__boot_close(ctx->boot);
+	for (i = 0; i < ctx->nchunks; i++)
+		free(ctx->req_chunks[i]);
+	free(ctx->req_chunks);
+	pthread_mutex_destroy(&ctx->lock);
+	ctx->magic = 0;
+	free(ctx);
+}
+
+RCX_API int rcx_ctx_create(const struct rcx_ctx_attr *attr,
+			   struct rcx_ctx **out)
+{
+	struct rcx_dev_attr da = { 0 };
+	struct rcx_ctx *ctx;
+	char devname[64];
+	int ret;
+
+	if (!out)
+		return -EINVAL;
+	if (attr && attr->thread_level != RCX_THREAD_SINGLE &&
+	    attr->thread_level != RCX_THREAD_MULTIPLE)
+		return -EINVAL;
+	ctx = calloc(1, sizeof(*ctx));
+	if (!ctx)
+		return -ENOMEM;
+	pthread_mutex_init(&ctx->lock, NULL);
+	ctx->magic = RCX__CTX_MAGIC;
+	ret = rcx__config_load(&ctx->cfg);
+	if (ret)
+		goto err;
+	ret = -EINVAL;
+	if (attr && attr->device &&
+	    snprintf(ctx->cfg.device, sizeof(ctx->cfg.device), "%s",
+		     attr->device) >= (int)sizeof(ctx->cfg.device))
+		goto err;
+	if (attr && attr->provider &&
+	    snprintf(ctx->cfg.provider, sizeof(ctx->cfg.provider), "%s",
+		     attr->provider) >= (int)sizeof(ctx->cfg.provider))
+		goto err;
+	ctx->mt = attr && attr->thread_level == RCX_THREAD_MULTIPLE;
+	if (attr && (attr->connect < RCX_CONNECT_DEFAULT ||
+		     attr->connect > RCX_CONNECT_LAZY))
+		goto err;
+	if (attr && attr->connect != RCX_CONNECT_DEFAULT)
+		ctx->lazy = attr->connect == RCX_CONNECT_LAZY;
+	else if (!strcmp(ctx->cfg.connect, "lazy"))
+		ctx->lazy = 1;
+	else if (strcmp(ctx->cfg.connect, "eager"))
+		goto err;
+	ctx->ops = rcx__provider_find(ctx->cfg.provider);
+	if (!ctx->ops)
+		goto err;
+	ret = pick_device(ctx, devname, sizeof(devname));
+	if (ret)
+		goto err;
+	da.name = devname;
+	da.addr = ctx->cfg.ifaddr[0] ? ctx->cfg.ifaddr : NULL;
+	da.cq_size = (int)ctx->cfg.cq_size;
+	ret = ctx->ops->dev_open(&da, &ctx->dev);
+	if (ret == -ENODEV)
+		rcx__dev_log_missing(ctx->ops, devname, ctx->cfg.device[0]);
+	if (ret)
+		goto err;
+	ret = ctx->ops->dev_query(ctx->dev, &ctx->info);
+	if (!ret)
+		ret = rcx__conn_depth_check(ctx);
+	if (!ret)
+		ret = ctx->ops->listen(ctx->dev, (uint16_t)ctx->cfg.port,
+				       ctx->addr, sizeof(ctx->addr));
+	if (ret && ctx->cfg.port)
+		fprintf(stderr, "rcx: RCX_PORT=%lu: cannot listen on it (%s)\n",
+			ctx->cfg.port, rcx_strerror(ret));
+	if (!ret)
+		ret = rcx__tx_init(ctx);
+	if (ret)
+		goto err;
+	*out = ctx;
+	return 0;
+err:
+	ctx_free(ctx);
+	return ret;
+}
+
+RCX_API int rcx_ctx_destroy(struct rcx_ctx *ctx)
+{
+	if (!rcx__ctx_live(ctx))
+		return -EINVAL;
+	ctx_free(ctx);
+	return 0;
+}
+
+static int copy_out(const char *s, char *buf, size_t len)
+{
+	if (!buf)
+		return -EINVAL;
+	if (strlen(s) >= len)
+		return -ENAMETOOLONG;
+	memcpy(buf, s, strlen(s) + 1);
+	return 0;
+}
+
+RCX_API int rcx_ctx_device(struct rcx_ctx *ctx, char *name, size_t len)
+{
+	if (!rcx__ctx_live(ctx))
+		return -EINVAL;
+	return copy_out(ctx->info.name, name, len);
+}
+
+RCX_API int rcx_ctx_address(struct rcx_ctx *ctx, char *addr, size_t len)
+{
+	if (!rcx__ctx_live(ctx))
+		return -EINVAL;
+	return copy_out(ctx->addr, addr, len);
+}
+
+RCX_API int rcx_progress(struct rcx_ctx *ctx)
+{
+	int n;
+
+	if (!rcx__ctx_live(ctx))
+		return -EINVAL;
+	rcx__lock(ctx);
+	n = rcx__progress(ctx);
+	rcx__unlock(ctx);
+	return n;
+}
+
+RCX_API int rcx_ctx_event_fd(struct rcx_ctx *ctx)
+{
+	if (!rcx__ctx_live(ctx))
+		return -EINVAL;
+	return ctx->ops->event_fd(ctx->dev);
+}
+
+RCX_API int rcx_ctx_arm(struct rcx_ctx *ctx)
+{
+	int ret;
+
+	if (!rcx__ctx_live(ctx))
+		return -EINVAL;
+	rcx__lock(ctx);
+	ctx->ops->ack(ctx->dev);
+	ret = ctx->ops->arm(ctx->dev);
+	if (!ret && (rcx__progress(ctx) > 0 || rcx__cm_progress(ctx) > 0))
+		ret = -EAGAIN;
+	rcx__unlock(ctx);
+	return ret;
+}
+
+RCX_API int rcx_ctx_wait(struct rcx_ctx *ctx, int timeout_ms)
+{
+	struct rcx__spin sp = { 0 };
+	long long now, end = (long long)1 << 62;
+	int n, ran;
+
+	if (!rcx__ctx_live(ctx) || timeout_ms < -1)
+		return -EINVAL;
+	rcx__lock(ctx);
+	if (timeout_ms >= 0) {
+		/* the spin ends by the deadline too */
+		now = rcx__now_us();
+		end = now + timeout_ms * 1000LL;
+		sp.end = now + (long long)ctx->cfg.spin_us;
+		if (sp.end > end)
+			sp.end = end;
+	}
+	for (;;) {
+		ran = 0;
+		n = progress(ctx, &ran) + ran;
+		if (n > 0)
+			break;
+		if (timeout_ms != 0 && !rcx__spin_over(ctx, &sp))
+			continue;
+		now = rcx__now_us();
+		if (now >= end) {
+			n = -ETIMEDOUT;
+			break;
+		}
+		/*
+		 * Continuations can become ready without a completion event
+		 * (registration, another thread, a signal handler): the
+		 * continuation wait sleeps on their eventfd too, and counts
+		 * the ones it ran.
+		 */
+		n = rcx__cont_block(
+			ctx,
+			timeout_ms < 0 ? -1 : (int)((end - now + 999) / 1000));
+		if (n > 0)
+			break;
+	}
+	rcx__unlock(ctx);
+	return n;
+}

@@ -1,0 +1,656 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Groups: the world from the bootstrap (addresses exchanged out of band,
+ * then every rank connects to each lower rank and accepts the higher
+ * ones: on first use by default, at once with RCX_CONNECT=eager),
+ * perftest-style pairs (connect/accept), and the barrier and
+ * allgather that windows and channels use, over point-to-point on the
+ * group's collective tag space.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "lib/core/core.h"
+
+/*
+ * As eagerly, a lazy connection is made by the higher rank of the pair.
+ * PD_ASK: a lower rank that wants one asks the higher rank to connect;
+ * the request is rejected and answered with a PD_WORLD one.
+ */
+enum { PD_WORLD = 1, PD_PAIR = 2, PD_ASK = 3 };
+
+/* Private data of a connection request (at most 56 bytes on the wire). */
+struct conn_pdata {
+	char magic[4];
+	uint8_t kind;
+	uint8_t pad[3];
+	uint32_t rank;
+	uint32_t size;
+	uint64_t jobid;
+};
+
+#define ADDR_LEN 128
+
+static int group_new(struct rcx_ctx *ctx, int rank, int size,
+		     struct rcx_group **out)
+{
+	struct rcx_group *g = calloc(1, sizeof(*g));
+
+	if (!g)
+		return -ENOMEM;
+	g->conns = calloc(size, sizeof(*g->conns));
+	g->failed = calloc(size, 1);
+	if (!g->conns || !g->failed) {
+		free(g->conns);
+		free(g->failed);
+		free(g);
+		return -ENOMEM;
+	}
+	g->magic = RCX__GROUP_MAGIC;
+	g->refs = 1;
+	g->urefs = 1;
+	g->ctx = ctx;
+	g->rank = rank;
+	g->size = size;
+	g->next = ctx->groups;
+	ctx->groups = g;
+	*out = g;
+	return 0;
+}
+
+static void group_destroy(struct rcx_group *g)
+{
+	struct rcx_ctx *ctx = g->ctx;
+	struct rcx_group **pp;
+	int i;
+
+	rcx__p2p_cancel_group(g, -ECANCELED);
+	for (i = 0; i < g->size; i++)
+		rcx__conn_destroy(g->conns[i]);
+	/* what arrived while the connections drained is dropped too */
+	rcx__p2p_cancel_group(g, -ECANCELED);
+	for (pp = &ctx->groups; *pp; pp = &(*pp)->next)
+		if (*pp == g) {
+			*pp = g->next;
+			break;
+		}
+	if (ctx->world == g)
+		ctx->world = NULL;
+	g->magic = 0;
+	free(g->conns);
+	free(g->failed);
+	free(g);
+}
+
+static bool pdata_ok(const struct rcx__pending_req *p, uint8_t kind,
+		     struct conn_pdata *pd)
+{
+	if (p->len < sizeof(*pd))
+		return false;
+	memcpy(pd, p->pdata, sizeof(*pd));
+	return !memcmp(pd->magic, "RCX1", 4) && pd->kind == kind;
+}
+
+/* Take the first queued request accepted by want(); NULL if none. */
+static struct rcx__pending_req *take_req(struct rcx_ctx *ctx, uint8_t kind,
+					 bool (*want)(const struct conn_pdata *,
+						      void *),
+					 void *arg, struct conn_pdata *pd)
+{
+	struct rcx__pending_req *p, **pp;
+
+	for (pp = &ctx->conn_reqs; (p = *pp); pp = &p->next) {
+		if (pdata_ok(p, kind, pd) && want(pd, arg)) {
+			*pp = p->next;
+			return p;
+		}
+	}
+	return NULL;
+}
+
+static bool want_world(const struct conn_pdata *pd, void *arg)
+{
+	struct rcx_group *g = arg;
+
+	return pd->jobid == g->ctx->boot->jobid && (int)pd->size == g->size &&
+	       (int)pd->rank > g->rank && (int)pd->rank < g->size &&
+	       !g->conns[pd->rank]->ep;
+}
+
+static bool want_any(const struct conn_pdata *pd, void *arg)
+{
+	return true;
+}
+
+/* Drive connection events until every connection of g is up. */
+static int wait_up(struct rcx_group *g, long long deadline_us, bool world)
+{
+	struct rcx_ctx *ctx = g->ctx;
+	struct rcx__pending_req *p;
+	struct conn_pdata pd;
+	int i, up, ret;
+
+	for (;;) {
+		ret = rcx__cm_progress(ctx);
+		if (ret < 0)
+			return ret;
+		while (world &&
+		       (p = take_req(ctx, PD_WORLD, want_world, g, &pd))) {
+			ret = rcx__conn_accept(g->conns[pd.rank], p->req);
+			free(p);
+			if (ret)
+				return ret;
+		}
+		for (i = 0, up = 0; i < g->size; i++) {
+			struct rcx__conn *c = g->conns[i];
+
+			if (!c)
+				continue;
+			if (c->state == RCX__CONN_FAILED)
+				return c->error ? c->error : -ECONNABORTED;
+			if (c->state == RCX__CONN_CLOSED)
+				return -ECONNRESET; /* it left */
+			up += c->state == RCX__CONN_UP;
+		}
+		if (up == g->size - 1)
+			return 0;
+		if (rcx__now_us() > deadline_us)
+			return -ETIMEDOUT;
+		rcx__wait_events(ctx, 10);
+	}
+}
+
+static void pdata_fill(struct conn_pdata *pd, uint8_t kind, int rank, int size,
+		       uint64_t jobid)
+{
+	memset(pd, 0, sizeof(*pd));
+	memcpy(pd->magic, "RCX1", 4);
+	pd->kind = kind;
+	pd->rank = rank;
+	pd->size = size;
+	pd->jobid = jobid;
+}
+
+/* Waits wake up for the launcher's failure notices too (ft.c). */
+static void watch_boot(struct rcx_ctx *ctx)
+{
+	int fd;
+
+	if (!ctx->ops->watch_fd || !ctx->boot->ops->event_fd)
+		return;
+	fd = ctx->boot->ops->event_fd(ctx->boot);
+	if (fd >= 0)
+		ctx->ops->watch_fd(ctx->dev, fd);
+}
+
+/*
+ * A lazy world's connection request (from cm progress): PD_WORLD from a
+ * higher rank is accepted, PD_ASK from a lower rank is rejected and
+ * answered by connecting. false: not the world's (left queued).
+ */
+static bool world_req(struct rcx_group *g, struct rcx__pending_req *p)
+{
+	struct rcx_ctx *ctx = g->ctx;
+	struct conn_pdata pd;
+	struct rcx__conn *c;
+	bool ask;
+
+	if (p->len < sizeof(pd))
+		return false;
+	memcpy(&pd, p->pdata, sizeof(pd));
+	ask = pd.kind == PD_ASK;
+	if (memcmp(pd.magic, "RCX1", 4) || (pd.kind != PD_WORLD && !ask) ||
+	    pd.jobid != ctx->boot->jobid || (int)pd.size != g->size ||
+	    (int)pd.rank >= g->size || (int)pd.rank == g->rank ||
+	    ask != ((int)pd.rank < g->rank))
+		return false;
+	c = g->conns[pd.rank];
+	if (ask || !c || c->ep ||
+	    (c->state != RCX__CONN_IDLE && c->state != RCX__CONN_CONNECTING)) {
+		ctx->ops->ep_reject(ctx->dev, p->req);
+		if (ask && c && c->state == RCX__CONN_IDLE &&
+		    rcx__conn_start(c))
+			rcx__conn_fail(c, -ECONNABORTED);
+	} else if (rcx__conn_accept(c, p->req)) {
+		ctx->ops->ep_reject(ctx->dev, p->req);
+		rcx__conn_fail(c, -ECONNABORTED);
+	}
+	free(p);
+	return true;
+}
+
+bool rcx__group_conn_req(struct rcx_ctx *ctx, struct rcx__pending_req *p)
+{
+	return ctx->world && ctx->lazy && world_req(ctx->world, p);
+}
+
+/* Every connection lazy, and the requests that came before the world. */
+static int world_lazy(struct rcx_group *g, const char *addrs,
+		      const struct conn_pdata *pd)
+{
+	struct rcx_ctx *ctx = g->ctx;
+	struct rcx__pending_req *p, **pp;
+	struct conn_pdata ask = *pd;
+	int i, ret;
+
+	ask.kind = PD_ASK;
+	for (i = 0; i < g->size; i++) {
+		if (i == g->rank)
+			continue;
+		ret = rcx__conn_set_lazy(g->conns[i], addrs + i * ADDR_LEN,
+					 i < g->rank, pd, &ask, sizeof(*pd));
+		if (ret)
+			return ret;
+	}
+	for (pp = &ctx->conn_reqs; (p = *pp);) {
+		*pp = p->next;
+		if (world_req(g, p))
+			continue;
+		*pp = p;
+		pp = &p->next;
+	}
+	return 0;
+}
+
+int rcx__group_connect_all(struct rcx_group *g)
+{
+	long long deadline;
+	int i, ret;
+
+	for (i = 0; i < g->size; i++) {
+		if (!g->conns[i] || g->conns[i]->state != RCX__CONN_IDLE)
+			continue;
+		ret = rcx__conn_start(g->conns[i]);
+		if (ret)
+			rcx__conn_fail(g->conns[i], ret);
+	}
+	deadline = rcx__now_us() + g->ctx->cfg.connect_timeout_ms * 1000LL;
+	return wait_up(g, deadline, false);
+}
+
+static int world_create(struct rcx_ctx *ctx, struct rcx_group **out)
+{
+	struct rcx__boot *b;
+	struct rcx_group *g;
+	struct conn_pdata pd;
+	char *addrs = NULL, me[ADDR_LEN] = { 0 };
+	long long deadline;
+	int i, ret;
+
+	if (!ctx->boot) {
+		ret = rcx__boot_open(ctx->cfg.bootstrap[0] ? ctx->cfg.bootstrap
+							   : NULL,
+				     &ctx->boot);
+		if (ret)
+			return ret;
+		watch_boot(ctx);
+	}
+	b = ctx->boot;
+	ret = group_new(ctx, b->rank, b->size, &g);
+	if (ret)
+		return ret;
+	addrs = calloc(b->size, ADDR_LEN);
+	if (!addrs) {
+		ret = -ENOMEM;
+		goto err;
+	}
+	snprintf(me, sizeof(me), "%s", ctx->addr);
+	ret = b->ops->allgather(b, me, ADDR_LEN, addrs);
+	if (ret)
+		goto err;
+	for (i = 0; i < b->size; i++)
+		addrs[i * ADDR_LEN + ADDR_LEN - 1] = 0;
+	for (i = 0; i < b->size; i++) {
+		if (i == b->rank)
+			continue;
+		ret = rcx__conn_new(ctx, g, i, &g->conns[i]);
+		if (ret)
+			goto err;
+	}
+	pdata_fill(&pd, PD_WORLD, b->rank, b->size, b->jobid);
+	if (ctx->lazy) {
+		ret = world_lazy(g, addrs, &pd);
+		if (ret)
+			goto err;
+		free(addrs);
+		*out = g;
+		return 0;
+	}
+	for (i = 0; i < b->rank; i++) {
+		ret = rcx__conn_connect(g->conns[i], addrs + i * ADDR_LEN, &pd,
+					sizeof(pd));
+		if (ret)
+			goto err;
+	}
+	deadline = rcx__now_us() + ctx->cfg.connect_timeout_ms * 1000LL;
+	ret = wait_up(g, deadline, true);
+	if (ret)
+		goto err;
+	free(addrs);
+	*out = g;
+	return 0;
+err:
+	free(addrs);
+	group_destroy(g);
+	return ret;
+}
+
+RCX_API int rcx_group_world(struct rcx_ctx *ctx, struct rcx_group **out)
+{
+	int ret = 0;
+
+	if (!rcx__ctx_live(ctx) || !out)
+		return -EINVAL;
+	rcx__lock(ctx);
+	if (ctx->world) {
+		/* the world again, perhaps after the user freed it while
+		 * a window or a persistent request held it */
+		ctx->world->refs++;
+		ctx->world->urefs++;
+		ctx->world->magic = RCX__GROUP_MAGIC;
+	} else {
+		ret = world_create(ctx, &ctx->world);
+	}
+	if (!ret)
+		*out = ctx->world;
+	rcx__unlock(ctx);
+	return ret;
+}
+
+static long long deadline_of(int timeout_ms)
+{
+	return timeout_ms < 0 ? (long long)1 << 62
+			      : rcx__now_us() + timeout_ms * 1000LL;
+}
+
+/* -1 is no limit; below it is a mistake (as for rcx_ctx_wait) */
+static bool timeout_bad(const char *fn, int timeout_ms)
+{
+	if (timeout_ms >= -1)
+		return false;
+	fprintf(stderr, "rcx: %s: timeout_ms %d (-1 is no limit)\n", fn,
+		timeout_ms);
+	return true;
+}
+
+RCX_API int rcx_group_connect(struct rcx_ctx *ctx, const char *addr,
+			      int timeout_ms, struct rcx_group **out)
+{
+	struct rcx_group *g;
+	struct conn_pdata pd;
+	int ret;
+
+	if (!rcx__ctx_live(ctx) || !addr || !*addr || !out ||
+	    timeout_bad(__func__, timeout_ms))
+		return -EINVAL;
+	rcx__lock(ctx);
+	ret = group_new(ctx, 1, 2, &g);
+	if (ret)
+		goto out;
+	pdata_fill(&pd, PD_PAIR, 1, 2, 0);
+	ret = rcx__conn_new(ctx, g, 0, &g->conns[0]);
+	if (!ret)
+		ret = rcx__conn_connect(g->conns[0], addr, &pd, sizeof(pd));
+	if (!ret)
+		ret = wait_up(g, deadline_of(timeout_ms), false);
+	if (ret)
+		group_destroy(g);
+	else
+		*out = g;
+out:
+	rcx__unlock(ctx);
+	return ret;
+}
+
+RCX_API int rcx_group_accept(struct rcx_ctx *ctx, int timeout_ms,
+			     struct rcx_group **out)
+{
+	long long deadline = deadline_of(timeout_ms);
+	struct rcx__pending_req *p;
+	struct rcx_group *g;
+	struct conn_pdata pd;
+	int ret;
+
+	if (!rcx__ctx_live(ctx) || !out || timeout_bad(__func__, timeout_ms))
+		return -EINVAL;
+	rcx__lock(ctx);
+	while (!(p = take_req(ctx, PD_PAIR, want_any, NULL, &pd))) {
+		ret = rcx__cm_progress(ctx);
+		if (ret < 0)
+			goto out;
+		if (rcx__now_us() > deadline) {
+			ret = -ETIMEDOUT;
+			goto out;
+		}
+		rcx__wait_events(ctx, 10);
+	}
+	ret = group_new(ctx, 0, 2, &g);
+	if (!ret) {
+		ret = rcx__conn_new(ctx, g, 1, &g->conns[1]);
+		if (!ret)
+			ret = rcx__conn_accept(g->conns[1], p->req);
+		else
+			ctx->ops->ep_reject(ctx->dev, p->req);
+		if (!ret)
+			ret = wait_up(g, deadline, false);
+		if (ret)
+			group_destroy(g);
+		else
+			*out = g;
+	} else {
+		ctx->ops->ep_reject(ctx->dev, p->req);
+	}
+	free(p);
+out:
+	rcx__unlock(ctx);
+	return ret;
+}
+
+RCX_API int rcx_group_rank(const struct rcx_group *g)
+{
+	return rcx__group_live(g) ? g->rank : -EINVAL;
+}
+
+RCX_API int rcx_group_size(const struct rcx_group *g)
+{
+	return rcx__group_live(g) ? g->size : -EINVAL;
+}
+
+static int coll_tag(struct rcx_group *g, int round)
+{
+	return (int)((g->coll_seq & 0xffffff) << 6) | round;
+}
+
+/* Has a rank failed that the collective needs (not in excl)? */
+static bool lost_member(const struct rcx_group *g, const uint8_t *excl)
+{
+	int i;
+
+	if (!g->nfailed)
+		return false;
+	for (i = 0; i < g->size; i++)
+		if (g->failed[i] && !(excl && excl[i]))
+			return true;
+	return false;
+}
+
+/*
+ * Dissemination barrier: log2(n) rounds of zero-byte messages among the
+ * ranks not in excl (NULL: all).
+ */
+int rcx__group_barrier_locked(struct rcx_group *g, const uint8_t *excl)
+{
+	struct rcx_req *r[2];
+	int *m, n = 0, me = 0, i, k, round = 0, ret = 0;
+
+	if (lost_member(g, excl)) /* it cannot complete: ft.c */
+		return RCX_ERR_PROC_FAILED;
+	m = malloc(sizeof(*m) * (size_t)g->size);
+	if (!m)
+		return -ENOMEM;
+	for (i = 0; i < g->size; i++) {
+		if (excl && excl[i])
+			continue;
+		if (i == g->rank)
+			me = n;
+		m[n++] = i;
+	}
+	g->coll_seq++;
+	for (k = 1; k < n && !ret; k <<= 1, round++) {
+		int to = m[(me + k) % n];
+		int from = m[(me - k + n) % n];
+
+		/*
+		 * A failure seen during an earlier round cancelled what was
+		 * posted then, not what this round would post: a rank that
+		 * saw it too has left, and would never send this round.
+		 */
+		if (lost_member(g, excl)) {
+			ret = RCX_ERR_PROC_FAILED;
+			break;
+		}
+		ret = rcx__irecv(g, NULL, 0, from, coll_tag(g, round),
+				 RCX__CID_COLL, &r[0]);
+		if (ret) {
+			/* this round's message still goes: to waits for it */
+			if (!rcx__isend(g, NULL, 0, to, coll_tag(g, round),
+					RCX__CID_COLL, &r[1]))
+				rcx__waitall_locked(g->ctx, 1, &r[1]);
+			break;
+		}
+		ret = rcx__isend(g, NULL, 0, to, coll_tag(g, round),
+				 RCX__CID_COLL, &r[1]);
+		if (ret) {
+			rcx__waitall_locked(g->ctx, 1, r);
+			break;
+		}
+		ret = rcx__waitall_locked(g->ctx, 2, r);
+	}
+	free(m);
+	return ret;
+}
+
+RCX_API int rcx_group_barrier(struct rcx_group *g)
+{
+	int ret;
+
+	if (!rcx__group_live(g))
+		return -EINVAL;
+	rcx__lock(g->ctx);
+	ret = rcx__group_barrier_locked(g, NULL);
+	rcx__unlock(g->ctx);
+	return ret;
+}
+
+/*
+ * Every rank not in excl sends len bytes to every other one: the same
+ * in to all (stride 0, an allgather) or in + i * stride to rank i (an
+ * all-to-all); rank i's bytes land at out + i * len.
+ */
+int rcx__group_exchange_locked(struct rcx_group *g, const void *in,
+			       size_t stride, size_t len, void *out,
+			       const uint8_t *excl)
+{
+	struct rcx_req **r;
+	int i, n = 0, ret = 0, err, tag;
+
+	if (len) /* out and in may be NULL when len is 0 */
+		memcpy((char *)out + (size_t)g->rank * len,
+		       (const char *)in + (size_t)g->rank * stride, len);
+	if (g->size == 1)
+		return 0;
+	if (lost_member(g, excl))
+		return RCX_ERR_PROC_FAILED;
+	r = calloc(2 * (size_t)g->size, sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	g->coll_seq++;
+	tag = coll_tag(g, 0);
+	/*
+	 * Everything is posted even when a post fails (a peer that left, no
+	 * memory): the others wait for our sends. The first error is the
+	 * result; what was posted finishes or fails first.
+	 */
+	for (i = 0; i < g->size; i++) {
+		if (i == g->rank || (excl && excl[i]))
+			continue;
+		err = rcx__irecv(g, (char *)out + (size_t)i * len, len, i, tag,
+				 RCX__CID_COLL, &r[n]);
+		if (!err)
+			n++;
+		else if (!ret)
+			ret = err;
+	}
+	for (i = 0; i < g->size; i++) {
+		if (i == g->rank || (excl && excl[i]))
+			continue;
+		err = rcx__isend(g, (const char *)in + (size_t)i * stride, len,
+				 i, tag, RCX__CID_COLL, &r[n]);
+		if (!err)
+			n++;
+		else if (!ret)
+			ret = err;
+	}
+	err = rcx__waitall_locked(g->ctx, n, r);
+	free(r);
+	return ret ? ret : err;
+}
+
+int rcx__group_allgather_locked(struct rcx_group *g, const void *in, size_t len,
+				void *out, const uint8_t *excl)
+{
+	return rcx__group_exchange_locked(g, in, 0, len, out, excl);
+}
+
+RCX_API int rcx_group_allgather(struct rcx_group *g, const void *in, size_t len,
+				void *out)
+{
+	int ret;
+
+	if (!rcx__group_live(g) || (len && (!in || !out)))
+		return -EINVAL;
+	rcx__lock(g->ctx);
+	ret = rcx__group_allgather_locked(g, in, len, out, NULL);
+	rcx__unlock(g->ctx);
+	return ret;
+}
+
+RCX_API int rcx_group_free(struct rcx_group **gp)
+{
+	struct rcx_ctx *ctx;
+
+	if (!gp || !rcx__group_live(*gp))
+		return -EINVAL;
+	ctx = (*gp)->ctx;
+	rcx__lock(ctx);
+	if (--(*gp)->urefs == 0)
+		(*gp)->magic = RCX__GROUP_HELD;
+	rcx__group_release(*gp);
+	rcx__unlock(ctx);
+	*gp = NULL;
+	return 0;
+}
+
+void rcx__group_release(struct rcx_group *g)
+{
+	if (--g->refs == 0)
+		group_destroy(g);
+}
+
+void rcx__groups_destroy(struct rcx_ctx *ctx)
+{
+	while (ctx->groups)
+		group_destroy(ctx->groups);
+}
+
+/* Is g a group of ctx that still exists? (compares pointers only) */
+bool rcx__group_known(struct rcx_ctx *ctx, const struct rcx_group *g)
+{
+	const struct rcx_group *it;
+
+	for (it = ctx->groups; it; it = it->next)
+		if (it == g)
+			return true;
+	return false;
+}

@@ -1,0 +1,535 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* Requests: the per-context pool, start, test/wait families, free. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "lib/core/core.h"
+
+#define RCX__REQ_CHUNK 64
+
+static int pool_grow(struct rcx_ctx *ctx)
+{
+	struct rcx_req *chunk;
+	void **chunks;
+	int i;
+
+	chunks = realloc(ctx->req_chunks, (ctx->nchunks + 1) * sizeof(void *));
+	if (!chunks)
+		return -ENOMEM;
+	ctx->req_chunks = chunks;
+	chunk = calloc(RCX__REQ_CHUNK, sizeof(*chunk));
+	if (!chunk)
+		return -ENOMEM;
+	ctx->req_chunks[ctx->nchunks++] = chunk;
+	for (i = 0; i < RCX__REQ_CHUNK; i++) {
+		chunk[i].magic = RCX__REQ_DEAD;
+		chunk[i].next = ctx->req_free;
+		ctx->req_free = &chunk[i];
+	}
+	return 0;
+}
+
+/* From the pool; allocates only when the pool is empty (a new chunk). */
+struct rcx_req *rcx__req_get(struct rcx_ctx *ctx, int kind,
+			     const struct rcx__req_ops *ops)
+{
+	struct rcx_req *r = ctx->req_free;
+
+	if (RCX__UNLIKELY(!r)) {
+		if (pool_grow(ctx))
+			return NULL;
+		r = ctx->req_free;
+	}
+	ctx->req_free = r->next;
+	memset(r, 0, sizeof(*r));
+	r->magic = RCX__REQ_MAGIC;
+	r->kind = kind;
+	r->ctx = ctx;
+	r->ops = ops;
+	r->status.slot = -1;
+	return r;
+}
+
+void rcx__req_put(struct rcx_req *r)
+{
+	/* continuations: a persistent continuation lets go of a freed one */
+	if (r->cont)
+		rcx__cont_detach(r);
+	rcx__req_release(r);
+}
+
+void rcx__req_each(struct rcx_ctx *ctx,
+		   void (*fn)(struct rcx_req *r, void *arg), void *arg)
+{
+	size_t i;
+	int j;
+
+	for (i = 0; i < ctx->nchunks; i++) {
+		struct rcx_req *chunk = ctx->req_chunks[i];
+
+		for (j = 0; j < RCX__REQ_CHUNK; j++)
+			if (chunk[j].magic == RCX__REQ_MAGIC)
+				fn(&chunk[j], arg);
+	}
+}
+
+void rcx__req_complete_hooks(struct rcx_req *r)
+{
+	if (r->done)
+		r->done(r);
+	if (r->cont) {
+		rcx__cont_complete(r);
+		return; /* the continuation owns what happens next */
+	}
+	if (r->user_freed && !r->persistent)
+		rcx__req_put(r);
+}
+
+static int given_twice(const char *fn, int n, struct rcx_req *const *reqs,
+		       int i)
+{
+	int j;
+
+	for (j = 0; reqs[j] != reqs[i]; j++)
+		;
+	fprintf(stderr,
+		"rcx: %s: request %p is given twice (entries %d and %d)\n", fn,
+		(void *)reqs[i], j, i);
+	return -EINVAL;
+}
+
+/*
+ * MPI calls the same request twice in one array erroneous; finishing it
+ * twice would put it back into the pool twice. A few are compared pair
+ * by pair (a bundle's startall is on the fast path); more are marked,
+ * and the marks taken off before the call goes on.
+ */
+int rcx__reqs_unique(const char *fn, int n, struct rcx_req *const *reqs)
+{
+	int i, j, dup = -1;
+
+	if (n <= 8) {
+		for (i = 1; i < n; i++)
+			for (j = 0; reqs[i] && j < i; j++)
+				if (reqs[j] == reqs[i])
+					return given_twice(fn, n, reqs, i);
+		return 0;
+	}
+	for (i = 0; i < n && dup < 0; i++) {
+		if (!reqs[i])
+			continue;
+		if (reqs[i]->mark)
+			dup = i;
+		reqs[i]->mark = 1;
+	}
+	for (j = 0; j < i; j++)
+		if (reqs[j])
+			reqs[j]->mark = 0;
+	return dup < 0 ? 0 : given_twice(fn, n, reqs, dup);
+}
+
+static void empty_status(struct rcx_status *st)
+{
+	if (st) {
+		st->source = RCX_ANY_SOURCE;
+		st->tag = RCX_ANY_TAG;
+		st->error = 0;
+		st->slot = -1;
+		st->count = 0;
+	}
+}
+
+/* Report a DONE request: status out, then inactive or freed. */
+static int finish(struct rcx_req **rp, struct rcx_status *st)
+{
+	struct rcx_req *r = *rp;
+	int err = r->status.error;
+
+	if (st)
+		*st = r->status;
+	if (r->persistent) {
+		r->state = RCX__REQ_INACTIVE;
+	} else {
+		rcx__req_put(r);
+		*rp = NULL;
+	}
+	return err;
+}
+
+static int check(struct rcx_req **rp)
+{
+	if (!rp)
+		return -EINVAL;
+	if (*rp && !rcx__req_live(*rp))
+		return -EINVAL;
+	return 0;
+}
+
+/* rcx_start under the lock, then the continuation re-armed */
+static __attribute__((noinline)) int start_locked(struct rcx_req *r)
+{
+	struct rcx_ctx *ctx = r->ctx;
+	int ret;
+
+	rcx__lock(ctx);
+	if (r->state != RCX__REQ_INACTIVE)
+		ret = -EBUSY;
+	else
+		ret = r->ops->start(r);
+	/* continuations: a start re-arms the one attached (unless the start
+	 * completed at once and it took the completion already) */
+	if (!ret && r->cont && r->state == RCX__REQ_ACTIVE)
+		rcx__cont_start(r);
+	rcx__unlock(ctx);
+	return ret;
+}
+
+RCX_API int rcx_start(struct rcx_req *r)
+{
+	if (!rcx__req_live(r))
+		return -EINVAL;
+	if (!r->persistent || !r->ops || !r->ops->start)
+		return -EOPNOTSUPP;
+	/*
+	 * The fast path (a bound channel's start is this and one post): no
+	 * lock to take, no continuation to re-arm, so the start is the last
+	 * call. Without RCX_THREAD_MULTIPLE no other thread attaches one.
+	 */
+	if (RCX__UNLIKELY(r->ctx->mt || r->cont))
+		return start_locked(r);
+	if (r->state != RCX__REQ_INACTIVE)
+		return -EBUSY;
+	return r->ops->start(r);
+}
+
+RCX_API int rcx_startall(int n, struct rcx_req **reqs)
+{
+	const struct rcx__req_ops *ops;
+	struct rcx_ctx *ctx;
+	int i, j, ret = 0;
+
+	if (n < 0 || (n && !reqs))
+		return -EINVAL;
+	for (i = 0; i < n; i++) {
+		if (!rcx__req_live(reqs[i]))
+			return -EINVAL;
+		if (!reqs[i]->persistent || !reqs[i]->ops->start)
+			return -EOPNOTSUPP;
+		if (reqs[i]->state != RCX__REQ_INACTIVE)
+			return -EBUSY;
+	}
+	if (!n)
+		return 0;
+	if (rcx__reqs_unique(__func__, n, reqs))
+		return -EINVAL;
+	ctx = reqs[0]->ctx;
+	rcx__lock(ctx);
+	/* a run of one kind that can go as one post list goes together */
+	for (i = 0; i < n && !ret; i = j) {
+		ops = reqs[i]->ops;
+		for (j = i + 1; j < n && reqs[j]->ops == ops && ops->start_many;
+		     j++)
+			;
+		ret = ops->start_many ? ops->start_many(reqs + i, j - i)
+				      : ops->start(reqs[i]);
+	}
+	/* continuations: all were inactive, so an active one was started */
+	for (i = 0; i < n; i++)
+		if (reqs[i]->cont && reqs[i]->state == RCX__REQ_ACTIVE)
+			rcx__cont_start(reqs[i]);
+	rcx__unlock(ctx);
+	return ret;
+}
+
+/* lock held; *rp live and not NULL */
+static int test_locked(struct rcx_req **rp, int *flag, struct rcx_status *st)
+{
+	struct rcx_req *r = *rp;
+
+	if (r->state == RCX__REQ_INACTIVE) {
+		empty_status(st);
+		*flag = 1;
+		return 0;
+	}
+	if (r->ops && r->ops->poll)
+		r->ops->poll(r);
+	else if (r->state == RCX__REQ_ACTIVE)
+		rcx__progress(r->ctx);
+	if (r->state == RCX__REQ_INACTIVE) {
+		/* continuations: its continuation took the completion */
+		empty_status(st);
+		*flag = 1;
+		return 0;
+	}
+	if (r->state != RCX__REQ_DONE) {
+		*flag = 0;
+		return 0;
+	}
+	*flag = 1;
+	return finish(rp, st);
+}
+
+RCX_API int rcx_test(struct rcx_req **rp, int *flag, struct rcx_status *st)
+{
+	struct rcx_ctx *ctx;
+	int ret = check(rp);
+
+	if (ret || !flag)
+		return ret ? ret : -EINVAL;
+	if (!*rp) {
+		empty_status(st);
+		*flag = 1;
+		return 0;
+	}
+	ctx = (*rp)->ctx;
+	rcx__lock(ctx);
+	ret = test_locked(rp, flag, st);
+	rcx__unlock(ctx);
+	return st ? 0 : ret;
+}
+
+RCX_API int rcx_wait(struct rcx_req **rp, struct rcx_status *st)
+{
+	struct rcx__spin sp = { 0 };
+	struct rcx_ctx *ctx;
+	int ret = check(rp), flag = 0;
+
+	if (ret)
+		return ret;
+	if (!*rp) {
+		empty_status(st);
+		return 0;
+	}
+	ctx = (*rp)->ctx;
+	rcx__lock(ctx);
+	for (;;) {
+		ret = test_locked(rp, &flag, st);
+		if (flag)
+			break;
+		if (rcx__spin_over(ctx, &sp))
+			rcx__cont_block(ctx, -1);
+	}
+	rcx__unlock(ctx);
+	return st ? 0 : ret;
+}
+
+static int check_n(const char *fn, int n, struct rcx_req **reqs)
+{
+	int i;
+
+	if (n < 0 || (n && !reqs))
+		return -EINVAL;
+	for (i = 0; i < n; i++)
+		if (reqs[i] && !rcx__req_live(reqs[i]))
+			return -EINVAL;
+	return rcx__reqs_unique(fn, n, reqs);
+}
+
+static struct rcx_ctx *ctx_of(int n, struct rcx_req **reqs)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (reqs[i])
+			return reqs[i]->ctx;
+	return NULL;
+}
+
+/* A kind with a poll op (continuation requests) is polled by the -all and
+ * -any forms too, not only by rcx_test/rcx_wait. */
+static void poll_kind(struct rcx_req *r)
+{
+	if (r && r->state == RCX__REQ_ACTIVE && r->ops && r->ops->poll)
+		r->ops->poll(r);
+}
+
+static bool is_done(struct rcx_req *r)
+{
+	poll_kind(r);
+	return !r || r->state != RCX__REQ_ACTIVE;
+}
+
+static int finish_all(int n, struct rcx_req **reqs, struct rcx_status *sts)
+{
+	int i, first = 0, f, e;
+
+	for (i = 0; i < n; i++) {
+		if (!reqs[i]) {
+			empty_status(sts ? &sts[i] : NULL);
+			continue;
+		}
+		e = test_locked(&reqs[i], &f, sts ? &sts[i] : NULL);
+		if (e && !first)
+			first = e;
+	}
+	return sts ? 0 : first;
+}
+
+RCX_API int rcx_testall(int n, struct rcx_req **reqs, int *flag,
+			struct rcx_status *sts)
+{
+	struct rcx_ctx *ctx;
+	int i, ret = check_n(__func__, n, reqs);
+
+	if (ret || !flag)
+		return ret ? ret : -EINVAL;
+	ctx = ctx_of(n, reqs);
+	if (!ctx) {
+		*flag = 1;
+		return finish_all(n, reqs, sts);
+	}
+	rcx__lock(ctx);
+	rcx__progress(ctx);
+	for (i = 0; i < n && is_done(reqs[i]); i++)
+		;
+	*flag = i == n;
+	ret = *flag ? finish_all(n, reqs, sts) : 0;
+	rcx__unlock(ctx);
+	return ret;
+}
+
+static void wait_done(struct rcx_ctx *ctx, int n, struct rcx_req **reqs)
+{
+	struct rcx__spin sp = { 0 };
+	int i;
+
+	for (;;) {
+		for (i = 0; i < n && is_done(reqs[i]); i++)
+			;
+		if (i == n)
+			return;
+		if (!rcx__progress(ctx) && rcx__spin_over(ctx, &sp))
+			rcx__cont_block(ctx, -1);
+	}
+}
+
+int rcx__waitall_locked(struct rcx_ctx *ctx, int n, struct rcx_req **reqs)
+{
+	wait_done(ctx, n, reqs);
+	return finish_all(n, reqs, NULL);
+}
+
+RCX_API int rcx_waitall(int n, struct rcx_req **reqs, struct rcx_status *sts)
+{
+	struct rcx_ctx *ctx;
+	int ret = check_n(__func__, n, reqs);
+
+	if (ret)
+		return ret;
+	ctx = ctx_of(n, reqs);
+	if (!ctx)
+		return finish_all(n, reqs, sts);
+	rcx__lock(ctx);
+	wait_done(ctx, n, reqs);
+	ret = finish_all(n, reqs, sts);
+	rcx__unlock(ctx);
+	return ret;
+}
+
+/* lock held: index of a completed active request, or -1 */
+static int find_any(int n, struct rcx_req **reqs, int *all_null)
+{
+	int i;
+
+	*all_null = 1;
+	for (i = 0; i < n; i++) {
+		poll_kind(reqs[i]);
+		if (!reqs[i] || reqs[i]->state == RCX__REQ_INACTIVE)
+			continue;
+		*all_null = 0;
+		if (reqs[i]->state == RCX__REQ_DONE)
+			return i;
+	}
+	return -1;
+}
+
+static int any_common(const char *fn, int n, struct rcx_req **reqs, int *index,
+		      int *flag, struct rcx_status *st, bool block)
+{
+	struct rcx__spin sp = { 0 };
+	struct rcx_ctx *ctx;
+	int i, all_null, f, ret = check_n(fn, n, reqs);
+
+	if (ret || !index)
+		return ret ? ret : -EINVAL;
+	ctx = ctx_of(n, reqs);
+	if (!ctx) {
+		*index = RCX_UNDEFINED;
+		empty_status(st);
+		if (flag)
+			*flag = 1;
+		return 0;
+	}
+	rcx__lock(ctx);
+	for (;;) {
+		i = find_any(n, reqs, &all_null);
+		if (i >= 0 || all_null)
+			break;
+		if (!rcx__progress(ctx)) {
+			i = find_any(n, reqs, &all_null);
+			if (i >= 0 || all_null || !block)
+				break;
+			if (rcx__spin_over(ctx, &sp))
+				rcx__cont_block(ctx, -1);
+		}
+	}
+	if (i >= 0) {
+		*index = i;
+		ret = test_locked(&reqs[i], &f, st);
+		if (flag)
+			*flag = 1;
+	} else if (all_null) {
+		*index = RCX_UNDEFINED;
+		empty_status(st);
+		if (flag)
+			*flag = 1;
+	} else {
+		*index = RCX_UNDEFINED;
+		if (flag)
+			*flag = 0;
+	}
+	rcx__unlock(ctx);
+	return st ? 0 : ret;
+}
+
+RCX_API int rcx_testany(int n, struct rcx_req **reqs, int *index, int *flag,
+			struct rcx_status *st)
+{
+	if (!flag)
+		return -EINVAL;
+	return any_common(__func__, n, reqs, index, flag, st, false);
+}
+
+RCX_API int rcx_waitany(int n, struct rcx_req **reqs, int *index,
+			struct rcx_status *st)
+{
+	return any_common(__func__, n, reqs, index, NULL, st, true);
+}
+
+RCX_API int rcx_req_free(struct rcx_req **rp)
+{
+	struct rcx_req *r;
+	struct rcx_ctx *ctx;
+	int ret = 0;
+
+	if (!rp || !rcx__req_live(*rp))
+		return -EINVAL;
+	r = *rp;
+	if (r->kind == RCX__REQ_CHAN)
+		return -EINVAL; /* channels end with rcx_bind_free */
+	ctx = r->ctx;
+	rcx__lock(ctx);
+	if (r->state == RCX__REQ_ACTIVE) {
+		if (r->persistent)
+			ret = -EBUSY;
+		else
+			r->user_freed = 1;
+	} else {
+		rcx__req_put(r);
+	}
+	rcx__unlock(ctx);
+	if (!ret)
+		*rp = NULL;
+	return ret;
+}

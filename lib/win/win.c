@@ -1,0 +1,1273 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * RMA windows: collective creation (memory registered once; base, key,
+ * size and displacement unit of every rank exchanged with one
+ * allgather), the pool of operation slots with their registered bounce
+ * memory, posting with rcx_win_order's checks and the send-queue budget,
+ * completion, the loopback endpoints for NIC atomics on the window's own
+ * memory, the NIC endpoints to peers the group reaches without the NIC,
+ * and put/get.
+ */
+#include <errno.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "lib/win/win_int.h"
+
+static pthread_mutex_t wins_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct rcx_win *wins;
+static uint32_t wins_next_id = 1;
+
+struct rcx_win *rcx__win_find(struct rcx_ctx *ctx, uint32_t id)
+{
+	struct rcx_win *w;
+
+	pthread_mutex_lock(&wins_lock);
+	for (w = wins; w; w = w->next)
+		if (w->id == id && w->ctx == ctx)
+			break;
+	pthread_mutex_unlock(&wins_lock);
+	return w;
+}
+
+static void wins_add(struct rcx_win *w)
+{
+	pthread_mutex_lock(&wins_lock);
+	w->id = wins_next_id++;
+	if (!w->id) /* 0 is never a window */
+		w->id = wins_next_id++;
+	w->next = wins;
+	wins = w;
+	pthread_mutex_unlock(&wins_lock);
+}
+
+static void nep_failed(struct rcx_win *w);
+
+/* ft.c: a member of g failed; every window of g becomes invalid. */
+void rcx__win_group_failed(struct rcx_group *g, int err)
+{
+	struct rcx_win *w;
+
+	pthread_mutex_lock(&wins_lock);
+	for (w = wins; w; w = w->next)
+		if (w->g == g) {
+			nep_failed(w);
+			rcx__win_invalidate(w, err);
+		}
+	pthread_mutex_unlock(&wins_lock);
+}
+
+/* validate (win_ft.c): a new id, so messages meant for the old go astray */
+void rcx__win_renumber(struct rcx_win *w)
+{
+	pthread_mutex_lock(&wins_lock);
+	w->id = wins_next_id++;
+	if (!w->id)
+		w->id = wins_next_id++;
+	pthread_mutex_unlock(&wins_lock);
+}
+
+static void wins_del(struct rcx_win *w)
+{
+	struct rcx_win **pp;
+
+	pthread_mutex_lock(&wins_lock);
+	for (pp = &wins; *pp; pp = &(*pp)->next)
+		if (*pp == w) {
+			*pp = w->next;
+			break;
+		}
+	pthread_mutex_unlock(&wins_lock);
+}
+
+/* ---- operation slots */
+
+static bool has_free(struct rcx_win *w, void *arg)
+{
+	return w->op_free != NULL || w->invalid;
+}
+
+int rcx__win_op_get(struct rcx_win *w, int target, struct rcx__win_op **out)
+{
+	struct rcx__win_op *op;
+	uint8_t *bounce;
+	uint32_t gen;
+	int ret;
+
+	if (!w->op_free) {
+		ret = rcx__win_wait(w, has_free, NULL);
+		if (ret)
+			return ret;
+		if (!w->op_free)
+			return RCX_ERR_PROC_FAILED; /* invalid meanwhile */
+	}
+	op = w->op_free;
+	w->op_free = op->next;
+	bounce = op->bounce;
+	gen = op->gen + 1;
+	memset(op, 0, sizeof(*op));
+	op->win = w;
+	op->bounce = bounce;
+	op->gen = gen;
+	op->target = target;
+	op->busy = 1;
+	*out = op;
+	return 0;
+}
+
+void rcx__win_op_put(struct rcx_win *w, struct rcx__win_op *op)
+{
+	if (op->reg) {
+		rcx__reg_put(w->ctx, op->reg);
+		op->reg = NULL;
+	}
+	op->busy = 0;
+	op->next = w->op_free;
+	w->op_free = op;
+}
+
+/*
+ * A queue pair that ran out of retries or was flushed has lost its peer
+ * (ft.c finds out through the connection as well): the operation failed
+ * because a process did.
+ */
+static int op_status(int status)
+{
+	switch (status) {
+	case RCX_ERR_TRANSPORT:
+	case RCX_ERR_RNR:
+	case RCX_ERR_FLUSHED:
+		return RCX_ERR_PROC_FAILED;
+	}
+	return status;
+}
+
+static void op_wr_done(struct rcx_ctx *ctx, struct rcx__wrctx *wc,
+		       const struct rcx_cqe *cqe)
+{
+	struct rcx__win_op *op = (struct rcx__win_op *)wc;
+
+	(*op->sq)--;
+	if (cqe->status && !op->error)
+		op->error = op_status(cqe->status);
+	/*
+	 * The window's own endpoint to a peer failed: so did the peer, as
+	 * when the group's endpoint to it fails (its receives flush).
+	 */
+	if (cqe->status && op->win->nep &&
+	    op->sq == &op->win->nep[op->target].wr)
+		rcx__group_failed(op->win->g, op->target, RCX_ERR_PROC_FAILED);
+	if (--op->nwr)
+		return;
+	if (op->internal == RCX__OP_DETACHED)
+		rcx__win_op_put(op->win, op);
+	else if (!op->internal)
+		rcx__win_op_done(op->win, op, op->error);
+}
+
+void rcx__win_op_done(struct rcx_win *w, struct rcx__win_op *op, int err)
+{
+	struct rcx__win_tgt *t = &w->tgt[op->target];
+
+	if (op->listed)
+		rcx__order_done(w, op);
+	t->inflight--;
+	if (op->local)
+		t->local--;
+	if (op->fenced) {
+		t->fenced--;
+		w->ctx->win_fenced--;
+	}
+	t->done++;
+	if (err && !t->error)
+		t->error = err;
+	/* READs into the bounce and NIC atomics: results are in the slot */
+	if (!err && op->result && op->via != RCX__VIA_SW)
+		memcpy(op->result, op->bounce, op->rsize);
+	if (op->req)
+		rcx__win_req_drop(op->req, err);
+	rcx__win_op_put(w, op);
+}
+
+void rcx__win_issued(struct rcx_win *w, struct rcx__win_op *op)
+{
+	struct rcx__win_tgt *t = &w->tgt[op->target];
+
+	t->inflight++;
+	if (op->local)
+		t->local++;
+	if (op->req)
+		rcx__win_req_hold(op->req);
+	if (w->fence_open)
+		w->fence_ops++;
+}
+
+static void kick(struct rcx_win *w, int target);
+
+int rcx__win_wait(struct rcx_win *w, bool (*done)(struct rcx_win *, void *),
+		  void *arg)
+{
+	struct rcx_ctx *ctx = w->ctx;
+	struct rcx__spin sp = { 0 };
+	long long now, moved = 0; /* 0: progress made, clock not read since */
+	unsigned int idle = 0;
+	int t;
+
+	while (!done(w, arg)) {
+		if (rcx__progress(ctx) > 0) {
+			moved = 0;
+			continue;
+		}
+		/* a software op to a failed peer gets no reply: end it */
+		rcx__win_fail_sw(w);
+		if (done(w, arg))
+			break;
+		/* the clock, like the spin's, once in a while (rcx__spin) */
+		if (sp.over || ++idle % RCX__SPIN_POLLS == 0) {
+			now = rcx__now_us();
+			if (!moved) {
+				moved = now;
+			} else if (now - moved > RCX__WIN_KICK_US) {
+				for (t = 0; t < w->size; t++)
+					if (w->tgt[t].fenced)
+						kick(w, t);
+				moved = now;
+			}
+		}
+		if (rcx__spin_over(ctx, &sp))
+			rcx__wait_events(ctx, 50);
+	}
+	return 0;
+}
+
+/* ---- loopback endpoints: NIC atomics on this process's own memory */
+
+/*
+ * CPU atomics and NIC atomics on the same word are not atomic with
+ * respect to each other (rxe and most HCAs report IBV_ATOMIC_HCA): a
+ * process that targets its own window with a fetch-add while others do
+ * the same through their NICs must use its NIC too. So the window keeps
+ * a connected pair of its own endpoints, made on first use.
+ */
+static void lep_on_cm(struct rcx__epobj *o, const struct rcx_cm_event *ev)
+{
+	struct rcx__win_lep *l = (struct rcx__win_lep *)o;
+
+	switch (ev->type) {
+	case RCX_CM_ESTABLISHED:
+		if (l->state == RCX__CONN_CONNECTING)
+			l->state = RCX__CONN_UP;
+		break;
+	case RCX_CM_DISCONNECTED:
+	case RCX_CM_ERROR:
+		l->state = RCX__CONN_FAILED;
+		l->error = ev->status ? ev->status : RCX_ERR_PROC_FAILED;
+		break;
+	}
+}
+
+struct loop_pdata {
+	char magic[4]; /* "RCXW" */
+	uint32_t pid;
+	uint64_t cookie; /* the endpoint pair's address */
+};
+
+static struct rcx__pending_req *loop_take(struct rcx_ctx *ctx,
+					  const struct loop_pdata *want)
+{
+	struct rcx__pending_req *p, **pp;
+
+	for (pp = &ctx->conn_reqs; (p = *pp); pp = &p->next)
+		if (p->len >= sizeof(*want) &&
+		    !memcmp(p->pdata, want, sizeof(*want))) {
+			*pp = p->next;
+			return p;
+		}
+	return NULL;
+}
+
+static void loop_close(struct rcx_ctx *ctx, struct rcx__win_lep *l)
+{
+	int i;
+
+	if (!l)
+		return;
+	for (i = 0; i < 2; i++)
+		if (l[i].ep)
+			ctx->ops->ep_destroy(l[i].ep);
+	free(l);
+}
+
+/*
+ * The window's own endpoints: RDMA and atomics only, through the NIC
+ * where the context has one besides another path (the nic hint).
+ */
+static struct rcx_ep_attr lep_attr(struct rcx_ctx *ctx)
+{
+	struct rcx_ep_attr a = {
+		.max_send_wr = RCX__WIN_SQ_DEPTH,
+		.max_recv_wr = 1,
+		.timeout = ctx->cfg.qp_timeout,
+		.retry_cnt = ctx->cfg.qp_retry,
+		.rnr_retry = ctx->cfg.rnr_retry,
+		.nic = 1,
+	};
+
+	return a;
+}
+
+static int loop_open(struct rcx_win *w, struct rcx__win_lep **out)
+{
+	struct rcx_ctx *ctx = w->ctx;
+	struct rcx__win_lep *l = calloc(2, sizeof(*l));
+	struct rcx_ep_attr a = lep_attr(ctx);
+	struct loop_pdata pd = { .magic = "RCXW" };
+	struct rcx__pending_req *p;
+	long long end = rcx__now_us() + ctx->cfg.connect_timeout_ms * 1000LL;
+	int i, ret;
+
+	if (!l)
+		return -ENOMEM;
+	for (i = 0; i < 2; i++) {
+		l[i].obj.on_cm = lep_on_cm;
+		l[i].state = RCX__CONN_CONNECTING;
+	}
+	pd.pid = (uint32_t)getpid();
+	pd.cookie = (uintptr_t)l;
+	a.ep_ctx = &l[0];
+	ret = ctx->ops->ep_connect(ctx->dev, ctx->addr, &a, &pd, sizeof(pd),
+				   &l[0].ep);
+	while (!ret) {
+		ret = rcx__cm_progress(ctx);
+		if (ret < 0)
+			break;
+		ret = 0;
+		if (!l[1].ep && (p = loop_take(ctx, &pd))) {
+			a.ep_ctx = &l[1];
+			ret = ctx->ops->ep_accept(ctx->dev, p->req, &a,
+						  &l[1].ep);
+			if (ret)
+				ctx->ops->ep_reject(ctx->dev, p->req);
+			free(p);
+			if (ret)
+				break;
+		}
+		if (l[0].state == RCX__CONN_UP && l[1].state == RCX__CONN_UP) {
+			*out = l;
+			return 0;
+		}
+		for (i = 0; i < 2; i++)
+			if (l[i].state == RCX__CONN_FAILED)
+				ret = l[i].error;
+		if (!ret && rcx__now_us() > end)
+			ret = -ETIMEDOUT;
+		if (!ret)
+			rcx__wait_events(ctx, 10);
+	}
+	loop_close(ctx, l);
+	return ret;
+}
+
+int rcx__win_ep(struct rcx_win *w, int target, struct rcx_ep **ep,
+		uint32_t **sq)
+{
+	struct rcx__conn *c;
+	struct rcx__win_lep *l;
+	int ret;
+
+	if (target != w->rank && w->nep && w->nep[target].ep) {
+		if (w->nep[target].state != RCX__CONN_UP)
+			return RCX_ERR_PROC_FAILED;
+		*ep = w->nep[target].ep;
+		*sq = &w->nep[target].wr;
+		return 0;
+	}
+	if (target != w->rank) {
+		c = rcx__win_conn(w, target);
+		if (c->state == RCX__CONN_FAILED)
+			return RCX_ERR_PROC_FAILED;
+		*ep = c->ep;
+		*sq = &c->win_wr;
+		return 0;
+	}
+	if (!w->loop) {
+		/* the wait inside may let another thread in: one opener */
+		while (w->loop_opening)
+			rcx__wait_events(w->ctx, 10);
+	}
+	if (!w->loop) {
+		w->loop_opening = true;
+		ret = loop_open(w, &l);
+		w->loop_opening = false;
+		if (ret)
+			return ret;
+		w->loop = l;
+	}
+	if (w->loop[0].state != RCX__CONN_UP)
+		return RCX_ERR_PROC_FAILED;
+	*ep = w->loop[0].ep;
+	*sq = &w->loop[0].wr;
+	return 0;
+}
+
+/* ---- posting */
+
+/*
+ * Re-drive a send queue whose fenced WR may be stuck. rxe (seen on Linux
+ * 6.1) can lose the wakeup of a fenced WR: its requester finds an earlier
+ * READ/ATOMIC incomplete and marks itself waiting, while the completer,
+ * finishing that READ at the same moment, has already looked for the
+ * mark; the WR then waits until something else is posted on the QP.
+ * Posting an 8-byte READ of the target's lock word behind it makes the
+ * requester look again. It changes nothing at the target and is ordered
+ * after everything on the queue, so it is harmless on any device.
+ */
+static void kick(struct rcx_win *w, int target)
+{
+	struct rcx__win_op *op = w->op_free;
+	struct rcx_wr wr, *bad;
+	struct rcx_ep *ep;
+	uint32_t *sq;
+
+	if (!op || rcx__win_ep(w, target, &ep, &sq) || *sq >= RCX__WIN_SQ_DEPTH)
+		return;
+	w->op_free = op->next;
+	op->busy = 1;
+	op->internal = RCX__OP_DETACHED;
+	op->target = target;
+	op->reg = NULL;
+	op->nwr = 1;
+	op->sq = sq;
+	op->wrc.cb = op_wr_done;
+	memset(&wr, 0, sizeof(wr));
+	wr.wr_id = (uintptr_t)&op->wrc;
+	wr.op = RCX_OP_READ;
+	wr.flags = RCX_WR_SIGNALED;
+	wr.addr = (uintptr_t)op->bounce;
+	wr.length = 8;
+	wr.lkey = w->bounce_reg->lkey;
+	wr.remote_addr = w->peer[target].ctrl;
+	wr.rkey = w->peer[target].ctrl_rkey;
+	if (w->ctx->ops->post_send(ep, &wr, &bad)) {
+		rcx__win_op_put(w, op);
+		return;
+	}
+	(*sq)++;
+	w->stats.kicks++;
+}
+
+/*
+ * The same re-drive whatever the program makes progress with (rcx_test,
+ * rcx_progress, an event loop), not only window waits: every
+ * RCX__WIN_KICK_US at most, a target with fenced WRs outstanding and no
+ * completion since the last look gets a kick.
+ */
+void rcx__win_idle(struct rcx_ctx *ctx)
+{
+	long long now = rcx__now_us();
+	struct rcx__win_tgt *t;
+	struct rcx_win *w;
+	int i;
+
+	if (now - ctx->kick_at_us < RCX__WIN_KICK_US)
+		return;
+	ctx->kick_at_us = now;
+	pthread_mutex_lock(&wins_lock);
+	for (w = wins; w; w = w->next) {
+		if (w->ctx != ctx || w->invalid)
+			continue;
+		for (i = 0; i < w->size; i++) {
+			t = &w->tgt[i];
+			if (t->fenced && t->done == t->done_seen)
+				kick(w, i);
+			t->done_seen = t->done;
+		}
+	}
+	pthread_mutex_unlock(&wins_lock);
+}
+
+struct sq_room {
+	uint32_t *sq;
+	uint32_t n;
+};
+
+static bool sq_has_room(struct rcx_win *w, void *arg)
+{
+	struct sq_room *r = arg;
+
+	return *r->sq + r->n <= RCX__WIN_SQ_DEPTH || w->invalid;
+}
+
+int rcx__win_post(struct rcx_win *w, struct rcx__win_op *op, struct rcx_wr *wr,
+		  int n)
+{
+	struct rcx_ctx *ctx = w->ctx;
+	struct rcx_wr *bad = NULL;
+	struct sq_room room;
+	struct rcx_ep *ep;
+	bool fence = false;
+	int i, ret, posted;
+
+	room.n = n;
+	for (;;) {
+		/* the target may fail while we wait */
+		ret = rcx__win_ep(w, op->target, &ep, &room.sq);
+		if (ret)
+			return ret;
+		if (!sq_has_room(w, &room))
+			rcx__win_wait(w, sq_has_room, &room);
+		if (*room.sq + room.n > RCX__WIN_SQ_DEPTH)
+			return RCX_ERR_PROC_FAILED; /* invalid meanwhile */
+		/* last before posting: nothing may complete between this
+		 * check and the post, so the fence decision stands */
+		ret = rcx__order_prepare(w, op->strm, op->target, op->cls,
+					 op->via, op->off, op->len, &fence);
+		if (ret)
+			return ret;
+		/* a wait in there may have let another thread use the room */
+		if (sq_has_room(w, &room))
+			break;
+	}
+	for (i = 0; i < n; i++) {
+		wr[i].wr_id = (uintptr_t)&op->wrc;
+		wr[i].flags |= RCX_WR_SIGNALED;
+		wr[i].next = i + 1 < n ? &wr[i + 1] : NULL;
+	}
+	if (fence) {
+		wr[0].flags |= RCX_WR_FENCE;
+		op->fenced = 1;
+	}
+	op->wrc.cb = op_wr_done;
+	op->sq = room.sq;
+	ret = ctx->ops->post_send(ep, wr, &bad);
+	posted = ret ? (int)(bad - wr) : n;
+	if (ret && (posted <= 0 || posted > n))
+		return ret; /* nothing went out */
+	/* all, or a prefix that completes and carries the error */
+	if (ret)
+		op->error = ret;
+	*room.sq += posted;
+	op->nwr = posted;
+	if (op->fenced) {
+		w->tgt[op->target].fenced++;
+		ctx->win_fenced++;
+	}
+	rcx__order_posted(w, op, fence);
+	return 0;
+}
+
+/* ---- requests */
+
+static const struct rcx__req_ops win_req_ops = { 0 };
+
+/*
+ * A window request counts its ops in rlen, plus one held by the issuing
+ * call until every op is out; it completes when the count reaches zero.
+ */
+struct rcx_req *rcx__win_req_new(struct rcx_win *w)
+{
+	struct rcx_req *r =
+		rcx__req_get(w->ctx, RCX__REQ_INTERNAL, &win_req_ops);
+
+	if (!r)
+		return NULL;
+	r->obj = w;
+	r->rlen = 1;
+	r->state = RCX__REQ_ACTIVE;
+	r->status.source = w->rank;
+	return r;
+}
+
+void rcx__win_req_hold(struct rcx_req *r)
+{
+	r->rlen++;
+}
+
+void rcx__win_req_drop(struct rcx_req *r, int err)
+{
+	if (err && !r->status.error)
+		r->status.error = err;
+	if (--r->rlen == 0)
+		rcx__req_complete(r, r->status.error);
+}
+
+/*
+ * End the issuing call's hold on a request. On an error with nothing
+ * issued the request is discarded; with ops issued it frees itself when
+ * they complete.
+ */
+int rcx__win_req_finish(struct rcx_req *r, int ret, struct rcx_req **out)
+{
+	if (!r)
+		return ret;
+	if (ret) {
+		if (r->rlen == 1) {
+			rcx__req_put(r);
+		} else {
+			r->user_freed = 1;
+			rcx__win_req_drop(r, ret);
+		}
+		return ret;
+	}
+	rcx__win_req_drop(r, 0);
+	*out = r;
+	return 0;
+}
+
+/* ---- creation and destruction */
+
+struct win_wire {
+	int32_t status;
+	uint32_t disp_unit;
+	uint64_t base;
+	uint64_t size;
+	uint64_t ctrl;
+	uint32_t rkey;
+	uint32_t ctrl_rkey;
+	uint32_t id;
+	uint8_t nic_split; /* the rank's dev_info.nic_split */
+	uint8_t pad[3];
+	char addr[RCX__ADDR_LEN]; /* the rank's context address */
+};
+
+/* ---- NIC endpoints to the peers reached without the NIC */
+
+/*
+ * A context with two paths (dev_info.nic_split: auto with a verbs
+ * device) reaches the peers of its node through shared memory, whose
+ * atomics a CPU runs: they and the NIC atomics other nodes' ranks send to
+ * the same window word do not exclude each other (nor do those on lock
+ * words, win_sync.c). So a window sends everything to such a peer through
+ * endpoints of its own, made with the nic hint when the window is
+ * created: the lower rank of each pair connects, the higher accepts.
+ */
+struct nep_pdata {
+	char magic[4]; /* "RCXN" */
+	uint32_t win;  /* the acceptor's window id */
+	uint32_t rank; /* the connector's rank in the group */
+	uint32_t pad;
+};
+
+/* An endpoint to peer t is wanted: both have two paths, t's bypasses. */
+static bool nep_wanted(struct rcx_win *w, int t, const char *addr,
+		       uint8_t split)
+{
+	struct rcx_ctx *ctx = w->ctx;
+
+	return t != w->rank && ctx->info.nic_split && split &&
+	       ctx->ops->peer_split(ctx->dev, addr) == 1;
+}
+
+static void nep_close(struct rcx_win *w)
+{
+	int i;
+
+	if (!w->nep)
+		return;
+	for (i = 0; i < w->size; i++)
+		if (w->nep[i].ep)
+			w->ctx->ops->ep_destroy(w->nep[i].ep);
+	free(w->nep);
+	w->nep = NULL;
+}
+
+/* Peers that failed: their endpoints flush now, as the group's do. */
+static void nep_failed(struct rcx_win *w)
+{
+	int i;
+
+	for (i = 0; w->nep && w->g->failed && i < w->size; i++)
+		if (w->g->failed[i] && w->nep[i].ep &&
+		    w->nep[i].state != RCX__CONN_FAILED)
+			w->ctx->ops->ep_set_error(w->nep[i].ep);
+}
+
+/* Is every wanted endpoint up? 1 yes, 0 not yet, or the first error. */
+static int nep_state(struct rcx_win *w, const bool *want)
+{
+	int i, up = 1;
+
+	for (i = 0; i < w->size; i++) {
+		if (!want[i])
+			continue;
+		if (w->g->failed && w->g->failed[i])
+			return RCX_ERR_PROC_FAILED;
+		if (w->nep[i].state == RCX__CONN_FAILED)
+			return w->nep[i].error;
+		if (!w->nep[i].ep || w->nep[i].state != RCX__CONN_UP)
+			up = 0;
+	}
+	return up;
+}
+
+/* Take the requests of lower ranks meant for this window. */
+static int nep_accept(struct rcx_win *w, const bool *want,
+		      struct rcx_ep_attr *a)
+{
+	struct rcx_ctx *ctx = w->ctx;
+	struct nep_pdata pd = { .magic = "RCXN", .win = w->id };
+	struct rcx__pending_req *p, **pp;
+	int ret;
+
+	for (pp = &ctx->conn_reqs; (p = *pp);) {
+		memcpy(&pd.rank, p->pdata + offsetof(struct nep_pdata, rank),
+		       sizeof(pd.rank));
+		if (p->len < sizeof(pd) || memcmp(p->pdata, &pd, sizeof(pd)) ||
+		    pd.rank >= (uint32_t)w->rank || !want[pd.rank] ||
+		    w->nep[pd.rank].ep) {
+			pp = &p->next;
+			continue;
+		}
+		*pp = p->next;
+		a->ep_ctx = &w->nep[pd.rank];
+		ret = ctx->ops->ep_accept(ctx->dev, p->req, a,
+					  &w->nep[pd.rank].ep);
+		if (ret)
+			ctx->ops->ep_reject(ctx->dev, p->req);
+		free(p);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/*
+ * Make the window's NIC endpoints (lock held) from what each rank sent
+ * (all[]). 0, or an error (then none is left).
+ */
+static int nep_open(struct rcx_win *w, const struct win_wire *all)
+{
+	struct rcx_ctx *ctx = w->ctx;
+	struct rcx_ep_attr a = lep_attr(ctx);
+	long long end = rcx__now_us() + ctx->cfg.connect_timeout_ms * 1000LL;
+	bool *want = calloc(w->size, sizeof(*want));
+	int i, n = 0, ret = 0;
+
+	for (i = 0; want && i < w->size; i++)
+		n += want[i] = nep_wanted(w, i, all[i].addr, all[i].nic_split);
+	if (!want || !n) {
+		free(want);
+		return want ? 0 : -ENOMEM;
+	}
+	w->nep = calloc(w->size, sizeof(*w->nep));
+	if (!w->nep) {
+		free(want);
+		return -ENOMEM;
+	}
+	for (i = 0; i < w->size; i++) {
+		struct nep_pdata pd = { .magic = "RCXN", .win = all[i].id };
+
+		w->nep[i].obj.on_cm = lep_on_cm;
+		w->nep[i].state = RCX__CONN_CONNECTING;
+		if (!want[i] || i < w->rank || ret)
+			continue;
+		pd.rank = (uint32_t)w->rank;
+		a.ep_ctx = &w->nep[i];
+		ret = ctx->ops->ep_connect(ctx->dev, all[i].addr, &a, &pd,
+					   sizeof(pd), &w->nep[i].ep);
+	}
+	while (!ret) {
+		ret = rcx__cm_progress(ctx);
+		if (ret >= 0)
+			ret = nep_accept(w, want, &a);
+		if (!ret)
+			ret = nep_state(w, want);
+		if (ret == 1) {
+			free(want);
+			return 0;
+		}
+		if (!ret && rcx__now_us() > end)
+			ret = -ETIMEDOUT;
+		if (!ret)
+			rcx__wait_events(ctx, 10);
+	}
+	free(want);
+	nep_close(w);
+	return ret;
+}
+
+static const char *const scope_names[] = { "thread", "process", NULL };
+
+/* accumulate_ordering: "none", or a comma list of rar, raw, war, waw */
+static int parse_acc_ordering(const struct rcx_info *info, bool *out)
+{
+	const char *v = rcx__info_lookup(info, RCX_ACC_ORDERING), *p;
+	static const char *const toks[] = { "rar", "raw", "war", "waw" };
+	size_t i, n;
+
+	if (!v) {
+		*out = true;
+		return 0;
+	}
+	if (!strcmp(v, "none")) {
+		*out = false;
+		return 0;
+	}
+	for (p = v;;) {
+		n = strcspn(p, ",");
+		for (i = 0; i < 4; i++)
+			if (n == 3 && !strncmp(p, toks[i], 3))
+				break;
+		if (i == 4)
+			return -EINVAL;
+		if (!p[n])
+			break;
+		p += n + 1;
+	}
+	*out = true;
+	return 0;
+}
+
+static int parse_info(struct rcx_win *w, const struct rcx_info *info)
+{
+	int scope, ret;
+
+	ret = rcx__info_enum(info, RCX_ORDER_SCOPE, scope_names, 0, &scope);
+	if (!ret)
+		ret = parse_acc_ordering(info, &w->acc_order);
+	if (!ret)
+		ret = rcx__info_bool(info, RCX_ACCUMULATE_NIC, true,
+				     &w->nic_acc);
+	w->scope_process = scope == 1;
+	return ret;
+}
+
+static void win_destroy(struct rcx_win *w)
+{
+	struct rcx_ctx *ctx = w->ctx;
+	struct rcx_group *g = w->g;
+	int i;
+
+	wins_del(w);
+	loop_close(ctx, w->loop);
+	nep_close(w);
+	rcx__order_fini(w);
+	rcx__reg_put(ctx, w->reg);
+	rcx__reg_put(ctx, w->ctrl_reg);
+	rcx__reg_put(ctx, w->bounce_reg);
+	if (w->allocated)
+		free(w->base);
+	free(w->ctrl);
+	free(w->bounce);
+	free(w->ops);
+	free(w->scratch);
+	free(w->peer);
+	for (i = 0; w->tgt && i < w->size; i++)
+		ctx->win_fenced -= w->tgt[i].fenced;
+	free(w->tgt);
+	free(w->excl);
+	free(w->lost);
+	free(w->undef);
+	w->magic = 0;
+	free(w);
+	/* the last holder of a group the user freed takes it down */
+	rcx__group_release(g);
+}
+
+/* Everything local: registrations, slots, streams. Lock held. */
+static int win_setup(struct rcx_win *w)
+{
+	struct rcx_ctx *ctx = w->ctx;
+	const unsigned int all =
+		RCX_ACCESS_LOCAL_WRITE | RCX_ACCESS_REMOTE_READ |
+		RCX_ACCESS_REMOTE_WRITE | RCX_ACCESS_REMOTE_ATOMIC;
+	int i, ret;
+
+	w->peer = calloc(w->size, sizeof(*w->peer));
+	w->tgt = calloc(w->size, sizeof(*w->tgt));
+	w->ops = calloc(RCX__WIN_OPS, sizeof(*w->ops));
+	w->scratch = malloc(2 * (ctx->cfg.eager_size + 64));
+	if (!w->peer || !w->tgt || !w->ops || !w->scratch ||
+	    posix_memalign((void **)&w->ctrl, 64, 64) ||
+	    posix_memalign((void **)&w->bounce, 64,
+			   (size_t)RCX__WIN_OPS * RCX__WIN_BOUNCE))
+		return -ENOMEM;
+	memset(w->ctrl, 0, 64);
+	/* keys of its own: validate must be able to revoke them */
+	if (w->len) {
+		ret = rcx__reg_get_private(ctx, w->base, w->len, all, &w->reg);
+		if (ret)
+			return ret;
+	}
+	ret = rcx__reg_get_private(ctx, w->ctrl, 64, all, &w->ctrl_reg);
+	if (!ret)
+		ret = rcx__reg_get(ctx, w->bounce,
+				   (size_t)RCX__WIN_OPS * RCX__WIN_BOUNCE,
+				   RCX_ACCESS_LOCAL_WRITE, &w->bounce_reg);
+	if (ret)
+		return ret;
+	for (i = RCX__WIN_OPS - 1; i >= 0; i--) {
+		w->ops[i].bounce = w->bounce + (size_t)i * RCX__WIN_BOUNCE;
+		w->ops[i].win = w;
+		w->ops[i].next = w->op_free;
+		w->op_free = &w->ops[i];
+	}
+	return rcx__order_init(w);
+}
+
+static int win_create(struct rcx_group *g, void *base, size_t size,
+		      size_t disp_unit, const struct rcx_info *info,
+		      bool allocated, struct rcx_win **out)
+{
+	struct rcx_ctx *ctx = g->ctx;
+	struct win_wire me, *all;
+	struct rcx_win *w;
+	uint8_t *fl;
+	bool ok;
+	int i, local = 0, ret;
+
+	w = calloc(1, sizeof(*w));
+	all = calloc(g->size, sizeof(*all));
+	fl = calloc(g->size, 1);
+	if (!w || !all || !fl) {
+		free(w);
+		free(all);
+		free(fl);
+		return -ENOMEM;
+	}
+	w->magic = RCX__WIN_MAGIC;
+	w->ctx = ctx;
+	w->g = g;
+	w->rank = g->rank;
+	w->size = g->size;
+	w->base = base;
+	w->len = size;
+	w->disp_unit = disp_unit;
+	w->allocated = allocated;
+	if ((!base && size) || !disp_unit || disp_unit > UINT32_MAX)
+		local = -EINVAL;
+	if (!local)
+		local = parse_info(w, info);
+	if (!local && g->size > 1 && !ctx->info.atomics)
+		local = -EOPNOTSUPP;
+	rcx__lock(ctx);
+	/* the window keeps its group: the user may free it first */
+	rcx__group_hold(g);
+	/* lazy connections: a window reaches every member at once */
+	if (!local && ctx->lazy)
+		local = rcx__group_connect_all(g);
+	if (!local)
+		local = win_setup(w);
+	memset(&me, 0, sizeof(me));
+	me.status = local;
+	if (!local) {
+		wins_add(w);
+		ctx->am[RCX__CID_WIN] = rcx__win_am;
+		me.disp_unit = (uint32_t)disp_unit;
+		me.base = (uintptr_t)base;
+		me.size = size;
+		me.ctrl = (uintptr_t)w->ctrl;
+		me.rkey = w->reg ? w->reg->rkey : 0;
+		me.ctrl_rkey = w->ctrl_reg->rkey;
+		me.id = w->id;
+		me.nic_split = ctx->info.nic_split;
+		snprintf(me.addr, sizeof(me.addr), "%s", ctx->addr);
+	}
+	rcx__unlock(ctx);
+	/* every rank takes part, so a local failure fails all of them */
+	ret = rcx_group_allgather(g, &me, sizeof(me), all);
+	for (i = 0; !ret && i < g->size; i++)
+		if (all[i].status)
+			ret = local ? local : RCX_ERR_REMOTE_OP;
+	rcx__lock(ctx);
+	if (!ret)
+		ret = nep_open(w, all);
+	/*
+	 * All or nothing even when a rank dies in the middle: the ranks
+	 * that got everything may not be all of them, so they agree.
+	 */
+	ok = !ret;
+	i = rcx__ft_agree(g, &ok, fl);
+	if (!ret && i)
+		ret = i;
+	for (i = 0; !ret && i < g->size; i++)
+		if (fl[i])
+			ret = RCX_ERR_PROC_FAILED;
+	if (!ret && !ok)
+		ret = RCX_ERR_REMOTE_OP;
+	if (!ret) {
+		for (i = 0; i < g->size; i++) {
+			w->peer[i].base = all[i].base;
+			w->peer[i].size = all[i].size;
+			w->peer[i].ctrl = all[i].ctrl;
+			w->peer[i].rkey = all[i].rkey;
+			w->peer[i].ctrl_rkey = all[i].ctrl_rkey;
+			w->peer[i].disp_unit = all[i].disp_unit;
+			w->peer[i].id = all[i].id;
+		}
+		*out = w;
+	} else {
+		w->allocated = false; /* the caller frees base */
+		win_destroy(w);
+	}
+	rcx__unlock(ctx);
+	free(all);
+	free(fl);
+	return ret;
+}
+
+RCX_API int rcx_win_create(struct rcx_group *g, void *base, size_t size,
+			   size_t disp_unit, const struct rcx_info *info,
+			   struct rcx_win **out)
+{
+	if (!rcx__group_live(g) || !out)
+		return -EINVAL;
+	return win_create(g, base, size, disp_unit, info, false, out);
+}
+
+RCX_API int rcx_win_allocate(struct rcx_group *g, size_t size, size_t disp_unit,
+			     const struct rcx_info *info, void **base,
+			     struct rcx_win **out)
+{
+	void *mem = NULL;
+	int ret;
+
+	if (!rcx__group_live(g) || !out || !base)
+		return -EINVAL;
+	/* a failed allocation still takes part (with base NULL: -EINVAL) */
+	if (posix_memalign(&mem, 64, size ? size : 64))
+		mem = NULL;
+	else
+		memset(mem, 0, size ? size : 64);
+	ret = win_create(g, mem, mem ? size : 1, disp_unit, info, true, out);
+	if (ret) {
+		free(mem);
+		return mem ? ret : -ENOMEM;
+	}
+	*base = mem;
+	return 0;
+}
+
+RCX_API int rcx_win_free(struct rcx_win **wp)
+{
+	struct rcx_win *w;
+	struct rcx_ctx *ctx;
+	int ret, ret2;
+
+	if (!wp || !rcx__win_live(*wp))
+		return -EINVAL;
+	w = *wp;
+	ctx = w->ctx;
+	rcx__lock(ctx);
+	if (!w->invalid && (w->nlocked || w->lock_all)) {
+		rcx__unlock(ctx);
+		return RCX_ERR_EPOCH;
+	}
+	ret = w->invalid ? 0 : rcx__win_flush_locked(w, -1, false);
+	/* nobody may still write into us when the memory goes; after a
+	 * failure there is nobody to wait for: free without cleanup */
+	ret2 = w->invalid ? 0 : rcx__win_barrier(w);
+	/* completions still to come point into the slots */
+	rcx__win_quiesce(w);
+	win_destroy(w);
+	rcx__unlock(ctx);
+	*wp = NULL;
+	return ret ? ret : ret2;
+}
+
+int rcx__win_stats(struct rcx_win *w, struct rcx__win_stats *out)
+{
+	if (!rcx__win_live(w) || !out)
+		return -EINVAL;
+	rcx__lock(w->ctx);
+	*out = w->stats;
+	rcx__unlock(w->ctx);
+	return 0;
+}
+
+/* ---- put and get */
+
+int rcx__win_range(struct rcx_win *w, int target, size_t disp, size_t len,
+		   uint64_t *off)
+{
+	uint64_t unit, o, size;
+
+	if (target < 0 || target >= w->size)
+		return -EINVAL;
+	unit = w->peer[target].disp_unit;
+	size = w->peer[target].size;
+	if (disp > UINT64_MAX / unit)
+		return -EINVAL;
+	o = (uint64_t)disp * unit;
+	if (o > size || len > size - o)
+		return -EINVAL;
+	*off = o;
+	return 0;
+}
+
+static int rma_check(struct rcx_win *w, const void *buf, size_t len, int target,
+		     size_t disp, bool req, uint64_t *off)
+{
+	int ret;
+
+	if (!buf && len)
+		return -EINVAL;
+	ret = rcx__win_range(w, target, disp, len, off);
+	if (ret)
+		return ret;
+	ret = req ? rcx__win_epoch_passive(w, target)
+		  : rcx__win_epoch_access(w, target);
+	if (ret)
+		return ret;
+	if (target != w->rank &&
+	    rcx__win_conn(w, target)->state == RCX__CONN_FAILED)
+		return RCX_ERR_PROC_FAILED;
+	return 0;
+}
+
+/* Lock held, arguments checked. */
+static int rma(struct rcx_win *w, bool put, void *buf, size_t len, int target,
+	       uint64_t off, struct rcx_req *req)
+{
+	struct rcx__win_strm *s = rcx__order_strm(w);
+	unsigned int cls = put ? RCX__ACC_WR : RCX__ACC_RD;
+	struct rcx__win_op *op;
+	struct rcx_wr wr;
+	struct rcx_ep *ep;
+	uint32_t *sq, n, inl;
+	bool f;
+	int ret;
+
+	if (!s)
+		return -ENOMEM;
+	if (target == w->rank) {
+		ret = rcx__order_prepare(w, s, target, cls, RCX__VIA_CPU, off,
+					 len, &f);
+		if (ret)
+			return ret;
+		if (len && put)
+			memmove(w->base + off, buf, len);
+		else if (len)
+			memmove(buf, w->base + off, len);
+		if (w->fence_open)
+			w->fence_ops++;
+		return 0;
+	}
+	ret = rcx__win_ep(w, target, &ep, &sq);
+	if (ret)
+		return ret;
+	inl = w->ctx->ops->ep_max_inline(ep);
+	if (inl > w->ctx->cfg.inline_size)
+		inl = (uint32_t)w->ctx->cfg.inline_size;
+	while (len) {
+		n = len > RCX__WIN_MAX_WR ? RCX__WIN_MAX_WR : (uint32_t)len;
+		ret = rcx__win_op_get(w, target, &op);
+		if (ret)
+			return ret;
+		op->strm = s;
+		op->req = req;
+		op->cls = cls;
+		op->via = put ? RCX__VIA_WRITE : RCX__VIA_READ;
+		op->off = off;
+		op->len = n;
+		memset(&wr, 0, sizeof(wr));
+		wr.op = put ? RCX_OP_WRITE : RCX_OP_READ;
+		wr.length = n;
+		wr.remote_addr = w->peer[target].base + off;
+		wr.rkey = w->peer[target].rkey;
+		if (put && n <= inl) {
+			wr.flags = RCX_WR_INLINE;
+			wr.addr = (uintptr_t)buf;
+		} else if (n <= RCX__WIN_BOUNCE) {
+			if (put) {
+				memcpy(op->bounce, buf, n);
+			} else {
+				op->result = buf;
+				op->rsize = n;
+			}
+			wr.addr = (uintptr_t)op->bounce;
+			wr.lkey = w->bounce_reg->lkey;
+		} else if (w->reg && (uint8_t *)buf >= w->base &&
+			   (uint8_t *)buf - w->base <=
+				   (ptrdiff_t)(w->len - n)) {
+			/*
+			 * The window's own memory: its registration (kept
+			 * apart from the shared ones, validate revokes its
+			 * keys) outlives every op, which quiesce waits for
+			 */
+			wr.addr = (uintptr_t)buf;
+			wr.lkey = w->reg->lkey;
+			op->local = 1;
+		} else {
+			ret = rcx__reg_get(w->ctx, buf, n,
+					   put ? 0 : RCX_ACCESS_LOCAL_WRITE,
+					   &op->reg);
+			if (ret) {
+				rcx__win_op_put(w, op);
+				return ret;
+			}
+			wr.addr = (uintptr_t)buf;
+			wr.lkey = op->reg->lkey;
+		}
+		/* a get's buffer, a put's unless copied: held until done */
+		op->local |= !put || op->reg;
+		ret = rcx__win_post(w, op, &wr, 1);
+		if (ret) {
+			rcx__win_op_put(w, op);
+			return ret;
+		}
+		rcx__win_issued(w, op);
+		buf = (uint8_t *)buf + n;
+		off += n;
+		len -= n;
+	}
+	return 0;
+}
+
+static int rma_call(struct rcx_win *w, bool put, void *buf, size_t len,
+		    int target, size_t disp, struct rcx_req **req)
+{
+	struct rcx_req *r = NULL;
+	uint64_t off;
+	int ret;
+
+	if (!rcx__win_live(w))
+		return -EINVAL;
+	rcx__lock(w->ctx);
+	ret = rma_check(w, buf, len, target, disp, req != NULL, &off);
+	if (!ret && req) {
+		r = rcx__win_req_new(w);
+		if (!r)
+			ret = -ENOMEM;
+		else
+			r->status.count = len;
+	}
+	if (!ret)
+		ret = rma(w, put, buf, len, target, off, r);
+	if (!ret && put)
+		rcx__win_span_add(w, target, off, len);
+	ret = req ? rcx__win_req_finish(r, ret, req) : ret;
+	rcx__unlock(w->ctx);
+	return ret;
+}
+
+RCX_API int rcx_put(struct rcx_win *win, const void *buf, size_t len,
+		    int target, size_t disp)
+{
+	return rma_call(win, true, (void *)buf, len, target, disp, NULL);
+}
+
+RCX_API int rcx_get(struct rcx_win *win, void *buf, size_t len, int target,
+		    size_t disp)
+{
+	return rma_call(win, false, buf, len, target, disp, NULL);
+}
+
+RCX_API int rcx_rput(struct rcx_win *win, const void *buf, size_t len,
+		     int target, size_t disp, struct rcx_req **req)
+{
+	if (!req)
+		return -EINVAL;
+	return rma_call(win, true, (void *)buf, len, target, disp, req);
+}
+
+RCX_API int rcx_rget(struct rcx_win *win, void *buf, size_t len, int target,
+		     size_t disp, struct rcx_req **req)
+{
+	if (!req)
+		return -EINVAL;
+	return rma_call(win, false, buf, len, target, disp, req);
+}

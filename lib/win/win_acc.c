@@ -1,0 +1,656 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Accumulates. 64-bit fetch-add (RCX_SUM; RCX_NO_OP as fetch-add 0) and
+ * 64-bit compare-and-swap at 8-byte aligned addresses go to the NIC (one
+ * ATOMIC WR per element; the window's own memory through its loopback
+ * endpoints, since CPU and NIC atomics do not exclude each other, and for
+ * the same reason a peer the group reaches through shared memory through
+ * the window's own NIC endpoints when the context has a NIC too). Every
+ * other accumulate runs in software at the target: an active message on
+ * RCX__CID_WIN, applied by the target's progress under its context lock
+ * (so software accumulates exclude each other) and answered with the old
+ * values or a bare acknowledgement. A software accumulate and a NIC atomic
+ * never touch the same location concurrently under MPI's
+ * accumulate_ops=same_op_no_op rule, which the window assumes: the NIC
+ * does all 64-bit SUM/NO_OP and CAS, software all the rest. Same-location
+ * order between the two paths (accumulate_ordering) is kept by order.c.
+ */
+#include <errno.h>
+#include <string.h>
+#include "lib/win/win_int.h"
+
+/* CAS in the software protocol (not a public op). */
+#define RCX__OP_CAS 0x40
+
+enum { RCX__WAM_OP = 1, RCX__WAM_REPLY = 2 };
+
+/* Software accumulate message: this header, then data. */
+struct rcx__wam {
+	uint8_t type;
+	uint8_t op;    /* enum rcx_acc_op or RCX__OP_CAS */
+	uint8_t dtype; /* enum rcx_datatype */
+	uint8_t fetch; /* the reply carries the old values */
+	uint32_t win;  /* window id at the receiver */
+	uint32_t from; /* window id at the sender (for the reply) */
+	uint32_t slot; /* origin op slot and its generation */
+	uint32_t gen;
+	uint32_t count;
+	int32_t status; /* reply: 0 or an error */
+	uint32_t pad;
+	uint64_t off; /* byte offset in the target's window */
+	/* request: count values (none for NO_OP), then count compare
+	 * values for CAS; reply: count old values when fetch */
+};
+
+size_t rcx__win_esize(int dtype)
+{
+	switch (dtype) {
+	case RCX_INT32:
+	case RCX_FLOAT:
+		return 4;
+	case RCX_INT64:
+	case RCX_UINT64:
+	case RCX_DOUBLE:
+		return 8;
+	default:
+		return 0;
+	}
+}
+
+static bool is_float(int dtype)
+{
+	return dtype == RCX_FLOAT || dtype == RCX_DOUBLE;
+}
+
+static bool op_valid(int op, int dtype)
+{
+	if (op < RCX_SUM || op > RCX_NO_OP)
+		return false;
+	return !(is_float(dtype) &&
+		 (op == RCX_BAND || op == RCX_BOR || op == RCX_BXOR));
+}
+
+/*
+ * Element operations on possibly unaligned memory. Integer sums and
+ * products wrap (computed unsigned); MIN/MAX compare as the type.
+ */
+#define RCX__APPLY_INT(name, T, U)                       \
+	static void name(int op, void *t, const void *o) \
+	{                                                \
+		T a, b;                                  \
+		memcpy(&a, t, sizeof(a));                \
+		memcpy(&b, o, sizeof(b));                \
+		switch (op) {                            \
+		case RCX_SUM:                            \
+			a = (T)((U)a + (U)b);            \
+			break;                           \
+		case RCX_PROD:                           \
+			a = (T)((U)a * (U)b);            \
+			break;                           \
+		case RCX_MIN:                            \
+			a = b < a ? b : a;               \
+			break;                           \
+		case RCX_MAX:                            \
+			a = b > a ? b : a;               \
+			break;                           \
+		case RCX_BAND:                           \
+			a &= b;                          \
+			break;                           \
+		case RCX_BOR:                            \
+			a |= b;                          \
+			break;                           \
+		case RCX_BXOR:                           \
+			a ^= b;                          \
+			break;                           \
+		case RCX_REPLACE:                        \
+			a = b;                           \
+			break;                           \
+		default:                                 \
+			return;                          \
+		}                                        \
+		memcpy(t, &a, sizeof(a));                \
+	}
+
+#define RCX__APPLY_FLT(name, T)                          \
+	static void name(int op, void *t, const void *o) \
+	{                                                \
+		T a, b;                                  \
+		memcpy(&a, t, sizeof(a));                \
+		memcpy(&b, o, sizeof(b));                \
+		switch (op) {                            \
+		case RCX_SUM:                            \
+			a = a + b;                       \
+			break;                           \
+		case RCX_PROD:                           \
+			a = a * b;                       \
+			break;                           \
+		case RCX_MIN:                            \
+			a = b < a ? b : a;               \
+			break;                           \
+		case RCX_MAX:                            \
+			a = b > a ? b : a;               \
+			break;                           \
+		case RCX_REPLACE:                        \
+			a = b;                           \
+			break;                           \
+		default:                                 \
+			return;                          \
+		}                                        \
+		memcpy(t, &a, sizeof(a));                \
+	}
+
+RCX__APPLY_INT(apply_i32, int32_t, uint32_t)
+RCX__APPLY_INT(apply_i64, int64_t, uint64_t)
+RCX__APPLY_INT(apply_u64, uint64_t, uint64_t)
+RCX__APPLY_FLT(apply_f32, float)
+RCX__APPLY_FLT(apply_f64, double)
+
+/* target[i] op= o[i] for n elements; old values to old (may be NULL). */
+static void apply(int op, int dtype, uint8_t *t, const uint8_t *o,
+		  const uint8_t *cmp, uint8_t *old, size_t n)
+{
+	void (*f)(int, void *, const void *) = NULL;
+	size_t es = rcx__win_esize(dtype), i;
+	uint8_t tmp[8];
+
+	switch (dtype) {
+	case RCX_INT32:
+		f = apply_i32;
+		break;
+	case RCX_INT64:
+		f = apply_i64;
+		break;
+	case RCX_UINT64:
+		f = apply_u64;
+		break;
+	case RCX_FLOAT:
+		f = apply_f32;
+		break;
+	case RCX_DOUBLE:
+		f = apply_f64;
+		break;
+	}
+	for (i = 0; i < n; i++, t += es) {
+		memcpy(tmp, t, es);
+		if (op == RCX__OP_CAS) {
+			if (!memcmp(t, cmp + i * es, es))
+				memcpy(t, o + i * es, es);
+		} else if (op != RCX_NO_OP) {
+			f(op, t, o + i * es);
+		}
+		if (old)
+			memcpy(old + i * es, tmp, es);
+	}
+}
+
+/* ---- the target's side of the software path */
+
+static void reply_init(struct rcx__wam *r, const struct rcx__wam *m,
+		       int32_t status)
+{
+	memset(r, 0, sizeof(*r));
+	r->type = RCX__WAM_REPLY;
+	r->win = m->from;
+	r->slot = m->slot;
+	r->gen = m->gen;
+	r->count = m->count;
+	r->status = status;
+}
+
+static void sw_exec(struct rcx_win *w, struct rcx__conn *c,
+		    const struct rcx__wam *m, const uint8_t *data, size_t dlen)
+{
+	struct rcx__wam *r = (struct rcx__wam *)w->scratch;
+	size_t es = rcx__win_esize(m->dtype), n = m->count, need;
+	size_t max = w->ctx->cfg.eager_size;
+	int ret, st = 0;
+
+	need = m->op == RCX_NO_OP ? 0 : n * es * (m->op == RCX__OP_CAS ? 2 : 1);
+	if (!es || !n || n > max ||
+	    (m->op != RCX__OP_CAS && !op_valid(m->op, m->dtype)) ||
+	    (m->op == RCX__OP_CAS && is_float(m->dtype)) || dlen < need ||
+	    (m->fetch && sizeof(*r) + n * es > max))
+		st = RCX_ERR_PROTO;
+	else if (m->off > w->len || n * es > w->len - m->off)
+		st = RCX_ERR_REMOTE_ACCESS;
+	if (!st)
+		apply(m->op, m->dtype, w->base + m->off, data, data + n * es,
+		      m->fetch ? (uint8_t *)(r + 1) : NULL, n);
+	reply_init(r, m, st);
+	ret = rcx__am_send(c, RCX__CID_WIN, 0, r,
+			   sizeof(*r) + (m->fetch && !st ? n * es : 0));
+	if (ret)
+		rcx__conn_fail(c, ret); /* the origin would wait forever */
+}
+
+/* An operation for a window that is not here: a reply in error. */
+static void refuse(struct rcx__conn *c, const struct rcx__wam *m)
+{
+	struct rcx__wam r;
+	int ret;
+
+	reply_init(&r, m, RCX_ERR_REMOTE_ACCESS);
+	ret = rcx__am_send(c, RCX__CID_WIN, 0, &r, sizeof(r));
+	if (ret)
+		rcx__conn_fail(c, ret);
+}
+
+static void sw_reply(struct rcx_win *w, const struct rcx__wam *m,
+		     const uint8_t *data, size_t dlen)
+{
+	struct rcx__win_op *op;
+
+	if (m->slot >= RCX__WIN_OPS)
+		return;
+	op = &w->ops[m->slot];
+	if (!op->busy || op->gen != m->gen || op->via != RCX__VIA_SW)
+		return; /* stale: the op already ended (its peer failed) */
+	/* op->error: the window failed while it was on its way */
+	if (!m->status && !op->error && op->result)
+		memcpy(op->result, data, dlen < op->rsize ? dlen : op->rsize);
+	rcx__win_op_done(w, op, m->status ? m->status : op->error);
+}
+
+void rcx__win_am(struct rcx__conn *c, const struct rcx__hdr *h,
+		 const uint8_t *payload)
+{
+	struct rcx__wam m;
+	struct rcx_win *w;
+
+	if (h->len < sizeof(m))
+		return;
+	memcpy(&m, payload, sizeof(m));
+	w = rcx__win_find(c->ctx, m.win);
+	if (!w || w->g != c->g) {
+		/*
+		 * Freed here (after a failure this process saw first, or by
+		 * an erroneous program): the origin waits for an answer, as
+		 * it would for the NIC's on a freed registration.
+		 */
+		if (m.type == RCX__WAM_OP)
+			refuse(c, &m);
+		return;
+	}
+	if (m.type == RCX__WAM_OP)
+		sw_exec(w, c, &m, payload + sizeof(m), h->len - sizeof(m));
+	else if (m.type == RCX__WAM_REPLY)
+		sw_reply(w, &m, payload + sizeof(m), h->len - sizeof(m));
+}
+
+void rcx__win_fail_sw(struct rcx_win *w)
+{
+	struct rcx__win_op *op;
+	int t, i;
+
+	for (t = 0; t < w->size; t++) {
+		/* a peer that left (BYE) will not answer either */
+		if (t == w->rank || !w->tgt[t].inflight ||
+		    (rcx__win_conn(w, t)->state != RCX__CONN_FAILED &&
+		     rcx__win_conn(w, t)->state != RCX__CONN_CLOSED))
+			continue;
+		for (i = 0; i < RCX__WIN_OPS; i++) {
+			op = &w->ops[i];
+			if (op->busy && op->target == t &&
+			    op->via == RCX__VIA_SW)
+				rcx__win_op_done(w, op, RCX_ERR_PROC_FAILED);
+		}
+	}
+}
+
+/* ---- the origin's side */
+
+struct acc {
+	const uint8_t *buf;
+	const uint8_t *cmp;
+	uint8_t *result;
+	size_t count;
+	int dtype;
+	int op; /* RCX__OP_CAS for compare-and-swap */
+	int target;
+	uint64_t off;
+	unsigned int cls;
+};
+
+/* Elements one software message carries (0: not even one fits). */
+static size_t sw_max(const struct rcx_win *w, const struct acc *a)
+{
+	size_t es = rcx__win_esize(a->dtype);
+	size_t room = w->ctx->cfg.eager_size;
+
+	if (room < sizeof(struct rcx__wam))
+		return 0;
+	room -= sizeof(struct rcx__wam);
+	return room / (es * (a->op == RCX__OP_CAS ? 2 : 1));
+}
+
+static bool nic_path(const struct rcx_win *w, const struct acc *a)
+{
+	if (!w->nic_acc || (a->dtype != RCX_INT64 && a->dtype != RCX_UINT64))
+		return false;
+	if (a->op != RCX_SUM && a->op != RCX_NO_OP && a->op != RCX__OP_CAS)
+		return false;
+	/* IBA 9.4.5: an atomic's remote address is 8-byte aligned */
+	if ((w->peer[a->target].base + a->off) & 7)
+		return false;
+	/* alone in the group, nobody else's NIC can touch the memory */
+	return !(a->target == w->rank && w->size == 1);
+}
+
+static int acc_cpu(struct rcx_win *w, struct rcx__win_strm *s,
+		   const struct acc *a)
+{
+	size_t es = rcx__win_esize(a->dtype);
+	bool f;
+	int ret;
+
+	ret = rcx__order_prepare(w, s, a->target, a->cls, RCX__VIA_CPU, a->off,
+				 a->count * es, &f);
+	if (ret)
+		return ret;
+	apply(a->op, a->dtype, w->base + a->off, a->buf, a->cmp, a->result,
+	      a->count);
+	if (w->fence_open)
+		w->fence_ops++;
+	return 0;
+}
+
+static int acc_nic(struct rcx_win *w, struct rcx__win_strm *s,
+		   const struct acc *a, size_t first, size_t k,
+		   struct rcx_req *req)
+{
+	struct rcx_wr wr[RCX__WIN_NIC_MAX];
+	struct rcx__win_op *op;
+	uint64_t v, cmp;
+	size_t i;
+	int ret;
+
+	ret = rcx__win_op_get(w, a->target, &op);
+	if (ret)
+		return ret;
+	op->strm = s;
+	op->req = req;
+	op->cls = a->cls;
+	op->via = RCX__VIA_ATOMIC;
+	op->off = a->off + first * 8;
+	op->len = k * 8;
+	if (a->result) {
+		op->result = a->result + first * 8;
+		op->rsize = k * 8;
+		op->local = 1;
+	}
+	memset(wr, 0, k * sizeof(wr[0]));
+	for (i = 0; i < k; i++) {
+		v = 0;
+		if (a->op != RCX_NO_OP)
+			memcpy(&v, a->buf + (first + i) * 8, 8);
+		wr[i].addr = (uintptr_t)(op->bounce + i * 8);
+		wr[i].length = 8;
+		wr[i].lkey = w->bounce_reg->lkey;
+		wr[i].remote_addr = w->peer[a->target].base + op->off + i * 8;
+		wr[i].rkey = w->peer[a->target].rkey;
+		if (a->op == RCX__OP_CAS) {
+			memcpy(&cmp, a->cmp + (first + i) * 8, 8);
+			wr[i].op = RCX_OP_CSWAP;
+			wr[i].compare_add = cmp;
+			wr[i].swap = v;
+		} else {
+			/* two's complement: one add serves int64 and uint64 */
+			wr[i].op = RCX_OP_FADD;
+			wr[i].compare_add = v;
+		}
+	}
+	ret = rcx__win_post(w, op, wr, (int)k);
+	if (ret) {
+		rcx__win_op_put(w, op);
+		return ret;
+	}
+	rcx__win_issued(w, op);
+	w->stats.nic += k;
+	return 0;
+}
+
+static int acc_sw(struct rcx_win *w, struct rcx__win_strm *s,
+		  const struct acc *a, size_t first, size_t k,
+		  struct rcx_req *req)
+{
+	size_t es = rcx__win_esize(a->dtype), len;
+	struct rcx__conn *c = rcx__win_conn(w, a->target);
+	uint8_t *msg = w->scratch + w->ctx->cfg.eager_size + 64;
+	struct rcx__wam *m = (struct rcx__wam *)msg;
+	struct rcx__win_op *op;
+	bool f;
+	int ret;
+
+	ret = rcx__win_op_get(w, a->target, &op);
+	if (ret)
+		return ret;
+	op->strm = s;
+	op->req = req;
+	op->cls = a->cls;
+	op->via = RCX__VIA_SW;
+	op->off = a->off + first * es;
+	op->len = k * es;
+	if (a->result) {
+		op->result = a->result + first * es;
+		op->rsize = k * es;
+		op->local = 1;
+	}
+	/* waits here if earlier READ/ATOMICs must finish first */
+	ret = rcx__order_prepare(w, s, a->target, op->cls, op->via, op->off,
+				 op->len, &f);
+	if (!ret && c->state == RCX__CONN_FAILED)
+		ret = RCX_ERR_PROC_FAILED;
+	if (ret) {
+		rcx__win_op_put(w, op);
+		return ret;
+	}
+	memset(m, 0, sizeof(*m));
+	m->type = RCX__WAM_OP;
+	m->op = (uint8_t)a->op;
+	m->dtype = (uint8_t)a->dtype;
+	m->fetch = a->result != NULL;
+	m->win = w->peer[a->target].id;
+	m->from = w->id;
+	m->slot = (uint32_t)(op - w->ops);
+	m->gen = op->gen;
+	m->count = (uint32_t)k;
+	m->off = op->off;
+	len = sizeof(*m);
+	if (a->op != RCX_NO_OP) {
+		memcpy(msg + len, a->buf + first * es, k * es);
+		len += k * es;
+	}
+	if (a->op == RCX__OP_CAS) {
+		memcpy(msg + len, a->cmp + first * es, k * es);
+		len += k * es;
+	}
+	ret = rcx__am_send(c, RCX__CID_WIN, 0, msg, len);
+	if (ret) {
+		rcx__win_op_put(w, op);
+		return ret;
+	}
+	rcx__order_posted(w, op, false);
+	rcx__win_issued(w, op);
+	w->stats.sw++;
+	return 0;
+}
+
+static int acc_issue(struct rcx_win *w, const struct acc *a,
+		     struct rcx_req *req)
+{
+	struct rcx__win_strm *s = rcx__order_strm(w);
+	size_t per, i, k;
+	bool nic;
+	int ret = 0;
+
+	if (!s)
+		return -ENOMEM;
+	if (!a->count)
+		return 0;
+	nic = nic_path(w, a);
+	if (a->target == w->rank && !nic)
+		return acc_cpu(w, s, a);
+	per = nic ? RCX__WIN_NIC_MAX : sw_max(w, a);
+	for (i = 0; i < a->count && !ret; i += k) {
+		k = a->count - i < per ? a->count - i : per;
+		ret = nic ? acc_nic(w, s, a, i, k, req)
+			  : acc_sw(w, s, a, i, k, req);
+	}
+	return ret;
+}
+
+static int acc_check(struct rcx_win *w, struct acc *a, size_t disp, bool req)
+{
+	size_t es = rcx__win_esize(a->dtype);
+	bool fetch = a->result != NULL;
+	int ret;
+
+	if (!es || a->count > SIZE_MAX / es)
+		return -EINVAL;
+	if (a->op == RCX__OP_CAS) {
+		if (is_float(a->dtype) || !a->cmp || !a->buf)
+			return -EINVAL;
+	} else if (!op_valid(a->op, a->dtype) ||
+		   (a->op != RCX_NO_OP && !a->buf && a->count)) {
+		return -EINVAL;
+	}
+	ret = rcx__win_range(w, a->target, disp, a->count * es, &a->off);
+	if (ret)
+		return ret;
+	ret = req ? rcx__win_epoch_passive(w, a->target)
+		  : rcx__win_epoch_access(w, a->target);
+	if (ret)
+		return ret;
+	if (a->target != w->rank &&
+	    rcx__win_conn(w, a->target)->state == RCX__CONN_FAILED)
+		return RCX_ERR_PROC_FAILED;
+	if (a->count && a->target != w->rank && !nic_path(w, a) &&
+	    !sw_max(w, a))
+		return -EMSGSIZE;
+	a->cls = RCX__ACC_ACC;
+	if (a->op != RCX_NO_OP)
+		a->cls |= RCX__ACC_WR;
+	if (fetch || a->op == RCX__OP_CAS)
+		a->cls |= RCX__ACC_RD;
+	return 0;
+}
+
+static int acc_call(struct rcx_win *w, struct acc *a, size_t disp,
+		    struct rcx_req **req)
+{
+	struct rcx_req *r = NULL;
+	int ret;
+
+	if (!rcx__win_live(w))
+		return -EINVAL;
+	rcx__lock(w->ctx);
+	ret = acc_check(w, a, disp, req != NULL);
+	if (!ret && req) {
+		r = rcx__win_req_new(w);
+		if (!r)
+			ret = -ENOMEM;
+		else
+			r->status.count = a->count * rcx__win_esize(a->dtype);
+	}
+	if (!ret)
+		ret = acc_issue(w, a, r);
+	if (!ret && (a->cls & RCX__ACC_WR))
+		rcx__win_span_add(w, a->target, a->off,
+				  a->count * rcx__win_esize(a->dtype));
+	if (req)
+		ret = rcx__win_req_finish(r, ret, req);
+	rcx__unlock(w->ctx);
+	return ret;
+}
+
+RCX_API int rcx_accumulate(struct rcx_win *win, const void *buf, size_t count,
+			   int dtype, int target, size_t disp, int op)
+{
+	struct acc a = { .buf = buf,
+			 .count = count,
+			 .dtype = dtype,
+			 .op = op,
+			 .target = target };
+
+	return acc_call(win, &a, disp, NULL);
+}
+
+RCX_API int rcx_get_accumulate(struct rcx_win *win, const void *buf,
+			       void *result, size_t count, int dtype,
+			       int target, size_t disp, int op)
+{
+	struct acc a = { .buf = buf,
+			 .result = result,
+			 .count = count,
+			 .dtype = dtype,
+			 .op = op,
+			 .target = target };
+
+	if (!result && count)
+		return -EINVAL;
+	return acc_call(win, &a, disp, NULL);
+}
+
+RCX_API int rcx_fetch_and_op(struct rcx_win *win, const void *buf, void *result,
+			     int dtype, int target, size_t disp, int op)
+{
+	struct acc a = { .buf = buf,
+			 .result = result,
+			 .count = 1,
+			 .dtype = dtype,
+			 .op = op,
+			 .target = target };
+
+	if (!result)
+		return -EINVAL;
+	return acc_call(win, &a, disp, NULL);
+}
+
+RCX_API int rcx_compare_and_swap(struct rcx_win *win, const void *buf,
+				 const void *compare, void *result, int dtype,
+				 int target, size_t disp)
+{
+	struct acc a = { .buf = buf,
+			 .cmp = compare,
+			 .result = result,
+			 .count = 1,
+			 .dtype = dtype,
+			 .op = RCX__OP_CAS,
+			 .target = target };
+
+	if (!result)
+		return -EINVAL;
+	return acc_call(win, &a, disp, NULL);
+}
+
+RCX_API int rcx_raccumulate(struct rcx_win *win, const void *buf, size_t count,
+			    int dtype, int target, size_t disp, int op,
+			    struct rcx_req **req)
+{
+	struct acc a = { .buf = buf,
+			 .count = count,
+			 .dtype = dtype,
+			 .op = op,
+			 .target = target };
+
+	if (!req)
+		return -EINVAL;
+	return acc_call(win, &a, disp, req);
+}
+
+RCX_API int rcx_rget_accumulate(struct rcx_win *win, const void *buf,
+				void *result, size_t count, int dtype,
+				int target, size_t disp, int op,
+				struct rcx_req **req)
+{
+	struct acc a = { .buf = buf,
+			 .result = result,
+			 .count = count,
+			 .dtype = dtype,
+			 .op = op,
+			 .target = target };
+
+	if (!req || (!result && count))
+		return -EINVAL;
+	return acc_call(win, &a, disp, req);
+}

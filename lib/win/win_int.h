@@ -1,0 +1,343 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+#ifndef RCX_WIN_INT_H
+#define RCX_WIN_INT_H
+
+/*
+ * Window internals shared by win.c (windows, operation slots, put/get),
+ * win_acc.c (accumulates: NIC atomics and the software path), win_sync.c
+ * (epochs, locks, flush, fence) and order.c (rcx_win_order).
+ */
+#include <pthread.h>
+#include <rcx/win.h>
+#include "lib/core/core.h"
+
+#define RCX__WIN_MAGIC 0x52435857u
+#define RCX__WIN_OPS   256 /* operation slots per window */
+/* registered bytes per slot: small puts and gets, atomic results */
+#define RCX__WIN_BOUNCE 512
+/* NIC atomics one slot carries (one 8-byte result each) */
+#define RCX__WIN_NIC_MAX (RCX__WIN_BOUNCE / 8)
+/* largest single RDMA READ/WRITE posted; longer transfers are split */
+#define RCX__WIN_MAX_WR (1u << 30)
+/* lock word: shared holders in the low half, the exclusive bit above */
+#define RCX__LOCK_EXCL (1ULL << 32)
+
+enum { RCX__OP_WAITED = 1, RCX__OP_DETACHED = 2 };
+
+/*
+ * A wait that sees no completion for this long while a fenced WR is
+ * outstanding posts a small READ behind it (win.c, kick()).
+ */
+#define RCX__WIN_KICK_US 50000
+
+/* What an operation does to target memory. */
+enum {
+	RCX__ACC_RD = 1 << 0,  /* reads it */
+	RCX__ACC_WR = 1 << 1,  /* writes it */
+	RCX__ACC_ACC = 1 << 2, /* an accumulate: same-location ordering */
+};
+
+/* How an operation reaches the target. */
+enum rcx__via {
+	RCX__VIA_WRITE = 1, /* RDMA WRITE */
+	RCX__VIA_READ,	    /* RDMA READ */
+	RCX__VIA_ATOMIC,    /* NIC fetch-add / compare-swap */
+	RCX__VIA_SW,	    /* active message, run by the target's CPU */
+	RCX__VIA_CPU,	    /* the target is this process: done in place */
+};
+
+struct rcx_win;
+struct rcx__win_strm;
+
+/* One operation in flight: a slot of the window's pool. */
+struct rcx__win_op {
+	struct rcx__wrctx wrc; /* first: completion dispatch */
+	struct rcx_win *win;
+	/* order list of (stream, target) while listed; else free list */
+	struct rcx__win_op *next, *prev;
+	struct rcx__win_strm *strm;
+	struct rcx_req *req;  /* request-based operation, or NULL */
+	struct rcx__reg *reg; /* user buffer registered for this op */
+	uint32_t *sq;	      /* send-queue budget the WRs count against */
+	uint8_t *bounce;      /* RCX__WIN_BOUNCE registered bytes */
+	void *result;	      /* fetched data goes here, rsize bytes */
+	size_t rsize;
+	uint64_t seq;	   /* order: position in its stream */
+	uint64_t off, len; /* target byte range */
+	uint32_t gen;	   /* slot generation: stale replies dropped */
+	int target;
+	int error;
+	uint32_t nwr; /* completions still expected */
+	uint8_t cls;  /* RCX__ACC_* */
+	uint8_t via;  /* enum rcx__via */
+	uint8_t listed;
+	uint8_t fenced; /* its first WR carries RCX_WR_FENCE */
+	/* lock word atomics (RCX__OP_WAITED: the poster waits for it) and
+	 * re-drives (RCX__OP_DETACHED: released on completion) */
+	uint8_t internal;
+	uint8_t local; /* holds origin buffers until complete */
+	uint8_t busy;
+};
+
+/* Order state of one stream towards one target. */
+struct rcx__win_st {
+	/* outstanding READ, ATOMIC and software ops, in issue order */
+	struct rcx__win_op *head, *tail;
+	/* rcx_win_order: ops with seq below a bound come first (0: none) */
+	uint64_t rd_bound, wr_bound, data_bound;
+	/* ops with seq below this are held back by a fenced WR already */
+	uint64_t fence_seq;
+};
+
+/*
+ * A stream: the operations rcx_win_order relates. One per thread by
+ * default; one for the whole process with rcx_order_scope=process.
+ */
+struct rcx__win_strm {
+	struct rcx__win_strm *next;
+	pthread_t tid;
+	uint64_t seq;	       /* next sequence number, from 1 */
+	struct rcx__win_st *t; /* [group size] */
+};
+
+/* What this process knows of each rank's part of the window. */
+struct rcx__win_peer {
+	uint64_t base;
+	uint64_t size;
+	uint64_t ctrl; /* address of the lock word */
+	uint32_t rkey;
+	uint32_t ctrl_rkey;
+	uint32_t disp_unit;
+	uint32_t id; /* window id there, for active messages */
+};
+
+/* Origin-side state per target. */
+/*
+ * Byte ranges [lo, hi) of a target's window that this process's writing
+ * operations (put, accumulates other than NO_OP, atomics) reached since
+ * a flush last completed them there: what a failure would leave
+ * undefined (rcx_win_get_undefined). At most RCX__WIN_SPANS per target;
+ * beyond that the nearest spans merge, so a span may cover more.
+ */
+#define RCX__WIN_SPANS 4
+struct rcx__win_span {
+	uint64_t lo, hi;
+};
+
+/* What an origin tells a target in validate: its spans there. */
+struct rcx__win_span_wire {
+	uint32_t n;
+	uint32_t pad;
+	struct rcx__win_span s[RCX__WIN_SPANS];
+};
+
+struct rcx__win_tgt {
+	uint32_t inflight; /* ops not complete at the target */
+	uint32_t local;	   /* ops still holding origin buffers */
+	uint32_t fenced;   /* ops posted with a fence, not complete */
+	uint32_t done;	   /* ops completed, and as last seen by kicks */
+	uint32_t done_seen;
+	int error;    /* first op error since the last flush */
+	uint8_t lock; /* RCX_LOCK_* taken by rcx_win_lock, or 0 */
+	uint8_t nspan;
+	struct rcx__win_span span[RCX__WIN_SPANS];
+};
+
+/* Counters the tests read (rcx__win_stats). */
+struct rcx__win_stats {
+	uint64_t orders;  /* rcx_win_order calls */
+	uint64_t fences;  /* WRs posted with RCX_WR_FENCE for order */
+	uint64_t waits;	  /* ops that waited for earlier ones instead */
+	uint64_t flushes; /* targets flushed by order (several QPs) */
+	uint64_t nic;	  /* NIC atomics posted for accumulates */
+	uint64_t sw;	  /* software accumulates sent */
+	uint64_t kicks;	  /* stalled fenced WRs re-driven (win.c) */
+};
+
+/* An endpoint the window owns: the loopback pair for NIC atomics on its
+ * own memory, or one to a peer whose group connection bypasses the NIC
+ * (win.c). Its ep_ctx; connection events arrive in on_cm. */
+struct rcx__win_lep {
+	struct rcx__epobj obj; /* first */
+	struct rcx_ep *ep;
+	int state; /* enum rcx__conn_state */
+	int error;
+	uint32_t wr; /* window WRs in flight */
+};
+
+struct rcx_win {
+	uint32_t magic;
+	uint32_t id;
+	struct rcx_ctx *ctx;
+	struct rcx_group *g;
+	int rank;
+	int size;
+	uint8_t *base;
+	size_t len;
+	size_t disp_unit;
+	bool allocated;
+	bool scope_process;
+	bool acc_order;
+	bool nic_acc;
+	struct rcx__reg *reg;
+	uint64_t *ctrl; /* lock word (and padding), 64 bytes */
+	struct rcx__reg *ctrl_reg;
+	struct rcx__win_peer *peer; /* [size] */
+	struct rcx__win_tgt *tgt;   /* [size] */
+	/* epochs */
+	bool fence_open;
+	bool lock_all;
+	int nlocked;
+	uint32_t fence_ops; /* ops since the fence that opened the epoch */
+	/* operation slots */
+	struct rcx__win_op *ops, *op_free;
+	uint8_t *bounce;
+	struct rcx__reg *bounce_reg;
+	/* message staging: requests, then replies; RCX_EAGER_SIZE each */
+	uint8_t *scratch;
+	/* rcx_win_order streams */
+	struct rcx__win_strm *strms, *last;
+	/* loopback endpoints [0] initiator, [1] responder, or NULL */
+	struct rcx__win_lep *loop;
+	/* [size]: NIC endpoints to peers reached without the NIC (an ep
+	 * where one is made), or NULL when the context has one path */
+	struct rcx__win_lep *nep;
+	bool loop_opening;
+	struct rcx__win_stats stats;
+	/* fault tolerance (win_ft.c) */
+	bool invalid;		 /* a member failed: see rcx_win_validate */
+	long long invalid_at_us; /* when this process found out */
+	uint8_t *excl;		 /* [size]: ranks left out by validate */
+	/* the last validate's undefined ranges (rcx_win_get_undefined) */
+	struct rcx_win_range *undef;
+	int nundef;
+	uint8_t *lost;	      /* [size]: failed since the last rebuild */
+	struct rcx_win *next; /* all windows of the process */
+};
+
+static inline bool rcx__win_live(const struct rcx_win *w)
+{
+	return w && w->magic == RCX__WIN_MAGIC;
+}
+
+/* ---- win.c */
+/* The window's conn to target, or NULL for this process. */
+static inline struct rcx__conn *rcx__win_conn(struct rcx_win *w, int t)
+{
+	return w->g->conns[t];
+}
+/* Validate target and byte range [off, off + len) of disp; *off out. */
+int rcx__win_range(struct rcx_win *w, int target, size_t disp, size_t len,
+		   uint64_t *off);
+/* A free slot; progresses until one is free. */
+int rcx__win_op_get(struct rcx_win *w, int target, struct rcx__win_op **out);
+void rcx__win_op_put(struct rcx_win *w, struct rcx__win_op *op);
+/*
+ * Post n WRs of op (lock held): order, send-queue budget, then one post
+ * list. The WRs' wr_id and SIGNALED flag are set here. On an error
+ * nothing was posted and op is still the caller's.
+ */
+int rcx__win_post(struct rcx_win *w, struct rcx__win_op *op, struct rcx_wr *wr,
+		  int n);
+/* Account an op as issued (epoch, counters, request). */
+void rcx__win_issued(struct rcx_win *w, struct rcx__win_op *op);
+/* An op is complete (WRs done or reply arrived): results, release. */
+void rcx__win_op_done(struct rcx_win *w, struct rcx__win_op *op, int err);
+/* Progress (lock held) until done(w, arg); 0 or RCX_ERR_PROC_FAILED. */
+int rcx__win_wait(struct rcx_win *w, bool (*done)(struct rcx_win *, void *),
+		  void *arg);
+/* The endpoint for NIC operations on target (loopback for self). */
+int rcx__win_ep(struct rcx_win *w, int target, struct rcx_ep **ep,
+		uint32_t **sq);
+/* Request-based ops: a request that completes when its ops have. */
+struct rcx_req *rcx__win_req_new(struct rcx_win *w);
+void rcx__win_req_hold(struct rcx_req *r);
+void rcx__win_req_drop(struct rcx_req *r, int err);
+/* End of an issuing call: *out = r, or discard r / let it run out. */
+int rcx__win_req_finish(struct rcx_req *r, int ret, struct rcx_req **out);
+/* A new id for w (validate). */
+void rcx__win_renumber(struct rcx_win *w);
+/* Windows by id (active messages). */
+struct rcx_win *rcx__win_find(struct rcx_ctx *ctx, uint32_t id);
+/* Counters for the tests. Errors: -EINVAL. */
+int rcx__win_stats(struct rcx_win *w, struct rcx__win_stats *out);
+
+/* ---- win_sync.c */
+/* RCX_ERR_EPOCH unless an access epoch to target is open. */
+int rcx__win_epoch_access(const struct rcx_win *w, int target);
+/* RCX_ERR_EPOCH unless a passive-target epoch to target is open. */
+int rcx__win_epoch_passive(const struct rcx_win *w, int target);
+/* Complete every op to target (-1: all), remotely or locally only. */
+int rcx__win_flush_locked(struct rcx_win *w, int target, bool local);
+
+/* ---- win_acc.c */
+void rcx__win_am(struct rcx__conn *c, const struct rcx__hdr *h,
+		 const uint8_t *payload);
+/* Complete software ops to failed peers with error. */
+void rcx__win_fail_sw(struct rcx_win *w);
+size_t rcx__win_esize(int dtype);
+
+/* ---- win_ft.c */
+void rcx__win_span_merge(struct rcx__win_tgt *t, uint64_t lo, uint64_t hi);
+/*
+ * An origin's span message (len bytes from the wire) for a window of
+ * win_len bytes: at most RCX__WIN_SPANS ranges, each clipped to the
+ * window, written to out; how many (0 for a message of the wrong size).
+ */
+int rcx__win_spans_read(const void *msg, size_t len, uint64_t win_len,
+			int origin, struct rcx_win_range *out);
+
+/* A writing operation reaches [off, off + len) of target's window. */
+static inline void rcx__win_span_add(struct rcx_win *w, int target,
+				     uint64_t off, uint64_t len)
+{
+	struct rcx__win_tgt *t = &w->tgt[target];
+	struct rcx__win_span *s;
+
+	if (!len)
+		return;
+	if (t->nspan) {
+		/* the common case: next to the last one */
+		s = &t->span[t->nspan - 1];
+		if (off <= s->hi && off + len >= s->lo) {
+			if (off < s->lo)
+				s->lo = off;
+			if (off + len > s->hi)
+				s->hi = off + len;
+			return;
+		}
+	}
+	rcx__win_span_merge(t, off, off + len);
+}
+
+/* A member of the window failed: end epochs, fail what is outstanding. */
+void rcx__win_invalidate(struct rcx_win *w, int err);
+/* Was target left out of the window when it was last validated? */
+static inline bool rcx__win_excluded(const struct rcx_win *w, int target)
+{
+	return w->excl && w->excl[target];
+}
+/* Barrier among the window's members (those validate kept). Lock held. */
+int rcx__win_barrier(struct rcx_win *w);
+/* Wait until no slot is in use (every completion reaped). Lock held. */
+void rcx__win_quiesce(struct rcx_win *w);
+
+/* ---- order.c */
+int rcx__order_init(struct rcx_win *w);
+void rcx__order_fini(struct rcx_win *w);
+/* Stream of the calling thread (made on first use); NULL: -ENOMEM. */
+struct rcx__win_strm *rcx__order_strm(struct rcx_win *w);
+/*
+ * Before an op of class cls going via via to target [off, off + len):
+ * waits where a fence cannot order it, then *fence = the first WR must
+ * carry RCX_WR_FENCE. Lock held. 0 or RCX_ERR_PROC_FAILED.
+ */
+int rcx__order_prepare(struct rcx_win *w, struct rcx__win_strm *s, int target,
+		       unsigned int cls, unsigned int via, uint64_t off,
+		       uint64_t len, bool *fence);
+/* The op went out (fenced or not): list it if later ops may wait for it. */
+void rcx__order_posted(struct rcx_win *w, struct rcx__win_op *op, bool fenced);
+/* A listed op completed. */
+void rcx__order_done(struct rcx_win *w, struct rcx__win_op *op);
+
+#endif

@@ -1,0 +1,378 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Window synchronisation: epoch checks, passive target (a lock word per
+ * rank taken with NIC atomics, so the target's CPU takes no part),
+ * flushes, sync, and active target (fence).
+ *
+ * Lock word: the low 32 bits count shared holders, RCX__LOCK_EXCL marks
+ * the exclusive holder. Shared: fetch-add 1; if the exclusive bit was
+ * set, fetch-add -1 and try again. Exclusive: compare-and-swap 0 ->
+ * EXCL. Release: fetch-add -1 or -EXCL. Lock words of this process's own
+ * window go through its loopback endpoints like every NIC atomic on its
+ * memory (win_acc.c says why).
+ */
+#include <errno.h>
+#include <sched.h>
+#include <string.h>
+#include "lib/win/win_int.h"
+
+int rcx__win_epoch_access(const struct rcx_win *w, int target)
+{
+	if (w->invalid)
+		return RCX_ERR_WIN_INVALID;
+	if (w->fence_open || w->lock_all || w->tgt[target].lock)
+		return 0;
+	return RCX_ERR_EPOCH;
+}
+
+int rcx__win_epoch_passive(const struct rcx_win *w, int target)
+{
+	if (w->invalid)
+		return RCX_ERR_WIN_INVALID;
+	if (w->lock_all || (target >= 0 && w->tgt[target].lock) ||
+	    (target < 0 && w->nlocked))
+		return 0;
+	return RCX_ERR_EPOCH;
+}
+
+/* ---- flush */
+
+struct idle_arg {
+	int target; /* -1: all */
+	bool local;
+};
+
+static bool idle(struct rcx_win *w, void *arg)
+{
+	struct idle_arg *a = arg;
+	int t;
+
+	if (w->invalid)
+		return true;
+	for (t = 0; t < w->size; t++) {
+		if (a->target >= 0 && t != a->target)
+			continue;
+		if (a->local ? w->tgt[t].local : w->tgt[t].inflight)
+			return false;
+	}
+	return true;
+}
+
+int rcx__win_flush_locked(struct rcx_win *w, int target, bool local)
+{
+	struct idle_arg a = { target, local };
+	int t, err = 0;
+
+	rcx__win_wait(w, idle, &a);
+	for (t = 0; t < w->size; t++) {
+		if (target >= 0 && t != target)
+			continue;
+		if (w->tgt[t].error && !err)
+			err = w->tgt[t].error;
+		w->tgt[t].error = 0;
+		/* complete at the target: defined there, whatever happens */
+		if (!local && !w->invalid && !w->tgt[t].inflight)
+			w->tgt[t].nspan = 0;
+	}
+	/* the window failed while we waited: what is left fails with it */
+	if (w->invalid && !err)
+		err = RCX_ERR_PROC_FAILED;
+	return err;
+}
+
+static int flush_call(struct rcx_win *w, int target, bool local)
+{
+	int ret;
+
+	if (!rcx__win_live(w) || target < -1 || target >= w->size)
+		return -EINVAL;
+	rcx__lock(w->ctx);
+	ret = rcx__win_epoch_passive(w, target);
+	if (!ret)
+		ret = rcx__win_flush_locked(w, target, local);
+	rcx__unlock(w->ctx);
+	return ret;
+}
+
+RCX_API int rcx_win_flush(struct rcx_win *win, int target)
+{
+	if (target < 0)
+		return -EINVAL;
+	return flush_call(win, target, false);
+}
+
+RCX_API int rcx_win_flush_all(struct rcx_win *win)
+{
+	return flush_call(win, -1, false);
+}
+
+RCX_API int rcx_win_flush_local(struct rcx_win *win, int target)
+{
+	if (target < 0)
+		return -EINVAL;
+	return flush_call(win, target, true);
+}
+
+RCX_API int rcx_win_flush_local_all(struct rcx_win *win)
+{
+	return flush_call(win, -1, true);
+}
+
+RCX_API int rcx_win_sync(struct rcx_win *win)
+{
+	if (!rcx__win_live(win))
+		return -EINVAL;
+	if (win->invalid)
+		return RCX_ERR_WIN_INVALID;
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	return 0;
+}
+
+/* ---- lock words */
+
+static bool op_finished(struct rcx_win *w, void *arg)
+{
+	return ((struct rcx__win_op *)arg)->nwr == 0;
+}
+
+/* One atomic on target's lock word, waited for; *old = the prior value. */
+static int lock_atomic(struct rcx_win *w, int target, uint8_t opcode,
+		       uint64_t cmp_add, uint64_t swap, uint64_t *old)
+{
+	struct rcx__win_op *op;
+	struct rcx_wr wr;
+	int ret;
+
+	if (w->size == 1) { /* nobody else can reach the word */
+		*old = *w->ctrl;
+		if (opcode == RCX_OP_FADD)
+			*w->ctrl += cmp_add;
+		else if (*old == cmp_add)
+			*w->ctrl = swap;
+		return 0;
+	}
+	ret = rcx__win_op_get(w, target, &op);
+	if (ret)
+		return ret;
+	op->internal = RCX__OP_WAITED;
+	op->strm = rcx__order_strm(w);
+	memset(&wr, 0, sizeof(wr));
+	wr.op = opcode;
+	wr.addr = (uintptr_t)op->bounce;
+	wr.length = 8;
+	wr.lkey = w->bounce_reg->lkey;
+	wr.remote_addr = w->peer[target].ctrl;
+	wr.rkey = w->peer[target].ctrl_rkey;
+	wr.compare_add = cmp_add;
+	wr.swap = swap;
+	/* not an RMA operation: never listed, so order checks pass it by */
+	op->via = RCX__VIA_WRITE;
+	ret = op->strm ? rcx__win_post(w, op, &wr, 1) : -ENOMEM;
+	if (!ret) {
+		rcx__win_wait(w, op_finished, op);
+		ret = op->error;
+		memcpy(old, op->bounce, 8);
+	}
+	rcx__win_op_put(w, op);
+	return ret;
+}
+
+/* Let the holder go: progress for a while, longer each time. */
+static void backoff(struct rcx_win *w, unsigned int *us)
+{
+	long long end = rcx__now_us() + *us;
+
+	while (rcx__now_us() < end)
+		if (!rcx__progress(w->ctx))
+			sched_yield();
+	if (*us < 4096)
+		*us *= 2;
+}
+
+static int acquire(struct rcx_win *w, int target, int type)
+{
+	unsigned int us = 8;
+	uint64_t old;
+	int ret;
+
+	for (;;) {
+		if (type == RCX_LOCK_SHARED)
+			ret = lock_atomic(w, target, RCX_OP_FADD, 1, 0, &old);
+		else
+			ret = lock_atomic(w, target, RCX_OP_CSWAP, 0,
+					  RCX__LOCK_EXCL, &old);
+		if (ret)
+			return ret;
+		if (type == RCX_LOCK_SHARED && !(old & RCX__LOCK_EXCL))
+			return 0;
+		if (type == RCX_LOCK_EXCLUSIVE && old == 0)
+			return 0;
+		if (type == RCX_LOCK_SHARED) {
+			ret = lock_atomic(w, target, RCX_OP_FADD, (uint64_t)-1,
+					  0, &old);
+			if (ret)
+				return ret;
+		}
+		backoff(w, &us);
+		/* the holder may be dead: the window is then invalid */
+		if (w->invalid)
+			return RCX_ERR_PROC_FAILED;
+	}
+}
+
+static int release(struct rcx_win *w, int target, int type)
+{
+	uint64_t old;
+
+	return lock_atomic(w, target, RCX_OP_FADD,
+			   type == RCX_LOCK_SHARED
+				   ? (uint64_t)-1
+				   : (uint64_t)0 - RCX__LOCK_EXCL,
+			   0, &old);
+}
+
+/* A fence epoch without operations may give way to a passive one. */
+static bool fence_busy(const struct rcx_win *w)
+{
+	return w->fence_open && w->fence_ops;
+}
+
+RCX_API int rcx_win_lock(struct rcx_win *w, int type, int target)
+{
+	int ret;
+
+	if (!rcx__win_live(w) || target < 0 || target >= w->size ||
+	    (type != RCX_LOCK_SHARED && type != RCX_LOCK_EXCLUSIVE))
+		return -EINVAL;
+	rcx__lock(w->ctx);
+	if (w->invalid) {
+		ret = RCX_ERR_WIN_INVALID;
+		goto out;
+	}
+	if (w->tgt[target].lock || w->lock_all || fence_busy(w)) {
+		ret = RCX_ERR_EPOCH;
+		goto out;
+	}
+	ret = rcx__win_excluded(w, target) ? RCX_ERR_PROC_FAILED
+					   : acquire(w, target, type);
+	if (!ret && w->invalid) {
+		release(w, target, type);
+		ret = RCX_ERR_PROC_FAILED;
+	}
+	if (!ret) {
+		w->fence_open = false;
+		w->tgt[target].lock = (uint8_t)type;
+		w->nlocked++;
+	}
+out:
+	rcx__unlock(w->ctx);
+	return ret;
+}
+
+RCX_API int rcx_win_unlock(struct rcx_win *w, int target)
+{
+	int ret, ret2;
+
+	if (!rcx__win_live(w) || target < 0 || target >= w->size)
+		return -EINVAL;
+	rcx__lock(w->ctx);
+	if (w->invalid || !w->tgt[target].lock) {
+		rcx__unlock(w->ctx);
+		return w->invalid ? RCX_ERR_WIN_INVALID : RCX_ERR_EPOCH;
+	}
+	/* everything to target complete there before the lock goes */
+	ret = rcx__win_flush_locked(w, target, false);
+	ret2 = release(w, target, w->tgt[target].lock);
+	w->tgt[target].lock = 0;
+	w->nlocked--;
+	rcx__unlock(w->ctx);
+	return ret ? ret : ret2;
+}
+
+RCX_API int rcx_win_lock_all(struct rcx_win *w)
+{
+	int t, ret = 0;
+
+	if (!rcx__win_live(w))
+		return -EINVAL;
+	rcx__lock(w->ctx);
+	if (w->invalid) {
+		ret = RCX_ERR_WIN_INVALID;
+		goto out;
+	}
+	if (w->lock_all || w->nlocked || fence_busy(w)) {
+		ret = RCX_ERR_EPOCH;
+		goto out;
+	}
+	for (t = 0; t < w->size && !ret; t++)
+		if (!rcx__win_excluded(w, t))
+			ret = acquire(w, t, RCX_LOCK_SHARED);
+	/* t - 1 failed, or all were taken and the window failed since */
+	if (!ret && w->invalid) {
+		ret = RCX_ERR_PROC_FAILED;
+		t++;
+	}
+	if (ret) {
+		while (--t > 0)
+			if (!rcx__win_excluded(w, t - 1))
+				release(w, t - 1, RCX_LOCK_SHARED);
+		goto out;
+	}
+	w->fence_open = false;
+	w->lock_all = true;
+out:
+	rcx__unlock(w->ctx);
+	return ret;
+}
+
+RCX_API int rcx_win_unlock_all(struct rcx_win *w)
+{
+	int t, ret, ret2 = 0, r;
+
+	if (!rcx__win_live(w))
+		return -EINVAL;
+	rcx__lock(w->ctx);
+	if (w->invalid || !w->lock_all) {
+		rcx__unlock(w->ctx);
+		return w->invalid ? RCX_ERR_WIN_INVALID : RCX_ERR_EPOCH;
+	}
+	ret = rcx__win_flush_locked(w, -1, false);
+	for (t = 0; t < w->size; t++) {
+		if (rcx__win_excluded(w, t))
+			continue;
+		r = release(w, t, RCX_LOCK_SHARED);
+		if (r && !ret2)
+			ret2 = r;
+	}
+	w->lock_all = false;
+	rcx__unlock(w->ctx);
+	return ret ? ret : ret2;
+}
+
+/* ---- active target */
+
+RCX_API int rcx_win_fence(struct rcx_win *w, int asserts)
+{
+	int ret, ret2;
+
+	if (!rcx__win_live(w) ||
+	    (asserts & ~(RCX_MODE_NOPRECEDE | RCX_MODE_NOSUCCEED)))
+		return -EINVAL;
+	rcx__lock(w->ctx);
+	if (w->invalid || w->nlocked || w->lock_all) {
+		rcx__unlock(w->ctx);
+		return w->invalid ? RCX_ERR_WIN_INVALID : RCX_ERR_EPOCH;
+	}
+	/* our operations complete at their targets before anyone passes */
+	ret = rcx__win_flush_locked(w, -1, false);
+	ret2 = ret ? 0 : rcx__win_barrier(w);
+	rcx__unlock(w->ctx);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	rcx__lock(w->ctx);
+	if (w->invalid && !ret && !ret2)
+		ret = RCX_ERR_PROC_FAILED;
+	w->fence_open = !(asserts & RCX_MODE_NOSUCCEED) && !w->invalid;
+	w->fence_ops = 0;
+	rcx__unlock(w->ctx);
+	return ret ? ret : ret2;
+}
