@@ -103,14 +103,18 @@ static void conn_on_cm(struct rcx__epobj *o, const struct rcx_cm_event *ev)
 			;
 		/* fall through */
 	case RCX_CM_ERROR:
-		if (ev->status == -EHOSTDOWN &&
-		    c->state == RCX__CONN_CONNECTING) {
-			gone_later(c);
+		if (c->state != RCX__CONN_CONNECTING) {
+			rcx__conn_fail(c, RCX_ERR_PROC_FAILED);
 			break;
 		}
-		rcx__conn_fail(c, c->state == RCX__CONN_CONNECTING
-					  ? ev->status
-					  : RCX_ERR_PROC_FAILED);
+		/* a member of the job that is no longer there left (or
+		 * died: gone_later); elsewhere nothing listens: refused */
+		if (ev->status == -EHOSTDOWN && c->g && c->g == c->ctx->world)
+			gone_later(c);
+		else
+			rcx__conn_fail(c, ev->status == -EHOSTDOWN
+						  ? -ECONNREFUSED
+						  : ev->status);
 		break;
 	}
 }
