@@ -148,7 +148,7 @@ struct rcx__win_stats {
 	uint64_t orders;  /* rcx_win_order calls */
 	uint64_t fences;  /* WRs posted with RCX_WR_FENCE for order */
 	uint64_t waits;	  /* ops that waited for earlier ones instead */
-	uint64_t flushes; /* targets flushed by order (several QPs) */
+	uint64_t flushes; /* of those, waits for the target's other path */
 	uint64_t nic;	  /* NIC atomics posted for accumulates */
 	uint64_t sw;	  /* software accumulates sent */
 	uint64_t kicks;	  /* stalled fenced WRs re-driven (win.c) */
