@@ -162,9 +162,10 @@ static void op_wr_done(struct rcx_ctx *ctx, struct rcx__wrctx *wc,
 		rcx__group_failed(op->win->g, op->target, RCX_ERR_PROC_FAILED);
 	if (--op->nwr)
 		return;
-	if (op->internal == RCX__OP_DETACHED)
+	if (op->internal == RCX__OP_DETACHED) {
+		op->win->tgt[op->target].kicks--;
 		rcx__win_op_put(op->win, op);
-	else if (!op->internal)
+	} else if (!op->internal)
 		rcx__win_op_done(op->win, op, op->error);
 }
 
@@ -424,6 +425,9 @@ int rcx__win_ep(struct rcx_win *w, int target, struct rcx_ep **ep,
  * Posting an 8-byte READ of the target's lock word behind it makes the
  * requester look again. It changes nothing at the target and is ordered
  * after everything on the queue, so it is harmless on any device.
+ * It completes only after the fenced WR: at most RCX__WIN_KICKS_MAX are
+ * outstanding per target (win_int.h says why), each one interval without
+ * a completion after the one before.
  */
 static void kick(struct rcx_win *w, int target)
 {
@@ -432,7 +436,8 @@ static void kick(struct rcx_win *w, int target)
 	struct rcx_ep *ep;
 	uint32_t *sq;
 
-	if (!op || rcx__win_ep(w, target, &ep, &sq) || *sq >= RCX__WIN_SQ_DEPTH)
+	if (!op || w->tgt[target].kicks >= RCX__WIN_KICKS_MAX ||
+	    rcx__win_ep(w, target, &ep, &sq) || *sq >= RCX__WIN_SQ_DEPTH)
 		return;
 	w->op_free = op->next;
 	op->busy = 1;
@@ -456,6 +461,7 @@ static void kick(struct rcx_win *w, int target)
 		return;
 	}
 	(*sq)++;
+	w->tgt[target].kicks++;
 	w->stats.kicks++;
 }
 
