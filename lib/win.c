@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/mman.h>
 #include "win_int.h"
 
 static pthread_mutex_t wins_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -911,9 +912,75 @@ static int win_setup(struct rcx_win *w)
 	return rcx__order_init(w);
 }
 
+/*
+ * Is [base, base + size) mapped memory? Registration does not look on
+ * every device (shm registers address ranges), and the peers would write
+ * into whatever is there. mincore fails with ENOMEM on an unmapped page;
+ * it is asked in chunks, so its vector stays small.
+ */
+static bool range_mapped(const void *base, size_t size)
+{
+	const size_t pg = (size_t)sysconf(_SC_PAGESIZE), chunk = 4096;
+	uintptr_t a = (uintptr_t)base & ~(pg - 1), end;
+	unsigned char vec[4096];
+	size_t n;
+
+	if (!size)
+		return true;
+	if ((uintptr_t)base > UINTPTR_MAX - size)
+		return false;
+	end = (uintptr_t)base + size;
+	for (; a < end; a += n * pg) {
+		n = (end - a + pg - 1) / pg;
+		if (n > chunk)
+			n = chunk;
+		if (mincore((void *)a, n * pg, vec))
+			return false;
+	}
+	return true;
+}
+
+/* A window the caller made its memory for: base and size are usable. */
+static int user_mem_check(const void *base, size_t size)
+{
+	if (!base || range_mapped(base, size))
+		return 0;
+	fprintf(stderr,
+		"rcx: rcx_win_create: base %p size %zu: not all of it is "
+		"mapped memory\n",
+		base, size);
+	return -EFAULT;
+}
+
+/*
+ * Memory rcx_win_allocate can give: no more than the device registers in
+ * one piece, nor than this machine has (it is zeroed at once).
+ */
+static int alloc_size_check(const struct rcx_ctx *ctx, size_t size)
+{
+	long pages = sysconf(_SC_PHYS_PAGES), pg = sysconf(_SC_PAGESIZE);
+
+	if (ctx->info.max_mr_size && size > ctx->info.max_mr_size) {
+		fprintf(stderr,
+			"rcx: rcx_win_allocate: size %zu is more than the "
+			"device registers (%llu)\n",
+			size, (unsigned long long)ctx->info.max_mr_size);
+		return -EINVAL;
+	}
+	if (pages > 0 && pg > 0 && size / (size_t)pg >= (size_t)pages) {
+		fprintf(stderr,
+			"rcx: rcx_win_allocate: size %zu is more than the "
+			"memory of this machine\n",
+			size);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/* err: a local error the caller found; the rank takes part all the same */
 static int win_create(struct rcx_group *g, void *base, size_t size,
 		      size_t disp_unit, const struct rcx_info *info,
-		      bool allocated, struct rcx_win **out)
+		      bool allocated, int err, struct rcx_win **out)
 {
 	struct rcx_ctx *ctx = g->ctx;
 	struct win_wire me, *all;
@@ -940,8 +1007,11 @@ static int win_create(struct rcx_group *g, void *base, size_t size,
 	w->len = size;
 	w->disp_unit = disp_unit;
 	w->allocated = allocated;
-	if ((!base && size) || !disp_unit || disp_unit > UINT32_MAX)
+	local = err;
+	if (!local && ((!base && size) || !disp_unit || disp_unit > UINT32_MAX))
 		local = -EINVAL;
+	if (!local && !allocated)
+		local = user_mem_check(base, size);
 	if (!local)
 		local = parse_info(w, info);
 	if (!local && g->size > 1 && !ctx->info.atomics)
@@ -1016,7 +1086,7 @@ RCX_API int rcx_win_create(struct rcx_group *g, void *base, size_t size,
 {
 	if (!rcx__group_live(g) || !out)
 		return -EINVAL;
-	return win_create(g, base, size, disp_unit, info, false, out);
+	return win_create(g, base, size, disp_unit, info, false, 0, out);
 }
 
 RCX_API int rcx_win_allocate(struct rcx_group *g, size_t size, size_t disp_unit,
@@ -1024,19 +1094,20 @@ RCX_API int rcx_win_allocate(struct rcx_group *g, size_t size, size_t disp_unit,
 			     struct rcx_win **out)
 {
 	void *mem = NULL;
-	int ret;
+	int err, ret;
 
 	if (!rcx__group_live(g) || !out || !base)
 		return -EINVAL;
-	/* a failed allocation still takes part (with base NULL: -EINVAL) */
-	if (posix_memalign(&mem, 64, size ? size : 64))
-		mem = NULL;
-	else
+	/* a refused size or a failed allocation still takes part */
+	err = alloc_size_check(g->ctx, size);
+	if (!err && posix_memalign(&mem, 64, size ? size : 64))
+		err = -ENOMEM;
+	else if (!err)
 		memset(mem, 0, size ? size : 64);
-	ret = win_create(g, mem, mem ? size : 1, disp_unit, info, true, out);
+	ret = win_create(g, mem, size, disp_unit, info, true, err, out);
 	if (ret) {
 		free(mem);
-		return mem ? ret : -ENOMEM;
+		return ret;
 	}
 	*base = mem;
 	return 0;
