@@ -204,6 +204,11 @@ int rcx__order_prepare(struct rcx_win *w, struct rcx__win_strm *s, int target,
 	*fence = false;
 	if (!st->head) /* the fast path: nothing outstanding to wait for */
 		return 0;
+	/* no order call since and no accumulate rule: no walk of the list
+	 * (need_one finds nothing); it is long where WRITEs are listed */
+	if (!st->rd_bound && !st->wr_bound && !st->data_bound &&
+	    !(w->acc_order && (cls & RCX__ACC_ACC)))
+		return 0;
 	need = need_all(w, st, &l);
 	if (need >= NEED_WAIT) {
 		w->stats.waits++;
