@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <rcx/rcx.h>
 #include "lib/win/win_int.h"
@@ -114,6 +115,23 @@ static void sc_create(struct tp_job *j)
 	rcx_info_set(info, RCX_ACCUMULATE_NIC, "maybe");
 	TP_CHECK_EQ(rcx_win_allocate(j->g, 64, 1, info, &p, &w), -EINVAL);
 	rcx_info_free(&info);
+	/* memory that ends before size does (rank 1: its second page is
+	 * unmapped): refused there, nothing made anywhere */
+	mem = mmap(NULL, 2 * 4096, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	TP_CHECK(mem != MAP_FAILED);
+	if (mem != MAP_FAILED && j->rank == 1)
+		TP_CHECK_OK(munmap(mem + 4096, 4096));
+	w = NULL;
+	TP_CHECK_EQ(rcx_win_create(j->g, mem, 2 * 4096, 1, NULL, &w),
+		    j->rank == 1 ? -EFAULT : RCX_ERR_REMOTE_OP);
+	TP_CHECK(w == NULL);
+	munmap(mem, j->rank == 1 ? 4096 : 2 * 4096);
+	/* a size no device registers and no machine has: refused, logged */
+	p = NULL;
+	TP_CHECK_EQ(rcx_win_allocate(j->g, SIZE_MAX, 1, NULL, &p, &w),
+		    j->ctx->info.max_mr_size < SIZE_MAX ? -EINVAL : -ENOMEM);
+	TP_CHECK(w == NULL && p == NULL);
 	/* disp_unit 0 everywhere; base NULL with a size */
 	TP_CHECK_EQ(rcx_win_allocate(j->g, 64, 0, NULL, &p, &w), -EINVAL);
 	TP_CHECK_EQ(rcx_win_create(j->g, NULL, 64, 1, NULL, &w), -EINVAL);

@@ -121,6 +121,7 @@ enum rcx_order_kind {
  * sizes and displacement units are exchanged with every rank.
  * Errors: -EINVAL g or out NULL or not live (returned at once, without
  * taking part), base NULL with size > 0, disp_unit 0, malformed info;
+ * -EFAULT [base, base + size) is not all mapped memory (logged);
  * -EOPNOTSUPP the device has no atomics (needed for locks) and the group
  * has more than one process; -ENOMEM; negative errno from registration;
  * RCX_ERR_REMOTE_OP another rank failed to create its part (every rank
@@ -133,7 +134,10 @@ RCX_API int rcx_win_create(struct rcx_group *g, void *base, size_t size,
 /*
  * Like rcx_win_create, with the memory (size bytes, 64-byte aligned,
  * zeroed) allocated by rcx and freed by rcx_win_free; *base and *out are
- * written on success. Errors: as rcx_win_create; -EINVAL base NULL.
+ * written on success. Errors: as rcx_win_create; -EINVAL base NULL, or
+ * size more than the device registers in one piece (logged); -ENOMEM
+ * size more than this machine's memory (logged), or the allocation
+ * failed.
  */
 RCX_API int rcx_win_allocate(struct rcx_group *g, size_t size, size_t disp_unit,
 			     const struct rcx_info *info, void **base,

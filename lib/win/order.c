@@ -21,7 +21,7 @@
  * Hence, per target, for an earlier operation E and a later one L that
  * must follow it:
  *  - E is an RDMA WRITE: nothing to do (9.5), whatever L is. WRITEs are
- *    therefore never tracked.
+ *    therefore not tracked (but see two paths below).
  *  - E is an RDMA READ and L only reads: nothing (9.5, go-back-N).
  *  - E is an RDMA READ and L writes, or E is an ATOMIC: L's first WR
  *    carries RCX_WR_FENCE (10.8.3.3), unless a fenced WR already went out
@@ -32,9 +32,14 @@
  *  - L cannot carry a fence (an active message the core posts, or an
  *    access in place to this process's own memory while E is on the
  *    loopback QP): L waits until E completes.
- *  - the target is reached through more than one QP: no RC rule holds
- *    across them, so rcx_win_order flushes that target. Today every peer
- *    has one QP (conn.c), so this case is written but does not occur.
+ *  - the target is reached through two paths (auto with a device, a peer
+ *    on this node: RDMA and NIC atomics through the window's own NIC
+ *    endpoint, software accumulates as messages through shared memory):
+ *    no rule holds across them. There WRITEs are tracked too, and a later
+ *    operation on the other path than an earlier one it must follow waits
+ *    until that one is complete (a flush of that path to the target,
+ *    done only when such an operation comes). Operations on one path keep
+ *    the rules above.
  * RCX_ORDER_DATA applies the rules only when E and L overlap and at least
  * one writes. Same-location accumulate order (accumulate_ordering) is the
  * DATA rule between accumulates, applied without an rcx_win_order call.
@@ -47,14 +52,17 @@
 #include <stdlib.h>
 #include "lib/win/win_int.h"
 
-enum { NEED_NONE, NEED_FENCE, NEED_WAIT };
+/* NEED_PATH: a wait because the earlier operation took the other path */
+enum { NEED_NONE, NEED_FENCE, NEED_WAIT, NEED_PATH };
 
-/* QPs through which this process reaches target on w. */
-static int target_qps(const struct rcx_win *w, int target)
+/*
+ * Does target have two paths: RDMA through the window's NIC endpoint,
+ * software accumulates through the group's connection, which bypasses
+ * the NIC (win.c, nep_open)?
+ */
+static bool two_paths(const struct rcx_win *w, int target)
 {
-	(void)w;
-	(void)target;
-	return 1; /* one RC connection per peer (conn.c) */
+	return w->nep && w->nep[target].ep;
 }
 
 static struct rcx__win_strm *strm_new(struct rcx_win *w)
@@ -123,6 +131,7 @@ static bool overlap(uint64_t a, uint64_t alen, uint64_t b, uint64_t blen)
 struct later {
 	unsigned int cls, via;
 	uint64_t off, len;
+	bool split; /* the target has two paths */
 };
 
 /* What L needs because of one earlier outstanding E (rules above). */
@@ -141,6 +150,12 @@ static int need_one(const struct rcx_win *w, const struct rcx__win_st *st,
 		return NEED_NONE;
 	if (e->via == RCX__VIA_SW)
 		return l->via == RCX__VIA_SW ? NEED_NONE : NEED_WAIT;
+	/* E went through the NIC, L goes through the other path */
+	if (l->split && l->via == RCX__VIA_SW)
+		return NEED_PATH;
+	/* listed only where there are two paths; one QP keeps its order */
+	if (e->via == RCX__VIA_WRITE)
+		return NEED_NONE;
 	/* E is a READ or an ATOMIC */
 	if (e->via == RCX__VIA_READ && !(l->cls & RCX__ACC_WR))
 		return NEED_NONE;
@@ -157,7 +172,7 @@ static int need_all(const struct rcx_win *w, const struct rcx__win_st *st,
 	const struct rcx__win_op *e;
 	int need = NEED_NONE, n;
 
-	for (e = st->head; e && need != NEED_WAIT; e = e->next) {
+	for (e = st->head; e && need < NEED_WAIT; e = e->next) {
 		n = need_one(w, st, e, l);
 		if (n > need)
 			need = n;
@@ -174,7 +189,7 @@ static bool no_wait(struct rcx_win *w, void *arg)
 {
 	struct wait_arg *a = arg;
 
-	return need_all(w, a->st, a->l) != NEED_WAIT;
+	return need_all(w, a->st, a->l) < NEED_WAIT;
 }
 
 int rcx__order_prepare(struct rcx_win *w, struct rcx__win_strm *s, int target,
@@ -182,16 +197,23 @@ int rcx__order_prepare(struct rcx_win *w, struct rcx__win_strm *s, int target,
 		       uint64_t len, bool *fence)
 {
 	struct rcx__win_st *st = &s->t[target];
-	struct later l = { cls, via, off, len };
+	struct later l = { cls, via, off, len, two_paths(w, target) };
 	struct wait_arg a = { st, &l };
 	int need;
 
 	*fence = false;
 	if (!st->head) /* the fast path: nothing outstanding to wait for */
 		return 0;
+	/* no order call since and no accumulate rule: no walk of the list
+	 * (need_one finds nothing); it is long where WRITEs are listed */
+	if (!st->rd_bound && !st->wr_bound && !st->data_bound &&
+	    !(w->acc_order && (cls & RCX__ACC_ACC)))
+		return 0;
 	need = need_all(w, st, &l);
-	if (need == NEED_WAIT) {
+	if (need >= NEED_WAIT) {
 		w->stats.waits++;
+		if (need == NEED_PATH)
+			w->stats.flushes++;
 		rcx__win_wait(w, no_wait, &a);
 		need = need_all(w, st, &l);
 	}
@@ -211,9 +233,12 @@ void rcx__order_posted(struct rcx_win *w, struct rcx__win_op *op, bool fenced)
 		st->fence_seq = op->seq;
 		w->stats.fences++;
 	}
-	/* WRITEs need nothing from later ops (9.5): only these wait */
-	if (op->via != RCX__VIA_READ && op->via != RCX__VIA_ATOMIC &&
-	    op->via != RCX__VIA_SW)
+	/* lock words and re-drives are no RMA operations: never waited for */
+	if (op->internal)
+		return;
+	/* WRITEs need nothing from later ops on their QP (9.5), only from
+	 * those on the other path of a target that has two */
+	if (op->via == RCX__VIA_WRITE && !two_paths(w, op->target))
 		return;
 	op->listed = 1;
 	op->next = NULL;
@@ -282,11 +307,6 @@ static void cpu_order(int kind)
 	}
 }
 
-static bool target_idle(struct rcx_win *w, void *arg)
-{
-	return w->tgt[*(int *)arg].inflight == 0;
-}
-
 RCX_API int rcx_win_order(struct rcx_win *w, int kind)
 {
 	struct rcx__win_strm *s;
@@ -314,12 +334,6 @@ RCX_API int rcx_win_order(struct rcx_win *w, int kind)
 		cpu_order(kind);
 	for (t = 0; t < w->size; t++) {
 		st = &s->t[t];
-		if (target_qps(w, t) > 1 && w->tgt[t].inflight) {
-			/* no order across QPs: complete the target now */
-			w->stats.flushes++;
-			rcx__win_wait(w, target_idle, &t);
-			continue;
-		}
 		if (!st->head)
 			continue; /* nothing outstanding that could be passed */
 		/* every op issued so far has seq < s->seq */

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/mman.h>
 #include "lib/win/win_int.h"
 
 static pthread_mutex_t wins_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -162,9 +163,10 @@ static void op_wr_done(struct rcx_ctx *ctx, struct rcx__wrctx *wc,
 		rcx__group_failed(op->win->g, op->target, RCX_ERR_PROC_FAILED);
 	if (--op->nwr)
 		return;
-	if (op->internal == RCX__OP_DETACHED)
+	if (op->internal == RCX__OP_DETACHED) {
+		op->win->tgt[op->target].kicks--;
 		rcx__win_op_put(op->win, op);
-	else if (!op->internal)
+	} else if (!op->internal)
 		rcx__win_op_done(op->win, op, op->error);
 }
 
@@ -424,6 +426,9 @@ int rcx__win_ep(struct rcx_win *w, int target, struct rcx_ep **ep,
  * Posting an 8-byte READ of the target's lock word behind it makes the
  * requester look again. It changes nothing at the target and is ordered
  * after everything on the queue, so it is harmless on any device.
+ * It completes only after the fenced WR: at most RCX__WIN_KICKS_MAX are
+ * outstanding per target (win_int.h says why), each one interval without
+ * a completion after the one before.
  */
 static void kick(struct rcx_win *w, int target)
 {
@@ -432,7 +437,8 @@ static void kick(struct rcx_win *w, int target)
 	struct rcx_ep *ep;
 	uint32_t *sq;
 
-	if (!op || rcx__win_ep(w, target, &ep, &sq) || *sq >= RCX__WIN_SQ_DEPTH)
+	if (!op || w->tgt[target].kicks >= RCX__WIN_KICKS_MAX ||
+	    rcx__win_ep(w, target, &ep, &sq) || *sq >= RCX__WIN_SQ_DEPTH)
 		return;
 	w->op_free = op->next;
 	op->busy = 1;
@@ -456,6 +462,7 @@ static void kick(struct rcx_win *w, int target)
 		return;
 	}
 	(*sq)++;
+	w->tgt[target].kicks++;
 	w->stats.kicks++;
 }
 
@@ -908,9 +915,75 @@ static int win_setup(struct rcx_win *w)
 	return rcx__order_init(w);
 }
 
+/*
+ * Is [base, base + size) mapped memory? Registration does not look on
+ * every device (shm registers address ranges), and the peers would write
+ * into whatever is there. mincore fails with ENOMEM on an unmapped page;
+ * it is asked in chunks, so its vector stays small.
+ */
+static bool range_mapped(const void *base, size_t size)
+{
+	const size_t pg = (size_t)sysconf(_SC_PAGESIZE), chunk = 4096;
+	uintptr_t a = (uintptr_t)base & ~(pg - 1), end;
+	unsigned char vec[4096];
+	size_t n;
+
+	if (!size)
+		return true;
+	if ((uintptr_t)base > UINTPTR_MAX - size)
+		return false;
+	end = (uintptr_t)base + size;
+	for (; a < end; a += n * pg) {
+		n = (end - a + pg - 1) / pg;
+		if (n > chunk)
+			n = chunk;
+		if (mincore((void *)a, n * pg, vec))
+			return false;
+	}
+	return true;
+}
+
+/* A window the caller made its memory for: base and size are usable. */
+static int user_mem_check(const void *base, size_t size)
+{
+	if (!base || range_mapped(base, size))
+		return 0;
+	fprintf(stderr,
+		"rcx: rcx_win_create: base %p size %zu: not all of it is "
+		"mapped memory\n",
+		base, size);
+	return -EFAULT;
+}
+
+/*
+ * Memory rcx_win_allocate can give: no more than the device registers in
+ * one piece, nor than this machine has (it is zeroed at once).
+ */
+static int alloc_size_check(const struct rcx_ctx *ctx, size_t size)
+{
+	long pages = sysconf(_SC_PHYS_PAGES), pg = sysconf(_SC_PAGESIZE);
+
+	if (ctx->info.max_mr_size && size > ctx->info.max_mr_size) {
+		fprintf(stderr,
+			"rcx: rcx_win_allocate: size %zu is more than the "
+			"device registers (%llu)\n",
+			size, (unsigned long long)ctx->info.max_mr_size);
+		return -EINVAL;
+	}
+	if (pages > 0 && pg > 0 && size / (size_t)pg >= (size_t)pages) {
+		fprintf(stderr,
+			"rcx: rcx_win_allocate: size %zu is more than the "
+			"memory of this machine\n",
+			size);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/* err: a local error the caller found; the rank takes part all the same */
 static int win_create(struct rcx_group *g, void *base, size_t size,
 		      size_t disp_unit, const struct rcx_info *info,
-		      bool allocated, struct rcx_win **out)
+		      bool allocated, int err, struct rcx_win **out)
 {
 	struct rcx_ctx *ctx = g->ctx;
 	struct win_wire me, *all;
@@ -937,8 +1010,11 @@ static int win_create(struct rcx_group *g, void *base, size_t size,
 	w->len = size;
 	w->disp_unit = disp_unit;
 	w->allocated = allocated;
-	if ((!base && size) || !disp_unit || disp_unit > UINT32_MAX)
+	local = err;
+	if (!local && ((!base && size) || !disp_unit || disp_unit > UINT32_MAX))
 		local = -EINVAL;
+	if (!local && !allocated)
+		local = user_mem_check(base, size);
 	if (!local)
 		local = parse_info(w, info);
 	if (!local && g->size > 1 && !ctx->info.atomics)
@@ -1015,7 +1091,7 @@ RCX_API int rcx_win_create(struct rcx_group *g, void *base, size_t size,
 {
 	if (!rcx__group_live(g) || !out)
 		return -EINVAL;
-	return win_create(g, base, size, disp_unit, info, false, out);
+	return win_create(g, base, size, disp_unit, info, false, 0, out);
 }
 
 RCX_API int rcx_win_allocate(struct rcx_group *g, size_t size, size_t disp_unit,
@@ -1023,19 +1099,20 @@ RCX_API int rcx_win_allocate(struct rcx_group *g, size_t size, size_t disp_unit,
 			     struct rcx_win **out)
 {
 	void *mem = NULL;
-	int ret;
+	int err, ret;
 
 	if (!rcx__group_live(g) || !out || !base)
 		return -EINVAL;
-	/* a failed allocation still takes part (with base NULL: -EINVAL) */
-	if (posix_memalign(&mem, 64, size ? size : 64))
-		mem = NULL;
-	else
+	/* a refused size or a failed allocation still takes part */
+	err = alloc_size_check(g->ctx, size);
+	if (!err && posix_memalign(&mem, 64, size ? size : 64))
+		err = -ENOMEM;
+	else if (!err)
 		memset(mem, 0, size ? size : 64);
-	ret = win_create(g, mem, mem ? size : 1, disp_unit, info, true, out);
+	ret = win_create(g, mem, size, disp_unit, info, true, err, out);
 	if (ret) {
 		free(mem);
-		return mem ? ret : -ENOMEM;
+		return ret;
 	}
 	*base = mem;
 	return 0;

@@ -29,6 +29,15 @@ enum { RCX__OP_WAITED = 1, RCX__OP_DETACHED = 2 };
  * outstanding posts a small READ behind it (win.c, kick()).
  */
 #define RCX__WIN_KICK_US 50000
+/*
+ * Kicks outstanding per target at most. A kick completes only after the
+ * fenced WR it is behind, so each holds a send-queue slot until the WR
+ * moves: without a bound a WR stuck for good would collect one every
+ * RCX__WIN_KICK_US until they fill the budget (RCX__WIN_SQ_DEPTH), and
+ * then nothing could be posted to that target again. More than one,
+ * because rxe can lose the wakeup again after a kick.
+ */
+#define RCX__WIN_KICKS_MAX 4
 
 /* What an operation does to target memory. */
 enum {
@@ -137,8 +146,9 @@ struct rcx__win_tgt {
 	uint32_t fenced;   /* ops posted with a fence, not complete */
 	uint32_t done;	   /* ops completed, and as last seen by kicks */
 	uint32_t done_seen;
-	int error;    /* first op error since the last flush */
-	uint8_t lock; /* RCX_LOCK_* taken by rcx_win_lock, or 0 */
+	int error;     /* first op error since the last flush */
+	uint8_t lock;  /* RCX_LOCK_* taken by rcx_win_lock, or 0 */
+	uint8_t kicks; /* kicks outstanding (win.c, kick()) */
 	uint8_t nspan;
 	struct rcx__win_span span[RCX__WIN_SPANS];
 };
@@ -148,7 +158,7 @@ struct rcx__win_stats {
 	uint64_t orders;  /* rcx_win_order calls */
 	uint64_t fences;  /* WRs posted with RCX_WR_FENCE for order */
 	uint64_t waits;	  /* ops that waited for earlier ones instead */
-	uint64_t flushes; /* targets flushed by order (several QPs) */
+	uint64_t flushes; /* of those, waits for the target's other path */
 	uint64_t nic;	  /* NIC atomics posted for accumulates */
 	uint64_t sw;	  /* software accumulates sent */
 	uint64_t kicks;	  /* stalled fenced WRs re-driven (win.c) */
