@@ -9,6 +9,7 @@
  */
 #include <rcx/rcx.h>
 #include "fz.h"
+#include "lib/ft/ft.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

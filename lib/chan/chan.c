@@ -118,6 +118,7 @@ static void defer(struct chan *c)
 	c->deferred = true;
 	c->next_deferred = ctx->chan_deferred;
 	ctx->chan_deferred = c;
+	rcx__chan_work(ctx);
 }
 
 /*
@@ -443,6 +444,7 @@ void rcx__chan_undefer(struct chset *s)
 			pp = &c->next_deferred;
 		}
 	}
+	rcx__chan_work(s->ctx);
 }
 
 /*
@@ -497,6 +499,7 @@ void rcx__chan_progress(struct rcx_ctx *ctx)
 		if (ret)
 			rcx__chan_set_fail(c->set, RCX_ERR_PROC_FAILED);
 	}
+	rcx__chan_work(ctx);
 }
 
 static void on_chan_wc(struct rcx_ctx *ctx, struct rcx__wrctx *w,

@@ -994,6 +994,7 @@ static int chop_new(struct rcx_ctx *ctx, struct rcx_req **chans, int n,
 	o->end = rcx__now_us() + CH_FREE_TIMEOUT_US;
 	o->next = ctx->chan_ops;
 	ctx->chan_ops = o;
+	rcx__chan_work(ctx);
 	*eph = o->eph;
 	return 0;
 }
@@ -1053,6 +1054,7 @@ int rcx__chan_ops_progress(struct rcx_ctx *ctx)
 		ended++;
 	}
 	busy = false;
+	rcx__chan_work(ctx);
 	return ended;
 }
 
@@ -1206,4 +1208,52 @@ void rcx__chan_fini(struct rcx_ctx *ctx)
 	while (ctx->chan_sets)
 		set_destroy(ctx->chan_sets);
 	ctx->chan_deferred = NULL;
+	rcx__chan_work(ctx);
 }
+
+/* ---- what the core drives (lib/features.c) */
+
+static int chan_feat_progress(struct rcx_ctx *ctx, int *ran)
+{
+	(void)ran;
+	if (ctx->chan_deferred)
+		rcx__chan_progress(ctx);
+	/*
+	 * A free or rebind done completes a request: work. Not from inside
+	 * a connection event's handler, whose object a step may destroy (a
+	 * set's DISCONNECTED drains the CQ through here).
+	 */
+	if (ctx->chan_ops && !ctx->in_cm)
+		return rcx__chan_ops_progress(ctx);
+	return 0;
+}
+
+static void chan_feat_cm_poll(struct rcx_ctx *ctx, long long now_us)
+{
+	if (ctx->chan_conn_due)
+		rcx__chan_conn_due(ctx, now_us);
+}
+
+static int chan_feat_sleep_limit(struct rcx_ctx *ctx, int timeout_ms)
+{
+	/* a sender waiting for a credit word gets no completion event */
+	if (ctx->chan_deferred)
+		return 0;
+	/* the peer's side of a channel free is a remote write */
+	if (ctx->chan_ops && (timeout_ms < 0 || timeout_ms > 1))
+		timeout_ms = 1;
+	/* a bind's connection that never comes is found by the clock */
+	if (ctx->chan_conn_due && (timeout_ms < 0 || timeout_ms > 100))
+		timeout_ms = 100;
+	return timeout_ms;
+}
+
+const struct rcx__feat_ops rcx__chan_feat = {
+	.name = "chan",
+	.progress = chan_feat_progress,
+	.cm_poll = chan_feat_cm_poll,
+	.sleep_limit = chan_feat_sleep_limit,
+	.member_failed = rcx__chan_peer_failed,
+	.member_gone = rcx__chan_member_gone,
+	.fini = rcx__chan_fini,
+};

@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <rcx/chan.h>
 #include "lib/core/core.h"
+#include "lib/chan/chan.h"
 
 #define CH_MAX_BUNDLE	 255
 #define CH_CREDIT_SIGNAL 16 /* signal one credit write in this many */
@@ -212,6 +213,28 @@ static inline bool is_chan(const struct rcx_req *r)
 }
 
 /* chan.c */
+/* what lib/features.c hooks to the core (chan_bind.c: rcx__chan_feat) */
+void rcx__chan_progress(struct rcx_ctx *ctx);
+/* Carry on nonblocking frees and rebinds (ctx->chan_ops): how many ended. */
+int rcx__chan_ops_progress(struct rcx_ctx *ctx);
+void rcx__chan_fini(struct rcx_ctx *ctx);
+/*
+ * Binds whose sender got its answer but not the receiver's connection:
+ * those with peer of g fail (it failed), those past
+ * RCX_CONNECT_TIMEOUT_MS too (ctx->chan_conn_due counts them).
+ */
+void rcx__chan_peer_failed(struct rcx_group *g, int peer, int err);
+void rcx__chan_conn_due(struct rcx_ctx *ctx, long long now);
+/* a member of g failed or left: binds nobody can answer any more fail */
+void rcx__chan_member_gone(struct rcx_group *g);
+
+/* progress calls the channels while senders wait or frees are under way */
+static inline void rcx__chan_work(struct rcx_ctx *ctx)
+{
+	rcx__feat_work(ctx, RCX__FEAT_CHAN,
+		       ctx->chan_deferred != NULL || ctx->chan_ops != NULL);
+}
+
 extern const struct rcx__req_ops rcx__chan_ops;
 /* complete the set's bind or free (its ephemeral request) with err */
 void rcx__chan_eph_done(struct chset *s, int err);

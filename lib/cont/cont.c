@@ -294,7 +294,7 @@ CONT_HOT void fifo_push(struct creq *cr, struct cont *c)
  * put cr on the context's ready list. */
 CONT_HOT void rl_ready(struct rcx_ctx *ctx, struct cstate *cs, struct creq *cr)
 {
-	ctx->cont_ready++;
+	rcx__cont_ready_add(ctx, 1);
 	if (!cr->on_rl) {
 		cr->on_rl = true;
 		cr->rl_next = NULL;
@@ -315,7 +315,7 @@ CONT_HOT void cont_enqueue(struct rcx_ctx *ctx, struct cont *c)
 	if (cr->signal_safe && !cr->poll_only) {
 		cr->nsig++;
 		stack_push(&cs->sig_ready, c);
-		ctx->cont_ready++;
+		rcx__cont_ready_add(ctx, 1);
 	} else {
 		fifo_push(cr, c);
 		if (!cr->poll_only)
@@ -433,7 +433,7 @@ CONT_HOT struct cont *fifo_pop(struct rcx_ctx *ctx, struct creq *cr)
 	if (!cr->head)
 		return NULL;
 	if (!cr->poll_only)
-		ctx->cont_ready--;
+		rcx__cont_ready_add(ctx, -1);
 	return fifo_take(cr);
 }
 
@@ -453,7 +453,7 @@ static struct cont *sig_pick(struct rcx_ctx *ctx, const struct creq *only)
 	}
 	if (got) {
 		got->cr->nsig--;
-		ctx->cont_ready--;
+		rcx__cont_ready_add(ctx, -1);
 	}
 	return got;
 }
@@ -495,7 +495,7 @@ CONT_HOT struct cont *take_app(struct rcx_ctx *ctx, struct cstate *cs)
 
 	while ((cr = cs->rl_head)) {
 		if (RCX__LIKELY(cr->head != NULL)) {
-			ctx->cont_ready--;
+			rcx__cont_ready_add(ctx, -1);
 			return fifo_take(cr);
 		}
 		/* emptied by a test: off the list */
@@ -518,7 +518,7 @@ static int finish_signalled(struct rcx_ctx *ctx, struct cstate *cs)
 	for (c = stack_take(&cs->sig_done); c; c = next) {
 		next = c->next;
 		c->cr->nsig--;
-		ctx->cont_ready--;
+		rcx__cont_ready_add(ctx, -1);
 		cont_finish(ctx, c);
 		n++;
 	}
@@ -568,7 +568,7 @@ static __attribute__((noinline)) void cs_notify(struct rcx_ctx *ctx,
 	if (ready && cs->xfd >= 0 && !cs->xrung) {
 		efd_write(cs->xfd);
 		cs->xrung = true;
-		ctx->cont_ready++;
+		rcx__cont_ready_add(ctx, 1);
 	}
 }
 
@@ -598,7 +598,7 @@ static void xfd_drain(struct rcx_ctx *ctx, struct cstate *cs, bool signalled)
 	efd_drain(cs->xfd);
 	if (cs->xrung) {
 		cs->xrung = false;
-		ctx->cont_ready--;
+		rcx__cont_ready_add(ctx, -1);
 	}
 }
 
@@ -745,7 +745,7 @@ int rcx__cont_progress(struct rcx_ctx *ctx)
 	 */
 	if (RCX__LIKELY(!(tl.g.any | cs->extra) && ctx->cont_ready == 1 && cr &&
 			(c = cr->head) && c->fast)) {
-		ctx->cont_ready = 0;
+		rcx__cont_ready_add(ctx, -ctx->cont_ready);
 		fifo_take(cr);
 		cont_call(ctx, c);
 		fast_finish(ctx, c);
@@ -794,10 +794,12 @@ static int block_watched(struct rcx_ctx *ctx, struct cstate *cs, int timeout_ms)
 	if (n > 0)
 		wake_sleepers(cs);
 	n += (int)(tl.ran - ran);
+	/* as rcx__wait_events: what raises no event limits the sleep (0:
+	 * none, e.g. channel senders waiting for credit) */
+	if (timeout_ms != 0)
+		timeout_ms = rcx__sleep_limit(ctx, timeout_ms);
 	if (n > 0 || cm > 0 || !armed || cs->gen != gen || timeout_ms == 0 ||
-	    ctx->wake_gen != wake ||
-	    ctx->chan_deferred) /* as rcx__wait_events: channel senders
-				 * waiting for credit get no event */
+	    ctx->wake_gen != wake)
 		return n;
 	pfd[0].fd = ctx->ops->event_fd(ctx->dev);
 	pfd[0].events = POLLIN;
@@ -806,7 +808,6 @@ static int block_watched(struct rcx_ctx *ctx, struct cstate *cs, int timeout_ms)
 	if (ctx->mt && !tl.g.progress &&
 	    (timeout_ms < 0 || timeout_ms > RCX__CONT_MT_SLEEP_MS))
 		timeout_ms = RCX__CONT_MT_SLEEP_MS;
-	timeout_ms = rcx__sleep_limit(ctx, timeout_ms);
 	cs->sleepers++;
 	rcx__unlock(ctx);
 	poll(pfd, 2, timeout_ms);
@@ -1168,7 +1169,7 @@ void rcx__cont_fini(struct rcx_ctx *ctx)
 		close(cs->xfd);
 	free(cs);
 	ctx->cont_state = NULL;
-	ctx->cont_ready = 0;
+	rcx__cont_ready_add(ctx, -ctx->cont_ready);
 }
 
 RCX_API int rcx_cont_event_fd(struct rcx_ctx *ctx)
@@ -1243,3 +1244,32 @@ RCX_API int rcx_cont_progress_signal(struct rcx_ctx *ctx)
 	}
 	return n;
 }
+
+/* ---- what the core drives (lib/features.c) */
+
+/* not inside a connection event's handler: a callback may block, and
+ * connection events are off until the handler returns */
+static int cont_feat_progress(struct rcx_ctx *ctx, int *ran)
+{
+	int k;
+
+	if (ctx->cont_ready && !ctx->in_cm) {
+		k = rcx__cont_progress(ctx);
+		if (ran)
+			*ran += k;
+	}
+	return 0;
+}
+
+const struct rcx__feat_ops rcx__cont_feat = {
+	.name = "cont",
+	.progress = cont_feat_progress,
+	.block = rcx__cont_block,
+	.fini = rcx__cont_fini,
+};
+
+const struct rcx__req_hooks rcx__cont_req_hooks = {
+	.complete = rcx__cont_complete,
+	.start = rcx__cont_start,
+	.detach = rcx__cont_detach,
+};

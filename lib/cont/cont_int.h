@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <rcx/cont.h>
 #include "lib/core/core.h"
+#include "lib/cont/cont.h"
 
 enum link_state {
 	L_WAIT, /* attached, its request has not completed this round */
@@ -143,5 +144,29 @@ struct cont *rcx__cont_alloc(struct cstate *cs, int n);
 /* An open round starts: the continuation request waits for it. */
 void rcx__cont_count(struct cont *c);
 void rcx__cont_closed(struct rcx_ctx *ctx, struct cont *c, bool immediate);
+
+/* what lib/features.c hooks to the core (cont.c: rcx__cont_feat) */
+/* r completed and r->cont is set */
+void rcx__cont_complete(struct rcx_req *r);
+/* r has r->cont set and was started, now active: re-arm (rcx_start[all]) */
+void rcx__cont_start(struct rcx_req *r);
+/* r has r->cont set and goes back to the pool: detach (rcx__req_put) */
+void rcx__cont_detach(struct rcx_req *r);
+/*
+ * rcx__wait_events for req.c's waits: also woken when continuations become
+ * ready or run without a completion event (another thread, a handler)
+ */
+int rcx__cont_block(struct rcx_ctx *ctx, int timeout_ms);
+/* run ready continuations; called by progress when ctx->cont_ready */
+int rcx__cont_progress(struct rcx_ctx *ctx);
+/* context teardown: pending continuations run with -ECANCELED */
+void rcx__cont_fini(struct rcx_ctx *ctx);
+
+/* ready continuations: progress calls them while there are any */
+static inline void rcx__cont_ready_add(struct rcx_ctx *ctx, int d)
+{
+	ctx->cont_ready += d;
+	rcx__feat_work(ctx, RCX__FEAT_CONT, ctx->cont_ready != 0);
+}
 
 #endif

@@ -80,7 +80,7 @@ static void gone_later(struct rcx__conn *c)
 	if (!c->answer_by_us || c->answer_by_us > by)
 		c->answer_by_us = by;
 	/* the next poll of launcher notices is not held back */
-	c->ctx->ft_next_poll_us = 0;
+	c->ctx->notice_next_us = 0;
 }
 
 static void conn_on_cm(struct rcx__epobj *o, const struct rcx_cm_event *ev)
@@ -779,12 +779,15 @@ int rcx__cm_progress(struct rcx_ctx *ctx)
 	struct rcx_cm_event ev;
 	struct rcx__pending_req *p, **pp;
 	struct rcx__epobj *o;
+	long long now;
 	int n = 0, ret;
 
 	if (ctx->in_cm)
 		return 0; /* an event handler drains the CQ: no nesting */
 	ctx->in_cm = 1;
-	rcx__ft_poll(ctx);
+	now = rcx__now_us();
+	rcx__fail_poll(ctx, now);
+	rcx__feats_cm_poll(ctx, now);
 	while ((ret = ctx->ops->cm_poll(ctx->dev, &ev)) > 0) {
 		n++;
 		if (ev.type != RCX_CM_CONNECT_REQUEST) {

@@ -272,38 +272,76 @@ int rcx__info_enum(const struct rcx_info *i, const char *key,
 int rcx__info_bool(const struct rcx_info *i, const char *key, bool dflt,
 		   bool *out);
 
-/* ---- channels (chan.c, chan_bind.c): hooks the core calls */
-void rcx__chan_progress(struct rcx_ctx *ctx);
-/* Carry on nonblocking frees and rebinds (ctx->chan_ops): how many ended. */
-int rcx__chan_ops_progress(struct rcx_ctx *ctx);
-void rcx__chan_fini(struct rcx_ctx *ctx);
+/* ---- features: what the core drives of lib/chan, lib/cont, lib/win, lib/ft */
 /*
- * Binds whose sender got its answer but not the receiver's connection:
- * those with peer of g fail (it failed), those past
- * RCX_CONNECT_TIMEOUT_MS too (ctx->chan_conn_due counts them).
+ * The core calls no feature by name. Each feature gives one const table
+ * of the hooks below (NULL where it has nothing to do), listed by id in
+ * lib/features.c; the core calls them at the points named. A feature
+ * asks for a call on every progress pass by setting its bit in
+ * ctx->feat_work (rcx__feat_work), and clears it when it has nothing
+ * left: the fast path tests that one word.
  */
-void rcx__chan_peer_failed(struct rcx_group *g, int peer, int err);
-void rcx__chan_conn_due(struct rcx_ctx *ctx, long long now);
-/* a member of g failed or left: binds nobody can answer any more fail */
-void rcx__chan_member_gone(struct rcx_group *g);
-bool rcx__group_known(struct rcx_ctx *ctx, const struct rcx_group *g);
+enum rcx__feat_id {
+	RCX__FEAT_CONT, /* continuations (first: at teardown they run first) */
+	RCX__FEAT_CHAN, /* bound channels */
+	RCX__FEAT_WIN,	/* windows with order */
+	RCX__FEAT_FT,	/* heartbeat detection, agreement */
+	RCX__FEAT_MAX,
+};
 
-/* ---- continuations (cont.c): hooks the core calls */
-/* r completed and r->cont is set */
-void rcx__cont_complete(struct rcx_req *r);
-/* r has r->cont set and was started, now active: re-arm (rcx_start[all]) */
-void rcx__cont_start(struct rcx_req *r);
-/* r has r->cont set and goes back to the pool: detach (rcx__req_put) */
-void rcx__cont_detach(struct rcx_req *r);
+struct rcx__feat_ops {
+	const char *name;
+	/* a progress pass while the feature's work bit is set: what it
+	 * completed (> 0 counts as progress); *ran (when ran is not NULL)
+	 * adds continuations run */
+	int (*progress)(struct rcx_ctx *ctx, int *ran);
+	/* connection cadence (rcx__cm_progress): clocks, probes, time-outs */
+	void (*cm_poll)(struct rcx_ctx *ctx, long long now_us);
+	/* the progress pass's connection cadence, after the connections */
+	void (*idle)(struct rcx_ctx *ctx);
+	/* the longest a blocking wait may sleep (timeout_ms -1: no limit) */
+	int (*sleep_limit)(struct rcx_ctx *ctx, int timeout_ms);
+	/* a blocking wait of the request calls (rcx_wait...) and
+	 * rcx_ctx_wait, in place of rcx__wait_events: at most one feature */
+	int (*block)(struct rcx_ctx *ctx, int timeout_ms);
+	/* rank of g failed (rcx__group_failed) */
+	void (*member_failed)(struct rcx_group *g, int rank, int err);
+	/* a member of g failed or left (its BYE) */
+	void (*member_gone)(struct rcx_group *g);
+	/* context teardown, before the groups go */
+	void (*fini)(struct rcx_ctx *ctx);
+};
+
+/* lib/features.c: the table of each feature, by id */
+extern const struct rcx__feat_ops *const rcx__feats[RCX__FEAT_MAX];
+
+static inline void rcx__feat_work(struct rcx_ctx *ctx, enum rcx__feat_id id,
+				  bool on);
+
 /*
- * rcx__wait_events for req.c's waits: also woken when continuations become
- * ready or run without a completion event (another thread, a handler)
+ * Request hooks of the one feature that attaches to requests
+ * (continuations: r->cont), lib/features.c. Called only for a request
+ * whose cont is set, so only once that feature made one.
  */
-int rcx__cont_block(struct rcx_ctx *ctx, int timeout_ms);
-/* run ready continuations; called by progress when ctx->cont_ready */
-int rcx__cont_progress(struct rcx_ctx *ctx);
-/* context teardown: pending continuations run with -ECANCELED */
-void rcx__cont_fini(struct rcx_ctx *ctx);
+struct rcx__req_hooks {
+	/* r completed */
+	void (*complete)(struct rcx_req *r);
+	/* r was started and is active: re-arm (rcx_start[all]) */
+	void (*start)(struct rcx_req *r);
+	/* r goes back to the pool: detach (rcx__req_put) */
+	void (*detach)(struct rcx_req *r);
+};
+extern const struct rcx__req_hooks *const rcx__req_hooks;
+
+/* the hooks of every feature that has one (features.c: the core's loops) */
+int rcx__feats_progress(struct rcx_ctx *ctx, int n, int *ran);
+void rcx__feats_cm_poll(struct rcx_ctx *ctx, long long now_us);
+void rcx__feats_idle(struct rcx_ctx *ctx);
+int rcx__feats_sleep_limit(struct rcx_ctx *ctx, int timeout_ms);
+int rcx__block(struct rcx_ctx *ctx, int timeout_ms);
+void rcx__feats_member_failed(struct rcx_group *g, int rank, int err);
+void rcx__feats_member_gone(struct rcx_group *g);
+void rcx__feats_fini(struct rcx_ctx *ctx);
 
 /* ---- connections (conn.c) */
 enum rcx__conn_state {
@@ -396,18 +434,12 @@ int rcx__conn_set_lazy(struct rcx__conn *c, const char *addr, bool connects,
 int rcx__conn_start(struct rcx__conn *c);
 struct rcx__pending_req;
 /*
- * Windows whose fenced WRs saw no completion for a while get them
- * re-driven (win.c); from progress and from waits that found nothing.
- */
-void rcx__win_idle(struct rcx_ctx *ctx);
-/*
  * The longest a wait may sleep (timeout_ms, -1: for ever) while work that
- * raises no event is under way: channel frees/rebinds waiting for the
- * peer's remote write, fenced window WRs (re-driven here when stuck).
+ * raises no event is under way: a lazy connection's answer due, and what
+ * the features ask (their sleep_limit: channel frees waiting for the
+ * peer's remote write, fenced window WRs, the next heartbeat).
  */
 int rcx__sleep_limit(struct rcx_ctx *ctx, int timeout_ms);
-/* longest sleep of a wait while fenced window WRs are outstanding */
-#define RCX__KICK_SLEEP_MS 50
 /* A lazy world's incoming request: true when taken (group.c). */
 bool rcx__group_conn_req(struct rcx_ctx *ctx, struct rcx__pending_req *p);
 /*
@@ -463,38 +495,19 @@ void rcx__p2p_cancel_cid(struct rcx_group *g, int cid, int error);
 /* A member of g failed: posted RCX_ANY_SOURCE receives complete in error. */
 void rcx__p2p_any_failed(struct rcx_group *g, int error);
 
-/* ---- failures (ft.c) */
+/* ---- failures (fail.c) */
 /*
  * rank of g is known failed here: its connection fails (QP to error, so
- * everything on it flushes), collectives on g stop, windows of g become
- * invalid. Idempotent. Lock held.
+ * everything on it flushes), collectives on g stop, the features hear of
+ * it (member_failed: windows of g become invalid, channels fail).
+ * Idempotent. Lock held.
  */
 void rcx__group_failed(struct rcx_group *g, int rank, int error);
-/* failures the launcher reported, applied to the world group */
-void rcx__ft_poll(struct rcx_ctx *ctx);
-/*
- * Fault-tolerant agreement among the live ranks of g: every rank that
- * returns 0 returns the same *ok and the same failed set (failed[size]):
- * the AND of the ok flags and the union of the failed sets proposed by
- * the ranks the agreement heard from. Survives the death of any rank,
- * coordinators included (a rotating coordinator, decided after every
- * rank's round; a rank's round is skipped once it is known failed).
- * Lock held. 0, -ENOMEM, or RCX_ERR_PROC_FAILED when this rank cannot
- * take part (its own connections are gone).
- */
-int rcx__ft_agree(struct rcx_group *g, bool *ok, uint8_t *failed);
+/* launcher notices and lazy answers that are due, on the connection
+ * cadence (rcx__cm_progress) */
+void rcx__fail_poll(struct rcx_ctx *ctx, long long now_us);
 /* rcx_group_get_failed without the user-handle check */
 int rcx__group_get_failed(struct rcx_group *g, int *ranks, int max, int *n);
-/* tests: called at points of an agreement (a test kills itself there) */
-enum {
-	RCX__FT_HOOK_GATHERED = 1, /* a leader heard every live rank */
-	RCX__FT_HOOK_TOLD_ONE = 2, /* a leader told one rank its decision */
-	RCX__FT_HOOK_START = 3,	   /* a rank enters the agreement */
-	RCX__FT_HOOK_PROPOSED = 4, /* a follower's estimate has left */
-};
-extern void (*rcx__ft_hook)(struct rcx_group *g, int where);
-/* windows hook (win_ft.c): a member of g failed */
-void rcx__win_group_failed(struct rcx_group *g, int error);
 
 /* ---- groups (group.c) */
 struct rcx__unexp {
@@ -531,6 +544,8 @@ struct rcx_group {
 };
 
 void rcx__groups_destroy(struct rcx_ctx *ctx);
+/* Is g a group of ctx that still exists? (compares pointers only) */
+bool rcx__group_known(struct rcx_ctx *ctx, const struct rcx_group *g);
 /*
  * Barrier, allgather and all-to-all (exchange: in + i * stride goes to
  * rank i, stride 0 is an allgather) among the ranks of g not in excl
@@ -576,9 +591,8 @@ struct rcx_ctx {
 	uint32_t magic;
 	int mt;	  /* RCX_THREAD_MULTIPLE */
 	int lazy; /* world connections on first use (RCX_CONNECT) */
-	/* window WRs posted with a fence, not completed (win.c: kick) */
-	uint32_t win_fenced;
-	long long kick_at_us;
+	/* features with work for every progress pass (rcx__feat_work) */
+	uint32_t feat_work;
 	pthread_mutex_t lock;
 	struct rcx__config cfg;
 	const struct rcx_provider_ops *ops;
@@ -614,25 +628,39 @@ struct rcx_ctx {
 	int (*conn_req_hook)(struct rcx_ctx *ctx, struct rcx__pending_req *p);
 	/* active-message handlers per cid */
 	rcx__am_cb *am[RCX__CID_MAX];
-	/* channels: bound sets (chan_bind.c), senders waiting for receiver
-	 * credit (chan.c) */
-	void *chan_sets;
-	void *chan_deferred;
-	/* nonblocking channel frees and rebinds under way (chan_bind.c) */
-	void *chan_ops;
-	uint32_t bind_seq;
-	int chan_conn_due; /* senders answered, waiting for the connection */
-	/* continuations: state owned by cont.c; ready count polled cheaply */
-	void *cont_state;
-	int cont_ready;
 	/* groups, bootstrap */
 	struct rcx_group *groups;
 	struct rcx_group *world;
 	struct rcx__boot *boot;
-	long long ft_next_poll_us; /* launcher failure notices (ft.c) */
-	long long hb_next_us;	   /* next liveness probe round (ft.c) */
-	int nanswer;		   /* connections with answer_by_us set */
+	long long notice_next_us; /* launcher failure notices (fail.c) */
+	int nanswer;		  /* connections with answer_by_us set */
+	/*
+	 * State the features keep per context; the core never reads it.
+	 * Channels: bound sets (chan_bind.c), senders waiting for receiver
+	 * credit (chan.c), nonblocking frees and rebinds under way.
+	 */
+	void *chan_sets;
+	void *chan_deferred;
+	void *chan_ops;
+	uint32_t bind_seq;
+	int chan_conn_due; /* senders answered, waiting for the connection */
+	/* continuations: cont.c's state, and what is ready to run */
+	void *cont_state;
+	int cont_ready;
+	/* windows: WRs posted with a fence, not completed (win.c: kick) */
+	uint32_t win_fenced;
+	long long kick_at_us;
+	/* heartbeat: next liveness probe round (lib/ft) */
+	long long hb_next_us;
 };
+
+static inline void rcx__feat_work(struct rcx_ctx *ctx, enum rcx__feat_id id,
+				  bool on)
+{
+	uint32_t bit = 1u << id;
+
+	ctx->feat_work = on ? ctx->feat_work | bit : ctx->feat_work & ~bit;
+}
 
 #define RCX__CTX_MAGIC 0x52435843u
 static inline bool rcx__ctx_live(const struct rcx_ctx *c)

@@ -49,7 +49,7 @@ static inline __attribute__((always_inline)) int progress(struct rcx_ctx *ctx,
 {
 	struct rcx_cqe cqe[RCX__POLL_BATCH];
 	long long ms;
-	int n, i, k;
+	int n, i;
 
 	n = ctx->ops->cq_poll(ctx->dev, cqe, RCX__POLL_BATCH);
 	for (i = 0; i < n; i++) {
@@ -59,23 +59,10 @@ static inline __attribute__((always_inline)) int progress(struct rcx_ctx *ctx,
 	}
 	if (ctx->pending)
 		rcx__conn_drain(ctx);
-	if (RCX__UNLIKELY(ctx->chan_deferred != NULL))
-		rcx__chan_progress(ctx);
-	/*
-	 * A free or rebind done completes a request: work, as below. Not
-	 * from inside a connection event's handler, whose object a step may
-	 * destroy (a set's DISCONNECTED drains the CQ through here).
-	 */
-	if (RCX__UNLIKELY(ctx->chan_ops != NULL) && !ctx->in_cm &&
-	    rcx__chan_ops_progress(ctx) > 0 && n <= 0)
-		n = 1;
-	/* not inside a connection event's handler: a callback may block,
-	 * and connection events are off until the handler returns */
-	if (RCX__UNLIKELY(ctx->cont_ready) && !ctx->in_cm) {
-		k = rcx__cont_progress(ctx);
-		if (ran)
-			*ran += k;
-	}
+	/* features with work of their own (channel senders waiting for
+	 * credit, frees under way, continuations ready to run) */
+	if (RCX__UNLIKELY(ctx->feat_work))
+		n = rcx__feats_progress(ctx, n, ran);
 	/*
 	 * Connection events handled here count as work: one may complete
 	 * what a waiter waits for (a bind is up once its connection is), and
@@ -88,8 +75,7 @@ static inline __attribute__((always_inline)) int progress(struct rcx_ctx *ctx,
 		ctx->cm_tick_ms = ms;
 		if (rcx__cm_progress(ctx) > 0 && n <= 0)
 			n = 1;
-		if (ctx->win_fenced)
-			rcx__win_idle(ctx);
+		rcx__feats_idle(ctx);
 	}
 	return n > 0 ? n : 0;
 }
@@ -101,30 +87,10 @@ int rcx__progress(struct rcx_ctx *ctx)
 
 int rcx__sleep_limit(struct rcx_ctx *ctx, int timeout_ms)
 {
-	/* the peer's side of a channel free is a remote write */
-	if (ctx->chan_ops && (timeout_ms < 0 || timeout_ms > 1))
-		timeout_ms = 1;
-	/* a bind's connection that never comes is found by the clock */
-	if (ctx->chan_conn_due && (timeout_ms < 0 || timeout_ms > 100))
-		timeout_ms = 100;
-	/* an ask whose connection must come by a deadline (ft.c) */
+	/* an ask whose connection must come by a deadline (fail.c) */
 	if (ctx->nanswer && (timeout_ms < 0 || timeout_ms > 100))
 		timeout_ms = 100;
-	/* the liveness probes are sent from progress: wake for the next */
-	if (ctx->cfg.heartbeat_ms) {
-		long long left = ctx->hb_next_us - rcx__now_us();
-		int ms = left > 0 ? (int)(left / 1000) + 1 : 0;
-
-		if (timeout_ms < 0 || timeout_ms > ms)
-			timeout_ms = ms;
-	}
-	/* a fenced window WR that the device left waiting */
-	if (ctx->win_fenced) {
-		rcx__win_idle(ctx);
-		if (timeout_ms < 0 || timeout_ms > RCX__KICK_SLEEP_MS)
-			timeout_ms = RCX__KICK_SLEEP_MS;
-	}
-	return timeout_ms;
+	return rcx__feats_sleep_limit(ctx, timeout_ms);
 }
 
 /*
@@ -137,9 +103,6 @@ int rcx__wait_events(struct rcx_ctx *ctx, int timeout_ms)
 	struct epoll_event ev;
 	int n, fd = ctx->ops->event_fd(ctx->dev);
 
-	/* a sender waiting for a credit word gets no completion event */
-	if (ctx->chan_deferred && timeout_ms != 0)
-		timeout_ms = 0;
 	timeout_ms = rcx__sleep_limit(ctx, timeout_ms);
 
 	ctx->ops->ack(ctx->dev);
@@ -192,8 +155,7 @@ static void ctx_free(struct rcx_ctx *ctx)
 	struct rcx__pending_req *p;
 	size_t i;
 
-	rcx__cont_fini(ctx);
-	rcx__chan_fini(ctx);
+	rcx__feats_fini(ctx);
 	rcx__groups_destroy(ctx);
 	while ((p = ctx->conn_reqs)) {
 		ctx->conn_reqs = p->next;
@@ -388,9 +350,9 @@ RCX_API int rcx_ctx_wait(struct rcx_ctx *ctx, int timeout_ms)
 		 * continuation wait sleeps on their eventfd too, and counts
 		 * the ones it ran.
 		 */
-		n = rcx__cont_block(
-			ctx,
-			timeout_ms < 0 ? -1 : (int)((end - now + 999) / 1000));
+		n = rcx__block(ctx, timeout_ms < 0
+					    ? -1
+					    : (int)((end - now + 999) / 1000));
 		if (n > 0)
 			break;
 	}

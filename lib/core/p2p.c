@@ -267,7 +267,7 @@ void rcx__p2p_peer_failed(struct rcx__conn *c, int err)
 {
 	if (c->g) {
 		fail_posted(c->g, c->peer, err);
-		rcx__chan_member_gone(c->g);
+		rcx__feats_member_gone(c->g);
 	}
 }
 

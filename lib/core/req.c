@@ -55,7 +55,7 @@ void rcx__req_put(struct rcx_req *r)
 {
 	/* continuations: a persistent continuation lets go of a freed one */
 	if (r->cont)
-		rcx__cont_detach(r);
+		rcx__req_hooks->detach(r);
 	rcx__req_release(r);
 }
 
@@ -79,7 +79,7 @@ void rcx__req_complete_hooks(struct rcx_req *r)
 	if (r->done)
 		r->done(r);
 	if (r->cont) {
-		rcx__cont_complete(r);
+		rcx__req_hooks->complete(r);
 		return; /* the continuation owns what happens next */
 	}
 	if (r->user_freed && !r->persistent)
@@ -180,7 +180,7 @@ static __attribute__((noinline)) int start_locked(struct rcx_req *r)
 	/* continuations: a start re-arms the one attached (unless the start
 	 * completed at once and it took the completion already) */
 	if (!ret && r->cont && r->state == RCX__REQ_ACTIVE)
-		rcx__cont_start(r);
+		rcx__req_hooks->start(r);
 	rcx__unlock(ctx);
 	return ret;
 }
@@ -237,7 +237,7 @@ RCX_API int rcx_startall(int n, struct rcx_req **reqs)
 	/* continuations: all were inactive, so an active one was started */
 	for (i = 0; i < n; i++)
 		if (reqs[i]->cont && reqs[i]->state == RCX__REQ_ACTIVE)
-			rcx__cont_start(reqs[i]);
+			rcx__req_hooks->start(reqs[i]);
 	rcx__unlock(ctx);
 	return ret;
 }
@@ -308,7 +308,7 @@ RCX_API int rcx_wait(struct rcx_req **rp, struct rcx_status *st)
 		if (flag)
 			break;
 		if (rcx__spin_over(ctx, &sp))
-			rcx__cont_block(ctx, -1);
+			rcx__block(ctx, -1);
 	}
 	rcx__unlock(ctx);
 	return st ? 0 : ret;
@@ -400,7 +400,7 @@ static void wait_done(struct rcx_ctx *ctx, int n, struct rcx_req **reqs)
 		if (i == n)
 			return;
 		if (!rcx__progress(ctx) && rcx__spin_over(ctx, &sp))
-			rcx__cont_block(ctx, -1);
+			rcx__block(ctx, -1);
 	}
 }
 
@@ -471,7 +471,7 @@ static int any_common(const char *fn, int n, struct rcx_req **reqs, int *index,
 			if (i >= 0 || all_null || !block)
 				break;
 			if (rcx__spin_over(ctx, &sp))
-				rcx__cont_block(ctx, -1);
+				rcx__block(ctx, -1);
 		}
 	}
 	if (i >= 0) {

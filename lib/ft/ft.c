@@ -1,45 +1,15 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * Process failures: the locally known failed set of each group, fed by
- * every detector (error completions and rdma_cm events on a peer's
- * connection in conn.c, the launcher's reports polled here), and the
- * fault-tolerant agreement that window creation and rcx_win_validate use.
- *
- * Detection bound: a kill -9 closes the dead process's rdma_cm ids, whose
- * DREQ reaches every connected peer at once (DISCONNECTED); the launcher
- * (rcx-run) reaps the child and tells every rank; a peer that vanished
- * without either is found by the next send to it after the QP's
- * retries (RCX_QP_TIMEOUT, RCX_QP_RETRY; docs/config.md gives the bound).
+ * Fault tolerance beyond what the core detects by itself (lib/core/fail.c):
+ * the heartbeat that finds a silent dead peer, and the fault-tolerant
+ * agreement that window creation and rcx_win_validate use (lib/ft/ft.h).
  */
 #include <errno.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
-#include "lib/boot/boot.h"
 #include "lib/core/core.h"
-
-void rcx__group_failed(struct rcx_group *g, int rank, int err)
-{
-	struct rcx__conn *c;
-
-	if (rank < 0 || rank >= g->size || rank == g->rank || g->failed[rank])
-		return;
-	g->failed[rank] = 1;
-	g->ctx->wake_gen++;
-	if (!g->nfailed++)
-		g->failed_at_us = rcx__now_us();
-	c = g->conns[rank];
-	if (c)
-		rcx__conn_fail(c, err ? err : RCX_ERR_PROC_FAILED);
-	/* a collective may wait for a rank that waits for the dead one */
-	rcx__p2p_cancel_cid(g, RCX__CID_COLL, RCX_ERR_PROC_FAILED);
-	rcx__p2p_any_failed(g, RCX_ERR_PROC_FAILED);
-	rcx__win_group_failed(g, RCX_ERR_PROC_FAILED);
-	rcx__chan_peer_failed(g, rank, RCX_ERR_PROC_FAILED);
-}
-
-/* Launcher notices are polled at most this often from progress. */
-#define FT_POLL_US 1000
+#include "lib/ft/ft.h"
 
 static void hb_done(struct rcx_ctx *ctx, struct rcx__wrctx *w,
 		    const struct rcx_cqe *cqe)
@@ -86,81 +56,29 @@ static void heartbeat(struct rcx_ctx *ctx, long long now)
 	}
 }
 
-/*
- * A lower rank asked a higher one to connect (a lazy pair); the ask was
- * answered, but the connection never came: the peer died in between, or
- * was dead and the answer was the system's refusal. It fails.
- */
-static void answers_due(struct rcx_ctx *ctx, long long now)
+static void ft_cm_poll(struct rcx_ctx *ctx, long long now)
 {
-	struct rcx_group *g;
-	struct rcx__conn *c;
-	int i;
-
-	for (g = ctx->groups; g && ctx->nanswer; g = g->next)
-		for (i = 0; i < g->size; i++) {
-			c = g->conns[i];
-			if (!c || !c->answer_by_us || now <= c->answer_by_us)
-				continue;
-			if (c->gone) /* and no launcher said it died */
-				rcx__conn_left(c);
-			else
-				rcx__conn_fail(c, RCX_ERR_PROC_FAILED);
-		}
-}
-
-void rcx__ft_poll(struct rcx_ctx *ctx)
-{
-	long long now;
-	int rank;
-
-	now = rcx__now_us();
 	heartbeat(ctx, now);
-	/* the launcher's notices first: a gone peer it reports failed
-	 * is a failure, not a departure (answers_due) */
-	if (ctx->boot && ctx->boot->ops->poll_failed &&
-	    now >= ctx->ft_next_poll_us) {
-		ctx->ft_next_poll_us = now + FT_POLL_US;
-		while (ctx->boot->ops->poll_failed(ctx->boot, &rank) == 1)
-			if (ctx->world)
-				rcx__group_failed(ctx->world, rank,
-						  RCX_ERR_PROC_FAILED);
-	}
-	if (ctx->nanswer)
-		answers_due(ctx, now);
-	if (ctx->chan_conn_due)
-		rcx__chan_conn_due(ctx, now);
 }
 
-RCX_API int rcx_group_get_failed(struct rcx_group *g, int *ranks, int max,
-				 int *n)
+/* the liveness probes are sent from progress: wake for the next */
+static int ft_sleep_limit(struct rcx_ctx *ctx, int timeout_ms)
 {
-	if (!rcx__group_live(g))
-		return -EINVAL;
-	return rcx__group_get_failed(g, ranks, max, n);
+	long long left;
+	int ms;
+
+	if (!ctx->cfg.heartbeat_ms)
+		return timeout_ms;
+	left = ctx->hb_next_us - rcx__now_us();
+	ms = left > 0 ? (int)(left / 1000) + 1 : 0;
+	return timeout_ms < 0 || timeout_ms > ms ? ms : timeout_ms;
 }
 
-/* Also for a group the user freed while a window holds it. */
-int rcx__group_get_failed(struct rcx_group *g, int *ranks, int max, int *n)
-{
-	int i, k = 0;
-
-	if (!rcx__group_exists(g) || !n || max < 0 || (max && !ranks))
-		return -EINVAL;
-	rcx__lock(g->ctx);
-	rcx__progress(g->ctx);
-	rcx__cm_progress(g->ctx);
-	for (i = 0; i < g->size; i++) {
-		if (!g->failed[i])
-			continue;
-		if (k < max)
-			ranks[k] = i;
-		k++;
-	}
-	rcx__unlock(g->ctx);
-	*n = k;
-	return 0;
-}
+const struct rcx__feat_ops rcx__ft_feat = {
+	.name = "ft",
+	.cm_poll = ft_cm_poll,
+	.sleep_limit = ft_sleep_limit,
+};
 
 /* ---- agreement */
 

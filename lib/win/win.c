@@ -1348,3 +1348,35 @@ RCX_API int rcx_rget(struct rcx_win *win, void *buf, size_t len, int target,
 		return -EINVAL;
 	return rma_call(win, false, buf, len, target, disp, req);
 }
+
+/* ---- what the core drives (lib/features.c) */
+
+static void win_feat_idle(struct rcx_ctx *ctx)
+{
+	if (ctx->win_fenced)
+		rcx__win_idle(ctx);
+}
+
+/* a fenced window WR that the device left waiting */
+static int win_feat_sleep_limit(struct rcx_ctx *ctx, int timeout_ms)
+{
+	if (!ctx->win_fenced)
+		return timeout_ms;
+	rcx__win_idle(ctx);
+	if (timeout_ms < 0 || timeout_ms > RCX__KICK_SLEEP_MS)
+		timeout_ms = RCX__KICK_SLEEP_MS;
+	return timeout_ms;
+}
+
+static void win_feat_member_failed(struct rcx_group *g, int rank, int err)
+{
+	(void)rank;
+	rcx__win_group_failed(g, err);
+}
+
+const struct rcx__feat_ops rcx__win_feat = {
+	.name = "win",
+	.idle = win_feat_idle,
+	.sleep_limit = win_feat_sleep_limit,
+	.member_failed = win_feat_member_failed,
+};

@@ -10,6 +10,8 @@
 #include <pthread.h>
 #include <rcx/win.h>
 #include "lib/core/core.h"
+#include "lib/ft/ft.h"
+#include "lib/win/win.h"
 
 #define RCX__WIN_MAGIC 0x52435857u
 #define RCX__WIN_OPS   256 /* operation slots per window */
@@ -349,5 +351,16 @@ int rcx__order_prepare(struct rcx_win *w, struct rcx__win_strm *s, int target,
 void rcx__order_posted(struct rcx_win *w, struct rcx__win_op *op, bool fenced);
 /* A listed op completed. */
 void rcx__order_done(struct rcx_win *w, struct rcx__win_op *op);
+
+/* ---- what the core drives (win.c: rcx__win_feat) */
+/*
+ * Windows whose fenced WRs saw no completion for a while get them
+ * re-driven (win.c); from progress and from waits that found nothing.
+ */
+void rcx__win_idle(struct rcx_ctx *ctx);
+/* longest sleep of a wait while fenced window WRs are outstanding */
+#define RCX__KICK_SLEEP_MS 50
+/* a member of g failed: its windows become invalid */
+void rcx__win_group_failed(struct rcx_group *g, int error);
 
 #endif

@@ -1,0 +1,116 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Process failures as the core sees them: the locally known failed set of
+ * each group, fed by the connections' own detectors (error completions
+ * and rdma_cm events in conn.c), the launcher's reports and the lazy
+ * connections whose answer never came, polled here on the connection
+ * cadence. The features learn of a failure through their member_failed
+ * hook (lib/win invalidates windows, lib/chan fails channels); lib/ft
+ * adds the heartbeat detector and the agreement.
+ *
+ * Detection bound: a kill -9 closes the dead process's rdma_cm ids, whose
+ * DREQ reaches every connected peer at once (DISCONNECTED); the launcher
+ * (rcx-run) reaps the child and tells every rank; a peer that vanished
+ * without either is found by the next send to it after the QP's
+ * retries (RCX_QP_TIMEOUT, RCX_QP_RETRY; docs/config.md gives the bound).
+ */
+#include <errno.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include "lib/boot/boot.h"
+#include "lib/core/core.h"
+
+void rcx__group_failed(struct rcx_group *g, int rank, int err)
+{
+	struct rcx__conn *c;
+
+	if (rank < 0 || rank >= g->size || rank == g->rank || g->failed[rank])
+		return;
+	g->failed[rank] = 1;
+	g->ctx->wake_gen++;
+	if (!g->nfailed++)
+		g->failed_at_us = rcx__now_us();
+	c = g->conns[rank];
+	if (c)
+		rcx__conn_fail(c, err ? err : RCX_ERR_PROC_FAILED);
+	/* a collective may wait for a rank that waits for the dead one */
+	rcx__p2p_cancel_cid(g, RCX__CID_COLL, RCX_ERR_PROC_FAILED);
+	rcx__p2p_any_failed(g, RCX_ERR_PROC_FAILED);
+	/* windows become invalid, channels to it fail (lib/win, lib/chan) */
+	rcx__feats_member_failed(g, rank, RCX_ERR_PROC_FAILED);
+}
+
+/* Launcher notices are polled at most this often from progress. */
+#define NOTICE_POLL_US 1000
+
+/*
+ * A lower rank asked a higher one to connect (a lazy pair); the ask was
+ * answered, but the connection never came: the peer died in between, or
+ * was dead and the answer was the system's refusal. It fails.
+ */
+static void answers_due(struct rcx_ctx *ctx, long long now)
+{
+	struct rcx_group *g;
+	struct rcx__conn *c;
+	int i;
+
+	for (g = ctx->groups; g && ctx->nanswer; g = g->next)
+		for (i = 0; i < g->size; i++) {
+			c = g->conns[i];
+			if (!c || !c->answer_by_us || now <= c->answer_by_us)
+				continue;
+			if (c->gone) /* and no launcher said it died */
+				rcx__conn_left(c);
+			else
+				rcx__conn_fail(c, RCX_ERR_PROC_FAILED);
+		}
+}
+
+void rcx__fail_poll(struct rcx_ctx *ctx, long long now)
+{
+	int rank;
+
+	/* the launcher's notices first: a gone peer it reports failed
+	 * is a failure, not a departure (answers_due) */
+	if (ctx->boot && ctx->boot->ops->poll_failed &&
+	    now >= ctx->notice_next_us) {
+		ctx->notice_next_us = now + NOTICE_POLL_US;
+		while (ctx->boot->ops->poll_failed(ctx->boot, &rank) == 1)
+			if (ctx->world)
+				rcx__group_failed(ctx->world, rank,
+						  RCX_ERR_PROC_FAILED);
+	}
+	if (ctx->nanswer)
+		answers_due(ctx, now);
+}
+
+RCX_API int rcx_group_get_failed(struct rcx_group *g, int *ranks, int max,
+				 int *n)
+{
+	if (!rcx__group_live(g))
+		return -EINVAL;
+	return rcx__group_get_failed(g, ranks, max, n);
+}
+
+/* Also for a group the user freed while a window holds it. */
+int rcx__group_get_failed(struct rcx_group *g, int *ranks, int max, int *n)
+{
+	int i, k = 0;
+
+	if (!rcx__group_exists(g) || !n || max < 0 || (max && !ranks))
+		return -EINVAL;
+	rcx__lock(g->ctx);
+	rcx__progress(g->ctx);
+	rcx__cm_progress(g->ctx);
+	for (i = 0; i < g->size; i++) {
+		if (!g->failed[i])
+			continue;
+		if (k < max)
+			ranks[k] = i;
+		k++;
+	}
+	rcx__unlock(g->ctx);
+	*n = k;
+	return 0;
+}
