@@ -294,7 +294,7 @@ CONT_HOT void fifo_push(struct creq *cr, struct cont *c)
  * put cr on the context's ready list. */
 CONT_HOT void rl_ready(struct rcx_ctx *ctx, struct cstate *cs, struct creq *cr)
 {
-	rcx__cont_ready_add(ctx, 1);
+	rcx__cont_ready_inc(ctx);
 	if (!cr->on_rl) {
 		cr->on_rl = true;
 		cr->rl_next = NULL;
@@ -315,7 +315,7 @@ CONT_HOT void cont_enqueue(struct rcx_ctx *ctx, struct cont *c)
 	if (cr->signal_safe && !cr->poll_only) {
 		cr->nsig++;
 		stack_push(&cs->sig_ready, c);
-		rcx__cont_ready_add(ctx, 1);
+		rcx__cont_ready_inc(ctx);
 	} else {
 		fifo_push(cr, c);
 		if (!cr->poll_only)
@@ -433,7 +433,7 @@ CONT_HOT struct cont *fifo_pop(struct rcx_ctx *ctx, struct creq *cr)
 	if (!cr->head)
 		return NULL;
 	if (!cr->poll_only)
-		rcx__cont_ready_add(ctx, -1);
+		rcx__cont_ready_dec(ctx);
 	return fifo_take(cr);
 }
 
@@ -453,7 +453,7 @@ static struct cont *sig_pick(struct rcx_ctx *ctx, const struct creq *only)
 	}
 	if (got) {
 		got->cr->nsig--;
-		rcx__cont_ready_add(ctx, -1);
+		rcx__cont_ready_dec(ctx);
 	}
 	return got;
 }
@@ -495,7 +495,7 @@ CONT_HOT struct cont *take_app(struct rcx_ctx *ctx, struct cstate *cs)
 
 	while ((cr = cs->rl_head)) {
 		if (RCX__LIKELY(cr->head != NULL)) {
-			rcx__cont_ready_add(ctx, -1);
+			rcx__cont_ready_dec(ctx);
 			return fifo_take(cr);
 		}
 		/* emptied by a test: off the list */
@@ -518,7 +518,7 @@ static int finish_signalled(struct rcx_ctx *ctx, struct cstate *cs)
 	for (c = stack_take(&cs->sig_done); c; c = next) {
 		next = c->next;
 		c->cr->nsig--;
-		rcx__cont_ready_add(ctx, -1);
+		rcx__cont_ready_dec(ctx);
 		cont_finish(ctx, c);
 		n++;
 	}
@@ -568,7 +568,7 @@ static __attribute__((noinline)) void cs_notify(struct rcx_ctx *ctx,
 	if (ready && cs->xfd >= 0 && !cs->xrung) {
 		efd_write(cs->xfd);
 		cs->xrung = true;
-		rcx__cont_ready_add(ctx, 1);
+		rcx__cont_ready_inc(ctx);
 	}
 }
 
@@ -598,7 +598,7 @@ static void xfd_drain(struct rcx_ctx *ctx, struct cstate *cs, bool signalled)
 	efd_drain(cs->xfd);
 	if (cs->xrung) {
 		cs->xrung = false;
-		rcx__cont_ready_add(ctx, -1);
+		rcx__cont_ready_dec(ctx);
 	}
 }
 
@@ -745,7 +745,7 @@ int rcx__cont_progress(struct rcx_ctx *ctx)
 	 */
 	if (RCX__LIKELY(!(tl.g.any | cs->extra) && ctx->cont_ready == 1 && cr &&
 			(c = cr->head) && c->fast)) {
-		rcx__cont_ready_add(ctx, -ctx->cont_ready);
+		rcx__cont_ready_none(ctx);
 		fifo_take(cr);
 		cont_call(ctx, c);
 		fast_finish(ctx, c);
@@ -1169,7 +1169,7 @@ void rcx__cont_fini(struct rcx_ctx *ctx)
 		close(cs->xfd);
 	free(cs);
 	ctx->cont_state = NULL;
-	rcx__cont_ready_add(ctx, -ctx->cont_ready);
+	rcx__cont_ready_none(ctx);
 }
 
 RCX_API int rcx_cont_event_fd(struct rcx_ctx *ctx)

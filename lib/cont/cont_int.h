@@ -163,10 +163,22 @@ int rcx__cont_progress(struct rcx_ctx *ctx);
 void rcx__cont_fini(struct rcx_ctx *ctx);
 
 /* ready continuations: progress calls them while there are any */
-static inline void rcx__cont_ready_add(struct rcx_ctx *ctx, int d)
+static inline void rcx__cont_ready_inc(struct rcx_ctx *ctx)
 {
-	ctx->cont_ready += d;
-	rcx__feat_work(ctx, RCX__FEAT_CONT, ctx->cont_ready != 0);
+	ctx->cont_ready++;
+	ctx->feat_work |= 1u << RCX__FEAT_CONT;
+}
+
+static inline void rcx__cont_ready_dec(struct rcx_ctx *ctx)
+{
+	if (--ctx->cont_ready == 0)
+		ctx->feat_work &= ~(1u << RCX__FEAT_CONT);
+}
+
+static inline void rcx__cont_ready_none(struct rcx_ctx *ctx)
+{
+	ctx->cont_ready = 0;
+	ctx->feat_work &= ~(1u << RCX__FEAT_CONT);
 }
 
 #endif

@@ -334,7 +334,6 @@ struct rcx__req_hooks {
 extern const struct rcx__req_hooks *const rcx__req_hooks;
 
 /* the hooks of every feature that has one (features.c: the core's loops) */
-int rcx__feats_progress(struct rcx_ctx *ctx, int n, int *ran);
 void rcx__feats_cm_poll(struct rcx_ctx *ctx, long long now_us);
 void rcx__feats_idle(struct rcx_ctx *ctx);
 int rcx__feats_sleep_limit(struct rcx_ctx *ctx, int timeout_ms);
@@ -660,6 +659,21 @@ static inline void rcx__feat_work(struct rcx_ctx *ctx, enum rcx__feat_id id,
 	uint32_t bit = 1u << id;
 
 	ctx->feat_work = on ? ctx->feat_work | bit : ctx->feat_work & ~bit;
+}
+
+/* the progress pass of the features whose work bit is set (ctx.c) */
+static inline int rcx__feats_progress(struct rcx_ctx *ctx, int n, int *ran)
+{
+	uint32_t w = ctx->feat_work;
+	int id;
+
+	while (w) {
+		id = __builtin_ctz(w);
+		w &= w - 1;
+		if (rcx__feats[id]->progress(ctx, ran) > 0 && n <= 0)
+			n = 1;
+	}
+	return n;
 }
 
 #define RCX__CTX_MAGIC 0x52435843u

@@ -6,20 +6,6 @@
  */
 #include "lib/core/core.h"
 
-int rcx__feats_progress(struct rcx_ctx *ctx, int n, int *ran)
-{
-	uint32_t w = ctx->feat_work;
-	int id;
-
-	while (w) {
-		id = __builtin_ctz(w);
-		w &= w - 1;
-		if (rcx__feats[id]->progress(ctx, ran) > 0 && n <= 0)
-			n = 1;
-	}
-	return n;
-}
-
 void rcx__feats_cm_poll(struct rcx_ctx *ctx, long long now_us)
 {
 	int id;
