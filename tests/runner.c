@@ -25,6 +25,7 @@
 #include "tu.h"
 
 TU_SUITE(tu_suite_errors);
+TU_SUITE(tu_suite_log);
 TU_SUITE(tu_suite_boot);
 TU_SUITE(tu_suite_chan);
 TU_SUITE(tu_suite_topo);
@@ -40,6 +41,7 @@ TU_SUITE(tu_suite_stress);
 TU_SUITE(tu_suite_life);
 TU_SUITE(tu_suite_limits);
 TU_PEER(tu_peer_api);
+TU_PEER(tu_peer_log);
 TU_PEER(tu_peer_smoke);
 TU_PEER(tu_peer_boot);
 TU_PEER(tu_peer_chan);
@@ -55,6 +57,7 @@ TU_PEER(tu_peer_limits);
 /* clang-format off */
 static const struct tu_suite *const suites[] = {
 	&tu_suite_errors,
+	&tu_suite_log,
 	&tu_suite_boot,
 	&tu_suite_topo,
 	&tu_suite_verbs_smoke,
@@ -74,6 +77,7 @@ static const struct tu_suite *const suites[] = {
 
 static const struct tu_peer *const peers[] = {
 	&tu_peer_api,
+	&tu_peer_log,
 	&tu_peer_smoke,
 	&tu_peer_boot,
 	&tu_peer_chan,

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "lib/boot/boot_wire.h"
+#include "lib/log/log.h"
 
 static int single_allgather(struct rcx__boot *b, const void *in, size_t len,
 			    void *out)
@@ -86,12 +87,14 @@ static int pmix_open(struct rcx__boot **out)
 #else
 	/* not silently a singleton: say why the job cannot start */
 	if (pmix_launched())
-		fprintf(stderr, "rcx: started by a PMIx launcher (PMIX_RANK), "
-				"but built without PMIx (libpmix-dev); "
-				"RCX_BOOTSTRAP names another bootstrap\n");
+		rcx__log(RCX__LOG_ERROR, "boot",
+			 "started by a PMIx launcher (PMIX_RANK), "
+			 "but built without PMIx (libpmix-dev); "
+			 "RCX_BOOTSTRAP names another bootstrap");
 	else
-		fprintf(stderr, "rcx: the pmix bootstrap was asked for, but "
-				"rcx was built without PMIx (libpmix-dev)\n");
+		rcx__log(RCX__LOG_ERROR, "boot",
+			 "the pmix bootstrap was asked for, but "
+			 "rcx was built without PMIx (libpmix-dev)");
 	return -EOPNOTSUPP;
 #endif
 }

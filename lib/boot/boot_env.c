@@ -7,6 +7,7 @@
  * connect over TCP, retrying until RCX_BOOT_TIMEOUT_MS.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <netdb.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,7 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include "lib/boot/boot_wire.h"
+#include "lib/log/log.h"
 
 #define ROOT_BACKLOG_EXTRA 8
 #define RETRY_MIN_MS	   10
@@ -112,11 +114,20 @@ static int resolve(const char *root, struct addrinfo **out)
 	int ret;
 
 	ret = parse_root(root, host, sizeof(host), port, sizeof(port));
-	if (ret)
+	if (ret) {
+		rcx__log(RCX__LOG_ERROR, "boot",
+			 "RCX_ROOT=%s is not host:port (port 1-65535; an IPv6 "
+			 "host in brackets)",
+			 root);
 		return ret;
+	}
 	ret = getaddrinfo(host, port, &hints, out);
-	if (ret)
+	if (ret) {
+		rcx__log(RCX__LOG_ERROR, "boot",
+			 "RCX_ROOT=%s: cannot resolve %s (%s)", root, host,
+			 gai_strerror(ret));
 		return ret == EAI_MEMORY ? -ENOMEM : -EPROTO;
+	}
 	return 0;
 }
 
@@ -241,10 +252,12 @@ err:
 }
 
 /* Rank 0 may not listen yet: retry with backoff until the deadline. */
-static int leaf_connect(const struct addrinfo *res, long long end, int *out)
+static int leaf_connect(const char *root, const struct addrinfo *res,
+			long long end, int tmo, int *out)
 {
 	const struct addrinfo *ai;
 	int wait_ms = RETRY_MIN_MS, left, ret = -ETIMEDOUT;
+	bool told = false;
 
 	for (;;) {
 		for (ai = res; ai; ai = ai->ai_next) {
@@ -254,6 +267,19 @@ static int leaf_connect(const struct addrinfo *res, long long end, int *out)
 				return 0;
 		}
 		left = rcx__boot_left_ms(end);
+		/* said at once, so the wait is not silent, and at the end */
+		if (!told && left)
+			rcx__log(RCX__LOG_WARN, "boot",
+				 "cannot reach rank 0 at RCX_ROOT=%s (%s); "
+				 "trying again for up to %d ms "
+				 "(RCX_BOOT_TIMEOUT_MS)",
+				 root, strerror(-ret), tmo);
+		else if (!left)
+			rcx__log(RCX__LOG_ERROR, "boot",
+				 "cannot reach rank 0 at RCX_ROOT=%s (%s) in "
+				 "%d ms (RCX_BOOT_TIMEOUT_MS)",
+				 root, strerror(-ret), tmo);
+		told = true;
 		if (!left)
 			return ret == -ECONNREFUSED ? ret : -ETIMEDOUT;
 		usleep(1000 * (unsigned int)(wait_ms < left ? wait_ms : left));
@@ -275,8 +301,18 @@ int rcx__boot_env_open(struct rcx__boot **out)
 	if (!root ||
 	    rcx__boot_env_int("RCX_SIZE", 1, RCX__BOOT_MAX_SIZE, &size) ||
 	    rcx__boot_env_int("RCX_RANK", 0, size - 1, &rank) ||
-	    rcx__boot_env_jobid(&jobid))
+	    rcx__boot_env_jobid(&jobid)) {
+		rcx__log(RCX__LOG_ERROR, "boot",
+			 "the env bootstrap needs RCX_ROOT=host:port, "
+			 "RCX_SIZE=1-%d and RCX_RANK=0-(RCX_SIZE-1) "
+			 "(RCX_ROOT=%s "
+			 "RCX_SIZE=%s RCX_RANK=%s RCX_JOBID=%s)",
+			 RCX__BOOT_MAX_SIZE, root ? root : "(unset)",
+			 getenv("RCX_SIZE") ? getenv("RCX_SIZE") : "(unset)",
+			 getenv("RCX_RANK") ? getenv("RCX_RANK") : "(unset)",
+			 getenv("RCX_JOBID") ? getenv("RCX_JOBID") : "(unset)");
 		return -EPROTO;
+	}
 	ret = resolve(root, &ai);
 	if (ret)
 		return ret;
@@ -285,7 +321,7 @@ int rcx__boot_env_open(struct rcx__boot **out)
 			jobid = rcx__boot_random_jobid();
 		ret = root_open(ai, (int)size, jobid, tmo, out);
 	} else {
-		ret = leaf_connect(ai, end, &fd);
+		ret = leaf_connect(root, ai, end, tmo, &fd);
 		if (!ret)
 			ret = rcx__boot_client_open(
 				fd, (int)rank, (int)size, jobid, 1,

@@ -31,6 +31,10 @@ void rcx__chan_eph_done(struct chset *s, int err)
 {
 	struct rcx_req *e = s->eph;
 
+	RCX__LOG(RCX__LOG_DEBUG, "chan", "bind of %d %s channel(s), %s: %s",
+		 s->n, s->is_send ? "sending" : "receiving",
+		 s->proto == RCX_CHAN_WRITE_IMM ? "write_imm" : "send",
+		 err ? rcx_strerror(err) : "up");
 	s->eph = NULL;
 	if (e && e->state == RCX__REQ_ACTIVE) {
 		e->obj = NULL;

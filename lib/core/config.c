@@ -4,6 +4,7 @@
  * it, and a test checks that every variable here is documented there.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -74,6 +75,11 @@ const struct rcx__config_var rcx__config_vars[] = {
 	  "cpulist the continuation progress thread is bound to (default: the "
 	  "device's local cpus)",
 	  S(progress_cpus) },
+	{ "RCX_LOG_LEVEL", "warn",
+	  "lines logged: error | warn | info | debug | trace", S(log_level) },
+	{ "RCX_LOG_FILE", "",
+	  "where lines go (default: stderr); %p the pid, %r the rank",
+	  S(log_file) },
 	{ NULL, NULL, NULL, 0, 0, 0, 0 },
 };
 
@@ -101,36 +107,178 @@ static int set_var(struct rcx__config *cfg, const struct rcx__config_var *v,
 int rcx__config_load(struct rcx__config *cfg)
 {
 	const struct rcx__config_var *v;
+	const char *e, *f;
 	struct rcx__config tmp;
 	int ret;
 
 	memset(&tmp, 0, sizeof(tmp));
+	/* where and what to log, first: what follows may log */
+	e = getenv("RCX_LOG_LEVEL");
+	if (!e || rcx__log_parse_level(e) < 0)
+		e = "warn";
+	f = getenv("RCX_LOG_FILE");
+	rcx__log_setup(e, f && strlen(f) < sizeof(tmp.log_file) ? f : "");
 	for (v = rcx__config_vars; v->name; v++) {
-		const char *e = getenv(v->name);
+		e = getenv(v->name);
 
 		ret = set_var(&tmp, v, v->deflt);
 		if (!ret && e && *e) {
 			ret = set_var(&tmp, v, e);
 			if (ret)
-				fprintf(stderr,
-					"rcx: %s=%s is not valid (%s)\n",
-					v->name, e, v->help);
+				rcx__log(RCX__LOG_ERROR, "config",
+					 "%s=%s is not valid (%s)", v->name, e,
+					 v->help);
 		}
 		if (ret)
 			return ret;
+	}
+	if (rcx__log_parse_level(tmp.log_level) < 0) {
+		rcx__log(RCX__LOG_ERROR, "config",
+			 "RCX_LOG_LEVEL=%s is not valid (error, warn, info, "
+			 "debug or trace)",
+			 tmp.log_level);
+		return -EINVAL;
 	}
 	/* checked here, not at thread start, where it could not be reported */
 	ret = tmp.progress_cpus[0] ? rcx__topo_cpus_check(tmp.progress_cpus)
 				   : 0;
 	if (ret) {
 		if (ret == -EINVAL)
-			fprintf(stderr,
-				"rcx: RCX_PROGRESS_CPUS=%s is not a cpulist "
-				"(cpus and low-high ranges, comma separated, "
-				"e.g. 0-3,8)\n",
-				tmp.progress_cpus);
+			rcx__log(RCX__LOG_ERROR, "config",
+				 "RCX_PROGRESS_CPUS=%s is not a cpulist (cpus "
+				 "and low-high ranges, comma separated, e.g. "
+				 "0-3,8)",
+				 tmp.progress_cpus);
 		return ret;
 	}
 	*cfg = tmp;
 	return 0;
+}
+
+/* ---- RCX_* variables rcx does not know: one warning each */
+
+static pthread_mutex_t env_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/*
+ * RCX_* names read outside the config table (launcher, bootstrap, the
+ * fault provider, the tools and tests). A test checks that every
+ * getenv("RCX_...") of the tree is here or in the table.
+ */
+static const char *const env_known[] = {
+	"RCX_RANK",
+	"RCX_SIZE",
+	"RCX_ROOT",
+	"RCX_JOBID",
+	"RCX_NODE",
+	"RCX_LOCAL_RANK",
+	"RCX_LOCAL_SIZE",
+	"RCX_BOOT_TIMEOUT_MS",
+	"RCX_RUN_FT",
+	"RCX_RUN_NODES",
+	"RCX_RUN_SOCK",
+	"RCX_FAULT_LOWER",
+	"RCX_FAULT_STALL_FENCE",
+	"RCX_PT_ADDR_FD",
+	"RCX_ORDER_ROUNDS",
+	"RCX_SOFTROCE_DEV",
+	"RCX_SOFTROCE_MODE",
+	"RCX_REQUIRE_DEVICE",
+	"RCX_STRESS_MSGS",
+	"RCX_TEST_SEED",
+	"RCX_TEST_TWO_PATHS",
+	"RCX_FUZZ_SECONDS",
+	NULL,
+};
+
+bool rcx__env_known(const char *name)
+{
+	const struct rcx__config_var *v;
+	int i;
+
+	for (v = rcx__config_vars; v->name; v++)
+		if (!strcmp(v->name, name))
+			return true;
+	for (i = 0; env_known[i]; i++)
+		if (!strcmp(env_known[i], name))
+			return true;
+	return false;
+}
+
+/* edits from a to b (insert, delete, replace one character) */
+static size_t distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b), i, j, d[64], prev, cur;
+
+	if (lb >= sizeof(d) / sizeof(d[0]))
+		return (size_t)-1;
+	for (j = 0; j <= lb; j++)
+		d[j] = j;
+	for (i = 1; i <= la; i++) {
+		prev = d[0];
+		d[0] = i;
+		for (j = 1; j <= lb; j++) {
+			cur = d[j];
+			d[j] = a[i - 1] == b[j - 1] ? prev : 1 + prev;
+			if (d[j] > d[j - 1] + 1)
+				d[j] = d[j - 1] + 1;
+			if (d[j] > cur + 1)
+				d[j] = cur + 1;
+			prev = cur;
+		}
+	}
+	return d[lb];
+}
+
+const char *rcx__env_nearest(const char *name)
+{
+	const struct rcx__config_var *v;
+	const char *best = NULL;
+	size_t d, bd = (size_t)-1;
+	int i;
+
+	for (v = rcx__config_vars; v->name; v++)
+		if ((d = distance(name, v->name)) < bd) {
+			bd = d;
+			best = v->name;
+		}
+	for (i = 0; env_known[i]; i++)
+		if ((d = distance(name, env_known[i])) < bd) {
+			bd = d;
+			best = env_known[i];
+		}
+	return best;
+}
+
+extern char **environ;
+
+void rcx__env_check(void)
+{
+	static bool checked;
+	char name[128], **e;
+	const char *eq;
+	size_t n;
+
+	/* once per process: the first context looks */
+	pthread_mutex_lock(&env_lock);
+	if (checked) {
+		pthread_mutex_unlock(&env_lock);
+		return;
+	}
+	checked = true;
+	pthread_mutex_unlock(&env_lock);
+	for (e = environ; e && *e; e++) {
+		if (strncmp(*e, "RCX_", 4))
+			continue;
+		eq = strchr(*e, '=');
+		n = eq ? (size_t)(eq - *e) : strlen(*e);
+		if (n >= sizeof(name))
+			n = sizeof(name) - 1;
+		memcpy(name, *e, n);
+		name[n] = 0;
+		if (!rcx__env_known(name))
+			rcx__log(RCX__LOG_WARN, "config",
+				 "%s is not a variable rcx knows (%s?); "
+				 "it is ignored",
+				 name, rcx__env_nearest(name));
+	}
 }

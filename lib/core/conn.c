@@ -90,6 +90,7 @@ static void conn_on_cm(struct rcx__epobj *o, const struct rcx_cm_event *ev)
 	switch (ev->type) {
 	case RCX_CM_ESTABLISHED:
 		answer_done(c);
+		RCX__LOG(RCX__LOG_DEBUG, "conn", "peer %d: connected", c->peer);
 		if (c->state == RCX__CONN_CONNECTING) {
 			c->state = RCX__CONN_UP;
 			if (c->backlog)
@@ -193,16 +194,16 @@ int rcx__conn_depth_check(const struct rcx_ctx *ctx)
 
 	if (!sq_over && cqe <= ctx->info.max_cqe)
 		return 0;
-	fprintf(stderr,
-		"rcx: RCX_TX_DEPTH=%lu with RCX_RX_DEPTH=%lu needs %s of %lu "
-		"(RCX_TX_DEPTH + %sRCX_RX_DEPTH + %d); device %s takes at "
-		"most %u (%s)\n",
-		cfg->tx_depth, cfg->rx_depth,
-		sq_over ? "send queues" : "completion entries per connection",
-		sq_over ? sq : cqe, sq_over ? "" : "2 * ", RCX__CONN_SQ_EXTRA,
-		ctx->info.name,
-		sq_over ? ctx->info.max_qp_wr : ctx->info.max_cqe,
-		sq_over ? "max_qp_wr" : "max_cqe");
+	rcx__log(RCX__LOG_ERROR, "conn",
+		 "RCX_TX_DEPTH=%lu with RCX_RX_DEPTH=%lu needs %s of %lu "
+		 "(RCX_TX_DEPTH + %sRCX_RX_DEPTH + %d); device %s takes at "
+		 "most %u (%s)",
+		 cfg->tx_depth, cfg->rx_depth,
+		 sq_over ? "send queues" : "completion entries per connection",
+		 sq_over ? sq : cqe, sq_over ? "" : "2 * ", RCX__CONN_SQ_EXTRA,
+		 ctx->info.name,
+		 sq_over ? ctx->info.max_qp_wr : ctx->info.max_cqe,
+		 sq_over ? "max_qp_wr" : "max_cqe");
 	return -EINVAL;
 }
 
@@ -383,6 +384,8 @@ void rcx__conn_fail(struct rcx__conn *c, int err)
 {
 	if (c->state == RCX__CONN_FAILED || c->state == RCX__CONN_CLOSED)
 		return;
+	RCX__LOG(RCX__LOG_DEBUG, "conn", "peer %d: connection failed (%s)",
+		 c->peer, rcx_strerror(err));
 	c->state = RCX__CONN_FAILED;
 	c->error = err;
 	c->ctx->wake_gen++;
@@ -401,6 +404,7 @@ void rcx__conn_left(struct rcx__conn *c)
 {
 	if (c->state == RCX__CONN_FAILED || c->state == RCX__CONN_CLOSED)
 		return;
+	RCX__LOG(RCX__LOG_DEBUG, "conn", "peer %d: left", c->peer);
 	c->state = RCX__CONN_CLOSED;
 	c->ctx->wake_gen++;
 	answer_done(c);

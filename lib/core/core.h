@@ -10,6 +10,7 @@
 #include <rcx/rcx.h>
 #include "providers/provider.h"
 #include "lib/boot/boot.h"
+#include "lib/log/log.h"
 
 #define RCX__LIKELY(x)	 __builtin_expect(!!(x), 1)
 #define RCX__UNLIKELY(x) __builtin_expect(!!(x), 0)
@@ -42,6 +43,8 @@ struct rcx__config {
 	char connect[8];
 	unsigned long cq_size;
 	char progress_cpus[RCX__CPULIST_LEN];
+	char log_level[8];
+	char log_file[256];
 };
 
 struct rcx__config_var {
@@ -55,6 +58,11 @@ struct rcx__config_var {
 
 extern const struct rcx__config_var rcx__config_vars[];
 int rcx__config_load(struct rcx__config *cfg);
+
+/* RCX_* variables rcx does not know: one warning each, once a process */
+void rcx__env_check(void);
+bool rcx__env_known(const char *name);
+const char *rcx__env_nearest(const char *name);
 
 /* ---- topology (topo.c) */
 int rcx__topo_pick(const char (*names)[64], int n, const char *topo_xml,

@@ -194,33 +194,73 @@ RCX_API int rcx_ctx_create(const struct rcx_ctx_attr *attr,
 	pthread_mutex_init(&ctx->lock, NULL);
 	ctx->magic = RCX__CTX_MAGIC;
 	ret = rcx__config_load(&ctx->cfg);
+	if (!ret)
+		ret = rcx__log_setup(ctx->cfg.log_level, ctx->cfg.log_file);
 	if (ret)
 		goto err;
+	rcx__env_check();
 	ret = -EINVAL;
 	if (attr && attr->device &&
 	    snprintf(ctx->cfg.device, sizeof(ctx->cfg.device), "%s",
-		     attr->device) >= (int)sizeof(ctx->cfg.device))
+		     attr->device) >= (int)sizeof(ctx->cfg.device)) {
+		rcx__log(RCX__LOG_ERROR, "ctx",
+			 "rcx_ctx_attr.device %s: longer than %zu characters",
+			 attr->device, sizeof(ctx->cfg.device) - 1);
 		goto err;
+	}
 	if (attr && attr->provider &&
 	    snprintf(ctx->cfg.provider, sizeof(ctx->cfg.provider), "%s",
-		     attr->provider) >= (int)sizeof(ctx->cfg.provider))
+		     attr->provider) >= (int)sizeof(ctx->cfg.provider)) {
+		rcx__log(RCX__LOG_ERROR, "ctx",
+			 "rcx_ctx_attr.provider %s: no such provider "
+			 "(auto, verbs, shm, fault)",
+			 attr->provider);
 		goto err;
+	}
 	ctx->mt = attr && attr->thread_level == RCX_THREAD_MULTIPLE;
 	if (attr && (attr->connect < RCX_CONNECT_DEFAULT ||
-		     attr->connect > RCX_CONNECT_LAZY))
+		     attr->connect > RCX_CONNECT_LAZY)) {
+		rcx__log(RCX__LOG_ERROR, "ctx",
+			 "rcx_ctx_attr.connect %d: not an RCX_CONNECT_* value",
+			 attr->connect);
 		goto err;
-	if (attr && attr->connect != RCX_CONNECT_DEFAULT)
+	}
+	if (attr && attr->connect != RCX_CONNECT_DEFAULT) {
 		ctx->lazy = attr->connect == RCX_CONNECT_LAZY;
-	else if (!strcmp(ctx->cfg.connect, "lazy"))
+	} else if (!strcmp(ctx->cfg.connect, "lazy")) {
 		ctx->lazy = 1;
-	else if (strcmp(ctx->cfg.connect, "eager"))
+	} else if (strcmp(ctx->cfg.connect, "eager")) {
+		rcx__log(RCX__LOG_ERROR, "ctx",
+			 "RCX_CONNECT=%s is not valid (lazy or eager)",
+			 ctx->cfg.connect);
 		goto err;
+	}
 	ctx->ops = rcx__provider_find(ctx->cfg.provider);
-	if (!ctx->ops)
+	if (!ctx->ops) {
+		rcx__log(RCX__LOG_ERROR, "ctx",
+			 "%s%s is not a provider (auto, verbs, shm, fault)",
+			 attr && attr->provider ? "rcx_ctx_attr.provider "
+						: "RCX_PROVIDER=",
+			 ctx->cfg.provider);
 		goto err;
+	}
 	ret = pick_device(ctx, devname, sizeof(devname));
+	if (ret == -ENODEV)
+		rcx__log(RCX__LOG_ERROR, "ctx",
+			 "provider %s: no device to use (RCX_DEVICE not set)",
+			 ctx->ops->name);
 	if (ret)
 		goto err;
+	if (ctx->cfg.device[0] && !strcmp(ctx->ops->name, "shm") &&
+	    strcmp(ctx->cfg.device, "shm")) {
+		rcx__log(RCX__LOG_ERROR, "ctx",
+			 "device %s (RCX_DEVICE or rcx_ctx_attr.device): "
+			 "provider shm uses no RDMA device; leave it unset or "
+			 "use RCX_PROVIDER=verbs or auto",
+			 ctx->cfg.device);
+		ret = -ENODEV;
+		goto err;
+	}
 	da.name = devname;
 	da.addr = ctx->cfg.ifaddr[0] ? ctx->cfg.ifaddr : NULL;
 	da.cq_size = (int)ctx->cfg.cq_size;
@@ -236,8 +276,9 @@ RCX_API int rcx_ctx_create(const struct rcx_ctx_attr *attr,
 		ret = ctx->ops->listen(ctx->dev, (uint16_t)ctx->cfg.port,
 				       ctx->addr, sizeof(ctx->addr));
 	if (ret && ctx->cfg.port)
-		fprintf(stderr, "rcx: RCX_PORT=%lu: cannot listen on it (%s)\n",
-			ctx->cfg.port, rcx_strerror(ret));
+		rcx__log(RCX__LOG_ERROR, "ctx",
+			 "RCX_PORT=%lu: cannot listen on it (%s)",
+			 ctx->cfg.port, rcx_strerror(ret));
 	if (!ret)
 		ret = rcx__tx_init(ctx);
 	if (ret)

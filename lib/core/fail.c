@@ -27,6 +27,8 @@ void rcx__group_failed(struct rcx_group *g, int rank, int err)
 
 	if (rank < 0 || rank >= g->size || rank == g->rank || g->failed[rank])
 		return;
+	RCX__LOG(RCX__LOG_DEBUG, "ft", "rank %d of a group of %d failed (%s)",
+		 rank, g->size, rcx_strerror(err));
 	g->failed[rank] = 1;
 	g->ctx->wake_gen++;
 	if (!g->nfailed++)

@@ -287,6 +287,7 @@ static int world_create(struct rcx_ctx *ctx, struct rcx_group **out)
 		watch_boot(ctx);
 	}
 	b = ctx->boot;
+	rcx__log_set_rank(b->rank);
 	ret = group_new(ctx, b->rank, b->size, &g);
 	if (ret)
 		return ret;
@@ -369,8 +370,8 @@ static bool timeout_bad(const char *fn, int timeout_ms)
 {
 	if (timeout_ms >= -1)
 		return false;
-	fprintf(stderr, "rcx: %s: timeout_ms %d (-1 is no limit)\n", fn,
-		timeout_ms);
+	rcx__log(RCX__LOG_ERROR, "group", "%s: timeout_ms %d (-1 is no limit)",
+		 fn, timeout_ms);
 	return true;
 }
 

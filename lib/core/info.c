@@ -32,10 +32,10 @@ static int usable(const struct rcx_info *i)
 {
 	if (!i || live(i))
 		return 0;
-	fprintf(stderr,
-		"rcx: info %p is not an rcx_info (freed, or never "
-		"made by rcx_info_create)\n",
-		(const void *)i);
+	rcx__log(RCX__LOG_ERROR, "info",
+		 "info %p is not an rcx_info (freed, or never "
+		 "made by rcx_info_create)",
+		 (const void *)i);
 	return -EINVAL;
 }
 

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include "lib/core/core.h"
 #include "providers/provider.h"
 
 #ifdef RCX_HAVE_VERBS
@@ -42,10 +43,10 @@ void rcx__dev_log_missing(const struct rcx_provider_ops *ops, const char *name,
 	for (i = 0; i < n && at < sizeof(list); i++)
 		at += (size_t)snprintf(list + at, sizeof(list) - at, "%s%s",
 				       i ? ", " : "", names[i]);
-	fprintf(stderr,
-		"rcx: device %s%s: not found by provider %s (devices: %s)\n",
-		name, asked ? " (RCX_DEVICE or rcx_ctx_attr.device)" : "",
-		ops->name, n > 0 ? list : "none");
+	rcx__log(RCX__LOG_ERROR, "ctx",
+		 "device %s%s: not found by provider %s (devices: %s)", name,
+		 asked ? " (RCX_DEVICE or rcx_ctx_attr.device)" : "", ops->name,
+		 n > 0 ? list : "none");
 }
 
 int rcx__stub_listen(struct rcx_dev *dev, uint16_t port, char *addr,

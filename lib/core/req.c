@@ -93,9 +93,9 @@ static int given_twice(const char *fn, int n, struct rcx_req *const *reqs,
 
 	for (j = 0; reqs[j] != reqs[i]; j++)
 		;
-	fprintf(stderr,
-		"rcx: %s: request %p is given twice (entries %d and %d)\n", fn,
-		(void *)reqs[i], j, i);
+	rcx__log(RCX__LOG_ERROR, "req",
+		 "%s: request %p is given twice (entries %d and %d)", fn,
+		 (void *)reqs[i], j, i);
 	return -EINVAL;
 }
 

@@ -210,6 +210,12 @@ int rcx__order_prepare(struct rcx_win *w, struct rcx__win_strm *s, int target,
 	    !(w->acc_order && (cls & RCX__ACC_ACC)))
 		return 0;
 	need = need_all(w, st, &l);
+	RCX__LOG(RCX__LOG_DEBUG, "order", "window %u target %d: %s", w->id,
+		 target,
+		 need == NEED_NONE    ? "in order already"
+		 : need == NEED_FENCE ? "fence on the next WR"
+		 : need == NEED_PATH  ? "wait: the other path first"
+				      : "wait for earlier operations");
 	if (need >= NEED_WAIT) {
 		w->stats.waits++;
 		if (need == NEED_PATH)

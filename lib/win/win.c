@@ -948,10 +948,10 @@ static int user_mem_check(const void *base, size_t size)
 {
 	if (!base || range_mapped(base, size))
 		return 0;
-	fprintf(stderr,
-		"rcx: rcx_win_create: base %p size %zu: not all of it is "
-		"mapped memory\n",
-		base, size);
+	rcx__log(RCX__LOG_ERROR, "win",
+		 "rcx_win_create: base %p size %zu: not all of it is "
+		 "mapped memory",
+		 base, size);
 	return -EFAULT;
 }
 
@@ -964,17 +964,17 @@ static int alloc_size_check(const struct rcx_ctx *ctx, size_t size)
 	long pages = sysconf(_SC_PHYS_PAGES), pg = sysconf(_SC_PAGESIZE);
 
 	if (ctx->info.max_mr_size && size > ctx->info.max_mr_size) {
-		fprintf(stderr,
-			"rcx: rcx_win_allocate: size %zu is more than the "
-			"device registers (%llu)\n",
-			size, (unsigned long long)ctx->info.max_mr_size);
+		rcx__log(RCX__LOG_ERROR, "win",
+			 "rcx_win_allocate: size %zu is more than the "
+			 "device registers (%llu)",
+			 size, (unsigned long long)ctx->info.max_mr_size);
 		return -EINVAL;
 	}
 	if (pages > 0 && pg > 0 && size / (size_t)pg >= (size_t)pages) {
-		fprintf(stderr,
-			"rcx: rcx_win_allocate: size %zu is more than the "
-			"memory of this machine\n",
-			size);
+		rcx__log(RCX__LOG_ERROR, "win",
+			 "rcx_win_allocate: size %zu is more than the "
+			 "memory of this machine",
+			 size);
 		return -ENOMEM;
 	}
 	return 0;
