@@ -174,6 +174,8 @@ struct rcx_dev_info {
 	uint8_t atomics; /* 64-bit FADD/CSWAP available */
 	uint8_t port_active;
 	uint32_t mtu; /* active path MTU in bytes */
+	/* "InfiniBand", "Ethernet" (RoCE), "shared memory" */
+	char link_layer[16];
 	/*
 	 * The longest message (the length of one WR) the device takes:
 	 * a longer transfer is split by the caller (IBA: at least 2^31).

@@ -187,8 +187,7 @@ static void test_device_missing(void)
 					 "not found by provider verbs",
 					 "(devices: ", NULL };
 
-	EXPECT("ctx", -ENODEV, "RCX_PROVIDER=verbs",
-	       "RCX_DEVICE=no_such_hca0");
+	EXPECT("ctx", -ENODEV, "RCX_PROVIDER=verbs", "RCX_DEVICE=no_such_hca0");
 	check_line(w);
 }
 
@@ -215,18 +214,16 @@ static void test_root_syntax(void)
 /* the first refusal is said at once, the end with the time it waited */
 static void test_root_refused(void)
 {
-	static const char *const w1[] = { "boot warn",
-					  "RCX_ROOT=127.0.0.1:1",
+	static const char *const w1[] = { "boot warn", "RCX_ROOT=127.0.0.1:1",
 					  "Connection refused", "trying again",
 					  NULL };
-	static const char *const w2[] = { "boot error",
-					  "RCX_ROOT=127.0.0.1:1",
+	static const char *const w2[] = { "boot error", "RCX_ROOT=127.0.0.1:1",
 					  "Connection refused",
 					  "RCX_BOOT_TIMEOUT_MS", NULL };
 
-	EXPECT("world", -ECONNREFUSED, "RCX_PROVIDER=shm",
-	       "RCX_BOOTSTRAP=env", "RCX_RANK=1", "RCX_SIZE=2",
-	       "RCX_ROOT=127.0.0.1:1", "RCX_BOOT_TIMEOUT_MS=1500");
+	EXPECT("world", -ECONNREFUSED, "RCX_PROVIDER=shm", "RCX_BOOTSTRAP=env",
+	       "RCX_RANK=1", "RCX_SIZE=2", "RCX_ROOT=127.0.0.1:1",
+	       "RCX_BOOT_TIMEOUT_MS=1500");
 	check_line(w1);
 	check_line(w2);
 }
@@ -284,8 +281,7 @@ static void test_names_known(void)
 	pclose(p);
 	CU_ASSERT(n > 10);
 	CU_ASSERT(!rcx__env_known("RCX_PROVDER"));
-	CU_ASSERT_STRING_EQUAL(rcx__env_nearest("RCX_PROVDER"),
-			       "RCX_PROVIDER");
+	CU_ASSERT_STRING_EQUAL(rcx__env_nearest("RCX_PROVDER"), "RCX_PROVIDER");
 }
 
 static const CU_TestInfo tests[] = {

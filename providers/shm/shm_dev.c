@@ -282,6 +282,7 @@ static int dev_query(struct rcx_dev *d, struct rcx_dev_info *info)
 	info->atomics = 1;
 	info->ordered = 1; /* one executor at a time, in order */
 	info->port_active = 1;
+	snprintf(info->link_layer, sizeof(info->link_layer), "shared memory");
 	info->mtu = SHM_INLINE;
 	info->max_msg_sz = UINT32_MAX; /* a WR's length */
 	snprintf(info->addr, sizeof(info->addr), "shm:%d:%u", (int)dev->pid,

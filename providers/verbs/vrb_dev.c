@@ -291,6 +291,10 @@ static int dev_query(struct rcx_dev *d, struct rcx_dev_info *info)
 	if (ibv_query_port(dev->ctx, dev->port, &pa))
 		memset(&pa, 0, sizeof(pa));
 	info->port_active = pa.state == IBV_PORT_ACTIVE;
+	snprintf(info->link_layer, sizeof(info->link_layer), "%s",
+		 pa.link_layer == IBV_LINK_LAYER_ETHERNET     ? "Ethernet"
+		 : pa.link_layer == IBV_LINK_LAYER_INFINIBAND ? "InfiniBand"
+							      : "unspecified");
 	info->max_msg_sz = pa.max_msg_sz;
 	info->mtu = dev->mtu;
 	inet_ntop(AF_INET, &sin->sin_addr, info->addr, sizeof(info->addr));
