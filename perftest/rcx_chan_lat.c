@@ -15,8 +15,9 @@ static void run(const struct pt_opts *o, struct rcx_group *g, size_t size)
 	long n = o->warmup + o->iters, i;
 	int me = rcx_group_rank(g), peer = 1 - me;
 	int ns = o->slots > 1 ? o->slots : 1;
-	char *sb = calloc(ns, size + 1), *rb = calloc(ns, size + 1), num[16];
-	double *t = calloc(o->iters, sizeof(double)), t0;
+	char *sb = pt_calloc(ns, size + 1), *rb = pt_calloc(ns, size + 1),
+	     num[16];
+	double *t = pt_calloc(o->iters, sizeof(double)), t0;
 	struct rcx_req *si, *ri, *sc, *rc, *eph[2];
 	struct rcx_info *info;
 	struct pt_stats st;
@@ -69,7 +70,17 @@ static void run(const struct pt_opts *o, struct rcx_group *g, size_t size)
 	free(t);
 }
 
+static const struct pt_tool tool = {
+	.title = "Channel Latency Test",
+	.what = "Bound-channel ping-pong latency (half round trip), like "
+		"ib_send_lat\n(--proto send) or ib_write_lat (--proto "
+		"write_imm).",
+	.flags = PT_CHAN,
+	.min_size = 1,
+	.run = run,
+};
+
 int main(int argc, char **argv)
 {
-	return pt_main(argc, argv, NULL, run);
+	return pt_main(argc, argv, &tool);
 }

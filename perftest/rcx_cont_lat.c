@@ -20,10 +20,6 @@
 #include <string.h>
 #include "common/pt.h"
 
-static const char help[] =
-	"  --mode MODE   progress (default): loops call rcx_progress\n"
-	"                wait: loops wait on the continuation request\n";
-
 struct pingpong {
 	struct rcx_group *g;
 	struct rcx_req *cr; /* the continuation request */
@@ -90,17 +86,15 @@ static void run(const struct pt_opts *o, struct rcx_group *g, size_t size)
 	bool wait = o->extra && !strcmp(o->extra, "wait");
 	struct pingpong p = { .g = g, .size = size };
 	struct rcx_ctx *ctx = pt_ctx();
-	double *t = calloc(o->iters, sizeof(double)), t0;
+	double *t = pt_calloc(o->iters, sizeof(double)), t0;
 	struct pt_stats st;
 	long i;
 
-	if (o->extra && !wait && strcmp(o->extra, "progress"))
-		pt_die(__FILE__, __LINE__, "--mode progress|wait", -EINVAL);
 	p.n = p.left = o->warmup + o->iters;
 	p.peer = 1 - rcx_group_rank(g);
 	p.client = rcx_group_rank(g) == 1;
-	p.sb = calloc(1, size + 1);
-	p.rb = calloc(1, size + 1);
+	p.sb = pt_calloc(1, size + 1);
+	p.rb = pt_calloc(1, size + 1);
 	PT_CHECK(rcx_continue_init(ctx, NULL, &p.cr));
 	PT_CHECK(rcx_group_barrier(g));
 	if (p.client) {
@@ -129,7 +123,20 @@ static void run(const struct pt_opts *o, struct rcx_group *g, size_t size)
 	free(t);
 }
 
+static const struct pt_tool tool = {
+	.title = "Continuation Latency Test",
+	.what = "Ping-pong latency (half round trip) with the reply posted "
+		"from a\ncontinuation, against ib_send_lat and rcx_send_lat.",
+	.proto = "eager up to RCX_EAGER_SIZE, replies from continuations",
+	.modes = "progress|wait",
+	.help = "progress (default): loops call rcx_progress\n"
+		"                              wait: loops wait on the "
+		"continuation request\n",
+	.min_size = 1,
+	.run = run,
+};
+
 int main(int argc, char **argv)
 {
-	return pt_main(argc, argv, help, run);
+	return pt_main(argc, argv, &tool);
 }

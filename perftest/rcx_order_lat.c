@@ -19,16 +19,11 @@
  * measures and, per measure, the median of the per-round ratios
  * flush/order.
  */
-#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "common/pt.h"
-
-static const char help[] =
-	"  --mode MODE   flag (default): put -> order(WRITE) -> put(flag)\n"
-	"                war: get -> order(ALL) -> put\n";
 
 /* the sample series of one size */
 enum {
@@ -84,19 +79,21 @@ static void report_text(const struct pt_opts *o, const char *what,
 	bool war = o->extra && !strcmp(o->extra, "war");
 	struct pt_opts ro = *o;
 	struct pt_stats st;
+	FILE *f = pt_out();
 
-	printf(" %s:\n", what);
+	fprintf(f, " %s:\n", what);
 	ro.tool = war ? "get-order-put" : "put-order-put";
-	printf(" %s (rcx_win_order):\n", ro.tool);
+	fprintf(f, " %s (rcx_win_order):\n", ro.tool);
 	pt_stats(order, o->iters, &st);
 	pt_report_lat(&ro, o->size, o->iters, &st);
 	ro.tool = war ? "get-flush-put" : "put-flush-put";
-	printf(" %s (rcx_win_flush):\n", ro.tool);
+	fprintf(f, " %s (rcx_win_flush):\n", ro.tool);
 	pt_stats(flush, o->iters, &st);
 	pt_report_lat(&ro, o->size, o->iters, &st);
 	pt_stats(ratio, o->iters, &st);
-	printf(" median ratio flush/order over %ld interleaved rounds: %.2f\n",
-	       o->iters, st.median);
+	fprintf(f,
+		" median ratio flush/order over %ld interleaved rounds: %.2f\n",
+		o->iters, st.median);
 }
 
 static void json_pair(const char *key, double *samples, long n)
@@ -104,8 +101,8 @@ static void json_pair(const char *key, double *samples, long n)
 	struct pt_stats st;
 
 	pt_stats(samples, n, &st);
-	printf(",\"%s_median\":%.2f,\"%s_p99\":%.2f", key, st.median, key,
-	       st.p99);
+	fprintf(pt_out(), ",\"%s_median\":%.2f,\"%s_p99\":%.2f", key, st.median,
+		key, st.p99);
 }
 
 static void report_json(const struct pt_opts *o, size_t size, double **s)
@@ -114,17 +111,17 @@ static void report_json(const struct pt_opts *o, size_t size, double **s)
 
 	pt_stats(s[E2E_RATIO], o->iters, &e2e);
 	pt_stats(s[HELD_RATIO], o->iters, &held);
-	printf("{\"tool\":\"%s\",\"mode\":\"%s\",\"bytes\":%zu,"
-	       "\"iterations\":%ld",
-	       o->tool, o->extra ? o->extra : "flag", size, o->iters);
+	fprintf(pt_out(),
+		"{\"tool\":\"%s\",\"mode\":\"%s\",\"bytes\":%zu,"
+		"\"iterations\":%ld",
+		o->tool, o->extra ? o->extra : "flag", size, o->iters);
 	json_pair("e2e_order", s[E2E_ORDER], o->iters);
 	json_pair("e2e_flush", s[E2E_FLUSH], o->iters);
 	json_pair("held_order", s[HELD_ORDER], o->iters);
 	json_pair("held_flush", s[HELD_FLUSH], o->iters);
 	json_pair("first_call", s[FIRST_CALL], o->iters);
-	printf(",\"e2e_ratio\":%.3f,\"held_ratio\":%.3f}\n", e2e.median,
-	       held.median);
-	fflush(stdout);
+	fprintf(pt_out(), ",\"e2e_ratio\":%.3f,\"held_ratio\":%.3f}\n",
+		e2e.median, held.median);
 }
 
 static void rounds(const struct pt_opts *o, struct rcx_win *w,
@@ -165,13 +162,11 @@ static void run(const struct pt_opts *o, struct rcx_group *g, size_t size)
 	uint8_t *base;
 	int j;
 
-	if (o->extra && !war && strcmp(o->extra, "flag"))
-		pt_die(__FILE__, __LINE__, "--mode flag|war", -EINVAL);
 	if (war && size < 8)
 		size = 8;
 	ro.size = size;
 	for (j = 0; j < NSERIES; j++)
-		s[j] = calloc(o->iters, sizeof(double));
+		s[j] = pt_calloc(o->iters, sizeof(double));
 	/* the origin's buffers live in its window: registered once */
 	PT_CHECK(rcx_win_allocate(g, size + 64, 1, NULL, (void **)&base, &w));
 	f.war = war;
@@ -191,9 +186,10 @@ static void run(const struct pt_opts *o, struct rcx_group *g, size_t size)
 				    s[HELD_ORDER], s[HELD_FLUSH],
 				    s[HELD_RATIO]);
 			pt_stats(s[FIRST_CALL], o->iters, &st);
-			printf(" the first call (%s) alone, median: %.2f "
-			       "usec\n",
-			       war ? "rcx_get" : "rcx_put", st.median);
+			fprintf(pt_out(),
+				" the first call (%s) alone, median: %.2f "
+				"usec\n",
+				war ? "rcx_get" : "rcx_put", st.median);
 		}
 	}
 	PT_CHECK(rcx_group_barrier(g));
@@ -202,7 +198,21 @@ static void run(const struct pt_opts *o, struct rcx_group *g, size_t size)
 		free(s[j]);
 }
 
+static const struct pt_tool tool = {
+	.title = "Order Against Flush Test",
+	.what = "What rcx_win_order saves: put -> order -> put(flag) against "
+		"put ->\nflush -> put(flag), interleaved round by round "
+		"(ratios: flush/order).",
+	.proto = "RDMA write/read (rcx_put, rcx_get), rcx_win_order",
+	.modes = "flag|war",
+	.help = "flag (default): put -> order(WRITE) -> put(flag)\n"
+		"                              war: get -> order(ALL) -> "
+		"put\n",
+	.min_size = 1,
+	.run = run,
+};
+
 int main(int argc, char **argv)
 {
-	return pt_main(argc, argv, help, run);
+	return pt_main(argc, argv, &tool);
 }

@@ -46,14 +46,12 @@ static void run(const struct pt_opts *o, struct rcx_group *g, size_t size)
 {
 	long n = o->warmup + o->iters, i;
 	int me = rcx_group_rank(g), peer = 1 - me;
-	double *t = calloc(o->iters, sizeof(double)), t0;
+	double *t = pt_calloc(o->iters, sizeof(double)), t0;
 	volatile uint8_t *last;
 	struct pt_stats st;
 	struct rcx_win *w;
 	uint8_t *base, v;
 
-	if (size < 1)
-		size = 1;
 	PT_CHECK(rcx_win_allocate(g, 2 * size, 1, NULL, (void **)&base, &w));
 	last = base + size - 1;
 	PT_CHECK(rcx_win_lock_all(w));
@@ -82,7 +80,17 @@ static void run(const struct pt_opts *o, struct rcx_group *g, size_t size)
 	free(t);
 }
 
+static const struct pt_tool tool = {
+	.title = "Put Latency Test",
+	.what = "Window put ping-pong latency (half round trip), like "
+		"ib_write_lat:\nrcx_put + rcx_win_flush, the arrival seen by "
+		"polling the window.",
+	.proto = "RDMA write (rcx_put), rcx_win_flush",
+	.min_size = 1,
+	.run = run,
+};
+
 int main(int argc, char **argv)
 {
-	return pt_main(argc, argv, NULL, run);
+	return pt_main(argc, argv, &tool);
 }

@@ -10,8 +10,8 @@ static void run(const struct pt_opts *o, struct rcx_group *g, size_t size)
 {
 	long n = o->warmup + o->iters, i;
 	int me = rcx_group_rank(g), peer = 1 - me;
-	char *sb = calloc(1, size + 1), *rb = calloc(1, size + 1);
-	double *t = calloc(o->iters, sizeof(double)), t0;
+	char *sb = pt_calloc(1, size + 1), *rb = pt_calloc(1, size + 1);
+	double *t = pt_calloc(o->iters, sizeof(double)), t0;
 	struct rcx_req *s, *r;
 	struct pt_stats st;
 
@@ -44,7 +44,16 @@ static void run(const struct pt_opts *o, struct rcx_group *g, size_t size)
 	free(t);
 }
 
+static const struct pt_tool tool = {
+	.title = "Send Latency Test",
+	.what = "Tag-matched rcx_isend/rcx_irecv ping-pong latency (half round "
+		"trip),\nlike ib_send_lat.",
+	.proto = "eager up to RCX_EAGER_SIZE, then RDMA-read rendezvous",
+	.min_size = 1,
+	.run = run,
+};
+
 int main(int argc, char **argv)
 {
-	return pt_main(argc, argv, NULL, run);
+	return pt_main(argc, argv, &tool);
 }

@@ -20,6 +20,7 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
+#include <rcx/version.h>
 #include "lib/boot/boot_wire.h"
 
 #define EXIT_TIMEOUT 124 /* as timeout(1) */
@@ -78,6 +79,8 @@ static void usage(FILE *f)
 	      "                     survive; it neither stops them nor "
 	      "counts in the\n"
 	      "                     exit status\n"
+	      "  -h, --help         this text\n"
+	      "  -V, --version      rcx-run's version (rcx's)\n"
 	      "exit status: 0 when every rank exits 0, else the first failed "
 	      "rank's\n"
 	      "  status (128+signal if killed); 124 on timeout, 125 when "
@@ -107,6 +110,7 @@ static int parse_args(struct run *run, int argc, char **argv)
 		{ "keep-going", no_argument, NULL, 'k' },
 		{ "ft", no_argument, NULL, 'f' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	long v;
@@ -120,7 +124,7 @@ static int parse_args(struct run *run, int argc, char **argv)
 		return -EINVAL;
 	}
 	run->nodes = nodes && *nodes ? (int)v : 0;
-	while ((c = getopt_long(argc, argv, "+n:N:t:kfh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+n:N:t:kfhV", opts, NULL)) != -1) {
 		switch (c) {
 		case 'N':
 			if (parse_long(optarg, 1, RCX__BOOT_MAX_SIZE, &v))
@@ -145,6 +149,9 @@ static int parse_args(struct run *run, int argc, char **argv)
 			break;
 		case 'h':
 			usage(stdout);
+			exit(0);
+		case 'V':
+			printf("rcx-run (rcx) %s\n", RCX_VERSION_STRING);
 			exit(0);
 		default:
 			usage(stderr);

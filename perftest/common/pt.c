@@ -1,6 +1,5 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 #include <errno.h>
-#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,7 +12,7 @@
 #endif
 #include "pt.h"
 
-static bool is_server;
+static bool is_server, both_print;
 static struct rcx_ctx *the_ctx;
 
 void pt_die(const char *file, int line, const char *what, int err)
@@ -60,7 +59,7 @@ static void stamp(double *t, double *c)
 	}
 }
 
-static void clock_init(void)
+void pt_clock_init(void)
 {
 	double t0, c0, t1, c1;
 
@@ -76,7 +75,7 @@ double pt_now_us(void)
 	return tsc_per_us > 0 ? (double)__rdtsc() / tsc_per_us : mono_us();
 }
 #else
-static void clock_init(void)
+void pt_clock_init(void)
 {
 }
 
@@ -85,148 +84,6 @@ double pt_now_us(void)
 	return mono_us();
 }
 #endif
-
-static void usage(const struct pt_opts *o, const char *help)
-{
-	fprintf(stderr,
-		"usage: %s [options] [server-address]\n"
-		"  -s SIZE      message size in bytes (default 8)\n"
-		"  -n ITERS     iterations (default 1000)\n"
-		"  -a           all sizes 2 .. 2^23 (see -m)\n"
-		"  -m MAX       largest size with -a (default 8 MiB)\n"
-		"  -I SIZE      largest inline send (RCX_INLINE)\n"
-		"  -d DEV       RDMA device (RCX_DEVICE)\n"
-		"  -p PORT      server port (RCX_PORT)\n"
-		"  -w ITERS     warm-up iterations (default 100)\n"
-		"  -b N         channels in a bundle (channel tools)\n"
-		"  --proto P    channel protocol: send | write_imm | auto\n"
-		"  --separate   start bundle channels one by one\n"
-		"  --slots N    circular slots of a channel (channel tools)\n"
-		"  --mode M     tool-specific mode\n"
-		"  --sizes LIST comma-separated sizes, one after the other\n"
-		"  --loopback   run both ends from this one command\n"
-		"  --json       one JSON object per size\n"
-		"With no address: the server; it prints the address to give\n"
-		"the client. Under rcx-run -n 2: rank 0 is the server.\n%s",
-		o->tool, help ? help : "");
-	exit(2);
-}
-
-/* --sizes: the number of sizes, or -1 when the list is malformed */
-static int size_list(const char *p, size_t *sizes, int max)
-{
-	char *end;
-	int n = 0;
-
-	while (*p) {
-		if (n == max)
-			return -1;
-		sizes[n++] = strtoul(p, &end, 0);
-		if (end == p || (*end && *end != ','))
-			return -1;
-		p = *end ? end + 1 : end;
-	}
-	return n ? n : -1;
-}
-
-void pt_parse(int argc, char **argv, struct pt_opts *o, const char *help)
-{
-	static const struct option lo[] = {
-		{ "loopback", no_argument, NULL, 'L' },
-		{ "json", no_argument, NULL, 'J' },
-		{ "proto", required_argument, NULL, 'P' },
-		{ "separate", no_argument, NULL, 'S' },
-		{ "slots", required_argument, NULL, 'T' },
-		{ "mode", required_argument, NULL, 'M' },
-		{ "sizes", required_argument, NULL, 'Z' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	size_t sizes[PT_MAX_SIZES];
-	char buf[32];
-	int c;
-
-	memset(o, 0, sizeof(*o));
-	o->tool = strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0];
-	o->size = 8;
-	o->iters = 1000;
-	o->max_size = 1 << 23;
-	o->warmup = 100;
-	o->inline_size = -1;
-	o->bundle = 1;
-	o->proto = "auto";
-	while ((c = getopt_long(argc, argv, "s:n:am:I:d:p:w:b:h", lo, NULL)) !=
-	       -1) {
-		switch (c) {
-		case 's':
-			o->size = strtoul(optarg, NULL, 0);
-			break;
-		case 'n':
-			o->iters = strtol(optarg, NULL, 0);
-			break;
-		case 'a':
-			o->all_sizes = true;
-			break;
-		case 'm':
-			o->max_size = strtoul(optarg, NULL, 0);
-			break;
-		case 'I':
-			o->inline_size = atoi(optarg);
-			break;
-		case 'd':
-			o->dev = optarg;
-			break;
-		case 'p':
-			o->port = atoi(optarg);
-			break;
-		case 'w':
-			o->warmup = strtol(optarg, NULL, 0);
-			break;
-		case 'b':
-			o->bundle = atoi(optarg);
-			break;
-		case 'P':
-			o->proto = optarg;
-			break;
-		case 'S':
-			o->separate = true;
-			break;
-		case 'T':
-			o->slots = atoi(optarg);
-			break;
-		case 'M':
-			o->extra = optarg;
-			break;
-		case 'Z':
-			o->sizes = optarg;
-			break;
-		case 'L':
-			o->loopback = true;
-			break;
-		case 'J':
-			o->json = true;
-			break;
-		default:
-			usage(o, help);
-		}
-	}
-	if (optind < argc)
-		o->server = argv[optind];
-	if (o->iters < 1 || o->warmup < 0 || o->bundle < 1 || o->bundle > 255 ||
-	    o->slots < 0 ||
-	    (o->sizes && size_list(o->sizes, sizes, PT_MAX_SIZES) < 0))
-		usage(o, help);
-	/* options that map onto the configuration table */
-	if (o->dev)
-		setenv("RCX_DEVICE", o->dev, 1);
-	if (o->inline_size >= 0) {
-		snprintf(buf, sizeof(buf), "%d", o->inline_size);
-		setenv("RCX_INLINE", buf, 1);
-	}
-	clock_init();
-	/* latency tools poll: never sleep in the kernel between messages */
-	setenv("RCX_SPIN_US", "10000000", 0);
-}
 
 /* --loopback: the server is a child started before any device is opened */
 static void loopback(struct pt_opts *o, char *addr, size_t len)
@@ -265,13 +122,19 @@ void pt_setup(struct pt_opts *o, struct rcx_ctx **ctx, struct rcx_group **g)
 	const char *fd;
 
 	if (getenv("RCX_RUN_SOCK") || getenv("RCX_ROOT")) {
+		if (o->server || o->loopback)
+			pt_die(__FILE__, __LINE__,
+			       "under rcx-run: no address, no --loopback",
+			       -EINVAL);
 		PT_CHECK(rcx_ctx_create(NULL, ctx));
 		PT_CHECK(rcx_group_world(*ctx, g));
 		if (rcx_group_size(*g) != 2)
 			pt_die(__FILE__, __LINE__, "needs 2 ranks", -EINVAL);
 		is_server = rcx_group_rank(*g) == 0;
+		pt_header(o, *ctx, *g);
 		return;
 	}
+	both_print = !o->loopback;
 	if (o->loopback)
 		loopback(o, addr, sizeof(addr));
 	if (o->port && !o->server) {
@@ -286,6 +149,7 @@ void pt_setup(struct pt_opts *o, struct rcx_ctx **ctx, struct rcx_group **g)
 			o->server = addr;
 		}
 		PT_CHECK(rcx_group_connect(*ctx, o->server, 30000, g));
+		pt_header(o, *ctx, *g);
 		return;
 	}
 	is_server = true;
@@ -299,6 +163,7 @@ void pt_setup(struct pt_opts *o, struct rcx_ctx **ctx, struct rcx_group **g)
 		fflush(stdout);
 	}
 	PT_CHECK(rcx_group_accept(*ctx, 60000, g));
+	pt_header(o, *ctx, *g);
 }
 
 void pt_teardown(struct rcx_ctx *ctx, struct rcx_group *g)
@@ -310,7 +175,8 @@ void pt_teardown(struct rcx_ctx *ctx, struct rcx_group *g)
 	rcx_ctx_destroy(ctx);
 	if (!is_server && getenv("RCX_PT_ADDR_FD") == NULL)
 		while (wait(&st) > 0)
-			;
+			if (!WIFEXITED(st) || WEXITSTATUS(st))
+				pt_fail(); /* the server's status */
 }
 
 static int cmp(const void *a, const void *b)
@@ -339,68 +205,20 @@ void pt_stats(double *s, long n, struct pt_stats *st)
 	st->p999 = s[(long)(n * 0.999) < n ? (long)(n * 0.999) : n - 1];
 }
 
-void pt_report_lat(const struct pt_opts *o, size_t size, long iters,
-		   const struct pt_stats *st)
-{
-	static bool header;
-
-	if (!is_server)
-		return;
-	if (o->json) {
-		printf("{\"tool\":\"%s\",\"bytes\":%zu,\"iterations\":%ld,"
-		       "\"t_min\":%.2f,\"t_max\":%.2f,\"t_median\":%.2f,"
-		       "\"t_avg\":%.2f,\"t_stdev\":%.2f,\"p99\":%.2f,"
-		       "\"p99_9\":%.2f}\n",
-		       o->tool, size, iters, st->min, st->max, st->median,
-		       st->avg, st->stdev, st->p99, st->p999);
-	} else {
-		if (!header) {
-			printf(" #bytes #iterations    t_min[usec]    "
-			       "t_max[usec]  t_typical[usec]    t_avg[usec]    "
-			       "t_stdev[usec]   99%% percentile[usec]   "
-			       "99.9%% percentile[usec]\n");
-			header = true;
-		}
-		printf(" %-7zu %-10ld %-14.2f %-14.2f %-16.2f %-14.2f "
-		       "%-15.2f %-22.2f %.2f\n",
-		       size, iters, st->min, st->max, st->median, st->avg,
-		       st->stdev, st->p99, st->p999);
-	}
-	fflush(stdout);
-}
-
-void pt_report_bw(const struct pt_opts *o, size_t size, long msgs, double usec)
-{
-	static bool header;
-	double mbs = (double)size * msgs / usec, mpps = msgs / usec;
-
-	if (!is_server)
-		return;
-	if (o->json) {
-		printf("{\"tool\":\"%s\",\"bytes\":%zu,\"messages\":%ld,"
-		       "\"bw_MBps\":%.2f,\"msg_rate_Mpps\":%.6f,\"bundle\":%d,"
-		       "\"separate\":%s}\n",
-		       o->tool, size, msgs, mbs, mpps, o->bundle,
-		       o->separate ? "true" : "false");
-	} else {
-		if (!header) {
-			printf(" #bytes     #iterations    BW average[MB/sec]  "
-			       " "
-			       "MsgRate[Mpps]\n");
-			header = true;
-		}
-		printf(" %-10zu %-14ld %-20.2f %.6f\n", size, msgs, mbs, mpps);
-	}
-	fflush(stdout);
-}
-
 int pt_sizes(const struct pt_opts *o, size_t *sizes, int max)
 {
+	const char *p = o->sizes;
 	size_t s;
 	int n = 0;
 
-	if (o->sizes)
-		return size_list(o->sizes, sizes, max);
+	if (p) {
+		/* checked by pt_parse */
+		while (*p && n < max) {
+			sizes[n++] = strtoul(p, (char **)&p, 0);
+			p += *p == ',';
+		}
+		return n;
+	}
 	if (!o->all_sizes) {
 		sizes[0] = o->size;
 		return 1;
@@ -408,6 +226,17 @@ int pt_sizes(const struct pt_opts *o, size_t *sizes, int max)
 	for (s = 2; s <= o->max_size && n < max; s *= 2)
 		sizes[n++] = s;
 	return n;
+}
+
+void *pt_calloc(size_t n, size_t size)
+{
+	void *p = calloc(n ? n : 1, size ? size : 1);
+
+	if (!p) {
+		fprintf(stderr, "out of memory: %zu x %zu bytes\n", n, size);
+		exit(1);
+	}
+	return p;
 }
 
 struct rcx_ctx *pt_ctx(void)
@@ -420,7 +249,17 @@ bool pt_is_server(void)
 	return is_server;
 }
 
-int pt_main(int argc, char **argv, const char *help, pt_run_fn *run)
+bool pt_both_print(void)
+{
+	return both_print;
+}
+
+bool pt_prints(void)
+{
+	return both_print || is_server;
+}
+
+int pt_main(int argc, char **argv, const struct pt_tool *t)
 {
 	struct pt_opts o;
 	struct rcx_ctx *ctx;
@@ -428,12 +267,14 @@ int pt_main(int argc, char **argv, const char *help, pt_run_fn *run)
 	size_t sizes[PT_MAX_SIZES];
 	int i, n;
 
-	pt_parse(argc, argv, &o, help);
+	pt_parse(argc, argv, t, &o);
 	pt_setup(&o, &ctx, &g);
 	the_ctx = ctx;
 	n = pt_sizes(&o, sizes, PT_MAX_SIZES);
-	for (i = 0; i < n; i++)
-		run(&o, g, sizes[i]);
+	for (i = 0; i < n; i++) {
+		t->run(&o, g, sizes[i] < t->min_size ? t->min_size : sizes[i]);
+		pt_publish(&o, g);
+	}
 	pt_teardown(ctx, g);
-	return 0;
+	return pt_failed() ? 1 : 0;
 }
