@@ -34,6 +34,26 @@ run_job() {
 	echo "PASS $name"
 }
 
+# free_port: a TCP port that no socket of this machine holds, picked at
+# random in 20000-52767 (checked against /proc/net/tcp and tcp6)
+free_port() {
+	local used=" " local p
+	while read -r _ local _; do
+		used+="$((16#${local##*:})) "
+	done < <(tail -q -n +2 /proc/net/tcp /proc/net/tcp6 2>/dev/null)
+	for _ in $(seq 100); do
+		p=$((20000 + RANDOM))
+		case $used in
+		*" $p "*) ;;
+		*)
+			echo "$p"
+			return 0
+			;;
+		esac
+	done
+	return 1
+}
+
 # no_device: exit 77 (skip), or 1 when RCX_REQUIRE_DEVICE is set
 no_device() {
 	if required; then
