@@ -504,6 +504,8 @@ static const char *const boot_vars[] = {
 	"RCX_BOOT_TIMEOUT_MS",
 	"PMIX_RANK",
 	"PMIX_NAMESPACE",
+	"SLURM_STEP_NUM_TASKS",
+	"SLURM_PROCID",
 	NULL,
 };
 
@@ -585,6 +587,47 @@ static void test_choice(void)
 	setenv("RCX_BOOT_TIMEOUT_MS", "300", 1);
 	setenv("RCX_ROOT", "127.0.0.1:1", 1);
 	CU_ASSERT(rcx__boot_open(NULL, &b) < 0); /* nobody at the root */
+	clear_boot_env();
+}
+
+/* The automatic choice is the singleton backend. */
+static void expect_singleton(void)
+{
+	struct rcx__boot *b = NULL;
+
+	CU_ASSERT_EQUAL_FATAL(rcx__boot_open(NULL, &b), 0);
+	CU_ASSERT_STRING_EQUAL(b->ops->name, "singleton");
+	rcx__boot_close(b);
+}
+
+/* A task of a multi-task srun step with no bootstrap of its own. */
+static void test_choice_slurm(void)
+{
+	struct rcx__boot *b = NULL;
+
+	clear_boot_env();
+	/* srun --mpi=none -n 4: not four singletons, an error */
+	setenv("SLURM_STEP_NUM_TASKS", "4", 1);
+	setenv("SLURM_PROCID", "2", 1);
+	CU_ASSERT_EQUAL(rcx__boot_open(NULL, &b), -EPROTO);
+	/* a step of one task, or a batch script (no step size): singleton */
+	setenv("SLURM_STEP_NUM_TASKS", "1", 1);
+	expect_singleton();
+	unsetenv("SLURM_STEP_NUM_TASKS");
+	expect_singleton();
+	/* asked for by name, a singleton is what the user wants */
+	setenv("SLURM_STEP_NUM_TASKS", "4", 1);
+	setenv("RCX_BOOTSTRAP", "singleton", 1);
+	expect_singleton();
+	unsetenv("RCX_BOOTSTRAP");
+	/* srun --mpi=pmix: the pmix backend is chosen (no server here) */
+	setenv("PMIX_RANK", "2", 1);
+	setenv("PMIX_NAMESPACE", "slurm.pmix.1.0", 1);
+#ifdef RCX_HAVE_PMIX
+	CU_ASSERT_EQUAL(rcx__boot_open(NULL, &b), -ECONNREFUSED);
+#else
+	CU_ASSERT_EQUAL(rcx__boot_open(NULL, &b), -EOPNOTSUPP);
+#endif
 	clear_boot_env();
 }
 
@@ -980,6 +1023,7 @@ static const CU_TestInfo tests[] = {
 	{ "server_departures", test_server_departures },
 	{ "singleton", test_singleton },
 	{ "choice", test_choice },
+	{ "choice_slurm", test_choice_slurm },
 	{ "run_gather", test_run_gather },
 	{ "run_mismatch", test_run_mismatch },
 	{ "run_jobid", test_run_jobid },

@@ -9,6 +9,7 @@ RCX_BUILD_PKGS=(cmake ninja-build gcc g++ pkg-config clang-format
 	libibverbs-dev librdmacm-dev ibverbs-providers ibverbs-utils
 	rdmacm-utils rdma-core libhwloc-dev libcunit1-dev libpmix-dev
 	openmpi-bin perftest
+	slurmctld slurmd slurm-client munge slurm-wlm-basic-plugins
 	iproute2 kmod python3 valgrind gnuplot-nox)
 
 rcx_log() {

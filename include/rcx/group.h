@@ -24,7 +24,8 @@ struct rcx_group;
  * processes of the job. Connections are made eagerly to every peer.
  * The same group is returned on each call (reference counted).
  * Errors: -EINVAL; -EPROTO bootstrap misconfigured (RCX_* variables
- * malformed); -ETIMEDOUT peers did not arrive (RCX_CONNECT_TIMEOUT_MS);
+ * malformed, or srun started several tasks without --mpi=pmix);
+ * -ETIMEDOUT peers did not arrive (RCX_CONNECT_TIMEOUT_MS);
  * -ECONNREFUSED/-EHOSTUNREACH connection failures; -ENOMEM.
  */
 RCX_API int rcx_group_world(struct rcx_ctx *ctx, struct rcx_group **out);

@@ -99,6 +99,34 @@ static int pmix_open(struct rcx__boot **out)
 #endif
 }
 
+/*
+ * srun started this process as one task of several, without PMIx (srun
+ * --mpi=none or pmi2): each task alone would be a singleton of its own, a
+ * job of one rank N times over. Say how to launch instead.
+ */
+static int slurm_without_pmix(void)
+{
+	const char *n = getenv("SLURM_STEP_NUM_TASKS");
+
+	if (!n || atoi(n) < 2 || !is_set("SLURM_PROCID"))
+		return 0;
+#ifdef RCX_HAVE_PMIX
+	fprintf(stderr,
+		"rcx: started by srun as task %s of %s "
+		"(SLURM_STEP_NUM_TASKS=%s) without PMIx: launch with "
+		"srun --mpi=pmix (or MpiDefault=pmix in slurm.conf); "
+		"RCX_BOOTSTRAP=singleton runs each task alone\n",
+		getenv("SLURM_PROCID"), n, n);
+#else
+	fprintf(stderr,
+		"rcx: started by srun as task %s of %s "
+		"(SLURM_STEP_NUM_TASKS=%s), but built without PMIx "
+		"(libpmix-dev), which srun --mpi=pmix needs\n",
+		getenv("SLURM_PROCID"), n, n);
+#endif
+	return 1;
+}
+
 int rcx__boot_open(const char *force, struct rcx__boot **out)
 {
 	const char *name = force;
@@ -115,6 +143,8 @@ int rcx__boot_open(const char *force, struct rcx__boot **out)
 		else if (is_set("RCX_RANK") && is_set("RCX_SIZE") &&
 			 is_set("RCX_ROOT"))
 			name = "env";
+		else if (slurm_without_pmix())
+			return -EPROTO;
 		else
 			name = "singleton";
 	}

@@ -11,7 +11,8 @@
  * "env" (RCX_RANK/RCX_SIZE/RCX_ROOT=host:port, rank 0 serves over TCP),
  * "singleton" (rank 0 of 1).
  * Chosen by RCX_BOOTSTRAP, else by what the environment shows, in the
- * order pmix, local, env, singleton.
+ * order pmix, local, env, singleton; a task of a multi-task srun step
+ * without PMIx (SLURM_STEP_NUM_TASKS > 1) gets -EPROTO, not a singleton.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -48,7 +49,8 @@ struct rcx__boot {
  * Open the bootstrap. force: a backend name, or NULL for RCX_BOOTSTRAP /
  * automatic choice. Errors: -EINVAL unknown backend; -EOPNOTSUPP pmix is
  * asked for or detected but rcx was built without PMIx; -EPROTO malformed
- * RCX_* variables, or PMIx gave no usable job size; -ECONNREFUSED/
+ * RCX_* variables, PMIx gave no usable job size, or srun started several
+ * tasks without PMIx; -ECONNREFUSED/
  * -ETIMEDOUT the launcher or root cannot be reached (RCX_BOOT_TIMEOUT_MS),
  * or pmix without a PMIx server; -ENOMEM; -EIO another PMIx failure.
  */

@@ -3,22 +3,71 @@
  * One rank of a bootstrap check, started by a launcher: mpirun (the pmix
  * backend) or rcx-run (local). No RDMA device is needed.
  *
- *	launch_boot BACKEND NRANKS
+ *	launch_boot BACKEND NRANKS [notice]
  *
  * Checks the backend chosen automatically, rank and size, one jobid on
  * every rank, allgather rounds of several lengths (zero included), a
  * round in which one rank gives another length (every rank gets -EPROTO,
  * and the next round works), barriers, and that nothing is reported as
  * failed. Exits 0 when all hold, 1 with a message otherwise.
+ *
+ * With "notice", the last rank then kills itself (SIGKILL) and the others
+ * wait up to NOTICE_MS for the launcher's failure notice (event_fd,
+ * poll_failed) and print whether and when it came: what a launcher tells
+ * (Slurm's PMIx server may tell nothing). Only a wrong notice fails.
  */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include <errno.h>
 #include <poll.h>
+#include <signal.h>
+#include <time.h>
 #include <stdint.h>
 #include <string.h>
 #include "lib/boot/boot.h"
 #include "launch.h"
 
-#define BIG_BLOB 100000
+#define BIG_BLOB  100000
+#define NOTICE_MS 10000
+
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
+/* The last rank dies; the others report the launcher's notice, if any. */
+static void notice(struct rcx__boot *b)
+{
+	int victim = b->size - 1, failed = -1, ret = 0;
+	struct pollfd pfd = { .fd = b->ops->event_fd(b), .events = POLLIN };
+	long long start;
+
+	CHECK(b->size >= 2, "notice needs 2 ranks or more");
+	if (b->rank == victim) {
+		fflush(NULL);
+		raise(SIGKILL);
+	}
+	start = now_ms();
+	while (now_ms() - start < NOTICE_MS) {
+		ret = b->ops->poll_failed(b, &failed);
+		if (ret)
+			break;
+		poll(&pfd, 1, 100);
+	}
+	CHECK(ret >= 0, "poll_failed: %s", rcx_strerror(ret));
+	if (!ret) {
+		printf("launch_boot notice: rank %d: no failure notice from "
+		       "the %s backend in %d ms\n",
+		       b->rank, b->ops->name, NOTICE_MS);
+		return;
+	}
+	CHECK(failed == victim, "rank %d reported failed", failed);
+	printf("launch_boot notice: rank %d: the %s backend reported rank %d "
+	       "failed after %lld ms\n",
+	       b->rank, b->ops->name, failed, now_ms() - start);
+}
 
 static uint8_t pattern(int rank, size_t i, int round)
 {
@@ -55,8 +104,9 @@ int main(int argc, char **argv)
 	int want, r, ret, failed = -1;
 	struct pollfd pfd;
 
-	if (argc != 3 || (want = atoi(argv[2])) < 1) {
-		fprintf(stderr, "usage: launch_boot BACKEND NRANKS\n");
+	if (argc < 3 || argc > 4 || (want = atoi(argv[2])) < 1 ||
+	    (argc == 4 && strcmp(argv[3], "notice"))) {
+		fprintf(stderr, "usage: launch_boot BACKEND NRANKS [notice]\n");
 		return 2;
 	}
 	ret = rcx__boot_open(NULL, &b);
@@ -102,6 +152,8 @@ int main(int argc, char **argv)
 	CHECK(b->ops->poll_failed(b, &failed) == 0, "rank %d reported failed",
 	      failed);
 	CHECK(!b->ops->barrier(b), "last barrier");
+	if (argc == 4)
+		notice(b);
 	printf("launch_boot: rank %d of %d (%s) ok\n", b->rank, b->size,
 	       b->ops->name);
 	rcx__boot_close(b);

@@ -7,6 +7,15 @@
  *	                           epochs; fetch-and-add, put, get in lock_all
  *	launch_check p2p NRANKS    isend/irecv rings (eager and rendezvous
  *	                           sizes) and an any-source exchange
+ *	launch_check order NRANKS  window: each rank puts data, rcx_win_order,
+ *	                           a flag into its right neighbour; each
+ *	                           watches its memory for the flag, then the
+ *	                           data (no rcx call while it waits)
+ *	launch_check chan NRANKS   bound channels around the ring (ibind,
+ *	                           start/wait rounds, bind_free)
+ *	launch_check cont NRANKS   ring messages completed by continuations
+ *	                           (rcx_continueall), one wait on the
+ *	                           continuation request
  *	launch_check fail NRANKS   the last rank kills itself (SIGKILL); the
  *	                           others must see RCX_ERR_PROC_FAILED, agree
  *	                           with rcx_win_validate, and go on
@@ -16,6 +25,7 @@
  * Exits 0 when every check holds, 1 with a message otherwise.
  */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */
+#include <sched.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -24,11 +34,16 @@
 #include <rcx/rcx.h>
 #include "launch.h"
 
-#define MAX_RANKS  64
-#define BLK_WORDS  512 /* 4 KiB put and read back in lock_all */
-#define FAA_ROUNDS 16
-#define P2P_ITERS  8
-#define FAIL_MS	   60000
+#define MAX_RANKS    64
+#define BLK_WORDS    512 /* 4 KiB put and read back in lock_all */
+#define FAA_ROUNDS   16
+#define P2P_ITERS    8
+#define FAIL_MS	     60000
+#define ORDER_ROUNDS 8
+#define ORDER_WORDS  1024 /* 8 KiB of data before each flag */
+#define CHAN_ROUNDS  16
+#define CONT_MSGS    16
+#define CONT_BIG     65536 /* every fourth message: rendezvous */
 
 /* The window of every rank, in 8-byte units (disp_unit 8). */
 struct layout {
@@ -213,6 +228,152 @@ static int run_p2p(struct rcx_group *g, int me, int n)
 	return 0;
 }
 
+/* One round of run_order in every rank's window: data, then its flag. */
+struct order_slot {
+	uint64_t data[ORDER_WORDS];
+	uint64_t flag; /* round + 1, written after rcx_win_order */
+};
+
+static int run_order(struct rcx_group *g, int me, int n)
+{
+	int right = (me + 1) % n, left = (me + n - 1) % n, r, k;
+	struct order_slot *mine, *src;
+	struct rcx_win *w;
+	long long start;
+
+	CHECK_OK(rcx_win_allocate(g, ORDER_ROUNDS * sizeof(*mine), 1, NULL,
+				  (void **)&mine, &w));
+	src = calloc(ORDER_ROUNDS, sizeof(*src));
+	CHECK(src, "out of memory");
+	CHECK_OK(rcx_win_lock_all(w));
+	for (r = 0; r < ORDER_ROUNDS; r++) {
+		for (k = 0; k < ORDER_WORDS; k++)
+			src[r].data[k] = word(me, r * ORDER_WORDS + k);
+		src[r].flag = (uint64_t)r + 1;
+		CHECK_OK(rcx_put(w, src[r].data, sizeof(src[r].data), right,
+				 r * sizeof(*src)));
+		CHECK_OK(rcx_win_order(w, RCX_ORDER_WRITE));
+		CHECK_OK(rcx_put(w, &src[r].flag, sizeof(src[r].flag), right,
+				 r * sizeof(*src) +
+					 offsetof(struct order_slot, flag)));
+	}
+	/* the left neighbour's puts may still be under way */
+	start = now_ms();
+	for (r = 0; r < ORDER_ROUNDS; r++) {
+		volatile uint64_t *flag = &mine[r].flag;
+
+		while (*flag != (uint64_t)r + 1) {
+			CHECK(now_ms() - start < FAIL_MS, "no flag %d", r);
+			sched_yield();
+		}
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		for (k = 0; k < ORDER_WORDS; k++)
+			CHECK(mine[r].data[k] ==
+				      word(left, r * ORDER_WORDS + k),
+			      "round %d: word %d before its flag", r, k);
+	}
+	CHECK_OK(rcx_win_unlock_all(w));
+	CHECK_OK(rcx_group_barrier(g));
+	CHECK_OK(rcx_win_free(&w));
+	free(src);
+	return 0;
+}
+
+static int run_chan(struct rcx_group *g, int me, int n)
+{
+	int right = (me + 1) % n, left = (me + n - 1) % n, i, k;
+	struct rcx_req *si, *ri, *ch[2], *eph[2];
+	uint64_t out[8], in[8];
+	struct rcx_status st[2];
+
+	CHECK_OK(rcx_send_init(g, out, sizeof(out), right, 5, &si));
+	CHECK_OK(rcx_recv_init(g, in, sizeof(in), left, 5, &ri));
+	/* around a ring blocking binds would wait for each other */
+	CHECK_OK(rcx_ibind(si, NULL, &ch[0], &eph[0]));
+	CHECK_OK(rcx_ibind(ri, NULL, &ch[1], &eph[1]));
+	CHECK_OK(rcx_waitall(2, eph, st));
+	CHECK(!st[0].error && !st[1].error, "bind: %s, %s",
+	      rcx_strerror(st[0].error), rcx_strerror(st[1].error));
+	CHECK_OK(rcx_req_free(&si));
+	CHECK_OK(rcx_req_free(&ri));
+	for (i = 0; i < CHAN_ROUNDS; i++) {
+		for (k = 0; k < 8; k++)
+			out[k] = word(me, i * 8 + k);
+		/* the receive first: the send it answers may come at once */
+		CHECK_OK(rcx_start(ch[1]));
+		CHECK_OK(rcx_start(ch[0]));
+		CHECK_OK(rcx_wait(&ch[0], RCX_STATUS_IGNORE));
+		CHECK_OK(rcx_wait(&ch[1], &st[1]));
+		CHECK(!st[1].error && st[1].count == sizeof(in),
+		      "round %d: error %d, %zu bytes", i, st[1].error,
+		      st[1].count);
+		for (k = 0; k < 8; k++)
+			CHECK(in[k] == word(left, i * 8 + k),
+			      "round %d: word %d", i, k);
+	}
+	CHECK_OK(rcx_bind_free(ch, 2));
+	return 0;
+}
+
+/* One message of run_cont: its buffers and what its callback found. */
+struct cont_msg {
+	uint8_t *out, *in;
+	size_t len;
+	int from, k, ok;
+	struct rcx_status st[2];
+};
+
+static void cont_done(struct rcx_status *st, void *cb_data)
+{
+	struct cont_msg *m = cb_data;
+	size_t i;
+
+	if (st[0].error || st[1].error || st[0].count != m->len)
+		return;
+	for (i = 0; i < m->len; i++)
+		if (m->in[i] != byte_of(m->from, m->k, i))
+			return;
+	m->ok = 1;
+}
+
+static int run_cont(struct rcx_ctx *ctx, struct rcx_group *g, int me, int n)
+{
+	int right = (me + 1) % n, left = (me + n - 1) % n, k, ok = 0;
+	struct cont_msg m[CONT_MSGS];
+	struct rcx_req *cont, *req[2];
+	struct rcx_status st;
+	size_t i;
+
+	CHECK_OK(rcx_continue_init(ctx, NULL, &cont));
+	for (k = 0; k < CONT_MSGS; k++) {
+		m[k].len = k % 4 == 3 ? CONT_BIG : 64;
+		m[k].out = malloc(m[k].len);
+		m[k].in = malloc(m[k].len);
+		CHECK(m[k].out && m[k].in, "out of memory");
+		m[k].from = left;
+		m[k].k = k;
+		m[k].ok = 0;
+		for (i = 0; i < m[k].len; i++)
+			m[k].out[i] = byte_of(me, k, i);
+		CHECK_OK(rcx_irecv(g, m[k].in, m[k].len, left, k, &req[0]));
+		CHECK_OK(rcx_isend(g, m[k].out, m[k].len, right, k, &req[1]));
+		CHECK_OK(rcx_continueall(2, req, cont_done, &m[k], 0, m[k].st,
+					 cont));
+	}
+	/* progress runs the callbacks; done when every one has run */
+	CHECK_OK(rcx_wait(&cont, &st));
+	CHECK(st.count == CONT_MSGS, "%zu continuations ran", st.count);
+	for (k = 0; k < CONT_MSGS; k++) {
+		ok += m[k].ok;
+		free(m[k].out);
+		free(m[k].in);
+	}
+	CHECK(ok == CONT_MSGS, "%d of %d messages arrived intact", ok,
+	      CONT_MSGS);
+	CHECK_OK(rcx_req_free(&cont));
+	return 0;
+}
+
 /*
  * The victim (the last rank) dies after a barrier; the survivors keep
  * putting to it until the failure shows, then agree and carry on.
@@ -284,8 +445,10 @@ int main(int argc, char **argv)
 	int want, me, n, ret;
 
 	if (argc != 3 || (want = atoi(argv[2])) < 1 || want > MAX_RANKS) {
-		fprintf(stderr, "usage: launch_check win|p2p|fail NRANKS "
-				"(1 to 64)\n");
+		fprintf(stderr,
+			"usage: launch_check win|p2p|order|chan|cont|fail "
+			"NRANKS "
+			"(1 to 64)\n");
 		return 2;
 	}
 	CHECK_OK(rcx_ctx_create(NULL, &ctx));
@@ -297,6 +460,12 @@ int main(int argc, char **argv)
 		ret = run_win(g, me, n);
 	else if (!strcmp(argv[1], "p2p"))
 		ret = run_p2p(g, me, n);
+	else if (!strcmp(argv[1], "order"))
+		ret = run_order(g, me, n);
+	else if (!strcmp(argv[1], "chan"))
+		ret = run_chan(g, me, n);
+	else if (!strcmp(argv[1], "cont"))
+		ret = run_cont(ctx, g, me, n);
 	else if (!strcmp(argv[1], "fail"))
 		ret = run_fail(g, me, n);
 	else
