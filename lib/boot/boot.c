@@ -111,18 +111,18 @@ static int slurm_without_pmix(void)
 	if (!n || atoi(n) < 2 || !is_set("SLURM_PROCID"))
 		return 0;
 #ifdef RCX_HAVE_PMIX
-	fprintf(stderr,
-		"rcx: started by srun as task %s of %s "
-		"(SLURM_STEP_NUM_TASKS=%s) without PMIx: launch with "
-		"srun --mpi=pmix (or MpiDefault=pmix in slurm.conf); "
-		"RCX_BOOTSTRAP=singleton runs each task alone\n",
-		getenv("SLURM_PROCID"), n, n);
+	rcx__log(RCX__LOG_ERROR, "boot",
+		 "started by srun as task %s of %s (SLURM_STEP_NUM_TASKS=%s) "
+		 "without PMIx: launch with srun --mpi=pmix (or "
+		 "MpiDefault=pmix in slurm.conf); RCX_BOOTSTRAP=singleton runs "
+		 "each task alone",
+		 getenv("SLURM_PROCID"), n, n);
 #else
-	fprintf(stderr,
-		"rcx: started by srun as task %s of %s "
-		"(SLURM_STEP_NUM_TASKS=%s), but built without PMIx "
-		"(libpmix-dev), which srun --mpi=pmix needs\n",
-		getenv("SLURM_PROCID"), n, n);
+	rcx__log(RCX__LOG_ERROR, "boot",
+		 "started by srun as task %s of %s (SLURM_STEP_NUM_TASKS=%s), "
+		 "but built without PMIx (libpmix-dev), which srun "
+		 "--mpi=pmix needs",
+		 getenv("SLURM_PROCID"), n, n);
 #endif
 	return 1;
 }
