@@ -23,9 +23,11 @@ static void usage(FILE *f)
 		"usage: rcx_info [options]\n"
 		"  -v, --version   version, build options, providers built in\n"
 		"  -d, --devices   every device rcx can use, with its limits\n"
-		"  -c, --config    every RCX_* variable as NAME=VALUE, with its\n"
+		"  -c, --config    every RCX_* variable as NAME=VALUE, with "
+		"its\n"
 		"                  default and where the value came from\n"
-		"  -p, --provider  the provider auto picks for each kind of peer\n"
+		"  -p, --provider  the provider auto picks for each kind of "
+		"peer\n"
 		"  -h, --help      this text\n"
 		"No option: all of them. Exit status: 0, or 1 when something "
 		"could not be read\n(its line says what).\n");
@@ -85,7 +87,7 @@ static int show_device(const char *prov, const char *name)
 	printf("  max cqe: %u\n", ctx->info.max_cqe);
 	ret = rcx__topo_near_cpus(NULL, name, NULL, cpus, sizeof(cpus));
 	printf("  local cpus: %s\n",
-	       ret ? rcx_strerror(ret)
+	       ret	 ? rcx_strerror(ret)
 	       : cpus[0] ? cpus
 			 : "any (no locality: a virtual device, or every cpu)");
 	printf("  taken by: %s\n",
@@ -124,7 +126,8 @@ static int show_config(void)
 
 	ret = rcx__config_load(&cfg);
 	if (ret) {
-		fprintf(stderr, "rcx_info: the configuration is not valid: %s\n",
+		fprintf(stderr,
+			"rcx_info: the configuration is not valid: %s\n",
 			rcx_strerror(ret));
 		return 1;
 	}

@@ -26,8 +26,8 @@ static bool log_pattern_rank;  /* it has %r */
 static bool log_opened_ranked; /* opened with the rank known */
 static int log_rank = -1;
 
-static const char *const level_names[] = { "error", "warn", "info",
-					    "debug", "trace", NULL };
+static const char *const level_names[] = { "error", "warn",  "info",
+					   "debug", "trace", NULL };
 
 int rcx__log_parse_level(const char *s)
 {
@@ -72,8 +72,7 @@ static FILE *stream(void)
 
 	if (!log_pattern[0])
 		return stderr;
-	if (log_fp && log_pattern_rank && !log_opened_ranked &&
-	    log_rank >= 0) {
+	if (log_fp && log_pattern_rank && !log_opened_ranked && log_rank >= 0) {
 		fclose(log_fp); /* reopened under the rank's own name */
 		log_fp = NULL;
 	}
@@ -82,8 +81,9 @@ static FILE *stream(void)
 		log_fp = fopen(name, "a");
 		log_opened_ranked = log_rank >= 0;
 		if (!log_fp) {
-			fprintf(stderr, "rcx: RCX_LOG_FILE=%s: cannot open %s "
-					"(%s); logging to stderr\n",
+			fprintf(stderr,
+				"rcx: RCX_LOG_FILE=%s: cannot open %s "
+				"(%s); logging to stderr\n",
 				log_pattern, name, strerror(errno));
 			log_pattern[0] = 0;
 			return stderr;
@@ -151,7 +151,7 @@ void rcx__log(int level, const char *subsys, const char *fmt, ...)
 	va_end(ap);
 	if (k > 0)
 		n += (size_t)k < sizeof(line) - n - 1 ? (size_t)k
-						       : sizeof(line) - n - 2;
+						      : sizeof(line) - n - 2;
 	line[n++] = '\n';
 	/* one write a line: processes sharing the stream do not mix */
 	fwrite(line, 1, n, stream());

@@ -20,10 +20,10 @@ extern int rcx__log_level;
 void rcx__log(int level, const char *subsys, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 /* a line at level, when the level is on (one compare when it is not) */
-#define RCX__LOG(level, subsys, ...)                                   \
-	do {                                                           \
-		if (__builtin_expect((level) <= rcx__log_level, 0))    \
-			rcx__log(level, subsys, __VA_ARGS__);          \
+#define RCX__LOG(level, subsys, ...)                                \
+	do {                                                        \
+		if (__builtin_expect((level) <= rcx__log_level, 0)) \
+			rcx__log(level, subsys, __VA_ARGS__);       \
 	} while (0)
 /* "error" ... "trace": the level, or -EINVAL */
 int rcx__log_parse_level(const char *s);
