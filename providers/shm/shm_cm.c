@@ -235,7 +235,9 @@ int shm_ep_connect(struct rcx_dev *d, const char *addr,
 		ret = shm_send_msg(dev, &ep->peer_addr, ep->peer_addr_len, &m);
 	}
 	if (ret) {
-		ep->state = SHM_EP_ERROR;
+		/* what was posted (the receive ring) flushes, as on a QP
+		 * that never connects */
+		shm_ep_fail(ep);
 		ev_push(ep, RCX_CM_ERROR, ret);
 	}
 	*out = (struct rcx_ep *)ep;
@@ -391,7 +393,7 @@ void shm_cm_msg(struct shm_dev *dev, const struct shm_msg *m)
 	case SHM_MSG_REJECT:
 		if (ep->state != SHM_EP_CONNECTING)
 			return;
-		ep->state = SHM_EP_ERROR;
+		shm_ep_fail(ep);
 		ev_push(ep, RCX_CM_ERROR, -ECONNREFUSED);
 		break;
 	case SHM_MSG_RTU:
