@@ -172,8 +172,8 @@ static int show_provider(void)
 	else
 		printf("other nodes: none reachable (no RDMA device): auto "
 		       "uses shm for every peer\n");
-	printf("same node: decided by the launcher (RCX_NODE, or the host "
-	       "name and the bootstrap's data)\n");
+	printf("same node: RCX_NODE when set (rcx-run --nodes), else the "
+	       "host name and the kernel's boot id\n");
 	return 0;
 }
 
