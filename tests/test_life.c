@@ -190,6 +190,7 @@ static void sc_left_lazy(struct tp_job *j)
 	int64_t pid = getpid(), v = 0;
 	struct rcx_req *r = NULL;
 	long long end;
+	bool gone;
 
 	if (j->rank == 2) {
 		TP_CHECK_OK(rcx_send(j->g, &pid, sizeof(pid), 1, LF_TAG));
@@ -201,10 +202,12 @@ static void sc_left_lazy(struct tp_job *j)
 		/* its BYE ends a receive from it */
 		TP_CHECK_EQ(rcx_recv(j->g, &v, sizeof(v), 2, LF_TAG, NULL),
 			    -ECONNRESET);
+		/* gone: exited (a zombie) or reaped; the first sight holds
+		 * (the pid is not looked at again, it may be reused) */
 		end = tu_now_ms() + 60000;
-		while (!exited((pid_t)pid) && tu_now_ms() < end)
+		while (!(gone = exited((pid_t)pid)) && tu_now_ms() < end)
 			usleep(1000);
-		TP_CHECK(exited((pid_t)pid));
+		TP_CHECK(gone);
 		TP_CHECK_OK(rcx_send(j->g, &pid, sizeof(pid), 0, LF_TAG));
 	} else {
 		TP_CHECK_OK(rcx_recv(j->g, &pid, sizeof(pid), 1, LF_TAG, NULL));
