@@ -133,6 +133,11 @@ struct rcx_dev_attr {
 	const char *name; /* device name, NULL: first usable one */
 	const char *addr; /* address to listen on, NULL: the device's */
 	int cq_size;	  /* 0: provider default */
+	/*
+	 * This process's node key (lib/boot/boot_node.c): processes with
+	 * equal keys share a host. NULL: all share one (auto).
+	 */
+	const char *node;
 };
 
 struct rcx_ep_attr {

@@ -1099,14 +1099,13 @@ static void check_win_paths(struct tp_job *j, const char *prov,
 /*
  * Every rank talks to every other, then looks at whom each connection's
  * endpoint belongs to (its maker's ops). Under auto: shm to the ranks of
- * its node (RCX_NODE, from rcx-run --nodes), verbs to the others; with
- * RCX_RUN_NODES=2 and 4 ranks each rank has both kinds. Under any other
- * provider every endpoint is that provider's.
+ * its node (node: RCX_NODE from rcx-run --nodes, or the launcher's name),
+ * verbs to the others; with two nodes and 4 ranks each rank has both
+ * kinds. Under any other provider every endpoint is that provider's.
  */
-static void sc_paths(struct tp_job *j)
+static void check_paths(struct tp_job *j, const char *node, bool two_nodes)
 {
-	const char *prov = tu_provider(), *node = getenv("RCX_NODE");
-	const char *nodes_env = getenv("RCX_RUN_NODES");
+	const char *prov = tu_provider();
 	char(*nodes)[NODE_LEN] = calloc(j->size, NODE_LEN);
 	struct rcx_req **reqs = calloc(2 * j->size, sizeof(*reqs));
 	int *in = calloc(j->size, sizeof(int));
@@ -1148,7 +1147,7 @@ static void sc_paths(struct tp_job *j)
 		TP_CHECK_EQ(nshm, same);
 		TP_CHECK_EQ(nverbs, j->size - 1 - same);
 		/* two simulated nodes, four ranks: a mixed group for real */
-		if (nodes_env && !strcmp(nodes_env, "2") && j->size == 4)
+		if (two_nodes && j->size == 4)
 			TP_CHECK(nshm == 1 && nverbs == 2);
 	}
 	check_win_paths(j, prov, nodes);
@@ -1158,8 +1157,49 @@ out:
 	free(in);
 }
 
+static void sc_paths(struct tp_job *j)
+{
+	const char *nodes = getenv("RCX_RUN_NODES");
+
+	check_paths(j, getenv("RCX_NODE"), nodes && !strcmp(nodes, "2"));
+}
+
+/*
+ * The node as the launcher names it: no RCX_NODE, and srun's
+ * SLURMD_NODENAME set per rank, n0 and n1 alternating where there is a
+ * device to reach another node (one name for all on shared memory only).
+ * The paths must follow the launcher's names, though every rank has the
+ * same host name and kernel.
+ */
+static bool launcher_two_nodes(void)
+{
+	const char *dev = getenv("RCX_DEVICE");
+
+	return !strcmp(tu_provider(), "auto") && !(dev && !strcmp(dev, "shm"));
+}
+
+static void launcher_setup(void)
+{
+	const char *rank = getenv("RCX_RANK");
+	char name[16];
+
+	unsetenv("RCX_NODE");
+	unsetenv("PMIX_HOSTNAME");
+	snprintf(name, sizeof(name), "n%d",
+		 launcher_two_nodes() && rank ? atoi(rank) % 2 : 0);
+	setenv("SLURMD_NODENAME", name, 1);
+}
+
+static void sc_launcher_paths(struct tp_job *j)
+{
+	check_paths(j, getenv("SLURMD_NODENAME"), launcher_two_nodes());
+}
+
 static const struct tp_scenario scenarios[] = {
 	{ .name = "paths", .run = sc_paths },
+	{ .name = "launcher_paths",
+	  .run = sc_launcher_paths,
+	  .setup = launcher_setup },
 };
 
 static int peer_main(int argc, char **argv)
@@ -1172,6 +1212,12 @@ const struct tu_peer tu_peer_api = { "api", peer_main };
 static void test_provider_per_peer(void)
 {
 	CU_ASSERT_EQUAL(tu_mp_run(4, "api", "paths", 120), 0);
+}
+
+/* Same-node peers from the launcher's node names (srun's). */
+static void test_launcher_nodes(void)
+{
+	CU_ASSERT_EQUAL(tu_mp_run(4, "api", "launcher_paths", 120), 0);
 }
 
 static const CU_TestInfo tests[] = {
@@ -1192,6 +1238,7 @@ static const CU_TestInfo tests[] = {
 	{ "req_twice", test_req_twice },
 	{ "strerror", test_strerror_any },
 	{ "provider_per_peer", test_provider_per_peer },
+	{ "launcher_nodes", test_launcher_nodes },
 	CU_TEST_INFO_NULL,
 };
 

@@ -631,6 +631,60 @@ static void test_choice_slurm(void)
 	clear_boot_env();
 }
 
+/*
+ * The node key: RCX_NODE, then the launcher's node name (srun's, then a
+ * PMIx launcher's), then the host name; each followed by the same kernel
+ * identity, so two launcher names on one kernel are two nodes and one
+ * name is one node.
+ */
+static void test_node_key(void)
+{
+	static const char *const vars[] = { "RCX_NODE", "SLURMD_NODENAME",
+					    "PMIX_HOSTNAME" };
+	char a[320], b[320], host[256] = "", small[8];
+	const char *from = NULL;
+	size_t i;
+
+	for (i = 0; i < 3; i++)
+		unsetenv(vars[i]);
+	gethostname(host, sizeof(host) - 1);
+	CU_ASSERT_EQUAL_FATAL(rcx__boot_node(a, sizeof(a), &from), 0);
+	CU_ASSERT_STRING_EQUAL(from, "host name");
+	CU_ASSERT_EQUAL(strncmp(a, host, strlen(host)), 0);
+	CU_ASSERT_EQUAL(a[strlen(host)], ':');
+	/* each source in turn, the higher ones winning */
+	setenv("PMIX_HOSTNAME", "pmixnode", 1);
+	CU_ASSERT_EQUAL(rcx__boot_node(b, sizeof(b), &from), 0);
+	CU_ASSERT_STRING_EQUAL(from, "PMIX_HOSTNAME");
+	CU_ASSERT_EQUAL(strncmp(b, "pmixnode:", 9), 0);
+	/* the same kernel identity follows every name */
+	CU_ASSERT_STRING_EQUAL(strchr(a, ':'), strchr(b, ':'));
+	setenv("SLURMD_NODENAME", "n1", 1);
+	CU_ASSERT_EQUAL(rcx__boot_node(b, sizeof(b), &from), 0);
+	CU_ASSERT_STRING_EQUAL(from, "SLURMD_NODENAME");
+	CU_ASSERT_EQUAL(strncmp(b, "n1:", 3), 0);
+	setenv("SLURMD_NODENAME", "", 1); /* empty: not set */
+	CU_ASSERT_EQUAL(rcx__boot_node(b, sizeof(b), &from), 0);
+	CU_ASSERT_STRING_EQUAL(from, "PMIX_HOSTNAME");
+	setenv("RCX_NODE", "sim/1", 1);
+	CU_ASSERT_EQUAL(rcx__boot_node(b, sizeof(b), NULL), 0);
+	CU_ASSERT_EQUAL(strncmp(b, "sim/1:", 6), 0);
+	/* two launcher names on one kernel: two nodes */
+	unsetenv("RCX_NODE");
+	setenv("SLURMD_NODENAME", "n0", 1);
+	CU_ASSERT_EQUAL(rcx__boot_node(a, sizeof(a), NULL), 0);
+	setenv("SLURMD_NODENAME", "n1", 1);
+	CU_ASSERT_EQUAL(rcx__boot_node(b, sizeof(b), NULL), 0);
+	CU_ASSERT_NOT_EQUAL(strcmp(a, b), 0);
+	/* bad arguments */
+	CU_ASSERT_EQUAL(rcx__boot_node(small, sizeof(small), NULL),
+			-ENAMETOOLONG);
+	CU_ASSERT_EQUAL(rcx__boot_node(NULL, 8, NULL), -EINVAL);
+	CU_ASSERT_EQUAL(rcx__boot_node(a, 0, NULL), -EINVAL);
+	for (i = 0; i < 3; i++)
+		unsetenv(vars[i]);
+}
+
 /* --- processes --- */
 
 /* rcx-run -n n [opts] -- <runner> --peer boot mode: its exit status */
@@ -1024,6 +1078,7 @@ static const CU_TestInfo tests[] = {
 	{ "singleton", test_singleton },
 	{ "choice", test_choice },
 	{ "choice_slurm", test_choice_slurm },
+	{ "node_key", test_node_key },
 	{ "run_gather", test_run_gather },
 	{ "run_mismatch", test_run_mismatch },
 	{ "run_jobid", test_run_jobid },

@@ -152,7 +152,8 @@ static int show_config(void)
 static int show_provider(void)
 {
 	const struct rcx_provider_ops *v = rcx__provider_find("verbs");
-	char names[RCX__MAX_DEVS][64];
+	char names[RCX__MAX_DEVS][64], key[320];
+	const char *from = NULL;
 	struct rcx__config cfg;
 	int n = 0;
 
@@ -172,8 +173,12 @@ static int show_provider(void)
 	else
 		printf("other nodes: none reachable (no RDMA device): auto "
 		       "uses shm for every peer\n");
-	printf("same node: RCX_NODE when set (rcx-run --nodes), else the "
-	       "host name and the kernel's boot id\n");
+	printf("same node: equal node keys: RCX_NODE when set (rcx-run "
+	       "--nodes), else the launcher's node name (SLURMD_NODENAME, "
+	       "PMIX_HOSTNAME) or the host name; then the kernel's boot id, "
+	       "PID namespace and /dev/shm\n");
+	if (rcx__boot_node(key, sizeof(key), &from) == 0)
+		printf("this process's node key: %s (from %s)\n", key, from);
 	return 0;
 }
 

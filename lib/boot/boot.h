@@ -56,6 +56,14 @@ struct rcx__boot {
  */
 int rcx__boot_open(const char *force, struct rcx__boot **out);
 
+/*
+ * This process's node key (boot_node.c): RCX_NODE, else the launcher's
+ * node name (SLURMD_NODENAME, PMIX_HOSTNAME) or the host name, with the
+ * kernel's boot id. *from (may be NULL) names where it came from.
+ * Errors: -EINVAL; -ENAMETOOLONG len too small.
+ */
+int rcx__boot_node(char *out, size_t len, const char **from);
+
 #ifdef RCX_HAVE_PMIX
 /*
  * The pmix backend (boot_pmix.c), once PMIX_RANK and PMIX_NAMESPACE are

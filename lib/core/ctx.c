@@ -180,7 +180,8 @@ RCX_API int rcx_ctx_create(const struct rcx_ctx_attr *attr,
 {
 	struct rcx_dev_attr da = { 0 };
 	struct rcx_ctx *ctx;
-	char devname[64];
+	char devname[64], node[320];
+	const char *from = NULL;
 	int ret;
 
 	if (!out)
@@ -264,6 +265,15 @@ RCX_API int rcx_ctx_create(const struct rcx_ctx_attr *attr,
 	da.name = devname;
 	da.addr = ctx->cfg.ifaddr[0] ? ctx->cfg.ifaddr : NULL;
 	da.cq_size = (int)ctx->cfg.cq_size;
+	ret = rcx__boot_node(node, sizeof(node), &from);
+	if (ret) {
+		rcx__log(RCX__LOG_ERROR, "ctx",
+			 "node name from %s: longer than %zu characters", from,
+			 sizeof(node) - 1);
+		goto err;
+	}
+	da.node = node;
+	rcx__log(RCX__LOG_DEBUG, "ctx", "node %s (from %s)", node, from);
 	ret = ctx->ops->dev_open(&da, &ctx->dev);
 	if (ret == -ENODEV)
 		rcx__dev_log_missing(ctx->ops, devname, ctx->cfg.device[0]);

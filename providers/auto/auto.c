@@ -8,8 +8,8 @@
  *
  * ep_connect takes shm to a peer of the same node (unless the endpoint
  * asks for the NIC and both ends have verbs), verbs to the others. The
- * node is RCX_NODE when set, else the host name and the kernel's boot id,
- * hashed. Endpoints, connection requests and prepared WRs are the lower
+ * node is the key the core found (RCX_NODE, or the launcher's node name
+ * or the host name, with the boot id: lib/boot/boot_node.c), hashed. Endpoints, connection requests and prepared WRs are the lower
  * provider's own objects; every op on one goes to its maker
  * (rcx__obj_ops). A registration is made on verbs first, then on shm
  * under the verbs keys, so one rkey serves both paths.
@@ -63,31 +63,11 @@ static uint64_t fnv1a(uint64_t h, const char *s)
 	return h;
 }
 
-/* RCX_NODE, else host name and boot id: equal on one running kernel. */
-static void node_id(char *out, size_t len)
+/* The core's node key (NULL: one node for all), hashed. */
+static void node_id(const char *key, char *out, size_t len)
 {
-	const char *env = getenv("RCX_NODE");
-	uint64_t h = 0xcbf29ce484222325ull;
-	char host[256] = "", boot[64] = "";
-	ssize_t n;
-	int fd;
+	uint64_t h = fnv1a(0xcbf29ce484222325ull, key ? key : "");
 
-	if (env && *env) {
-		h = fnv1a(h, "node:");
-		h = fnv1a(h, env);
-	} else {
-		gethostname(host, sizeof(host) - 1);
-		fd = open("/proc/sys/kernel/random/boot_id",
-			  O_RDONLY | O_CLOEXEC);
-		if (fd >= 0) {
-			n = read(fd, boot, sizeof(boot) - 1);
-			boot[n > 0 ? n : 0] = 0;
-			close(fd);
-		}
-		h = fnv1a(h, host);
-		h = fnv1a(h, "/");
-		h = fnv1a(h, boot);
-	}
 	snprintf(out, len, "%016llx", (unsigned long long)h);
 }
 
@@ -136,7 +116,7 @@ static int auto_dev_open(const struct rcx_dev_attr *attr, struct rcx_dev **out)
 	if (!dev)
 		return -ENOMEM;
 	dev->epfd = -1;
-	node_id(dev->node, sizeof(dev->node));
+	node_id(attr ? attr->node : NULL, dev->node, sizeof(dev->node));
 	dev->sops = rcx__provider_find("shm");
 	if (!name || strcmp(name, "shm"))
 		dev->vops = rcx__provider_find("verbs");
