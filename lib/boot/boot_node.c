@@ -72,7 +72,8 @@ int rcx__boot_node(char *out, size_t len, const char **from)
 		return -EINVAL;
 	if (!name || !*name)
 		name = NULL;
-	for (i = 0; !name && i < sizeof(launcher_vars) / sizeof(launcher_vars[0]);
+	for (i = 0;
+	     !name && i < sizeof(launcher_vars) / sizeof(launcher_vars[0]);
 	     i++) {
 		name = getenv(launcher_vars[i]);
 		if (name && *name) {
