@@ -170,7 +170,8 @@ RCX_API int rcx_continueall(int n, struct rcx_req **op_reqs,
 RCX_API int rcx_cont_event_fd(struct rcx_ctx *ctx);
 
 /*
- * Async-signal-safe: run the callbacks of ready continuations registered
+ * Run ready continuations from a signal handler (async-signal-safe).
+ * It runs the callbacks of ready continuations registered
  * with continuation requests created with
  * "mpi_continue_async_signal_safe" = "true" (and not poll-only), from a
  * signal handler or anywhere else. It takes no lock, allocates nothing and

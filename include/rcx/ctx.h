@@ -84,6 +84,7 @@ RCX_API int rcx_ctx_create(const struct rcx_ctx_attr *attr,
 RCX_API int rcx_ctx_destroy(struct rcx_ctx *ctx);
 
 /*
+ * The device's name and the context's address.
  * rcx_ctx_device copies the name of the device the context uses ("rxe0",
  * "mlx5_0"; the provider's name, such as "shm", when it has no RDMA
  * device) into name, a buffer of len bytes, NUL included. rcx_ctx_address
@@ -97,7 +98,8 @@ RCX_API int rcx_ctx_device(struct rcx_ctx *ctx, char *name, size_t len);
 RCX_API int rcx_ctx_address(struct rcx_ctx *ctx, char *addr, size_t len);
 
 /*
- * Make progress: poll the completion queue in batches, complete the
+ * Make progress without blocking: poll the completion queue in batches,
+ * complete the
  * requests they finish, advance protocols (rendezvous, software
  * accumulates at this target, connection events) and run ready
  * continuations. Never blocks. A program that does not wait in rcx calls

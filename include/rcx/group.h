@@ -102,7 +102,8 @@ RCX_API int rcx_group_size(const struct rcx_group *g);
 RCX_API int rcx_group_barrier(struct rcx_group *g);
 
 /*
- * Allgather: every rank contributes len bytes from in, and out receives
+ * Allgather: gather len bytes of every rank at every rank, in rank order.
+ * Every rank contributes len bytes from in, and out receives
  * size * len bytes, rank i's contribution at out + i * len (this rank's
  * own included). len must be the same at every rank. Collective and
  * blocking; in and out are the caller's and may be reused on return.

@@ -171,7 +171,8 @@ RCX_API int rcx_win_free(struct rcx_win **win);
  * RCX_ERR_WIN_INVALID. Memory that the failed epoch targeted is
  * undefined; the rest keeps its contents.
  *
- * rcx_win_validate: collective over the live members. On a valid window
+ * rcx_win_validate: make an invalid window usable again with the
+ * survivors; collective over the live members. On a valid window
  * it is a barrier. On an invalid one the survivors agree on the failed
  * set (the agreement survives the death of any rank during it, the one
  * leading it included), the window memory is registered again (new keys:
@@ -293,9 +294,9 @@ RCX_API int rcx_compare_and_swap(struct rcx_win *win, const void *buf,
 				 int target, size_t disp);
 
 /*
- * Request-based forms of rcx_put, rcx_get, rcx_accumulate and
- * rcx_get_accumulate, with the same arguments and the same nonblocking
- * start. *req is written on success; it completes when the origin
+ * Request-based RMA: rcx_put, rcx_get, rcx_accumulate and
+ * rcx_get_accumulate with a request. Same arguments and the same
+ * nonblocking start. *req is written on success; it completes when the origin
  * buffers may be used (for rget and rget_accumulate: when the data has
  * arrived), which is not completion at the target: a flush or unlock
  * still gives that. Test or wait on it; it is freed by the completing
@@ -340,6 +341,7 @@ RCX_API int rcx_win_lock(struct rcx_win *win, int type, int target);
 RCX_API int rcx_win_unlock(struct rcx_win *win, int target);
 
 /*
+ * Lock every rank's window, shared, and unlock them all.
  * rcx_win_lock_all takes a shared lock on the window of every rank of
  * the group, blocking until all are held, and opens an access epoch to
  * all of them. rcx_win_unlock_all completes every operation of this
@@ -380,7 +382,7 @@ RCX_API int rcx_win_flush_local_all(struct rcx_win *win);
 RCX_API int rcx_win_sync(struct rcx_win *win);
 
 /*
- * Active target: collective. Completes every operation of the epoch at
+ * Active target synchronisation (MPI_Win_fence): collective. Completes every operation of the epoch at
  * every target, then synchronises the group; a new access and exposure
  * epoch starts unless RCX_MODE_NOSUCCEED. asserts is 0 or an or of
  * RCX_MODE_* values. Errors: -EINVAL win not a live window or unknown
