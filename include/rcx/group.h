@@ -127,6 +127,41 @@ RCX_API int rcx_group_get_failed(struct rcx_group *g, int *ranks, int max,
 				 int *n);
 
 /*
+ * What the connection to a peer got, as rcx_group_peer_info reports it.
+ * Set version to RCX_PEER_INFO_VERSION before the call: a later rcx that
+ * adds fields at the end fills only those the caller's version has.
+ */
+#define RCX_PEER_INFO_VERSION 1
+
+struct rcx_peer_info {
+	unsigned int version;	 /* in: RCX_PEER_INFO_VERSION */
+	char provider[16];	 /* "verbs", "shm" (auto: the one it chose) */
+	char device[64];	 /* "rxe0", "mlx5_0"; "shm" */
+	unsigned int local_qpn;	 /* this end's queue pair; 0: none (shm) */
+	unsigned int remote_qpn; /* the peer's queue pair; 0: none */
+	unsigned int path_mtu;	 /* bytes; 0: no path MTU (shm) */
+	unsigned int max_inline; /* largest send posted inline, as granted */
+};
+
+/*
+ * Describe the connection of this process to rank of g: which provider
+ * and device carry it and, on verbs, the queue pair numbers of both ends,
+ * the path MTU and the inline size the device granted (which may be less
+ * than RCX_INLINE asked for). What perftest prints in its header, read
+ * from the connection itself. Local: it neither blocks nor communicates,
+ * and does not make a lazy connection (send a message first). info is
+ * written on success only; its version field is read.
+ * Errors: -EINVAL g not a live group, info NULL, info->version not a
+ * version this rcx knows, or rank out of range (logged with the group's
+ * size); -ENOTCONN rank is this process, or its connection is not up
+ * (lazy and not yet made, still connecting, or closed);
+ * RCX_ERR_PROC_FAILED rank is known to have failed; -EOPNOTSUPP the
+ * provider cannot describe its connections.
+ */
+RCX_API int rcx_group_peer_info(struct rcx_group *g, int rank,
+				struct rcx_peer_info *info);
+
+/*
  * Release the caller's handle to the group (rcx_group_world hands out
  * one per call); *g = NULL, and the handle is refused (-EINVAL) by every
  * call after. What was made from the group keeps it: channels bound over
