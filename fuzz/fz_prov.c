@@ -653,6 +653,7 @@ static const struct rcx_provider_ops fz_ops = {
 	.ep_destroy = fz_ep_destroy,
 	.ep_set_error = fz_ep_set_error,
 	.ep_max_inline = fz_ep_max_inline,
+	.ep_query = rcx__stub_ep_query,
 	.pwr_create = fz_pwr_create,
 	.pwr_destroy = fz_pwr_destroy,
 	.pwr_post = fz_pwr_post,

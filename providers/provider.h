@@ -202,6 +202,15 @@ struct rcx_dev_info {
 	char addr[64]; /* address peers connect to ("ip") */
 };
 
+/* What an endpoint got (ep_query): rcx_group_peer_info. */
+struct rcx_ep_info {
+	char device[64];     /* the device the endpoint uses */
+	uint32_t qpn;	     /* 0: no queue pair */
+	uint32_t remote_qpn; /* 0: none, or not known yet */
+	uint32_t path_mtu;   /* bytes; 0: none */
+	uint32_t max_inline; /* as granted */
+};
+
 struct rcx_provider_ops {
 	const char *name;
 
@@ -252,6 +261,8 @@ struct rcx_provider_ops {
 	/* force the endpoint into the error state (fault tests) */
 	int (*ep_set_error)(struct rcx_ep *ep);
 	uint32_t (*ep_max_inline)(const struct rcx_ep *ep);
+	/* Optional: the stub returns -EOPNOTSUPP. */
+	int (*ep_query)(const struct rcx_ep *ep, struct rcx_ep_info *info);
 
 	/* prepared WRs: recv != 0 makes a receive WR */
 	int (*pwr_create)(struct rcx_ep *ep, const struct rcx_wr *wr, int recv,
@@ -292,6 +303,7 @@ int rcx__stub_ep_set_error(struct rcx_ep *ep);
 int rcx__stub_event_fd(struct rcx_dev *dev);
 int rcx__stub_dev(struct rcx_dev *dev);
 int rcx__stub_peer_split(struct rcx_dev *dev, const char *addr);
+int rcx__stub_ep_query(const struct rcx_ep *ep, struct rcx_ep_info *info);
 int rcx__stub_mr_reg_keyed(struct rcx_dev *dev, void *addr, size_t len,
 			   unsigned int access, uint32_t lkey, uint32_t rkey,
 			   struct rcx_mr **out);

@@ -796,6 +796,10 @@ static const struct tp_scenario scenarios[] = {
 	  .size = 2 },
 	{ .name = "big4g", .run = sc_big4g, .size = 2 },
 	{ .name = "big2g", .run = sc_big2g, .size = 2 },
+	{ .name = "peer_info",
+	  .run = sc_peer_info,
+	  .size = 2,
+	  .setup = sc_lazy_setup },
 	{ .name = "threads",
 	  .run = sc_threads,
 	  .thread_level = RCX_THREAD_MULTIPLE,
@@ -900,6 +904,11 @@ static void test_split_dev(void)
 	job(2, "split_dev", 180);
 }
 
+static void test_peer_info(void)
+{
+	job(2, "peer_info", 120);
+}
+
 /* RCX_INLINE beyond what the device takes: the QPs take less, and work */
 static void test_inline_max(void)
 {
@@ -925,6 +934,7 @@ static const CU_TestInfo tests[] = {
 	{ "lazy_connections", test_lazy },
 	{ "lazy_window", test_lazy_win },
 	{ "eager_connections", test_eager },
+	{ "peer_info", test_peer_info },
 	{ "rendezvous_in_pieces", test_split },
 	{ "rendezvous_past_device_limit", test_split_dev },
 	CU_TEST_INFO_NULL,

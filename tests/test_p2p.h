@@ -68,5 +68,6 @@ void sc_split_setup(void);
 void sc_split_dev(struct tp_job *j);
 void sc_big4g(struct tp_job *j);
 void sc_big2g(struct tp_job *j);
+void sc_peer_info(struct tp_job *j);
 
 #endif

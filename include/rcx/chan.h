@@ -71,15 +71,28 @@ enum rcx_chan_protocol {
 };
 
 /*
- * Bind: blocking. *chan is written on success only.
+ * Bind (MPI_Bind): make a bound channel from a persistent request.
+ * The persistent send or receive init_req becomes a channel, *chan, with
+ * the peer that binds the matching request (same group, peer and tag; the
+ * binds of one process match in the order they are posted). Both ends must bind within a bounded time of each
+ * other (RCX_CONNECT_TIMEOUT_MS). Blocking: it returns when the channel's
+ * queue pair is connected, its memory registered and, for a receive, the
+ * first receive ready to be posted. init_req is not changed or consumed:
+ * it stays the caller's, and may be started for ordinary traffic or bound
+ * again. The buffer of init_req now also belongs to the channel, until
+ * rcx_bind_free. info (may be NULL) gives the protocol and the circular
+ * slots (the info keys of rcx_chan(7)); it is read during the call only. *chan is
+ * written on success only; start it with rcx_start, complete it with
+ * rcx_test or rcx_wait, free it with rcx_bind_free (not rcx_req_free).
  * Errors: -EINVAL init_req is not a live persistent send/recv request of
  * a point-to-point group, or is a channel, or ANY_SOURCE/ANY_TAG on a
  * send, or a malformed info value, or the two ends disagree (protocol,
  * slots, stride, bundle size, sender len > receiver len) — then both ends
  * fail; -EBUSY init_req is active; RCX_ERR_PROC_FAILED the peer failed;
  * -ETIMEDOUT (sender) the receiver answered but its connection did not
- * come within RCX_CONNECT_TIMEOUT_MS; -ENOMEM; negative errno from the
- * device (registration, connection).
+ * come within RCX_CONNECT_TIMEOUT_MS; -ENOMEM no memory for the channel
+ * or its queue pair; negative errno from the device (registration,
+ * connection).
  */
 RCX_API int rcx_bind(struct rcx_req *init_req, const struct rcx_info *info,
 		     struct rcx_req **chan);
@@ -116,7 +129,8 @@ RCX_API int rcx_imbind(struct rcx_req *init_req, int n,
 		       struct rcx_req **eph);
 
 /*
- * Rebind: the channel takes a new buffer, length, peer, tag and protocol
+ * Rebind (MPI_Rebind): give a channel a new buffer, peer or protocol.
+ * The channel takes a new buffer, length, peer, tag and protocol
  * (enum rcx_chan_protocol), matched like a bind on the same group it was
  * bound on (both ends rebind). The handle stays the same. Rebinding a
  * channel of a bundle takes it out of the bundle. Implemented as a free of

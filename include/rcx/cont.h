@@ -114,8 +114,8 @@ typedef void rcx_continue_cb(struct rcx_status *statuses, void *cb_data);
  * drops the persistent continuations still registered with it.
  * Errors: -EINVAL ctx or cont_req NULL, ctx not live, an info key above
  * with a malformed value, "mpi_continue_thread" = "any" on a
- * RCX_THREAD_SINGLE context; -ENOMEM; -EAGAIN the progress thread could
- * not be started; negative errno creating the wakeup eventfd.
+ * RCX_THREAD_SINGLE context; -ENOMEM no memory for the request; -EAGAIN
+ * the progress thread could not be started; negative errno creating the wakeup eventfd.
  */
 RCX_API int rcx_continue_init(struct rcx_ctx *ctx, const struct rcx_info *info,
 			      struct rcx_req **cont_req);
@@ -136,7 +136,8 @@ RCX_API int rcx_continue_init(struct rcx_ctx *ctx, const struct rcx_info *info,
  * cont_req, or attaching would make continuation requests wait on each
  * other in a cycle; RCX_ERR_CONT_ATTACHED *op_req already has a
  * continuation that has not run, or a persistent one while *op_req is
- * active; -ECANCELED the context is being destroyed; -ENOMEM.
+ * active; -ECANCELED the context is being destroyed; -ENOMEM no memory
+ * for the continuation.
  */
 RCX_API int rcx_continue(struct rcx_req **op_req, rcx_continue_cb *cb,
 			 void *cb_data, int flags, struct rcx_status *status,
@@ -163,13 +164,14 @@ RCX_API int rcx_continueall(int n, struct rcx_req **op_reqs,
  * set as rcx_ctx_event_fd() and call rcx_progress (or test the
  * continuation request) after every wakeup: that runs them and drains the
  * fd. Before the first call the fd is not signalled for queued work.
- * The fd belongs to the context. Errors: -EINVAL; negative errno creating
- * it.
+ * The fd belongs to the context. Errors: -EINVAL ctx is NULL or not a
+ * live context; negative errno creating it.
  */
 RCX_API int rcx_cont_event_fd(struct rcx_ctx *ctx);
 
 /*
- * Async-signal-safe: run the callbacks of ready continuations registered
+ * Run ready continuations from a signal handler (async-signal-safe).
+ * It runs the callbacks of ready continuations registered
  * with continuation requests created with
  * "mpi_continue_async_signal_safe" = "true" (and not poll-only), from a
  * signal handler or anywhere else. It takes no lock, allocates nothing and

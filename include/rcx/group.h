@@ -18,46 +18,99 @@ struct rcx_ctx;
 struct rcx_group;
 
 /*
- * The world group of this process, from the bootstrap: the rcx-run
- * launcher ("local"), RCX_RANK/RCX_SIZE/RCX_ROOT ("env"), or a singleton;
- * RCX_BOOTSTRAP=local|env|singleton forces one. Collective over all
- * processes of the job. Connections are made eagerly to every peer.
- * The same group is returned on each call (reference counted).
- * Errors: -EINVAL; -EPROTO bootstrap misconfigured (RCX_* variables
- * malformed, or srun started several tasks without --mpi=pmix);
- * -ETIMEDOUT peers did not arrive (RCX_CONNECT_TIMEOUT_MS);
- * -ECONNREFUSED/-EHOSTUNREACH connection failures; -ENOMEM.
+ * The world group of this process: every process of the job, ranked as
+ * the launcher ranked them. The bootstrap that tells rcx the job is
+ * detected in this order: "pmix" when a PMIx server started the process
+ * (mpirun, prterun, srun --mpi=pmix: PMIX_RANK and PMIX_NAMESPACE set;
+ * needs rcx built with libpmix-dev), "local" when the rcx-run launcher
+ * started it, "env" when RCX_RANK, RCX_SIZE and RCX_ROOT are set (rank 0
+ * listens at RCX_ROOT, host:port), else "singleton", a job of one.
+ * RCX_BOOTSTRAP=pmix|local|env|singleton (or the bootstrap of the
+ * context's configuration) forces one.
+ *
+ * Collective over all processes of the job: it blocks until every rank has
+ * called it and the ranks have exchanged their connection addresses. How
+ * the connections are made follows the context's connection mode
+ * (struct rcx_ctx_attr connect, or RCX_CONNECT): lazy, the default,
+ * connects a pair on its first message (or when a window is created over
+ * the group, which connects all of it), so a failure to connect is
+ * reported by that operation; eager connects every pair before the call
+ * returns. The same group is returned on each call (reference counted):
+ * every call hands out one handle, each released with rcx_group_free.
+ * *out is written on success only; on an error no group is made and the
+ * call may be repeated.
+ * Errors: -EINVAL ctx is NULL or not a live context, out is NULL, or
+ * RCX_BOOTSTRAP names no bootstrap; -EPROTO the bootstrap is
+ * misconfigured (RCX_RANK, RCX_SIZE or RCX_ROOT malformed or
+ * inconsistent, a launcher message not understood, or srun started
+ * several tasks without --mpi=pmix); -EOPNOTSUPP the pmix bootstrap is
+ * needed but rcx was built without PMIx; -ETIMEDOUT the other ranks did
+ * not all arrive within RCX_BOOT_TIMEOUT_MS (env and local bootstraps,
+ * default 30 s) or the PMIx server's exchange timed out, or (eager mode)
+ * the connections were not all up within RCX_CONNECT_TIMEOUT_MS;
+ * -ECONNREFUSED the bootstrap's server could not be reached (forced
+ * pmix without a PMIx server, env with nothing listening at RCX_ROOT),
+ * or (eager) a peer refused the connection; -ECONNRESET the PMIx server
+ * went away; -EHOSTUNREACH (eager) a peer's address cannot be reached;
+ * -EIO another PMIx failure; -ENOMEM memory for the group or its
+ * connections could not be allocated.
  */
 RCX_API int rcx_group_world(struct rcx_ctx *ctx, struct rcx_group **out);
 
 /*
- * A two-process group with a peer, perftest style: the server calls
- * rcx_group_accept and the client rcx_group_connect with the server's
- * rcx_ctx_address(). The accepting side is rank 0. Wait at most
- * timeout_ms (-1: no limit).
- * Errors: -EINVAL bad address or argument (timeout_ms below -1 too);
- * -ETIMEDOUT; -ECONNREFUSED;
- * -EHOSTUNREACH; -ENOMEM.
+ * A two-process group with a peer, perftest style, without a launcher:
+ * the server calls rcx_group_accept and the client rcx_group_connect with
+ * the address the server's rcx_ctx_address() gave (passed out of band,
+ * e.g. on the command line). The accepting side is rank 0, the connecting
+ * side rank 1; the connection is made before either call returns. Both
+ * block for at most timeout_ms milliseconds (-1: no limit; the progress
+ * of the context runs meanwhile). *out is written on success only and is
+ * released with rcx_group_free. One rcx_group_accept takes one client;
+ * call it again for the next.
+ * Errors: -EINVAL ctx not a live context, out NULL, addr NULL, empty or
+ * malformed, or timeout_ms below -1 (logged); -ETIMEDOUT no
+ * peer arrived, or the connection was not up, within timeout_ms;
+ * -ECONNREFUSED nothing listens at addr (or the server refused);
+ * -EHOSTUNREACH addr cannot be reached from this device; -ENOMEM memory
+ * for the group or its connection could not be allocated.
  */
 RCX_API int rcx_group_connect(struct rcx_ctx *ctx, const char *addr,
 			      int timeout_ms, struct rcx_group **out);
 RCX_API int rcx_group_accept(struct rcx_ctx *ctx, int timeout_ms,
 			     struct rcx_group **out);
 
-/* Rank and size; -EINVAL for a NULL or dead group. */
+/*
+ * The rank of this process in g (0 to size - 1) and the number of
+ * processes in g. Neither blocks nor communicates; they may be called on
+ * a group whose members have failed (the failed keep their ranks).
+ * Errors: -EINVAL g is NULL or not a live group (freed).
+ */
 RCX_API int rcx_group_rank(const struct rcx_group *g);
 RCX_API int rcx_group_size(const struct rcx_group *g);
 
 /*
- * Synchronising barrier over the group. Errors: -EINVAL;
- * RCX_ERR_PROC_FAILED a member failed.
+ * Barrier: returns once every rank of g has called it. Collective and
+ * blocking (a dissemination barrier of log2(size) rounds of empty
+ * messages; with lazy connections the first one connects the pairs it
+ * needs). It orders nothing but itself: messages and RMA operations in
+ * flight are not completed by it.
+ * Errors: -EINVAL g is NULL or not a live group; RCX_ERR_PROC_FAILED a
+ * member of g is known to have failed (before or during the call), so the
+ * barrier cannot complete; -ENOMEM no memory for the rounds; otherwise an
+ * error of the messages it sends (as rcx_send).
  */
 RCX_API int rcx_group_barrier(struct rcx_group *g);
 
 /*
- * Every rank contributes len bytes of in; out receives size * len bytes,
- * rank order. Errors: -EINVAL (NULL buffers with len > 0);
- * RCX_ERR_PROC_FAILED.
+ * Allgather: gather len bytes of every rank at every rank, in rank order.
+ * Every rank contributes len bytes from in, and out receives
+ * size * len bytes, rank i's contribution at out + i * len (this rank's
+ * own included). len must be the same at every rank. Collective and
+ * blocking; in and out are the caller's and may be reused on return.
+ * Errors: -EINVAL g is NULL or not a live group, or in or out NULL with
+ * len > 0; RCX_ERR_PROC_FAILED a member of g is known to have failed, so
+ * out is incomplete; -ENOMEM no memory for the exchange; otherwise an
+ * error of the messages it sends (as rcx_send).
  */
 RCX_API int rcx_group_allgather(struct rcx_group *g, const void *in, size_t len,
 				void *out);
@@ -72,6 +125,41 @@ RCX_API int rcx_group_allgather(struct rcx_group *g, const void *in, size_t len,
  */
 RCX_API int rcx_group_get_failed(struct rcx_group *g, int *ranks, int max,
 				 int *n);
+
+/*
+ * What the connection to a peer got, as rcx_group_peer_info reports it.
+ * Set version to RCX_PEER_INFO_VERSION before the call: a later rcx that
+ * adds fields at the end fills only those the caller's version has.
+ */
+#define RCX_PEER_INFO_VERSION 1
+
+struct rcx_peer_info {
+	unsigned int version;	 /* in: RCX_PEER_INFO_VERSION */
+	char provider[16];	 /* "verbs", "shm" (auto: the one it chose) */
+	char device[64];	 /* "rxe0", "mlx5_0"; "shm" */
+	unsigned int local_qpn;	 /* this end's queue pair; 0: none (shm) */
+	unsigned int remote_qpn; /* the peer's queue pair; 0: none */
+	unsigned int path_mtu;	 /* bytes; 0: no path MTU (shm) */
+	unsigned int max_inline; /* largest send posted inline, as granted */
+};
+
+/*
+ * Describe the connection of this process to rank of g: which provider
+ * and device carry it and, on verbs, the queue pair numbers of both ends,
+ * the path MTU and the inline size the device granted (which may be less
+ * than RCX_INLINE asked for). What perftest prints in its header, read
+ * from the connection itself. Local: it neither blocks nor communicates,
+ * and does not make a lazy connection (send a message first). info is
+ * written on success only; its version field is read.
+ * Errors: -EINVAL g not a live group, info NULL, info->version not a
+ * version this rcx knows, or rank out of range (logged with the group's
+ * size); -ENOTCONN rank is this process, or its connection is not up
+ * (lazy and not yet made, still connecting, or closed);
+ * RCX_ERR_PROC_FAILED rank is known to have failed; -EOPNOTSUPP the
+ * provider cannot describe its connections.
+ */
+RCX_API int rcx_group_peer_info(struct rcx_group *g, int rank,
+				struct rcx_peer_info *info);
 
 /*
  * Release the caller's handle to the group (rcx_group_world hands out

@@ -32,15 +32,23 @@ struct rcx_status;
  *
  * Errors of all calls below: -EINVAL NULL group/req or buffer NULL with
  * len > 0, rank out of range (or ANY_SOURCE on a send), tag < 0 or >
- * RCX_TAG_UB (ANY_TAG allowed on receives); -ENOMEM; RCX_ERR_PROC_FAILED
- * the peer is known to have failed. Nothing is posted on an error.
+ * RCX_TAG_UB (ANY_TAG allowed on receives); -ENOMEM no memory for the
+ * request or its message; RCX_ERR_PROC_FAILED the peer is known to have
+ * failed. Nothing is posted on an error.
  */
 RCX_API int rcx_isend(struct rcx_group *g, const void *buf, size_t len,
 		      int dest, int tag, struct rcx_req **req);
 RCX_API int rcx_irecv(struct rcx_group *g, void *buf, size_t len, int source,
 		      int tag, struct rcx_req **req);
 
-/* Blocking forms: return 0 or the error (status may be IGNORE). */
+/*
+ * Blocking forms of rcx_isend and rcx_irecv, with the same arguments:
+ * they return once the operation is complete (a send: its buffer may be
+ * reused, which for an eager message is at once; a receive: the message
+ * is in buf and described by status, which may be RCX_STATUS_IGNORE).
+ * Progress is made while they wait. They return 0 or the error of the
+ * operation, as rcx_wait does with an ignored status.
+ */
 RCX_API int rcx_send(struct rcx_group *g, const void *buf, size_t len, int dest,
 		     int tag);
 RCX_API int rcx_recv(struct rcx_group *g, void *buf, size_t len, int source,

@@ -31,9 +31,18 @@ struct rcx_status {
 #define RCX_UNDEFINED	    (-32766)
 
 /*
- * Start an inactive persistent request.
- * Errors: -EINVAL NULL or not a request; -EBUSY already active (nothing
- * is posted); -EOPNOTSUPP not a persistent request; an error from posting.
+ * Start an inactive persistent request (rcx_send_init, rcx_recv_init, or
+ * a bound channel): it becomes active and sends or receives one message
+ * with the arguments it was made with; complete it with rcx_test or
+ * rcx_wait, after which it is inactive again and may be restarted. Does
+ * not block: on a channel it is one post to the device. The buffer
+ * belongs to rcx while the request is active.
+ * Errors: -EINVAL req NULL or not a live request; -EBUSY already active
+ * (nothing is posted); -EAGAIN a channel from rcx_ibind whose bind has not
+ * completed; -EOPNOTSUPP not a persistent request (or a continuation
+ * request); RCX_ERR_PROC_FAILED the peer is known to have failed;
+ * otherwise the error of the post (as rcx_isend), the request then
+ * inactive.
  */
 RCX_API int rcx_start(struct rcx_req *req);
 
@@ -59,7 +68,8 @@ RCX_API int rcx_test(struct rcx_req **req, int *flag,
 /*
  * Wait until complete; like rcx_test with flag = 1. Returns 0 or the
  * operation's error when status is IGNORE (the request is completed and
- * freed either way). Errors: -EINVAL.
+ * freed either way). Errors: -EINVAL req NULL or *req not a live request
+ * (nothing waited for).
  */
 RCX_API int rcx_wait(struct rcx_req **req, struct rcx_status *status);
 

@@ -133,8 +133,12 @@ RCX_API int rcx_win_create(struct rcx_group *g, void *base, size_t size,
 
 /*
  * Like rcx_win_create, with the memory (size bytes, 64-byte aligned,
- * zeroed) allocated by rcx and freed by rcx_win_free; *base and *out are
- * written on success. Errors: as rcx_win_create; -EINVAL base NULL, or
+ * zeroed) allocated by rcx and freed by rcx_win_free. Collective over g
+ * and blocking, as rcx_win_create; size and disp_unit may differ from
+ * rank to rank. *base (this process's memory, to be read and written
+ * directly under the window's synchronisation rules) and *out are
+ * written on success only; the memory belongs to the window and must not
+ * be freed by the caller. Errors: as rcx_win_create; -EINVAL base NULL, or
  * size more than the device registers in one piece (logged); -ENOMEM
  * size more than this machine's memory (logged), or the allocation
  * failed.
@@ -167,7 +171,8 @@ RCX_API int rcx_win_free(struct rcx_win **win);
  * RCX_ERR_WIN_INVALID. Memory that the failed epoch targeted is
  * undefined; the rest keeps its contents.
  *
- * rcx_win_validate: collective over the live members. On a valid window
+ * rcx_win_validate: make an invalid window usable again with the
+ * survivors; collective over the live members. On a valid window
  * it is a barrier. On an invalid one the survivors agree on the failed
  * set (the agreement survives the death of any rank during it, the one
  * leading it included), the window memory is registered again (new keys:
@@ -176,13 +181,19 @@ RCX_API int rcx_win_free(struct rcx_win **win);
  * operations to a failed rank return RCX_ERR_PROC_FAILED. A failure
  * during validate makes it return RCX_ERR_PROC_FAILED with the window
  * still invalid; call it again.
- * Errors: -EINVAL win not live; -ENOMEM; RCX_ERR_PROC_FAILED.
+ * Errors: -EINVAL win not live; -ENOMEM no memory for the agreement or
+ * the new registration; RCX_ERR_PROC_FAILED a rank failed during the
+ * call (the window stays invalid: call it again).
  */
 RCX_API int rcx_win_validate(struct rcx_win *win);
 
 /*
- * The failed ranks of the window's group known here, as
- * rcx_group_get_failed. Errors: -EINVAL.
+ * The failed ranks of the window's group known here, ascending, as
+ * rcx_group_get_failed: the first max of them in ranks, their number in
+ * *n (it may exceed max). Local: it neither blocks nor communicates, and
+ * works on an invalid window too, to decide whether to validate it.
+ * Errors: -EINVAL win not a live window, n NULL, max < 0, or ranks NULL
+ * with max > 0.
  */
 RCX_API int rcx_win_get_failed(struct rcx_win *win, int *ranks, int max,
 			       int *n);
@@ -216,11 +227,17 @@ RCX_API int rcx_win_get_undefined(struct rcx_win *win,
 
 /*
  * Put len bytes from buf at byte offset disp * disp_unit of target's
- * window; get len bytes from there into buf.
+ * window (disp_unit being the target's); get len bytes from there into
+ * buf. Nonblocking: one RDMA WRITE or READ is posted (a long one in
+ * pieces) and the call returns; the target takes no part. buf stays in
+ * use by rcx until the operation is complete at the origin
+ * (rcx_win_flush_local or stronger); a get's data is in buf only then.
+ * The target may be this process.
  * Errors (all operations below): -EINVAL win not live, target out of
  * range, buf NULL with len > 0, the range does not fit the target's
  * window; RCX_ERR_EPOCH no access epoch to target is open;
- * RCX_ERR_PROC_FAILED the target is known to have failed; -ENOMEM;
+ * RCX_ERR_PROC_FAILED the target is known to have failed; -ENOMEM no
+ * memory to track the operation;
  * -EMSGSIZE a software accumulate cannot fit one element into a message
  * (RCX_EAGER_SIZE too small). Nothing is sent on an error.
  */
@@ -232,7 +249,11 @@ RCX_API int rcx_get(struct rcx_win *win, void *buf, size_t len, int target,
 /*
  * target[i] = target[i] op buf[i] for count elements of type dtype
  * (RCX_REPLACE stores buf[i]; RCX_NO_OP changes nothing and buf may be
- * NULL). Errors: as rcx_put; -EINVAL unknown dtype or op, a bitwise op on
+ * NULL), at disp of target's window. Each element is updated atomically
+ * with respect to other accumulates (see the ordering rules above).
+ * Nonblocking, like rcx_put: buf is in use until the operation is
+ * complete at the origin; a software accumulate completes only when the
+ * target makes progress. Errors: as rcx_put; -EINVAL unknown dtype or op, a bitwise op on
  * a floating type.
  */
 RCX_API int rcx_accumulate(struct rcx_win *win, const void *buf, size_t count,
@@ -240,20 +261,32 @@ RCX_API int rcx_accumulate(struct rcx_win *win, const void *buf, size_t count,
 
 /*
  * As rcx_accumulate, and result[i] receives the value target[i] had
- * before (valid after a flush_local or stronger synchronisation).
+ * before, each element read and updated in one atomic step. Nonblocking:
+ * result is valid, and buf reusable, only after a flush_local or stronger
+ * synchronisation (or the completion of rcx_rget_accumulate's request).
+ * With RCX_NO_OP it is an atomic read.
  * Errors: as rcx_accumulate; -EINVAL result NULL with count > 0.
  */
 RCX_API int rcx_get_accumulate(struct rcx_win *win, const void *buf,
 			       void *result, size_t count, int dtype,
 			       int target, size_t disp, int op);
 
-/* One element of rcx_get_accumulate. Errors: as rcx_get_accumulate. */
+/*
+ * One element of rcx_get_accumulate: *result receives the value at disp
+ * of target's window, which becomes value op *buf, in one atomic step.
+ * RCX_SUM and RCX_NO_OP on 64-bit integers use the NIC's fetch-and-add.
+ * Nonblocking: *result is valid after a flush_local or stronger
+ * synchronisation. Errors: as rcx_get_accumulate.
+ */
 RCX_API int rcx_fetch_and_op(struct rcx_win *win, const void *buf, void *result,
 			     int dtype, int target, size_t disp, int op);
 
 /*
  * If target == *compare then target = *buf; *result receives the old
- * value. Integer types only. Errors: as rcx_get_accumulate; -EINVAL
+ * value, in one atomic step at disp of target's window. Integer types
+ * only; 64-bit ones at 8-byte aligned addresses use the NIC's
+ * compare-and-swap. Nonblocking: *result is valid after a flush_local or
+ * stronger synchronisation. Errors: as rcx_get_accumulate; -EINVAL
  * compare NULL or a floating dtype.
  */
 RCX_API int rcx_compare_and_swap(struct rcx_win *win, const void *buf,
@@ -261,9 +294,13 @@ RCX_API int rcx_compare_and_swap(struct rcx_win *win, const void *buf,
 				 int target, size_t disp);
 
 /*
- * Request-based forms; *req is written on success and completes as
- * described above (test or wait on it; it is freed by the completing
- * call). Errors: as the plain forms, and RCX_ERR_EPOCH outside a lock or
+ * Request-based RMA: rcx_put, rcx_get, rcx_accumulate and
+ * rcx_get_accumulate with a request. Same arguments and the same
+ * nonblocking start. *req is written on success; it completes when the origin
+ * buffers may be used (for rget and rget_accumulate: when the data has
+ * arrived), which is not completion at the target: a flush or unlock
+ * still gives that. Test or wait on it; it is freed by the completing
+ * call, and a continuation may be attached to it. Errors: as the plain forms, and RCX_ERR_EPOCH outside a lock or
  * lock_all epoch; -EINVAL req NULL.
  */
 RCX_API int rcx_rput(struct rcx_win *win, const void *buf, size_t len,
@@ -279,27 +316,41 @@ RCX_API int rcx_rget_accumulate(struct rcx_win *win, const void *buf,
 				struct rcx_req **req);
 
 /*
- * Passive target: lock target's window, shared or exclusive (a lock word
- * at the target, taken with NIC atomics; the target needs not take part).
- * Returns once the lock is held. Errors: -EINVAL win not live, bad type
+ * Passive target: lock target's window, type RCX_LOCK_SHARED or
+ * RCX_LOCK_EXCLUSIVE (a lock word at the target, taken with NIC atomics;
+ * the target needs not take part). Blocks until the lock is held,
+ * retrying while another process holds it in a conflicting mode. Opens
+ * an access epoch to target, ended by rcx_win_unlock. Errors: -EINVAL win not live, bad type
  * or target; RCX_ERR_EPOCH target already locked by this process, a
  * lock_all epoch is open, or a fence epoch with operations is open;
- * RCX_ERR_PROC_FAILED.
+ * RCX_ERR_PROC_FAILED target is known to have failed (the window is then
+ * invalid).
  */
 RCX_API int rcx_win_lock(struct rcx_win *win, int type, int target);
 
 /*
- * Complete every operation to target at the target, then release the
- * lock. Errors: -EINVAL; RCX_ERR_EPOCH target is not locked by
- * rcx_win_lock; RCX_ERR_PROC_FAILED; the first error of an operation.
+ * End the access epoch rcx_win_lock opened: complete every operation of
+ * this process to target at the target, then release the lock. Blocks
+ * until both are done; the origin buffers of those operations are the
+ * caller's again.
+ * Errors: -EINVAL win not a live window or target out of range;
+ * RCX_ERR_EPOCH target is not locked by rcx_win_lock;
+ * RCX_ERR_PROC_FAILED target failed before its operations completed
+ * (the window is then invalid); the first error of an operation.
  */
 RCX_API int rcx_win_unlock(struct rcx_win *win, int target);
 
 /*
- * Shared lock on every rank / complete everything and release them.
- * Errors: -EINVAL; RCX_ERR_EPOCH (lock_all: a lock or lock_all is held or
- * a fence epoch with operations is open; unlock_all: no lock_all epoch);
- * RCX_ERR_PROC_FAILED; the first error of an operation.
+ * Lock every rank's window, shared, and unlock them all.
+ * rcx_win_lock_all takes a shared lock on the window of every rank of
+ * the group, blocking until all are held, and opens an access epoch to
+ * all of them. rcx_win_unlock_all completes every operation of this
+ * process at its target and releases the locks, blocking until done.
+ * Errors: -EINVAL win not a live window; RCX_ERR_EPOCH (lock_all: a lock
+ * or lock_all is held or a fence epoch with operations is open;
+ * unlock_all: no lock_all epoch); RCX_ERR_PROC_FAILED a member is known
+ * to have failed (the window is then invalid); the first error of an
+ * operation.
  */
 RCX_API int rcx_win_lock_all(struct rcx_win *win);
 RCX_API int rcx_win_unlock_all(struct rcx_win *win);
@@ -307,9 +358,12 @@ RCX_API int rcx_win_unlock_all(struct rcx_win *win);
 /*
  * flush: every operation to target (flush_all: to every rank) is
  * complete at the target. flush_local(_all): complete at the origin, its
- * buffers usable. Errors: -EINVAL; RCX_ERR_EPOCH no passive epoch to
- * target (to any rank, for the _all forms); RCX_ERR_PROC_FAILED; the
- * first error of an operation.
+ * buffers usable. All four block until that holds and leave the epoch
+ * open (the locks stay held).
+ * Errors: -EINVAL win not a live window or target out of range;
+ * RCX_ERR_EPOCH no passive epoch to target (to any rank, for the _all
+ * forms); RCX_ERR_PROC_FAILED the target (a member, for the _all forms)
+ * is known to have failed; the first error of an operation.
  */
 RCX_API int rcx_win_flush(struct rcx_win *win, int target);
 RCX_API int rcx_win_flush_all(struct rcx_win *win);
@@ -318,16 +372,23 @@ RCX_API int rcx_win_flush_local_all(struct rcx_win *win);
 
 /*
  * Synchronise the public and private copies of the local window: a full
- * memory barrier (MPI_Win_sync). Errors: -EINVAL.
+ * memory barrier (MPI_Win_sync), so that this process's loads and stores
+ * to its own window memory are ordered with RMA accesses that other
+ * processes synchronise with it. Local and nonblocking; allowed in any
+ * epoch state.
+ * Errors: -EINVAL win is NULL or not a live window; RCX_ERR_WIN_INVALID
+ * the window was invalidated by a failure (rcx_win_validate rebuilds it).
  */
 RCX_API int rcx_win_sync(struct rcx_win *win);
 
 /*
- * Active target: collective. Completes every operation of the epoch at
+ * Active target synchronisation (MPI_Win_fence): collective. Completes every operation of the epoch at
  * every target, then synchronises the group; a new access and exposure
- * epoch starts unless RCX_MODE_NOSUCCEED. Errors: -EINVAL unknown assert
- * bits; RCX_ERR_EPOCH a lock or lock_all epoch is open;
- * RCX_ERR_PROC_FAILED; the first error of an operation.
+ * epoch starts unless RCX_MODE_NOSUCCEED. asserts is 0 or an or of
+ * RCX_MODE_* values. Errors: -EINVAL win not a live window or unknown
+ * assert bits; RCX_ERR_EPOCH a lock or lock_all epoch is open;
+ * RCX_ERR_PROC_FAILED a member is known to have failed (the window is
+ * then invalid); the first error of an operation.
  */
 RCX_API int rcx_win_fence(struct rcx_win *win, int asserts);
 

@@ -458,6 +458,66 @@ RCX_API int rcx_group_size(const struct rcx_group *g)
 	return rcx__group_live(g) ? g->size : -EINVAL;
 }
 
+static int peer_info_locked(struct rcx_group *g, int rank,
+			    struct rcx_peer_info *info)
+{
+	const struct rcx_provider_ops *ops;
+	struct rcx__conn *c = g->conns[rank];
+	struct rcx_ep_info ei;
+	int ret;
+
+	if (g->failed[rank])
+		return RCX_ERR_PROC_FAILED;
+	if (!c || c->state != RCX__CONN_UP || !c->ep)
+		return -ENOTCONN;
+	/* the endpoint's maker: auto's choice for this peer */
+	ops = rcx__obj_ops(c->ep);
+	ret = ops->ep_query(c->ep, &ei);
+	if (ret)
+		return ret;
+	memset(info, 0, sizeof(*info));
+	info->version = RCX_PEER_INFO_VERSION;
+	snprintf(info->provider, sizeof(info->provider), "%s", ops->name);
+	snprintf(info->device, sizeof(info->device), "%s", ei.device);
+	info->local_qpn = ei.qpn;
+	info->remote_qpn = ei.remote_qpn;
+	info->path_mtu = ei.path_mtu;
+	info->max_inline = ei.max_inline;
+	return 0;
+}
+
+RCX_API int rcx_group_peer_info(struct rcx_group *g, int rank,
+				struct rcx_peer_info *info)
+{
+	struct rcx_peer_info out;
+	int ret;
+
+	if (!rcx__group_live(g) || !info)
+		return -EINVAL;
+	if (info->version != RCX_PEER_INFO_VERSION) {
+		rcx__log(RCX__LOG_ERROR, "group",
+			 "rcx_group_peer_info: info version %u (this rcx knows "
+			 "%d)",
+			 info->version, RCX_PEER_INFO_VERSION);
+		return -EINVAL;
+	}
+	if (rank < 0 || rank >= g->size) {
+		rcx__log(RCX__LOG_ERROR, "group",
+			 "rcx_group_peer_info: rank %d out of range (group of "
+			 "%d)",
+			 rank, g->size);
+		return -EINVAL;
+	}
+	if (rank == g->rank)
+		return -ENOTCONN;
+	rcx__lock(g->ctx);
+	ret = peer_info_locked(g, rank, &out);
+	rcx__unlock(g->ctx);
+	if (!ret)
+		*info = out;
+	return ret;
+}
+
 static int coll_tag(struct rcx_group *g, int round)
 {
 	return (int)((g->coll_seq & 0xffffff) << 6) | round;

@@ -82,6 +82,11 @@ int rcx__stub_peer_split(struct rcx_dev *dev, const char *addr)
 	return -EOPNOTSUPP;
 }
 
+int rcx__stub_ep_query(const struct rcx_ep *ep, struct rcx_ep_info *info)
+{
+	return -EOPNOTSUPP;
+}
+
 int rcx__stub_mr_reg_keyed(struct rcx_dev *dev, void *addr, size_t len,
 			   unsigned int access, uint32_t lkey, uint32_t rkey,
 			   struct rcx_mr **out)

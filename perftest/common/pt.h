@@ -129,9 +129,11 @@ struct pt_facts {
 	unsigned char gid[16];
 	int port, gid_index, mtu, inline_size; /* 0 (-1 index): unknown */
 	unsigned qpn, rqpn;		       /* 0: unknown */
+	char via[16]; /* the provider carrying the connection; "" unknown */
 };
+/* pi: rcx_group_peer_info's answer, or NULL (then sysfs and netlink) */
 void pt_facts_get(const struct pt_opts *o, struct rcx_ctx *ctx,
-		  struct pt_facts *f);
+		  const struct rcx_peer_info *pi, struct pt_facts *f);
 /* the header: both ends' facts exchanged over g (pt_report.c) */
 void pt_header(const struct pt_opts *o, struct rcx_ctx *ctx,
 	       struct rcx_group *g);

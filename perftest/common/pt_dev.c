@@ -6,7 +6,9 @@
  * GID that hold the address's IP, which is what rdma_cm uses), and the
  * queue pair numbers from the kernel's RDMA netlink resource dump (what
  * `rdma resource show qp` prints). No verbs call: the tools stay above
- * the library.
+ * the library. What rcx_group_peer_info gives (queue pairs, path MTU,
+ * inline size granted, the provider that carries the connection) is
+ * taken from it instead.
  */
 #include <arpa/inet.h>
 #include <dirent.h>
@@ -272,7 +274,7 @@ static void qp_numbers(struct pt_facts *f)
 #endif
 
 void pt_facts_get(const struct pt_opts *o, struct rcx_ctx *ctx,
-		  struct pt_facts *f)
+		  const struct rcx_peer_info *pi, struct pt_facts *f)
 {
 	const char *inl = getenv("RCX_INLINE");
 
@@ -284,8 +286,18 @@ void pt_facts_get(const struct pt_opts *o, struct rcx_ctx *ctx,
 		f->addr[0] = 0;
 	f->inline_size = inl && *inl ? atoi(inl) : 64;
 	f->gid_index = -1;
-	if (!strcmp(f->device, "shm"))
+	if (pi) {
+		snprintf(f->via, sizeof(f->via), "%s", pi->provider);
+		f->inline_size = (int)pi->max_inline;
+	}
+	if (!strcmp(f->device, "shm") || (pi && !pi->local_qpn))
 		return;
 	port_facts(f);
-	qp_numbers(f);
+	if (!pi) {
+		qp_numbers(f);
+		return;
+	}
+	f->qpn = pi->local_qpn;
+	f->rqpn = pi->remote_qpn;
+	f->mtu = (int)pi->path_mtu;
 }

@@ -67,6 +67,8 @@ static bool same_node(const char *a, const char *b)
 /* the provider that carries the messages to the peer */
 static const char *transport(void)
 {
+	if (me.via[0])
+		return me.via;
 	if (!strcmp(me.provider, "auto"))
 		return same_node(me.addr, peer.addr) ||
 				       !strcmp(me.device, "shm")
@@ -126,7 +128,10 @@ static void print_header(const struct pt_opts *o)
 		snprintf(num, sizeof(num), "%d", me.port);
 		printf(" Port            : %s\t\tLink type      : %s\n",
 		       me.port ? num : "n/a", me.link[0] ? me.link : "n/a");
-		if (me.mtu)
+		if (me.mtu && me.qpn && me.via[0])
+			printf(" Mtu             : %d[B] (the queue pair's)\n",
+			       me.mtu);
+		else if (me.mtu)
 			printf(" Mtu             : %d[B] (netdev %s)\n", me.mtu,
 			       me.ndev);
 		else
@@ -162,12 +167,14 @@ static void print_header(const struct pt_opts *o)
 void pt_header(const struct pt_opts *o, struct rcx_ctx *ctx,
 	       struct rcx_group *g)
 {
+	struct rcx_peer_info pi = { .version = RCX_PEER_INFO_VERSION };
 	struct pt_facts both[2];
 	int r = rcx_group_rank(g);
 
 	/* a lazy world connects here, so the queue pair exists */
 	PT_CHECK(rcx_group_barrier(g));
-	pt_facts_get(o, ctx, &me);
+	pt_facts_get(o, ctx, rcx_group_peer_info(g, 1 - r, &pi) ? NULL : &pi,
+		     &me);
 	PT_CHECK(rcx_group_allgather(g, &me, sizeof(me), both));
 	peer = both[1 - r];
 	have_facts = true;

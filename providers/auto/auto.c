@@ -371,6 +371,11 @@ static uint32_t auto_ep_max_inline(const struct rcx_ep *ep)
 	return rcx__obj_ops(ep)->ep_max_inline(ep);
 }
 
+static int auto_ep_query(const struct rcx_ep *ep, struct rcx_ep_info *info)
+{
+	return rcx__obj_ops(ep)->ep_query(ep, info);
+}
+
 /* Connection events of both, in turn. */
 static int auto_cm_poll(struct rcx_dev *d, struct rcx_cm_event *ev)
 {
@@ -497,6 +502,7 @@ const struct rcx_provider_ops rcx__auto_ops = {
 	.ep_destroy = auto_ep_destroy,
 	.ep_set_error = auto_ep_set_error,
 	.ep_max_inline = auto_ep_max_inline,
+	.ep_query = auto_ep_query,
 	.pwr_create = auto_pwr_create,
 	.pwr_destroy = auto_pwr_destroy,
 	.pwr_post = auto_pwr_post,

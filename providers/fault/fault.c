@@ -283,6 +283,11 @@ static uint32_t flt_ep_max_inline(const struct rcx_ep *ep)
 	return flt_lower->ep_max_inline(ep);
 }
 
+static int flt_ep_query(const struct rcx_ep *ep, struct rcx_ep_info *info)
+{
+	return flt_lower->ep_query(ep, info);
+}
+
 static int flt_cm_poll(struct rcx_dev *dev, struct rcx_cm_event *ev)
 {
 	return flt_lower->cm_poll(dev, ev);
@@ -477,6 +482,7 @@ const struct rcx_provider_ops rcx__fault_ops = {
 	.ep_destroy = flt_ep_destroy,
 	.ep_set_error = flt_ep_set_error,
 	.ep_max_inline = flt_ep_max_inline,
+	.ep_query = flt_ep_query,
 	.pwr_create = flt_pwr_create,
 	.pwr_destroy = flt_pwr_destroy,
 	.pwr_post = flt_pwr_post,

@@ -295,6 +295,7 @@ int shm_post_recv(struct rcx_ep *ep, struct rcx_wr *wr, struct rcx_wr **bad);
 int shm_cq_poll(struct rcx_dev *dev, struct rcx_cqe *cqe, int n);
 int shm_ep_set_error(struct rcx_ep *ep);
 uint32_t shm_ep_max_inline(const struct rcx_ep *ep);
+int shm_ep_query(const struct rcx_ep *ep, struct rcx_ep_info *info);
 int shm_pwr_create(struct rcx_ep *ep, const struct rcx_wr *wr, int recv,
 		   struct rcx_pwr **out);
 void shm_pwr_destroy(struct rcx_pwr *pwr);

@@ -503,6 +503,7 @@ const struct rcx_provider_ops rcx__shm_ops = {
 	.ep_destroy = shm_ep_destroy,
 	.ep_set_error = shm_ep_set_error,
 	.ep_max_inline = shm_ep_max_inline,
+	.ep_query = shm_ep_query,
 	.pwr_create = shm_pwr_create,
 	.pwr_destroy = shm_pwr_destroy,
 	.pwr_post = shm_pwr_post,

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
@@ -619,6 +620,15 @@ uint32_t shm_ep_max_inline(const struct rcx_ep *e)
 {
 	(void)e;
 	return SHM_INLINE;
+}
+
+/* No queue pair and no path MTU: the device and the inline size only. */
+int shm_ep_query(const struct rcx_ep *e, struct rcx_ep_info *info)
+{
+	memset(info, 0, sizeof(*info));
+	snprintf(info->device, sizeof(info->device), "shm");
+	info->max_inline = shm_ep_max_inline(e);
+	return 0;
 }
 
 int shm_cq_poll(struct rcx_dev *d, struct rcx_cqe *cqe, int n)

@@ -123,6 +123,7 @@ int vrb_post_recv(struct rcx_ep *ep, struct rcx_wr *wr, struct rcx_wr **bad);
 int vrb_cq_poll(struct rcx_dev *dev, struct rcx_cqe *cqe, int n);
 int vrb_ep_set_error(struct rcx_ep *ep);
 uint32_t vrb_ep_max_inline(const struct rcx_ep *ep);
+int vrb_ep_query(const struct rcx_ep *ep, struct rcx_ep_info *info);
 int vrb_qp_create(struct vrb_ep *ep, struct rdma_cm_id *id);
 /* Destroy ep's QP (if any) and give back its CQ entries. */
 void vrb_qp_destroy(struct vrb_ep *ep);

@@ -450,6 +450,7 @@ const struct rcx_provider_ops rcx__verbs_ops = {
 	.ep_destroy = vrb_ep_destroy,
 	.ep_set_error = vrb_ep_set_error,
 	.ep_max_inline = vrb_ep_max_inline,
+	.ep_query = vrb_ep_query,
 	.pwr_create = vrb_pwr_create,
 	.pwr_destroy = vrb_pwr_destroy,
 	.pwr_post = vrb_pwr_post,

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* Queue pairs, posting and completion polling. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "vrb.h"
@@ -336,6 +337,29 @@ int vrb_ep_set_error(struct rcx_ep *e)
 uint32_t vrb_ep_max_inline(const struct rcx_ep *e)
 {
 	return ((const struct vrb_ep *)e)->max_inline;
+}
+
+/* The QP's own numbers and path MTU, and the inline size it was granted. */
+int vrb_ep_query(const struct rcx_ep *e, struct rcx_ep_info *info)
+{
+	const struct vrb_ep *ep = (const struct vrb_ep *)e;
+	struct ibv_qp_init_attr init;
+	struct ibv_qp_attr qa;
+	int ret;
+
+	if (!ep->qp)
+		return -ENOTCONN;
+	ret = ibv_query_qp(ep->qp, &qa, IBV_QP_PATH_MTU | IBV_QP_DEST_QPN,
+			   &init);
+	if (ret)
+		return -ret;
+	memset(info, 0, sizeof(*info));
+	snprintf(info->device, sizeof(info->device), "%s", ep->dev->name);
+	info->qpn = ep->qp->qp_num;
+	info->remote_qpn = qa.dest_qp_num;
+	info->path_mtu = 128u << qa.path_mtu; /* IBV_MTU_256 is 1 */
+	info->max_inline = ep->max_inline;
+	return 0;
 }
 
 struct vrb_pwr {
