@@ -183,6 +183,9 @@ void rcx__p2p_arrived(struct rcx_group *g, int peer, struct rcx__conn *c,
 	struct rcx__unexp *u;
 	size_t plen = h->type == RCX__MSG_EAGER ? h->len : 0;
 
+	/* on a sub-group's shared connection: matched there, by its ranks */
+	if (h->gid && !(g = rcx__group_sub(g, h->gid, &peer)))
+		return;
 	for (r = g->posted[h->cid]; r; prev = r, r = r->next) {
 		if (!matches(r, peer, h->tag))
 			continue;
@@ -262,12 +265,18 @@ static void fail_posted(struct rcx_group *g, int peer, int err)
 	}
 }
 
+static void peer_gone(struct rcx_group *g, int peer, int err)
+{
+	fail_posted(g, peer, err);
+	rcx__feats_member_gone(g);
+}
+
 /* Receives that can only be satisfied by a failed peer complete in error. */
 void rcx__p2p_peer_failed(struct rcx__conn *c, int err)
 {
 	if (c->g) {
-		fail_posted(c->g, c->peer, err);
-		rcx__feats_member_gone(c->g);
+		peer_gone(c->g, c->peer, err);
+		rcx__group_subs_each(c->g, c->peer, peer_gone, err);
 	}
 }
 
