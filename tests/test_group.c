@@ -55,10 +55,10 @@ static void cross_p2p(struct rcx_group *p, struct rcx_group *s)
 	struct rcx_req *r[4];
 	struct rcx_status st[4];
 
-	TP_CHECK_OK(rcx_irecv(s, &in[1], sizeof(int), (sr + sn - 1) % sn,
-			      G_TAG, &r[0]));
-	TP_CHECK_OK(rcx_irecv(p, &in[0], sizeof(int), (pr + pn - 1) % pn,
-			      G_TAG, &r[1]));
+	TP_CHECK_OK(rcx_irecv(s, &in[1], sizeof(int), (sr + sn - 1) % sn, G_TAG,
+			      &r[0]));
+	TP_CHECK_OK(rcx_irecv(p, &in[0], sizeof(int), (pr + pn - 1) % pn, G_TAG,
+			      &r[1]));
 	TP_CHECK_OK(rcx_isend(p, &out[0], sizeof(int), (pr + 1) % pn, G_TAG,
 			      &r[2]));
 	TP_CHECK_OK(rcx_isend(s, &out[1], sizeof(int), (sr + 1) % sn, G_TAG,
@@ -193,8 +193,7 @@ static void window_on(struct rcx_group *s, int prank, const int *members)
 	v = 1;
 	TP_CHECK_OK(rcx_win_lock_all(w));
 	for (t = 0; t < n; t++)
-		TP_CHECK_OK(rcx_accumulate(w, &v, 1, RCX_INT32, t, 0,
-					   RCX_SUM));
+		TP_CHECK_OK(rcx_accumulate(w, &v, 1, RCX_INT32, t, 0, RCX_SUM));
 	TP_CHECK_OK(rcx_win_unlock_all(w));
 	TP_CHECK_OK(rcx_group_barrier(s));
 	TP_CHECK_EQ((uint32_t)base[0], 100 + members[0] + n);
@@ -214,10 +213,10 @@ static void bind_start(struct rcx_group *g, struct bound *b, bool send,
 
 	for (i = 0; i < G_SLOTS; i++)
 		b->buf[i] = send ? mark : -1;
-	TP_CHECK_OK(send ? rcx_send_init(g, b->buf, sizeof(b->buf), peer,
-					 G_TAG, &b->init)
-			 : rcx_recv_init(g, b->buf, sizeof(b->buf), peer,
-					 G_TAG, &b->init));
+	TP_CHECK_OK(send ? rcx_send_init(g, b->buf, sizeof(b->buf), peer, G_TAG,
+					 &b->init)
+			 : rcx_recv_init(g, b->buf, sizeof(b->buf), peer, G_TAG,
+					 &b->init));
 	TP_CHECK_OK(rcx_ibind(b->init, NULL, &b->ch, &b->eph));
 }
 
@@ -324,9 +323,88 @@ static void sc_disjoint(struct tp_job *j)
 	TP_CHECK_OK(rcx_group_free(&s));
 }
 
+/* Every rank's rank to the next one; each checks what came. */
+static void ring(struct rcx_group *g)
+{
+	int me = rcx_group_rank(g), n = rcx_group_size(g), got = -1;
+	struct rcx_req *r[2];
+
+	TP_CHECK_OK(
+		rcx_irecv(g, &got, sizeof(got), (me + n - 1) % n, 2, &r[0]));
+	TP_CHECK_OK(rcx_isend(g, &me, sizeof(me), (me + 1) % n, 2, &r[1]));
+	TP_CHECK_OK(rcx_waitall(2, r, RCX_STATUSES_IGNORE));
+	TP_CHECK_EQ(got, (me + n - 1) % n);
+}
+
+/* Check a status of a completed operation with RCX_PROC_NULL. */
+static void null_status(const struct rcx_status *st)
+{
+	TP_CHECK_EQ(st->source, RCX_PROC_NULL);
+	TP_CHECK_EQ(st->tag, RCX_ANY_TAG);
+	TP_CHECK_EQ(st->count, 0);
+	TP_CHECK_EQ(st->error, 0);
+}
+
+/*
+ * RCX_PROC_NULL as a peer: blocking, nonblocking and persistent sends
+ * and receives complete at once and move nothing, on the world and on
+ * a sub-group; a continuation follows one; a real message after them
+ * is still matched.
+ */
+static void sc_proc_null(struct tp_job *j)
+{
+	struct rcx_group *groups[2] = { j->g, NULL };
+	struct rcx_status st;
+	struct rcx_req *r, *p[2];
+	int k, i, v = 42, got = -1, flag;
+
+	TP_CHECK_OK(rcx_group_split(j->g, 0, 0, &groups[1]));
+	for (k = 0; k < 2; k++) {
+		struct rcx_group *g = groups[k];
+
+		TP_CHECK_OK(rcx_send(g, &v, sizeof(v), RCX_PROC_NULL, 3));
+		memset(&st, 0x5a, sizeof(st));
+		TP_CHECK_OK(
+			rcx_recv(g, &got, sizeof(got), RCX_PROC_NULL, 3, &st));
+		null_status(&st);
+		TP_CHECK_EQ(got, -1);
+		TP_CHECK_OK(rcx_irecv(g, &got, sizeof(got), RCX_PROC_NULL,
+				      RCX_ANY_TAG, &r));
+		/* complete at the first test, without progress from anyone */
+		TP_CHECK_OK(rcx_test(&r, &flag, &st));
+		TP_CHECK(flag);
+		TP_CHECK(r == NULL);
+		null_status(&st);
+		TP_CHECK_OK(rcx_isend(g, &v, sizeof(v), RCX_PROC_NULL, 0, &r));
+		TP_CHECK_OK(rcx_wait(&r, &st));
+		null_status(&st);
+		TP_CHECK_OK(rcx_send_init(g, &v, sizeof(v), RCX_PROC_NULL, 1,
+					  &p[0]));
+		TP_CHECK_OK(rcx_recv_init(g, &got, 1 << 20, RCX_PROC_NULL, 1,
+					  &p[1]));
+		for (i = 0; i < 3; i++) {
+			TP_CHECK_OK(rcx_startall(2, p));
+			TP_CHECK_OK(rcx_wait(&p[1], &st));
+			null_status(&st);
+			TP_CHECK_OK(rcx_wait(&p[0], &st));
+			null_status(&st);
+		}
+		TP_CHECK_OK(rcx_req_free(&p[0]));
+		TP_CHECK_OK(rcx_req_free(&p[1]));
+		/* still an error: ranks out of range, ANY_SOURCE on a send */
+		TP_CHECK_EQ(rcx_isend(g, &v, sizeof(v), -3, 0, &r), -EINVAL);
+		TP_CHECK_EQ(rcx_isend(g, &v, sizeof(v), RCX_ANY_SOURCE, 0, &r),
+			    -EINVAL);
+		/* real traffic after it */
+		ring(g);
+	}
+	TP_CHECK_OK(rcx_group_free(&groups[1]));
+}
+
 static const struct tp_scenario scenarios[] = {
 	{ .name = "split", .run = sc_split },
 	{ .name = "split_bad", .run = sc_split_bad },
+	{ .name = "proc_null", .run = sc_proc_null, .size = 2 },
 	{ .name = "sub3", .run = sc_sub3, .size = 4 },
 	{ .name = "disjoint", .run = sc_disjoint, .size = 4 },
 };
@@ -356,6 +434,11 @@ static void test_split_bad(void)
 	job(3, "split_bad");
 }
 
+static void test_proc_null(void)
+{
+	job(2, "proc_null");
+}
+
 static void test_sub3(void)
 {
 	job(4, "sub3");
@@ -369,6 +452,7 @@ static void test_disjoint(void)
 static const CU_TestInfo tests[] = {
 	{ "split_incl_excl_2_3_4", test_split },
 	{ "split_bad_arguments", test_split_bad },
+	{ "proc_null_p2p", test_proc_null },
 	{ "window_channel_on_3_of_4", test_sub3 },
 	{ "two_disjoint_subgroups", test_disjoint },
 	CU_TEST_INFO_NULL,

@@ -316,11 +316,25 @@ void rcx__p2p_cancel_group(struct rcx_group *g, int err)
 	}
 }
 
+/* To or from RCX_PROC_NULL: nothing moves, it is complete at once. */
+static int null_start(struct rcx_req *r)
+{
+	r->state = RCX__REQ_ACTIVE;
+	r->status.source = RCX_PROC_NULL;
+	r->status.tag = RCX_ANY_TAG;
+	r->status.count = 0;
+	rcx__req_complete(r, 0);
+	return 0;
+}
+
 static int send_start(struct rcx_req *r)
 {
 	struct rcx_group *g = r->g;
 	struct rcx__conn *c;
 	int ret;
+
+	if (r->peer == RCX_PROC_NULL)
+		return null_start(r);
 
 	r->status.source = g->rank;
 	r->status.tag = r->tag;
@@ -374,6 +388,8 @@ static int recv_start(struct rcx_req *r)
 	struct rcx__unexp *u, *prev = NULL;
 	uint8_t cid = r->cid;
 
+	if (r->peer == RCX_PROC_NULL)
+		return null_start(r);
 	if (r->peer >= 0 && r->peer != g->rank && g->conns[r->peer] &&
 	    g->conns[r->peer]->state == RCX__CONN_FAILED)
 		return RCX_ERR_PROC_FAILED;
@@ -414,7 +430,8 @@ static int check_args(struct rcx_group *g, const void *buf, size_t len,
 {
 	if (!rcx__group_live(g) || !out || (!buf && len))
 		return -EINVAL;
-	if (rank < (recv ? RCX_ANY_SOURCE : 0) || rank >= g->size)
+	if (rank != RCX_PROC_NULL &&
+	    (rank < (recv ? RCX_ANY_SOURCE : 0) || rank >= g->size))
 		return -EINVAL;
 	if (tag < (recv ? RCX_ANY_TAG : 0) || tag > RCX_TAG_UB)
 		return -EINVAL;
