@@ -65,6 +65,8 @@ static void group_destroy(struct rcx_group *g)
 	struct rcx_group **pp;
 	int i;
 
+	/* what ends now may let go of g (a collective's request): moot */
+	g->refs = -1;
 	rcx__p2p_cancel_group(g, -ECANCELED);
 	/* a sub-group's connections are its root's: they stay */
 	for (i = 0; !g->root && i < g->size; i++)
@@ -913,7 +915,7 @@ RCX_API int rcx_group_free(struct rcx_group **gp)
 
 void rcx__group_release(struct rcx_group *g)
 {
-	if (--g->refs == 0)
+	if (g->refs > 0 && --g->refs == 0)
 		group_destroy(g);
 }
 
