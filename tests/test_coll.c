@@ -218,9 +218,8 @@ static void moves(struct rcx_group *g)
 			in[i] = pattern(me, i);
 		for (root = 0; root < n; root++) {
 			memset(buf, 0, lens[k] * (size_t)n);
-			TP_CHECK_OK(rcx_group_gather(g, in, lens[k],
-						     me == root ? buf : NULL,
-						     root));
+			TP_CHECK_OK(rcx_group_gather(
+				g, in, lens[k], me == root ? buf : NULL, root));
 			if (me != root)
 				continue;
 			for (r = 0, bad = 0; r < n; r++)
@@ -256,8 +255,8 @@ static void nonblocking(struct tp_job *j, struct rcx_group *g)
 	memset(b, me == n - 1 ? 0x5c : 0, sizeof(b));
 	fill(RCX_INT64, in, me, 8);
 	TP_CHECK_OK(rcx_group_ibcast(g, b, sizeof(b), n - 1, &r[0]));
-	TP_CHECK_OK(rcx_group_iallreduce(g, in, out, 8, RCX_INT64, RCX_MAX,
-					 &r[1]));
+	TP_CHECK_OK(
+		rcx_group_iallreduce(g, in, out, 8, RCX_INT64, RCX_MAX, &r[1]));
 	TP_CHECK_OK(rcx_group_igather(g, in, sizeof(in), all, 0, &r[2]));
 	while (!flag)
 		TP_CHECK_OK(rcx_testall(3, r, &flag, RCX_STATUSES_IGNORE));
@@ -266,11 +265,12 @@ static void nonblocking(struct tp_job *j, struct rcx_group *g)
 	TP_CHECK_EQ(check_red(RCX_INT64, RCX_MAX, n, out, 8), 0);
 	if (me == 0)
 		for (i = 0; i < (size_t)n * 8; i++)
-			TP_CHECK_EQ(all[i], val(RCX_INT64, (int)(i / 8), i % 8));
+			TP_CHECK_EQ(all[i],
+				    val(RCX_INT64, (int)(i / 8), i % 8));
 	/* a continuation follows the request */
 	TP_CHECK_OK(rcx_continue_init(j->ctx, NULL, &cr));
-	TP_CHECK_OK(rcx_group_iallreduce(g, in, red, 8, RCX_INT64, RCX_SUM,
-					 &op));
+	TP_CHECK_OK(
+		rcx_group_iallreduce(g, in, red, 8, RCX_INT64, RCX_SUM, &op));
 	TP_CHECK_OK(rcx_continue(&op, on_done, &ran, 0, &st, cr));
 	TP_CHECK(op == NULL);
 	TP_CHECK_OK(rcx_wait(&cr, RCX_STATUS_IGNORE));
@@ -279,8 +279,8 @@ static void nonblocking(struct tp_job *j, struct rcx_group *g)
 	TP_CHECK_EQ(check_red(RCX_INT64, RCX_SUM, n, red, 8), 0);
 	TP_CHECK_OK(rcx_req_free(&cr));
 	/* freed while it runs: it still completes (the group holds) */
-	TP_CHECK_OK(rcx_group_iallreduce(g, in, red, 8, RCX_INT64, RCX_SUM,
-					 &op));
+	TP_CHECK_OK(
+		rcx_group_iallreduce(g, in, red, 8, RCX_INT64, RCX_SUM, &op));
 	TP_CHECK_OK(rcx_req_free(&op));
 	TP_CHECK_OK(rcx_group_barrier(g));
 }
@@ -340,8 +340,7 @@ static const struct tp_scenario scenarios[] = {
 
 static int peer_main(int argc, char **argv)
 {
-	return tp_peer_main("coll", scenarios, TP_COUNT(scenarios), argc,
-			    argv);
+	return tp_peer_main("coll", scenarios, TP_COUNT(scenarios), argc, argv);
 }
 
 const struct tu_peer tu_peer_coll = { "coll", peer_main };

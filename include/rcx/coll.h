@@ -29,17 +29,19 @@ struct rcx_req;
  * used again), to rcx_test/rcx_wait or follow with a continuation
  * (rcx_continue); a failure is in its status.error. The blocking forms
  * return that error. The group may be freed while one runs.
- *
- * Errors: -EINVAL g not live, req NULL, root out of range, an unknown
- * dtype or op, a bitwise op on a floating type, RCX_REPLACE or
- * RCX_NO_OP, a buffer NULL where bytes are due; RCX_ERR_PROC_FAILED a
- * rank of g failed (before: nothing is started; during: the request
- * completes with it); RCX_ERR_TRUNCATE (status) ranks gave different
- * sizes; -ENOMEM. Wrong arguments on one rank only are not detected by
- * the others, which may then wait for it (as in MPI).
  */
 
-/* buf's len bytes at root go to buf at every rank (binomial tree). */
+/*
+ * buf's len bytes at root go to buf at every rank (binomial tree).
+ * Errors of all calls below: -EINVAL g not live, req NULL, root out of
+ * range, an unknown dtype or op, a bitwise op on a floating type,
+ * RCX_REPLACE or RCX_NO_OP, a buffer NULL where bytes are due
+ * (logged, naming the value); RCX_ERR_PROC_FAILED a rank of g failed
+ * (before: nothing is started; during: the request completes with it);
+ * RCX_ERR_TRUNCATE (status) ranks gave different sizes; -ENOMEM. Wrong
+ * arguments on one rank only are not detected by the others, which may
+ * then wait for it (as in MPI).
+ */
 RCX_API int rcx_group_bcast(struct rcx_group *g, void *buf, size_t len,
 			    int root);
 RCX_API int rcx_group_ibcast(struct rcx_group *g, void *buf, size_t len,
@@ -59,8 +61,8 @@ RCX_API int rcx_group_ireduce(struct rcx_group *g, const void *in, void *out,
 /* The same, out at every rank (recursive doubling); out may be in. */
 RCX_API int rcx_group_allreduce(struct rcx_group *g, const void *in, void *out,
 				size_t count, int dtype, int op);
-RCX_API int rcx_group_iallreduce(struct rcx_group *g, const void *in,
-				 void *out, size_t count, int dtype, int op,
+RCX_API int rcx_group_iallreduce(struct rcx_group *g, const void *in, void *out,
+				 size_t count, int dtype, int op,
 				 struct rcx_req **req);
 
 /*

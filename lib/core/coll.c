@@ -73,25 +73,25 @@ static bool op_ok(int dtype, int op)
 }
 
 /* x = x op y, arithmetic in U (integers wrap: U is unsigned) */
-#define FOLD(T, U)                                                      \
-	do {                                                            \
-		T *x = acc;                                             \
-		const T *y = in;                                        \
-		for (i = 0; i < n; i++)                                 \
-			switch (op) {                                   \
-			case RCX_SUM:                                   \
-				x[i] = (T)((U)x[i] + (U)y[i]);          \
-				break;                                  \
-			case RCX_PROD:                                  \
-				x[i] = (T)((U)x[i] * (U)y[i]);          \
-				break;                                  \
-			case RCX_MIN:                                   \
-				x[i] = y[i] < x[i] ? y[i] : x[i];       \
-				break;                                  \
-			case RCX_MAX:                                   \
-				x[i] = y[i] > x[i] ? y[i] : x[i];       \
-				break;                                  \
-			}                                               \
+#define FOLD(T, U)                                                \
+	do {                                                      \
+		T *x = acc;                                       \
+		const T *y = in;                                  \
+		for (i = 0; i < n; i++)                           \
+			switch (op) {                             \
+			case RCX_SUM:                             \
+				x[i] = (T)((U)x[i] + (U)y[i]);    \
+				break;                            \
+			case RCX_PROD:                            \
+				x[i] = (T)((U)x[i] * (U)y[i]);    \
+				break;                            \
+			case RCX_MIN:                             \
+				x[i] = y[i] < x[i] ? y[i] : x[i]; \
+				break;                            \
+			case RCX_MAX:                             \
+				x[i] = y[i] > x[i] ? y[i] : x[i]; \
+				break;                            \
+			}                                         \
 	} while (0)
 
 /*
@@ -109,7 +109,7 @@ static void fold(int dtype, int op, void *acc, const void *in, size_t n)
 		/* bitwise ops on integers are bitwise on their bytes */
 		n *= dtype_size(dtype);
 		for (i = 0; i < n; i++)
-			xb[i] = op == RCX_BAND ? xb[i] & yb[i]
+			xb[i] = op == RCX_BAND	? xb[i] & yb[i]
 				: op == RCX_BOR ? xb[i] | yb[i]
 						: xb[i] ^ yb[i];
 		return;
@@ -233,8 +233,8 @@ static int bcast_step(struct coll *c)
 	if (c->vr && c->mask == 0) {
 		/* from the parent first: vr less its lowest bit */
 		c->mask = lowbit(c->vr);
-		ret = post(c, true, c->out, c->len,
-			   real(c, c->vr - c->mask), 0);
+		ret = post(c, true, c->out, c->len, real(c, c->vr - c->mask),
+			   0);
 		return ret < 0 ? ret : 0;
 	}
 	/* then to the children: vr + m for each bit m below that one */
@@ -375,8 +375,7 @@ static bool args_ok(const char *fn, struct rcx_group *g, int root,
 }
 
 /* A reduction's type, op and size; *len its bytes. */
-static bool red_ok(const char *fn, size_t count, int dtype, int op,
-		   size_t *len)
+static bool red_ok(const char *fn, size_t count, int dtype, int op, size_t *len)
 {
 	size_t es = dtype_size(dtype);
 
@@ -479,9 +478,8 @@ static int reduce_common(const char *fn, struct rcx_group *g, const void *in,
 	struct coll *c;
 	size_t len = 0;
 
-	if (!args_ok(fn, g, root, req) ||
-	    !red_ok(fn, count, dtype, op, &len) || (len && !in) ||
-	    (len && !out && (all || g->rank == root)))
+	if (!args_ok(fn, g, root, req) || !red_ok(fn, count, dtype, op, &len) ||
+	    (len && !in) || (len && !out && (all || g->rank == root)))
 		return -EINVAL;
 	c = coll_new(all ? allreduce_step : reduce_step, in,
 		     all || g->rank == root ? out : NULL, len, root);
@@ -503,8 +501,8 @@ RCX_API int rcx_group_ireduce(struct rcx_group *g, const void *in, void *out,
 			     false, req);
 }
 
-RCX_API int rcx_group_iallreduce(struct rcx_group *g, const void *in,
-				 void *out, size_t count, int dtype, int op,
+RCX_API int rcx_group_iallreduce(struct rcx_group *g, const void *in, void *out,
+				 size_t count, int dtype, int op,
 				 struct rcx_req **req)
 {
 	return reduce_common(__func__, g, in, out, count, dtype, op, 0, true,
