@@ -401,12 +401,80 @@ static void sc_proc_null(struct tp_job *j)
 	TP_CHECK_OK(rcx_group_free(&groups[1]));
 }
 
+/* Wait until g knows a failed rank (the launcher or a connection). */
+static int wait_failed(struct rcx_group *g, int *failed, int max)
+{
+	long long end = tu_now_ms() + 60000;
+	int n = 0;
+
+	while (!n && tu_now_ms() < end)
+		TP_CHECK_OK(rcx_group_get_failed(g, failed, max, &n));
+	return n;
+}
+
+/*
+ * Rank 3 dies with windows open on A = {0, 1, 3} (it is in it) and on
+ * B = {0, 1, 2} (it is not): on 0 and 1, A and its window learn of the
+ * failure (A's rank 2), B and its window go on as before; rank 2, only
+ * in B, sees B's window work too.
+ */
+static void sc_sub_ft(struct tp_job *j)
+{
+	static const int la[] = { 0, 1, 3 }, lb[] = { 0, 1, 2 };
+	struct rcx_group *a = NULL, *b = NULL;
+	struct rcx_win *wa = NULL;
+	uint64_t *base_a = NULL, v = 7;
+	int failed[4], n, ret;
+
+	TP_CHECK_OK(rcx_group_incl(j->g, 3, la, &a));
+	TP_CHECK_OK(rcx_group_incl(j->g, 3, lb, &b));
+	if (a)
+		TP_CHECK_OK(rcx_win_allocate(a, 64, 8, NULL, (void **)&base_a,
+					     &wa));
+	if (b)
+		window_on(b, j->rank, lb);
+	ret = rcx_group_barrier(j->g);
+	TP_CHECK(ret == 0 || ret == RCX_ERR_PROC_FAILED);
+	if (j->rank == 3) {
+		fflush(NULL);
+		raise(SIGKILL);
+	}
+	if (a && TP_CHECK_EQ(wait_failed(a, failed, 4), 1)) {
+		TP_CHECK_EQ(failed[0], 2); /* rank 3 is A's rank 2 */
+		TP_CHECK_OK(rcx_win_get_failed(wa, failed, 4, &n));
+		TP_CHECK_EQ(n, 1);
+		TP_CHECK_EQ(failed[0], 2);
+		TP_CHECK_EQ(rcx_put(wa, &v, 8, 0, 0), RCX_ERR_WIN_INVALID);
+		TP_CHECK_EQ(rcx_group_barrier(a), RCX_ERR_PROC_FAILED);
+		TP_CHECK_EQ(
+			rcx_group_allreduce(a, &v, &v, 1, RCX_INT64, RCX_SUM),
+			RCX_ERR_PROC_FAILED);
+		TP_CHECK_OK(rcx_win_free(&wa));
+	}
+	/* the world knows it by its own rank */
+	if (a && TP_CHECK_EQ(wait_failed(j->g, failed, 4), 1))
+		TP_CHECK_EQ(failed[0], 3);
+	/* B has no failed member: its window and collectives go on */
+	TP_CHECK_OK(rcx_group_get_failed(b, failed, 4, &n));
+	TP_CHECK_EQ(n, 0);
+	window_on(b, j->rank, lb);
+	v = 1;
+	TP_CHECK_OK(rcx_group_allreduce(b, &v, &v, 1, RCX_INT64, RCX_SUM));
+	TP_CHECK_EQ(v, 3);
+	if (a)
+		TP_CHECK_OK(rcx_group_free(&a));
+	TP_CHECK_OK(rcx_group_free(&b));
+	/* no closing barrier on the world: a member is dead */
+	TP_CHECK_OK(rcx_group_free(&j->g));
+}
+
 static const struct tp_scenario scenarios[] = {
 	{ .name = "split", .run = sc_split },
 	{ .name = "split_bad", .run = sc_split_bad },
 	{ .name = "proc_null", .run = sc_proc_null, .size = 2 },
 	{ .name = "sub3", .run = sc_sub3, .size = 4 },
 	{ .name = "disjoint", .run = sc_disjoint, .size = 4 },
+	{ .name = "sub_ft", .run = sc_sub_ft, .size = 4 },
 };
 
 static int peer_main(int argc, char **argv)
@@ -449,12 +517,20 @@ static void test_disjoint(void)
 	job(4, "disjoint");
 }
 
+static void test_sub_ft(void)
+{
+	setenv("RCX_RUN_FT", "1", 1);
+	job(4, "sub_ft");
+	unsetenv("RCX_RUN_FT");
+}
+
 static const CU_TestInfo tests[] = {
 	{ "split_incl_excl_2_3_4", test_split },
 	{ "split_bad_arguments", test_split_bad },
 	{ "proc_null_p2p", test_proc_null },
 	{ "window_channel_on_3_of_4", test_sub3 },
 	{ "two_disjoint_subgroups", test_disjoint },
+	{ "failure_inside_and_outside_subgroup", test_sub_ft },
 	CU_TEST_INFO_NULL,
 };
 
