@@ -468,10 +468,67 @@ static void sc_sub_ft(struct tp_job *j)
 	TP_CHECK_OK(rcx_group_free(&j->g));
 }
 
+/* Start and wait n null channels k times: each at once, nothing moved. */
+static void null_starts(int n, struct rcx_req **ch, int k)
+{
+	struct rcx_status st[4];
+	int i, flag;
+
+	while (k-- > 0) {
+		TP_CHECK_OK(rcx_startall(n, ch));
+		/* complete at the first test */
+		TP_CHECK_OK(rcx_testall(n, ch, &flag, st));
+		TP_CHECK(flag);
+		for (i = 0; i < n; i++)
+			null_status(&st[i]);
+	}
+}
+
+/*
+ * Channels bound to RCX_PROC_NULL: bind, ibind and mbind complete at
+ * once at one end only (no peer), every start completes at once, free
+ * waits for no one; a null channel rebound to a real peer carries data.
+ */
+static void sc_chan_null(struct tp_job *j)
+{
+	int buf[4] = { 1, 2, 3, 4 }, i;
+	struct rcx_req *init, *ch[4], *eph;
+	bool send = j->rank == 0;
+
+	TP_CHECK_OK(send ? rcx_send_init(j->g, buf, sizeof(buf), RCX_PROC_NULL,
+					 5, &init)
+			 : rcx_recv_init(j->g, buf, sizeof(buf), RCX_PROC_NULL,
+					 5, &init));
+	TP_CHECK_OK(rcx_bind(init, NULL, &ch[0]));
+	TP_CHECK_OK(rcx_ibind(init, NULL, &ch[1], &eph));
+	TP_CHECK_OK(rcx_wait(&eph, RCX_STATUS_IGNORE));
+	TP_CHECK_OK(rcx_mbind(init, 2, NULL, &ch[2]));
+	null_starts(4, ch, 3);
+	for (i = 0; i < 4; i++)
+		TP_CHECK_EQ(buf[i], i + 1);
+	TP_CHECK_OK(rcx_bind_free(&ch[1], 3));
+	/* rebound to the other rank: a real channel now */
+	TP_CHECK_OK(rcx_rebind(ch[0], buf, sizeof(buf), 1 - j->rank, 6,
+			       RCX_CHAN_AUTO, NULL));
+	if (!send)
+		memset(buf, 0, sizeof(buf));
+	TP_CHECK_OK(rcx_start(ch[0]));
+	TP_CHECK_OK(rcx_wait(&ch[0], RCX_STATUS_IGNORE));
+	for (i = 0; i < 4; i++)
+		TP_CHECK_EQ(buf[i], i + 1);
+	/* and back to no one */
+	TP_CHECK_OK(rcx_rebind(ch[0], buf, sizeof(buf), RCX_PROC_NULL, 6,
+			       RCX_CHAN_AUTO, NULL));
+	null_starts(1, ch, 2);
+	TP_CHECK_OK(rcx_bind_free(&ch[0], 1));
+	TP_CHECK_OK(rcx_req_free(&init));
+}
+
 static const struct tp_scenario scenarios[] = {
 	{ .name = "split", .run = sc_split },
 	{ .name = "split_bad", .run = sc_split_bad },
 	{ .name = "proc_null", .run = sc_proc_null, .size = 2 },
+	{ .name = "chan_null", .run = sc_chan_null, .size = 2 },
 	{ .name = "sub3", .run = sc_sub3, .size = 4 },
 	{ .name = "disjoint", .run = sc_disjoint, .size = 4 },
 	{ .name = "sub_ft", .run = sc_sub_ft, .size = 4 },
@@ -507,6 +564,11 @@ static void test_proc_null(void)
 	job(2, "proc_null");
 }
 
+static void test_chan_null(void)
+{
+	job(2, "chan_null");
+}
+
 static void test_sub3(void)
 {
 	job(4, "sub3");
@@ -528,6 +590,7 @@ static const CU_TestInfo tests[] = {
 	{ "split_incl_excl_2_3_4", test_split },
 	{ "split_bad_arguments", test_split_bad },
 	{ "proc_null_p2p", test_proc_null },
+	{ "proc_null_channel", test_chan_null },
 	{ "window_channel_on_3_of_4", test_sub3 },
 	{ "two_disjoint_subgroups", test_disjoint },
 	{ "failure_inside_and_outside_subgroup", test_sub_ft },
