@@ -702,27 +702,17 @@ static int chans_fill(struct chset *s, const struct bind_args *a,
  * RCX_PROC_NULL does; the set is never up, so a free tells no peer and
  * waits for none.
  */
-static int null_start(struct rcx_req *r)
-{
-	r->state = RCX__REQ_ACTIVE;
-	r->status.source = RCX_PROC_NULL;
-	r->status.tag = RCX_ANY_TAG;
-	r->status.count = 0;
-	rcx__req_complete(r, 0);
-	return 0;
-}
-
 static int null_start_many(struct rcx_req **reqs, int n)
 {
 	int i;
 
 	for (i = 0; i < n; i++)
-		null_start(reqs[i]);
+		rcx__p2p_null_start(reqs[i]);
 	return 0;
 }
 
 static const struct rcx__req_ops null_chan_ops = {
-	.start = null_start,
+	.start = rcx__p2p_null_start,
 	.start_many = null_start_many,
 };
 

@@ -495,6 +495,8 @@ int rcx__isend_cb(struct rcx_group *g, const void *buf, size_t len, int dest,
 int rcx__irecv_cb(struct rcx_group *g, void *buf, size_t len, int src, int tag,
 		  uint8_t cid, void (*done)(struct rcx_req *), void *arg,
 		  struct rcx_req **pending);
+/* To or from RCX_PROC_NULL: nothing moves, r completes at once (0). */
+int rcx__p2p_null_start(struct rcx_req *r);
 /* take back a posted unmatched receive (completes with err) */
 bool rcx__p2p_cancel(struct rcx_req *r, int err);
 void rcx__p2p_peer_failed(struct rcx__conn *c, int error);

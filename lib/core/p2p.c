@@ -316,8 +316,7 @@ void rcx__p2p_cancel_group(struct rcx_group *g, int err)
 	}
 }
 
-/* To or from RCX_PROC_NULL: nothing moves, it is complete at once. */
-static int null_start(struct rcx_req *r)
+int rcx__p2p_null_start(struct rcx_req *r)
 {
 	r->state = RCX__REQ_ACTIVE;
 	r->status.source = RCX_PROC_NULL;
@@ -334,7 +333,7 @@ static int send_start(struct rcx_req *r)
 	int ret;
 
 	if (r->peer == RCX_PROC_NULL)
-		return null_start(r);
+		return rcx__p2p_null_start(r);
 
 	r->status.source = g->rank;
 	r->status.tag = r->tag;
@@ -389,7 +388,7 @@ static int recv_start(struct rcx_req *r)
 	uint8_t cid = r->cid;
 
 	if (r->peer == RCX_PROC_NULL)
-		return null_start(r);
+		return rcx__p2p_null_start(r);
 	if (r->peer >= 0 && r->peer != g->rank && g->conns[r->peer] &&
 	    g->conns[r->peer]->state == RCX__CONN_FAILED)
 		return RCX_ERR_PROC_FAILED;
