@@ -401,6 +401,29 @@ static void sc_proc_null(struct tp_job *j)
 	TP_CHECK_OK(rcx_group_free(&groups[1]));
 }
 
+/*
+ * Two sub-groups with the same members in the same order: messages and
+ * channel binds with the same tags, posted in crossing orders, each
+ * match on their own group only.
+ */
+static void sc_twins(struct tp_job *j)
+{
+	static const int members[] = { 0, 1, 2, 3 };
+	struct rcx_group *a = NULL, *b = NULL;
+
+	TP_CHECK_OK(rcx_group_split(j->g, 0, j->rank, &a));
+	TP_CHECK_OK(rcx_group_split(j->g, 0, j->rank, &b));
+	TP_CHECK_OK(rcx_group_free(&j->g));
+	if (!TP_CHECK(a && b))
+		return;
+	cross_p2p(a, b);
+	cross_p2p(b, a);
+	channels_on(a, b, j->rank, members);
+	channels_on(b, a, j->rank, members);
+	TP_CHECK_OK(rcx_group_free(&a));
+	TP_CHECK_OK(rcx_group_free(&b));
+}
+
 /* Wait until g knows a failed rank (the launcher or a connection). */
 static int wait_failed(struct rcx_group *g, int *failed, int max)
 {
@@ -531,6 +554,7 @@ static const struct tp_scenario scenarios[] = {
 	{ .name = "chan_null", .run = sc_chan_null, .size = 2 },
 	{ .name = "sub3", .run = sc_sub3, .size = 4 },
 	{ .name = "disjoint", .run = sc_disjoint, .size = 4 },
+	{ .name = "twins", .run = sc_twins, .size = 4 },
 	{ .name = "sub_ft", .run = sc_sub_ft, .size = 4 },
 };
 
@@ -579,6 +603,11 @@ static void test_disjoint(void)
 	job(4, "disjoint");
 }
 
+static void test_twins(void)
+{
+	job(4, "twins");
+}
+
 static void test_sub_ft(void)
 {
 	setenv("RCX_RUN_FT", "1", 1);
@@ -593,6 +622,7 @@ static const CU_TestInfo tests[] = {
 	{ "proc_null_channel", test_chan_null },
 	{ "window_channel_on_3_of_4", test_sub3 },
 	{ "two_disjoint_subgroups", test_disjoint },
+	{ "same_members_own_matching", test_twins },
 	{ "failure_inside_and_outside_subgroup", test_sub_ft },
 	CU_TEST_INFO_NULL,
 };
