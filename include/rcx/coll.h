@@ -32,15 +32,15 @@ struct rcx_req;
  */
 
 /*
- * buf's len bytes at root go to buf at every rank (binomial tree).
+ * Broadcast: root's len bytes of buf go to buf at every rank (binomial
+ * tree). Wrong arguments on one rank only are not detected by the
+ * others, which may then wait for it (as in MPI).
  * Errors of all calls below: -EINVAL g not live, req NULL, root out of
  * range, an unknown dtype or op, a bitwise op on a floating type,
  * RCX_REPLACE or RCX_NO_OP, a buffer NULL where bytes are due
  * (logged, naming the value); RCX_ERR_PROC_FAILED a rank of g failed
  * (before: nothing is started; during: the request completes with it);
- * RCX_ERR_TRUNCATE (status) ranks gave different sizes; -ENOMEM. Wrong
- * arguments on one rank only are not detected by the others, which may
- * then wait for it (as in MPI).
+ * RCX_ERR_TRUNCATE (status) ranks gave different sizes; -ENOMEM.
  */
 RCX_API int rcx_group_bcast(struct rcx_group *g, void *buf, size_t len,
 			    int root);
