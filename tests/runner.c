@@ -40,6 +40,8 @@ TU_SUITE(tu_suite_ft);
 TU_SUITE(tu_suite_stress);
 TU_SUITE(tu_suite_life);
 TU_SUITE(tu_suite_limits);
+TU_SUITE(tu_suite_group);
+TU_SUITE(tu_suite_coll);
 TU_PEER(tu_peer_api);
 TU_PEER(tu_peer_log);
 TU_PEER(tu_peer_smoke);
@@ -53,6 +55,8 @@ TU_PEER(tu_peer_ft);
 TU_PEER(tu_peer_stress);
 TU_PEER(tu_peer_life);
 TU_PEER(tu_peer_limits);
+TU_PEER(tu_peer_group);
+TU_PEER(tu_peer_coll);
 
 /* clang-format off */
 static const struct tu_suite *const suites[] = {
@@ -72,6 +76,8 @@ static const struct tu_suite *const suites[] = {
 	&tu_suite_stress,
 	&tu_suite_life,
 	&tu_suite_limits,
+	&tu_suite_group,
+	&tu_suite_coll,
 	NULL,
 };
 
@@ -89,6 +95,8 @@ static const struct tu_peer *const peers[] = {
 	&tu_peer_stress,
 	&tu_peer_life,
 	&tu_peer_limits,
+	&tu_peer_group,
+	&tu_peer_coll,
 	NULL,
 };
 /* clang-format on */

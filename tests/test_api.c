@@ -636,7 +636,7 @@ static void test_info_junk(void)
 
 static void test_p2p_send_args(void)
 {
-	static const int bad_rank[] = { 1, -2, RCX_ANY_SOURCE, INT_MAX,
+	static const int bad_rank[] = { 1, -3, RCX_ANY_SOURCE, INT_MAX,
 					INT_MIN };
 	static const int bad_tag[] = { -2, RCX_ANY_TAG, RCX_TAG_UB + 1, INT_MAX,
 				       INT_MIN };
@@ -681,7 +681,7 @@ static void test_p2p_send_args(void)
 
 static void test_p2p_recv_args(void)
 {
-	static const int bad_rank[] = { 1, -2, INT_MAX, INT_MIN };
+	static const int bad_rank[] = { 1, -3, INT_MAX, INT_MIN };
 	static const int bad_tag[] = { -2, RCX_TAG_UB + 1, INT_MAX, INT_MIN };
 	char buf[16];
 	struct rcx_req *r = SENTINEL(struct rcx_req);

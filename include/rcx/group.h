@@ -162,6 +162,38 @@ RCX_API int rcx_group_peer_info(struct rcx_group *g, int rank,
 				struct rcx_peer_info *info);
 
 /*
+ * Sub-groups, like MPI_Comm_split and MPI_Comm_create from
+ * MPI_Group_incl/excl. Collective over every rank of parent, each giving
+ * its own color and key (split) or the same rank list (incl, excl). The
+ * new group uses parent's connections (no new ones), holds them while it
+ * lives, and may outlive the parent's handle (rcx_group_free the parent
+ * first is allowed). Its traffic is its own: messages, collectives and
+ * channel binds on it never match those on the parent or on another
+ * sub-group with the same tag. Windows, channels, continuations and
+ * failures (rcx_group_get_failed: the ranks of the sub-group known to
+ * have failed) work on it as on the world; free it with rcx_group_free.
+ *
+ * split: the ranks that gave the same color form a group, ranked by key
+ * and then by rank in parent; color RCX_UNDEFINED (rcx/req.h) takes part
+ * and gets *out = NULL. incl: the n ranks of parent in ranks[], in that
+ * order; excl: all ranks of parent but those n, in parent's order. A
+ * rank not in the new group gets *out = NULL (n = 0 for incl: all do).
+ * A rank whose own arguments are wrong still takes part; then every
+ * rank fails with -EINVAL.
+ * Errors: -EINVAL parent not live, out NULL, color < 0 but not
+ * RCX_UNDEFINED, n out of 0..size, ranks NULL with n > 0, a rank out of
+ * range or given twice, the ranks of parent not making the same call
+ * with the same list; RCX_ERR_PROC_FAILED a rank of parent failed;
+ * -ENOMEM.
+ */
+RCX_API int rcx_group_split(struct rcx_group *parent, int color, int key,
+			    struct rcx_group **out);
+RCX_API int rcx_group_incl(struct rcx_group *parent, int n, const int *ranks,
+			   struct rcx_group **out);
+RCX_API int rcx_group_excl(struct rcx_group *parent, int n, const int *ranks,
+			   struct rcx_group **out);
+
+/*
  * Release the caller's handle to the group (rcx_group_world hands out
  * one per call); *g = NULL, and the handle is refused (-EINVAL) by every
  * call after. What was made from the group keeps it: channels bound over

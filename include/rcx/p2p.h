@@ -16,6 +16,12 @@ struct rcx_status;
 #define RCX_ANY_SOURCE (-1)
 #define RCX_ANY_TAG    (-1)
 #define RCX_TAG_UB     0x3fffffff /* largest user tag */
+/*
+ * A peer that is no one (MPI_PROC_NULL): a send or receive to it, and a
+ * channel bound to it, completes at once with status.source RCX_PROC_NULL,
+ * tag RCX_ANY_TAG, count 0.
+ */
+#define RCX_PROC_NULL (-2)
 
 /*
  * Point-to-point with MPI semantics: tag matching, RCX_ANY_SOURCE and

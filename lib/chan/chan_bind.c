@@ -651,43 +651,26 @@ static void eph_release(struct rcx_req *r)
 static const struct rcx__req_ops eph_ops = { .release = eph_release };
 
 /*
- * Make the set, its channel requests and the ephemeral request, and start
- * the handshake. Lock held. chans[i] get the channel handles (or reuse
- * the handles in reuse[] for rebind).
+ * The channel requests of set s (or the handles in reuse[], rebind), of
+ * kind ops. 0, or -ENOMEM with none taken.
  */
-static int bind_start(struct rcx_ctx *ctx, const struct bind_args *a, int n,
-		      struct rcx_req **reuse, struct rcx_req **chans,
-		      struct rcx_req **eph_out)
+static int chans_fill(struct chset *s, const struct bind_args *a,
+		      struct rcx_req **reuse, const struct rcx__req_ops *ops)
 {
-	struct chset *s;
-	struct rcx_req *eph;
-	int i, ret;
+	int i;
 
-	ret = alloc_set(ctx, a, n, &s);
-	if (ret)
-		return ret;
-	s->proto = a->proto;
-	eph = rcx__req_get(ctx, RCX__REQ_INTERNAL, &eph_ops);
-	if (!eph) {
-		set_destroy(s);
-		return -ENOMEM;
-	}
-	eph->obj = s;
-	eph->state = RCX__REQ_ACTIVE;
-	s->eph = eph;
-	for (i = 0; i < n; i++) {
+	for (i = 0; i < s->n; i++) {
 		struct chan *c = &s->ch[i];
-		struct rcx_req *r = reuse ? reuse[i]
-					  : rcx__req_get(ctx, RCX__REQ_CHAN,
-							 &rcx__chan_ops);
+		struct rcx_req *r =
+			reuse ? reuse[i]
+			      : rcx__req_get(s->ctx, RCX__REQ_CHAN, ops);
 
 		if (!r) {
 			while (i-- > 0)
 				rcx__req_put(s->ch[i].req);
-			rcx__req_put(eph);
-			set_destroy(s);
 			return -ENOMEM;
 		}
+		r->ops = ops; /* a rebind to or from RCX_PROC_NULL */
 		c->req = r;
 		c->set = s;
 		c->idx = i;
@@ -709,6 +692,93 @@ static int bind_start(struct rcx_ctx *ctx, const struct bind_args *a, int n,
 		 */
 		r->status.source = a->is_send ? a->g->rank : a->peer;
 		r->status.tag = a->tag;
+	}
+	return 0;
+}
+
+/*
+ * Channels bound to RCX_PROC_NULL: no peer, no queue pair. A start
+ * completes at once and moves nothing, as a send or receive to
+ * RCX_PROC_NULL does; the set is never up, so a free tells no peer and
+ * waits for none.
+ */
+static int null_start_many(struct rcx_req **reqs, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		rcx__p2p_null_start(reqs[i]);
+	return 0;
+}
+
+static const struct rcx__req_ops null_chan_ops = {
+	.start = rcx__p2p_null_start,
+	.start_many = null_start_many,
+};
+
+static int null_bind(struct rcx_ctx *ctx, const struct bind_args *a, int n,
+		     struct rcx_req **reuse, struct rcx_req **chans,
+		     struct rcx_req **eph_out)
+{
+	struct chset *s =
+		calloc(1, sizeof(*s) + (size_t)n * sizeof(struct chan));
+	struct rcx_req *eph = rcx__req_get(ctx, RCX__REQ_INTERNAL, NULL);
+	int i, ret = -ENOMEM;
+
+	if (s && eph) {
+		s->ctx = ctx;
+		s->n = s->live = n;
+		s->is_send = a->is_send;
+		s->proto = a->proto;
+		s->state = SET_FAILED;
+		ret = chans_fill(s, a, reuse, &null_chan_ops);
+	}
+	if (ret) {
+		if (eph)
+			rcx__req_put(eph);
+		free(s);
+		return ret;
+	}
+	for (i = 0; i < n; i++)
+		chans[i] = s->ch[i].req;
+	eph->state = RCX__REQ_ACTIVE;
+	rcx__req_complete(eph, 0); /* bound: there is no one to wait for */
+	*eph_out = eph;
+	return 0;
+}
+
+/*
+ * Make the set, its channel requests and the ephemeral request, and start
+ * the handshake. Lock held. chans[i] get the channel handles (or reuse
+ * the handles in reuse[] for rebind).
+ */
+static int bind_start(struct rcx_ctx *ctx, const struct bind_args *a, int n,
+		      struct rcx_req **reuse, struct rcx_req **chans,
+		      struct rcx_req **eph_out)
+{
+	struct chset *s;
+	struct rcx_req *eph;
+	int i, ret;
+
+	if (a->peer == RCX_PROC_NULL)
+		return null_bind(ctx, a, n, reuse, chans, eph_out);
+	ret = alloc_set(ctx, a, n, &s);
+	if (ret)
+		return ret;
+	s->proto = a->proto;
+	eph = rcx__req_get(ctx, RCX__REQ_INTERNAL, &eph_ops);
+	if (!eph) {
+		set_destroy(s);
+		return -ENOMEM;
+	}
+	eph->obj = s;
+	eph->state = RCX__REQ_ACTIVE;
+	s->eph = eph;
+	ret = chans_fill(s, a, reuse, &rcx__chan_ops);
+	if (ret) {
+		rcx__req_put(eph);
+		set_destroy(s);
+		return ret;
 	}
 	set_link(s);
 	ctx->conn_req_hook = chan_conn_req;
@@ -1139,9 +1209,10 @@ static int mrebind_start(int n, struct rcx_req **chans, void *buf, size_t len,
 	a.tag = tag;
 	a.is_send = c0->set->is_send;
 	a.proto = protocol;
-	if (peer < (a.is_send ? 0 : RCX_ANY_SOURCE) || peer >= a.g->size ||
-	    peer == a.g->rank || tag < (a.is_send ? 0 : RCX_ANY_TAG) ||
-	    tag > RCX_TAG_UB)
+	if ((peer != RCX_PROC_NULL &&
+	     (peer < (a.is_send ? 0 : RCX_ANY_SOURCE) || peer >= a.g->size ||
+	      peer == a.g->rank)) ||
+	    tag < (a.is_send ? 0 : RCX_ANY_TAG) || tag > RCX_TAG_UB)
 		goto out;
 	for (i = 0; i < n; i++)
 		if (to_chan(chans[i])->set->is_send != a.is_send ||

@@ -507,6 +507,7 @@ static int post_msg(struct rcx__conn *c, struct rcx_req *r, uint8_t type)
 		h->cid = r->cid;
 		h->tag = r->tag;
 		h->id = r->rndv_id;
+		h->gid = r->g ? r->g->gid : 0;
 		if (type == RCX__MSG_EAGER) {
 			payload = r->len;
 			h->len = (uint32_t)payload;

@@ -244,7 +244,9 @@ struct rcx__hdr {
 	uint64_t addr;
 	uint64_t size;
 	uint32_t rkey;
-	uint32_t pad;
+	/* EAGER and RTS: the sub-group of the connection's group the message
+	 * is matched in (rcx_group_split), 0 for that group itself */
+	uint32_t gid;
 };
 
 /*
@@ -493,6 +495,8 @@ int rcx__isend_cb(struct rcx_group *g, const void *buf, size_t len, int dest,
 int rcx__irecv_cb(struct rcx_group *g, void *buf, size_t len, int src, int tag,
 		  uint8_t cid, void (*done)(struct rcx_req *), void *arg,
 		  struct rcx_req **pending);
+/* To or from RCX_PROC_NULL: nothing moves, r completes at once (0). */
+int rcx__p2p_null_start(struct rcx_req *r);
 /* take back a posted unmatched receive (completes with err) */
 bool rcx__p2p_cancel(struct rcx_req *r, int err);
 void rcx__p2p_peer_failed(struct rcx__conn *c, int error);
@@ -547,6 +551,19 @@ struct rcx_group {
 	int nfailed;
 	long long failed_at_us;
 	uint32_t agree_seq; /* agreements run on this group */
+	/*
+	 * A sub-group (rcx_group_split/incl/excl) has no connections of its
+	 * own: conns[] are those of root, the group that owns them (held
+	 * while the sub-group lives), and gid marks its messages on them.
+	 * root_rank[i] is rank i's rank in root, of_root[r] the rank here of
+	 * root rank r (-1: not a member). A root has gid 0, and next_gid is
+	 * the smallest gid a new sub-group of it may take here.
+	 */
+	struct rcx_group *root;
+	int *root_rank; /* [size] */
+	int *of_root;	/* [root->size] */
+	uint32_t gid;
+	uint32_t next_gid;
 	struct rcx_group *next;
 };
 
@@ -565,6 +582,25 @@ int rcx__group_exchange_locked(struct rcx_group *g, const void *in,
 			       const uint8_t *excl);
 int rcx__group_allgather_locked(struct rcx_group *g, const void *in, size_t len,
 				void *out, const uint8_t *excl);
+
+/*
+ * The sub-group gid of root, and in *peer the rank there of root rank
+ * *peer: where a message that came on root's connection is matched.
+ * NULL when there is none here (freed) or the sender is not a member.
+ */
+struct rcx_group *rcx__group_sub(struct rcx_group *root, uint32_t gid,
+				 int *peer);
+/*
+ * fn(sub, rank, err) for every sub-group of root that has root rank r,
+ * with its rank there (nothing when root is itself a sub-group).
+ */
+void rcx__group_subs_each(struct rcx_group *root, int r,
+			  void (*fn)(struct rcx_group *, int, int), int err);
+/* The group whose connections g uses: g itself unless a sub-group. */
+static inline struct rcx_group *rcx__group_root(struct rcx_group *g)
+{
+	return g->root ? g->root : g;
+}
 
 #define RCX__GROUP_MAGIC 0x52435847u
 #define RCX__GROUP_HELD	 0x52435848u /* freed by the user, still held */

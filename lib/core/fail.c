@@ -41,6 +41,8 @@ void rcx__group_failed(struct rcx_group *g, int rank, int err)
 	rcx__p2p_any_failed(g, RCX_ERR_PROC_FAILED);
 	/* windows become invalid, channels to it fail (lib/win, lib/chan) */
 	rcx__feats_member_failed(g, rank, RCX_ERR_PROC_FAILED);
+	/* and in every sub-group of g it is a member of (group.c) */
+	rcx__group_subs_each(g, rank, rcx__group_failed, err);
 }
 
 /* Launcher notices are polled at most this often from progress. */

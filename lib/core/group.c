@@ -65,8 +65,11 @@ static void group_destroy(struct rcx_group *g)
 	struct rcx_group **pp;
 	int i;
 
+	/* what ends now may let go of g (a collective's request): moot */
+	g->refs = -1;
 	rcx__p2p_cancel_group(g, -ECANCELED);
-	for (i = 0; i < g->size; i++)
+	/* a sub-group's connections are its root's: they stay */
+	for (i = 0; !g->root && i < g->size; i++)
 		rcx__conn_destroy(g->conns[i]);
 	/* what arrived while the connections drained is dropped too */
 	rcx__p2p_cancel_group(g, -ECANCELED);
@@ -78,6 +81,12 @@ static void group_destroy(struct rcx_group *g)
 	if (ctx->world == g)
 		ctx->world = NULL;
 	g->magic = 0;
+	/* a sub-group is newer than its root: at teardown (groups newest
+	 * first) it goes first, and may take the root with it */
+	if (g->root)
+		rcx__group_release(g->root);
+	free(g->root_rank);
+	free(g->of_root);
 	free(g->conns);
 	free(g->failed);
 	free(g);
@@ -677,6 +686,277 @@ RCX_API int rcx_group_allgather(struct rcx_group *g, const void *in, size_t len,
 	return ret;
 }
 
+/*
+ * Sub-groups: MPI_Comm_split, and MPI_Group_incl/excl with
+ * MPI_Comm_create. Collective over the parent: an allgather of what
+ * each rank asks, then a barrier, so that no member sends on the new
+ * group before every member has made it (its messages would find no
+ * group). The connections stay the root's; messages carry the gid.
+ */
+struct sub_wire {
+	int32_t color;
+	int32_t key;
+	uint32_t gid; /* the smallest gid still free here */
+	uint32_t bad; /* its own arguments were wrong */
+	uint64_t sum; /* of the call and its rank list: every rank's alike */
+};
+
+struct sub_member {
+	int key;
+	int rank; /* in the parent */
+};
+
+static int member_cmp(const void *a, const void *b)
+{
+	const struct sub_member *x = a, *y = b;
+
+	if (x->key != y->key)
+		return x->key < y->key ? -1 : 1;
+	return x->rank - y->rank;
+}
+
+/* The sub-group of parent's ranks m[0..n-1], this one at m[me]. */
+static int sub_new(struct rcx_group *parent, const struct sub_member *m, int n,
+		   int me, uint32_t gid, struct rcx_group **out)
+{
+	struct rcx_group *root = rcx__group_root(parent), *g;
+	int i, r, ret;
+
+	ret = group_new(parent->ctx, me, n, &g);
+	if (ret)
+		return ret;
+	g->root = root;
+	rcx__group_hold(root);
+	g->gid = gid;
+	g->root_rank = malloc(sizeof(int) * (size_t)n);
+	g->of_root = malloc(sizeof(int) * (size_t)root->size);
+	if (!g->root_rank || !g->of_root) {
+		group_destroy(g);
+		return -ENOMEM;
+	}
+	for (i = 0; i < root->size; i++)
+		g->of_root[i] = -1;
+	for (i = 0; i < n; i++) {
+		r = parent->root ? parent->root_rank[m[i].rank] : m[i].rank;
+		g->root_rank[i] = r;
+		g->of_root[r] = i;
+		g->conns[i] = i == me ? NULL : root->conns[r];
+		if (root->failed[r] && i != me) {
+			g->failed[i] = 1;
+			if (!g->nfailed++)
+				g->failed_at_us = root->failed_at_us;
+		}
+	}
+	*out = g;
+	return 0;
+}
+
+/* Lock held. *out: the new group, or NULL for RCX_UNDEFINED. */
+static int sub_split(struct rcx_group *parent, struct sub_wire *me,
+		     struct rcx_group **out)
+{
+	struct rcx_group *root = rcx__group_root(parent), *g = NULL;
+	struct sub_wire *all = calloc((size_t)parent->size, sizeof(*all));
+	struct sub_member *m = calloc((size_t)parent->size, sizeof(*m));
+	uint32_t gid = 0;
+	int i, n = 0, mine = -1, ret, err;
+
+	if (!all || !m) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	me->gid = root->next_gid ? root->next_gid : 1;
+	ret = rcx__group_allgather_locked(parent, me, sizeof(*me), all, NULL);
+	if (ret)
+		goto out;
+	for (i = 0; i < parent->size; i++) {
+		if (all[i].gid > gid)
+			gid = all[i].gid;
+		if (!ret && (all[i].bad || all[i].sum != me->sum)) {
+			rcx__log(RCX__LOG_ERROR, "group",
+				 "sub-group: rank %d of the parent %s", i,
+				 all[i].bad ? "gave wrong arguments"
+					    : "made another call");
+			ret = -EINVAL;
+		}
+	}
+	/* unique among this process's sub-groups of root, and the same at
+	 * every member: the largest any rank of the parent had free */
+	root->next_gid = gid + 1;
+	for (i = 0; !ret && me->color != RCX_UNDEFINED && i < parent->size;
+	     i++) {
+		if (all[i].color != me->color)
+			continue;
+		m[n].key = all[i].key;
+		m[n++].rank = i;
+	}
+	if (n) {
+		qsort(m, (size_t)n, sizeof(*m), member_cmp);
+		for (i = 0; i < n; i++)
+			if (m[i].rank == parent->rank)
+				mine = i;
+		ret = sub_new(parent, m, n, mine, gid, &g);
+	}
+	err = rcx__group_barrier_locked(parent, NULL);
+	if (!ret)
+		ret = err;
+	if (ret && g)
+		group_destroy(g);
+	else if (!ret)
+		*out = g;
+out:
+	free(all);
+	free(m);
+	return ret;
+}
+
+static int sub_run(struct rcx_group *parent, struct sub_wire *me,
+		   struct rcx_group **out)
+{
+	int ret;
+
+	rcx__lock(parent->ctx);
+	ret = sub_split(parent, me, out);
+	rcx__unlock(parent->ctx);
+	return ret;
+}
+
+RCX_API int rcx_group_split(struct rcx_group *parent, int color, int key,
+			    struct rcx_group **out)
+{
+	struct sub_wire me = { .color = color, .key = key, .sum = 1 };
+
+	if (!rcx__group_live(parent) || !out)
+		return -EINVAL;
+	if (color < 0 && color != RCX_UNDEFINED) {
+		/* it still takes part: then every rank fails */
+		rcx__log(RCX__LOG_ERROR, "group",
+			 "rcx_group_split: color %d (>= 0 or RCX_UNDEFINED)",
+			 color);
+		me.bad = 1;
+		me.color = RCX_UNDEFINED;
+	}
+	return sub_run(parent, &me, out);
+}
+
+/*
+ * The rank list of incl/excl: each rank once, in range. Its sum (FNV-1a
+ * of the call and the list) tells whether every rank gave the same.
+ */
+static bool ranks_ok(const char *fn, const struct rcx_group *parent, int n,
+		     const int *ranks, uint64_t *sum)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+	uint8_t *seen;
+	const char *c;
+	int i;
+
+	for (c = fn; *c; c++) /* incl and excl differ */
+		h = (h ^ (uint8_t)*c) * 0x100000001b3ull;
+
+	if (n < 0 || n > parent->size || (n && !ranks)) {
+		rcx__log(RCX__LOG_ERROR, "group",
+			 "%s: n %d, ranks %p (group of %d)", fn, n,
+			 (const void *)ranks, parent->size);
+		return false;
+	}
+	seen = calloc((size_t)parent->size, 1);
+	if (!seen)
+		return false;
+	for (i = 0; i < n; i++) {
+		if (ranks[i] < 0 || ranks[i] >= parent->size ||
+		    seen[ranks[i]]) {
+			rcx__log(RCX__LOG_ERROR, "group",
+				 "%s: ranks[%d] = %d (out of 0..%d or twice)",
+				 fn, i, ranks[i], parent->size - 1);
+			free(seen);
+			return false;
+		}
+		seen[ranks[i]] = 1;
+		h = (h ^ (uint32_t)ranks[i]) * 0x100000001b3ull;
+	}
+	free(seen);
+	*sum = (h ^ (uint32_t)n) * 0x100000001b3ull;
+	return true;
+}
+
+/* Where parent's own rank is in ranks[0..n-1], or -1. */
+static int index_of(const int *ranks, int n, int rank)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (ranks[i] == rank)
+			return i;
+	return -1;
+}
+
+RCX_API int rcx_group_incl(struct rcx_group *parent, int n, const int *ranks,
+			   struct rcx_group **out)
+{
+	struct sub_wire me = { .color = RCX_UNDEFINED };
+	int at;
+
+	if (!rcx__group_live(parent) || !out)
+		return -EINVAL;
+	if (!ranks_ok(__func__, parent, n, ranks, &me.sum)) {
+		me.bad = 1;
+	} else if ((at = index_of(ranks, n, parent->rank)) >= 0) {
+		me.color = 0;
+		me.key = at; /* in the order of the list */
+	}
+	return sub_run(parent, &me, out);
+}
+
+RCX_API int rcx_group_excl(struct rcx_group *parent, int n, const int *ranks,
+			   struct rcx_group **out)
+{
+	struct sub_wire me = { .color = RCX_UNDEFINED };
+
+	if (!rcx__group_live(parent) || !out)
+		return -EINVAL;
+	if (!ranks_ok(__func__, parent, n, ranks, &me.sum)) {
+		me.bad = 1;
+	} else if (index_of(ranks, n, parent->rank) < 0) {
+		me.color = 0;
+		me.key = parent->rank; /* in the parent's order */
+	}
+	return sub_run(parent, &me, out);
+}
+
+struct rcx_group *rcx__group_sub(struct rcx_group *root, uint32_t gid,
+				 int *peer)
+{
+	struct rcx_group *g;
+
+	for (g = root->ctx->groups; g; g = g->next) {
+		if (g->root != root || g->gid != gid)
+			continue;
+		if (*peer < 0 || *peer >= root->size || g->of_root[*peer] < 0)
+			break;
+		*peer = g->of_root[*peer];
+		return g;
+	}
+	RCX__LOG(RCX__LOG_DEBUG, "group",
+		 "a message of sub-group %u from rank %d: not here, dropped",
+		 gid, *peer);
+	return NULL;
+}
+
+void rcx__group_subs_each(struct rcx_group *root, int r,
+			  void (*fn)(struct rcx_group *, int, int), int err)
+{
+	struct rcx_group *g, *next;
+
+	if (root->root || r < 0 || r >= root->size)
+		return;
+	for (g = root->ctx->groups; g; g = next) {
+		next = g->next;
+		if (g->root == root && g->of_root[r] >= 0)
+			fn(g, g->of_root[r], err);
+	}
+}
+
 RCX_API int rcx_group_free(struct rcx_group **gp)
 {
 	struct rcx_ctx *ctx;
@@ -695,7 +975,7 @@ RCX_API int rcx_group_free(struct rcx_group **gp)
 
 void rcx__group_release(struct rcx_group *g)
 {
-	if (--g->refs == 0)
+	if (g->refs > 0 && --g->refs == 0)
 		group_destroy(g);
 }
 

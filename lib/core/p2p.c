@@ -183,6 +183,9 @@ void rcx__p2p_arrived(struct rcx_group *g, int peer, struct rcx__conn *c,
 	struct rcx__unexp *u;
 	size_t plen = h->type == RCX__MSG_EAGER ? h->len : 0;
 
+	/* on a sub-group's shared connection: matched there, by its ranks */
+	if (h->gid && !(g = rcx__group_sub(g, h->gid, &peer)))
+		return;
 	for (r = g->posted[h->cid]; r; prev = r, r = r->next) {
 		if (!matches(r, peer, h->tag))
 			continue;
@@ -262,12 +265,18 @@ static void fail_posted(struct rcx_group *g, int peer, int err)
 	}
 }
 
+static void peer_gone(struct rcx_group *g, int peer, int err)
+{
+	fail_posted(g, peer, err);
+	rcx__feats_member_gone(g);
+}
+
 /* Receives that can only be satisfied by a failed peer complete in error. */
 void rcx__p2p_peer_failed(struct rcx__conn *c, int err)
 {
 	if (c->g) {
-		fail_posted(c->g, c->peer, err);
-		rcx__feats_member_gone(c->g);
+		peer_gone(c->g, c->peer, err);
+		rcx__group_subs_each(c->g, c->peer, peer_gone, err);
 	}
 }
 
@@ -307,11 +316,24 @@ void rcx__p2p_cancel_group(struct rcx_group *g, int err)
 	}
 }
 
+int rcx__p2p_null_start(struct rcx_req *r)
+{
+	r->state = RCX__REQ_ACTIVE;
+	r->status.source = RCX_PROC_NULL;
+	r->status.tag = RCX_ANY_TAG;
+	r->status.count = 0;
+	rcx__req_complete(r, 0);
+	return 0;
+}
+
 static int send_start(struct rcx_req *r)
 {
 	struct rcx_group *g = r->g;
 	struct rcx__conn *c;
 	int ret;
+
+	if (r->peer == RCX_PROC_NULL)
+		return rcx__p2p_null_start(r);
 
 	r->status.source = g->rank;
 	r->status.tag = r->tag;
@@ -365,6 +387,8 @@ static int recv_start(struct rcx_req *r)
 	struct rcx__unexp *u, *prev = NULL;
 	uint8_t cid = r->cid;
 
+	if (r->peer == RCX_PROC_NULL)
+		return rcx__p2p_null_start(r);
 	if (r->peer >= 0 && r->peer != g->rank && g->conns[r->peer] &&
 	    g->conns[r->peer]->state == RCX__CONN_FAILED)
 		return RCX_ERR_PROC_FAILED;
@@ -405,7 +429,8 @@ static int check_args(struct rcx_group *g, const void *buf, size_t len,
 {
 	if (!rcx__group_live(g) || !out || (!buf && len))
 		return -EINVAL;
-	if (rank < (recv ? RCX_ANY_SOURCE : 0) || rank >= g->size)
+	if (rank != RCX_PROC_NULL &&
+	    (rank < (recv ? RCX_ANY_SOURCE : 0) || rank >= g->size))
 		return -EINVAL;
 	if (tag < (recv ? RCX_ANY_TAG : 0) || tag > RCX_TAG_UB)
 		return -EINVAL;

@@ -261,7 +261,7 @@ void rcx__win_am(struct rcx__conn *c, const struct rcx__hdr *h,
 		return;
 	memcpy(&m, payload, sizeof(m));
 	w = rcx__win_find(c->ctx, m.win);
-	if (!w || w->g != c->g) {
+	if (!w || rcx__group_root(w->g) != c->g) {
 		/*
 		 * Freed here (after a failure this process saw first, or by
 		 * an erroneous program): the origin waits for an answer, as

@@ -1,0 +1,566 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Group collectives beyond barrier and allgather (group.c): bcast and
+ * reduce by binomial tree, allreduce by recursive doubling (MPICH's
+ * scheme for a size that is not a power of two: the first 2 * rem ranks
+ * fold in pairs first and unfold after), gather straight to the root.
+ * All are nonblocking underneath: a collective is a series of rounds of
+ * point-to-point on the group's collective tag space; the completion
+ * hook of its last part posts the next round, and the last round
+ * completes the user's request. The blocking forms wait for it.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "lib/core/core.h"
+
+/* allreduce's rounds: the fold, the exchanges (1 + log2), the unfold */
+enum { ROUND_FOLD = 0, ROUND_XCHG = 1, ROUND_UNFOLD = 62 };
+
+struct coll;
+/* post the next round: < 0 error, 0 more to come, 1 this was the last */
+typedef int coll_step(struct coll *c);
+
+struct coll {
+	struct rcx_req *req; /* the user's */
+	struct rcx_group *g;
+	coll_step *step;
+	int n, rank, root, vr; /* vr: rank counted from root */
+	int dtype, op;
+	size_t count, len; /* len: bytes of a block */
+	const void *in;
+	void *out;
+	uint8_t *acc, *tmp; /* reductions: partial result, what came */
+	uint32_t seq;
+	int mask;     /* the tree's or the exchange's distance */
+	int newrank;  /* allreduce: rank among the power of two, -1: none */
+	bool combine; /* tmp is to be folded into acc before the next round */
+	bool last;    /* the round in flight is the last */
+	int pending;  /* parts in flight (+1 while a round is posted) */
+	int err;
+};
+
+static size_t dtype_size(int dtype)
+{
+	switch (dtype) {
+	case RCX_INT32:
+	case RCX_FLOAT:
+		return 4;
+	case RCX_INT64:
+	case RCX_UINT64:
+	case RCX_DOUBLE:
+		return 8;
+	}
+	return 0;
+}
+
+static bool op_ok(int dtype, int op)
+{
+	bool flt = dtype == RCX_FLOAT || dtype == RCX_DOUBLE;
+
+	switch (op) {
+	case RCX_SUM:
+	case RCX_PROD:
+	case RCX_MIN:
+	case RCX_MAX:
+		return true;
+	case RCX_BAND:
+	case RCX_BOR:
+	case RCX_BXOR:
+		return !flt;
+	}
+	return false;
+}
+
+/* x = x op y, arithmetic in U (integers wrap: U is unsigned) */
+#define FOLD(T, U)                                                \
+	do {                                                      \
+		T *x = acc;                                       \
+		const T *y = in;                                  \
+		for (i = 0; i < n; i++)                           \
+			switch (op) {                             \
+			case RCX_SUM:                             \
+				x[i] = (T)((U)x[i] + (U)y[i]);    \
+				break;                            \
+			case RCX_PROD:                            \
+				x[i] = (T)((U)x[i] * (U)y[i]);    \
+				break;                            \
+			case RCX_MIN:                             \
+				x[i] = y[i] < x[i] ? y[i] : x[i]; \
+				break;                            \
+			case RCX_MAX:                             \
+				x[i] = y[i] > x[i] ? y[i] : x[i]; \
+				break;                            \
+			}                                         \
+	} while (0)
+
+/*
+ * acc[i] = acc[i] op in[i] for n elements. Every op is commutative, and
+ * IEEE sum, product, min and max give the same bits for a op b and
+ * b op a: the two ends of an exchange agree.
+ */
+static void fold(int dtype, int op, void *acc, const void *in, size_t n)
+{
+	uint8_t *xb = acc;
+	const uint8_t *yb = in;
+	size_t i;
+
+	if (op == RCX_BAND || op == RCX_BOR || op == RCX_BXOR) {
+		/* bitwise ops on integers are bitwise on their bytes */
+		n *= dtype_size(dtype);
+		for (i = 0; i < n; i++)
+			xb[i] = op == RCX_BAND	? xb[i] & yb[i]
+				: op == RCX_BOR ? xb[i] | yb[i]
+						: xb[i] ^ yb[i];
+		return;
+	}
+	switch (dtype) {
+	case RCX_INT32:
+		FOLD(int32_t, uint32_t);
+		break;
+	case RCX_INT64:
+		FOLD(int64_t, uint64_t);
+		break;
+	case RCX_UINT64:
+		FOLD(uint64_t, uint64_t);
+		break;
+	case RCX_FLOAT:
+		FOLD(float, float);
+		break;
+	case RCX_DOUBLE:
+		FOLD(double, double);
+		break;
+	}
+}
+
+static int coll_tag(const struct coll *c, int round)
+{
+	return (int)((c->seq & 0xffffff) << 6) | round;
+}
+
+/* the rank counted v from root */
+static int real(const struct coll *c, int v)
+{
+	return (v + c->root) % c->n;
+}
+
+static void advance(struct coll *c);
+
+static void part_done(struct rcx_req *r)
+{
+	struct coll *c = r->done_arg;
+
+	if (r->status.error && !c->err)
+		c->err = r->status.error;
+	if (--c->pending == 0)
+		advance(c);
+}
+
+/* One part of a round: a send or a receive of len bytes with peer. */
+static int post(struct coll *c, bool recv, void *buf, size_t len, int peer,
+		int round)
+{
+	int ret;
+
+	c->pending++;
+	if (recv)
+		ret = rcx__irecv_cb(c->g, buf, len, peer, coll_tag(c, round),
+				    RCX__CID_COLL, part_done, c, NULL);
+	else
+		ret = rcx__isend_cb(c->g, buf, len, peer, coll_tag(c, round),
+				    RCX__CID_COLL, part_done, c, NULL);
+	if (ret)
+		c->pending--;
+	return ret;
+}
+
+static void finish(struct coll *c)
+{
+	struct rcx_req *r = c->req;
+
+	if (!c->err && c->out && c->acc)
+		memcpy(c->out, c->acc, c->len);
+	r->status.count = c->err ? 0 : c->len;
+	rcx__req_complete(r, c->err);
+}
+
+/*
+ * Post rounds until one is in flight (its last part's hook comes back
+ * here) or the last is done. A part that completes while its round is
+ * posted (a message already there) cannot re-enter: the round holds one
+ * count of pending until it is all posted.
+ */
+static void advance(struct coll *c)
+{
+	int ret;
+
+	while (!c->err && !c->last) {
+		if (c->combine) {
+			fold(c->dtype, c->op, c->acc, c->tmp, c->count);
+			c->combine = false;
+		}
+		c->pending = 1;
+		ret = c->step(c);
+		if (ret < 0)
+			c->err = ret;
+		c->last = ret == 1;
+		if (--c->pending > 0)
+			return;
+	}
+	finish(c);
+}
+
+/* ---- bcast: binomial tree from root */
+static int lowbit(int v)
+{
+	return v & -v;
+}
+
+/* the largest power of two not above n (n >= 1) */
+static int pow2_floor(int n)
+{
+	int p = 1;
+
+	while (p <= n / 2)
+		p <<= 1;
+	return p;
+}
+
+static int bcast_step(struct coll *c)
+{
+	int m, ret;
+
+	if (c->vr && c->mask == 0) {
+		/* from the parent first: vr less its lowest bit */
+		c->mask = lowbit(c->vr);
+		ret = post(c, true, c->out, c->len, real(c, c->vr - c->mask),
+			   0);
+		return ret < 0 ? ret : 0;
+	}
+	/* then to the children: vr + m for each bit m below that one */
+	m = c->vr ? lowbit(c->vr) : 2 * pow2_floor(c->n);
+	for (m >>= 1; m > 0; m >>= 1) {
+		if (c->vr + m >= c->n)
+			continue;
+		ret = post(c, false, c->out, c->len, real(c, c->vr + m), 0);
+		if (ret)
+			return ret;
+	}
+	return 1;
+}
+
+/* ---- reduce: binomial tree to root */
+static int reduce_step(struct coll *c)
+{
+	int ret;
+
+	for (; c->mask < c->n; c->mask <<= 1) {
+		if (c->vr & c->mask) {
+			/* the subtree's result up to the parent: done */
+			ret = post(c, false, c->acc, c->len,
+				   real(c, c->vr - c->mask), 0);
+			return ret < 0 ? ret : 1;
+		}
+		if (c->vr + c->mask < c->n) {
+			ret = post(c, true, c->tmp, c->len,
+				   real(c, c->vr + c->mask), 0);
+			c->mask <<= 1;
+			c->combine = !ret;
+			return ret < 0 ? ret : 0;
+		}
+	}
+	return 1;
+}
+
+/* ---- allreduce: recursive doubling, folded to a power of two */
+static int xchg_peer(const struct coll *c, int nr, int rem)
+{
+	return nr < rem ? 2 * nr + 1 : nr + rem;
+}
+
+static int allreduce_step(struct coll *c)
+{
+	int p2 = pow2_floor(c->n), rem = c->n - p2, ret, peer, round;
+
+	if (c->mask == 0) {
+		/* the fold: of each pair below 2 * rem, the even one gives
+		 * its part to the odd one, which goes on for both */
+		c->mask = 1;
+		c->newrank = c->rank >= 2 * rem ? c->rank - rem
+			     : c->rank % 2	? c->rank / 2
+						: -1;
+		if (c->rank >= 2 * rem)
+			return 0;
+		if (c->newrank < 0)
+			ret = post(c, false, c->acc, c->len, c->rank + 1,
+				   ROUND_FOLD);
+		else
+			ret = post(c, true, c->tmp, c->len, c->rank - 1,
+				   ROUND_FOLD);
+		c->combine = !ret && c->newrank >= 0;
+		return ret < 0 ? ret : 0;
+	}
+	if (c->newrank >= 0 && c->mask < p2) {
+		peer = xchg_peer(c, c->newrank ^ c->mask, rem);
+		round = ROUND_XCHG + __builtin_ctz((unsigned int)c->mask);
+		c->mask <<= 1;
+		ret = post(c, true, c->tmp, c->len, peer, round);
+		if (!ret)
+			ret = post(c, false, c->acc, c->len, peer, round);
+		c->combine = !ret;
+		return ret < 0 ? ret : 0;
+	}
+	/* the unfold: the odd one gives the even one the result */
+	if (c->rank < 2 * rem)
+		ret = post(c, c->newrank < 0, c->acc, c->len,
+			   c->newrank < 0 ? c->rank + 1 : c->rank - 1,
+			   ROUND_UNFOLD);
+	else
+		ret = 0;
+	return ret < 0 ? ret : 1;
+}
+
+/* ---- gather: each straight to root */
+static int gather_step(struct coll *c)
+{
+	int i, ret;
+
+	if (c->rank != c->root) {
+		ret = post(c, false, (void *)c->in, c->len, c->root, 0);
+		return ret < 0 ? ret : 1;
+	}
+	if (c->len)
+		memcpy((uint8_t *)c->out + (size_t)c->rank * c->len, c->in,
+		       c->len);
+	for (i = 0; i < c->n; i++) {
+		if (i == c->root)
+			continue;
+		ret = post(c, true, (uint8_t *)c->out + (size_t)i * c->len,
+			   c->len, i, 0);
+		if (ret)
+			return ret;
+	}
+	return 1;
+}
+
+static void coll_release(struct rcx_req *r)
+{
+	struct coll *c = r->obj;
+
+	if (!c)
+		return;
+	r->obj = NULL;
+	rcx__group_release(c->g);
+	free(c->acc);
+	free(c);
+}
+
+static const struct rcx__req_ops coll_ops = { .release = coll_release };
+
+static bool bad(const char *fn, const char *what, long long v)
+{
+	rcx__log(RCX__LOG_ERROR, "coll", "%s: %s %lld", fn, what, v);
+	return true;
+}
+
+/* The arguments every collective has; false (logged) when wrong. */
+static bool args_ok(const char *fn, struct rcx_group *g, int root,
+		    struct rcx_req **req)
+{
+	if (!rcx__group_live(g) || !req)
+		return false;
+	if (root < 0 || root >= g->size)
+		return !bad(fn, "root", root);
+	return true;
+}
+
+/* A reduction's type, op and size; *len its bytes. */
+static bool red_ok(const char *fn, size_t count, int dtype, int op, size_t *len)
+{
+	size_t es = dtype_size(dtype);
+
+	if (!es)
+		return !bad(fn, "dtype", dtype);
+	if (!op_ok(dtype, op))
+		return !bad(fn, "op", op);
+	if (count > SIZE_MAX / 2 / es)
+		return !bad(fn, "count", (long long)count);
+	*len = count * es;
+	return true;
+}
+
+/*
+ * Start the collective c (filled in but for req, seq, n, rank and vr);
+ * on success *out is its request. Lock held. The group is held until
+ * the request goes.
+ */
+static int coll_start(struct rcx_group *g, struct coll *c, bool reduction,
+		      struct rcx_req **out)
+{
+	struct rcx_req *r;
+
+	if (g->nfailed) {
+		free(c);
+		return RCX_ERR_PROC_FAILED;
+	}
+	if (reduction && c->len) {
+		c->acc = malloc(2 * c->len);
+		if (!c->acc) {
+			free(c);
+			return -ENOMEM;
+		}
+		c->tmp = c->acc + c->len;
+		memcpy(c->acc, c->in, c->len);
+	}
+	r = rcx__req_get(g->ctx, RCX__REQ_INTERNAL, &coll_ops);
+	if (!r) {
+		free(c->acc);
+		free(c);
+		return -ENOMEM;
+	}
+	r->state = RCX__REQ_ACTIVE;
+	r->status.source = RCX_ANY_SOURCE;
+	r->status.tag = RCX_ANY_TAG;
+	r->obj = c;
+	c->req = r;
+	c->g = g;
+	rcx__group_hold(g);
+	c->n = g->size;
+	c->rank = g->rank;
+	c->vr = (g->rank - c->root + g->size) % g->size;
+	c->seq = ++g->coll_seq;
+	*out = r;
+	advance(c); /* may complete at once */
+	return 0;
+}
+
+static struct coll *coll_new(coll_step *step, const void *in, void *out,
+			     size_t len, int root)
+{
+	struct coll *c = calloc(1, sizeof(*c));
+
+	if (c) {
+		c->step = step;
+		c->in = in;
+		c->out = out;
+		c->len = len;
+		c->root = root;
+	}
+	return c;
+}
+
+static int coll_run(struct rcx_group *g, struct coll *c, bool reduction,
+		    struct rcx_req **req)
+{
+	int ret;
+
+	if (!c)
+		return -ENOMEM;
+	rcx__lock(g->ctx);
+	ret = coll_start(g, c, reduction, req);
+	rcx__unlock(g->ctx);
+	return ret;
+}
+
+RCX_API int rcx_group_ibcast(struct rcx_group *g, void *buf, size_t len,
+			     int root, struct rcx_req **req)
+{
+	if (!args_ok(__func__, g, root, req) || (len && !buf))
+		return -EINVAL;
+	return coll_run(g, coll_new(bcast_step, buf, buf, len, root), false,
+			req);
+}
+
+static int reduce_common(const char *fn, struct rcx_group *g, const void *in,
+			 void *out, size_t count, int dtype, int op, int root,
+			 bool all, struct rcx_req **req)
+{
+	struct coll *c;
+	size_t len = 0;
+
+	if (!args_ok(fn, g, root, req) || !red_ok(fn, count, dtype, op, &len) ||
+	    (len && !in) || (len && !out && (all || g->rank == root)))
+		return -EINVAL;
+	c = coll_new(all ? allreduce_step : reduce_step, in,
+		     all || g->rank == root ? out : NULL, len, root);
+	if (c) {
+		c->dtype = dtype;
+		c->op = op;
+		c->count = count;
+		/* the reduce's send goes from acc: it needs one too */
+		c->mask = all ? 0 : 1;
+	}
+	return coll_run(g, c, true, req);
+}
+
+RCX_API int rcx_group_ireduce(struct rcx_group *g, const void *in, void *out,
+			      size_t count, int dtype, int op, int root,
+			      struct rcx_req **req)
+{
+	return reduce_common(__func__, g, in, out, count, dtype, op, root,
+			     false, req);
+}
+
+RCX_API int rcx_group_iallreduce(struct rcx_group *g, const void *in, void *out,
+				 size_t count, int dtype, int op,
+				 struct rcx_req **req)
+{
+	return reduce_common(__func__, g, in, out, count, dtype, op, 0, true,
+			     req);
+}
+
+RCX_API int rcx_group_igather(struct rcx_group *g, const void *in, size_t len,
+			      void *out, int root, struct rcx_req **req)
+{
+	if (!args_ok(__func__, g, root, req) || (len && !in) ||
+	    (len && !out && g->rank == root) ||
+	    (g->size && len > SIZE_MAX / (size_t)g->size))
+		return -EINVAL;
+	return coll_run(g, coll_new(gather_step, in, out, len, root), false,
+			req);
+}
+
+/* The blocking form: start, then wait (its status' error is the result) */
+static int wait_of(int ret, struct rcx_req **r)
+{
+	struct rcx_status st;
+
+	if (ret)
+		return ret;
+	ret = rcx_wait(r, &st);
+	return ret ? ret : st.error;
+}
+
+RCX_API int rcx_group_bcast(struct rcx_group *g, void *buf, size_t len,
+			    int root)
+{
+	struct rcx_req *r = NULL;
+
+	return wait_of(rcx_group_ibcast(g, buf, len, root, &r), &r);
+}
+
+RCX_API int rcx_group_reduce(struct rcx_group *g, const void *in, void *out,
+			     size_t count, int dtype, int op, int root)
+{
+	struct rcx_req *r = NULL;
+
+	return wait_of(
+		rcx_group_ireduce(g, in, out, count, dtype, op, root, &r), &r);
+}
+
+RCX_API int rcx_group_allreduce(struct rcx_group *g, const void *in, void *out,
+				size_t count, int dtype, int op)
+{
+	struct rcx_req *r = NULL;
+
+	return wait_of(rcx_group_iallreduce(g, in, out, count, dtype, op, &r),
+		       &r);
+}
+
+RCX_API int rcx_group_gather(struct rcx_group *g, const void *in, size_t len,
+			     void *out, int root)
+{
+	struct rcx_req *r = NULL;
+
+	return wait_of(rcx_group_igather(g, in, len, out, root, &r), &r);
+}
