@@ -300,6 +300,126 @@ static union elem val(int dt, int op, int which, int owner, int origin, int k)
 	return e;
 }
 
+/* ---- put and get longer than one work request may be */
+
+#define BIG_SIZE  (20u << 20) /* more than rxe's max_msg_sz (8 MiB) */
+#define BIG_PIECE (1u << 20)  /* RCX_RMA_WR_MAX of the "big_split" run */
+
+static uint64_t big_word(size_t k, bool back)
+{
+	uint64_t v = 0x9e3779b97f4a7c15ull * (k + 1);
+
+	return back ? ~v : v;
+}
+
+/* Words of buf[0..n) that are not big_word(k, back); the first logged. */
+static size_t big_wrong(const uint64_t *buf, size_t n, bool back,
+			const char *what)
+{
+	size_t k, bad = 0;
+
+	for (k = 0; k < n; k++)
+		if (buf[k] != big_word(k, back) && !bad++)
+			TP_FAIL("%s: word %zu of %zu is %#llx", what, k, n,
+				(unsigned long long)buf[k]);
+	return bad;
+}
+
+/* WRs of op longer than a word (not a lock word's, not a kick's) posted
+ * since mark: how many, and the longest. */
+static size_t big_wrs(size_t mark, uint8_t op, uint32_t *longest)
+{
+	struct rcx_fault_wr r;
+	size_t i, n = 0;
+
+	*longest = 0;
+	for (i = mark; i < rcx__fault_log_count(); i++) {
+		if (rcx__fault_log_get(i, &r) || r.op != op || r.length <= 8)
+			continue;
+		n++;
+		if (r.length > *longest)
+			*longest = r.length;
+	}
+	return n;
+}
+
+/*
+ * Rank 0 puts BIG_SIZE bytes into rank 1's window, then gets them back
+ * after rank 1 rewrote them; both check every word. The recording
+ * provider shows that they went out in WRs of at most piece bytes: a put
+ * or get longer than the device's max_msg_sz must be split (rxe takes a
+ * longer one without an error; how much arrives is not defined).
+ */
+static void big_rma(struct tp_job *j, uint64_t piece)
+{
+	const size_t n = BIG_SIZE / 8;
+	uint64_t *base, *buf = malloc(BIG_SIZE);
+	uint64_t want = piece < BIG_SIZE ? piece : BIG_SIZE;
+	uint32_t longest;
+	struct rcx_win *w;
+	size_t k, mark = 0;
+
+	TP_CHECK(buf != NULL);
+	TP_CHECK_OK(
+		rcx_win_allocate(j->g, BIG_SIZE, 8, NULL, (void **)&base, &w));
+	if (j->rank == 0 && buf) {
+		for (k = 0; k < n; k++)
+			buf[k] = big_word(k, false);
+		mark = rcx__fault_log_count();
+		TP_CHECK_OK(rcx_win_lock(w, RCX_LOCK_EXCLUSIVE, 1));
+		TP_CHECK_OK(rcx_put(w, buf, BIG_SIZE, 1, 0));
+		TP_CHECK_OK(rcx_win_unlock(w, 1));
+	}
+	TP_CHECK_OK(rcx_group_barrier(j->g));
+	if (j->rank == 1) {
+		TP_CHECK_EQ(big_wrong(base, n, false, "put"), 0);
+		for (k = 0; k < n; k++)
+			base[k] = big_word(k, true);
+	}
+	TP_CHECK_OK(rcx_group_barrier(j->g));
+	if (j->rank == 0 && buf) {
+		memset(buf, 0, BIG_SIZE);
+		TP_CHECK_OK(rcx_win_lock(w, RCX_LOCK_SHARED, 1));
+		TP_CHECK_OK(rcx_get(w, buf, BIG_SIZE, 1, 0));
+		TP_CHECK_OK(rcx_win_unlock(w, 1));
+		TP_CHECK_EQ(big_wrong(buf, n, true, "get"), 0);
+		/* one WRITE and one READ per piece */
+		TP_CHECK_EQ(big_wrs(mark, RCX_OP_WRITE, &longest),
+			    (BIG_SIZE + want - 1) / want);
+		TP_CHECK_EQ(longest, want);
+		TP_CHECK_EQ(big_wrs(mark, RCX_OP_READ, &longest),
+			    (BIG_SIZE + want - 1) / want);
+		TP_CHECK_EQ(longest, want);
+		printf("rank 0: put and get of %u bytes in WRs of %llu\n",
+		       BIG_SIZE, (unsigned long long)want);
+	}
+	TP_CHECK_OK(rcx_group_barrier(j->g));
+	TP_CHECK_OK(rcx_win_free(&w));
+	free(buf);
+}
+
+/* At the device's own limit (20 MiB is more than rxe takes in one). */
+static void sc_big(struct tp_job *j)
+{
+	uint64_t m = j->ctx->info.max_msg_sz;
+
+	big_rma(j, m ? (m < UINT32_MAX ? m : UINT32_MAX) : 1ull << 31);
+}
+
+static void big_split_env(void)
+{
+	char v[16];
+
+	snprintf(v, sizeof(v), "%u", BIG_PIECE);
+	setenv("RCX_RMA_WR_MAX", v, 1);
+}
+
+/* At a limit set smaller (RCX_RMA_WR_MAX). */
+static void sc_big_split(struct tp_job *j)
+{
+	big_rma(j, BIG_PIECE);
+}
+
 /* The reference: a op b, written independently of the library. */
 static union elem ref(int dt, int op, union elem a, union elem b)
 {
@@ -1127,6 +1247,12 @@ static const struct tp_scenario scenarios[] = {
 	{ .name = "epoch", .run = sc_epoch },
 	{ .name = "bounds", .run = sc_bounds, .provider = "fault" },
 	{ .name = "fork", .run = sc_fork, .size = 2 },
+	{ .name = "big", .run = sc_big, .provider = "fault", .size = 2 },
+	{ .name = "big_split",
+	  .run = sc_big_split,
+	  .provider = "fault",
+	  .size = 2,
+	  .setup = big_split_env },
 };
 
 static int peer_main(int argc, char **argv)
@@ -1193,6 +1319,16 @@ static void test_fork(void)
 	job(2, "fork", 180);
 }
 
+static void test_big(void)
+{
+	job(2, "big", 300);
+}
+
+static void test_big_split(void)
+{
+	job(2, "big_split", 300);
+}
+
 static const CU_TestInfo tests[] = {
 	{ "create_allocate_free", test_create },
 	{ "put_get_sizes_2procs", test_putget_2 },
@@ -1204,6 +1340,8 @@ static const CU_TestInfo tests[] = {
 	{ "epoch_misuse", test_epoch },
 	{ "bounds_nothing_sent", test_bounds },
 	{ "fork_after_registration", test_fork },
+	{ "put_get_beyond_max_msg_sz", test_big },
+	{ "put_get_split_rma_wr_max", test_big_split },
 	CU_TEST_INFO_NULL,
 };
 

@@ -1195,6 +1195,22 @@ static int rma_check(struct rcx_win *w, const void *buf, size_t len, int target,
 	return 0;
 }
 
+/*
+ * The longest RDMA READ or WRITE of a put or get: the device's longest
+ * message (its port's max_msg_sz; IBA guarantees 2^31 where it tells
+ * nothing), or less (RCX_RMA_WR_MAX), and never more than a WR's 32-bit
+ * length. Longer transfers go out in pieces, one WR each, on the same
+ * queue (RC executes them in order, so rcx_win_order's decisions hold).
+ */
+static uint32_t rma_wr_max(const struct rcx_ctx *ctx)
+{
+	uint64_t m = ctx->info.max_msg_sz ? ctx->info.max_msg_sz : 1ull << 31;
+
+	if (ctx->cfg.rma_wr_max && ctx->cfg.rma_wr_max < m)
+		m = ctx->cfg.rma_wr_max;
+	return m < UINT32_MAX ? (uint32_t)m : UINT32_MAX;
+}
+
 /* Lock held, arguments checked. */
 static int rma(struct rcx_win *w, bool put, void *buf, size_t len, int target,
 	       uint64_t off, struct rcx_req *req)
@@ -1204,7 +1220,7 @@ static int rma(struct rcx_win *w, bool put, void *buf, size_t len, int target,
 	struct rcx__win_op *op;
 	struct rcx_wr wr;
 	struct rcx_ep *ep;
-	uint32_t *sq, n, inl;
+	uint32_t *sq, n, inl, max = rma_wr_max(w->ctx);
 	bool f;
 	int ret;
 
@@ -1230,7 +1246,7 @@ static int rma(struct rcx_win *w, bool put, void *buf, size_t len, int target,
 	if (inl > w->ctx->cfg.inline_size)
 		inl = (uint32_t)w->ctx->cfg.inline_size;
 	while (len) {
-		n = len > RCX__WIN_MAX_WR ? RCX__WIN_MAX_WR : (uint32_t)len;
+		n = len > max ? max : (uint32_t)len;
 		ret = rcx__win_op_get(w, target, &op);
 		if (ret)
 			return ret;

@@ -19,8 +19,6 @@
 #define RCX__WIN_BOUNCE 512
 /* NIC atomics one slot carries (one 8-byte result each) */
 #define RCX__WIN_NIC_MAX (RCX__WIN_BOUNCE / 8)
-/* largest single RDMA READ/WRITE posted; longer transfers are split */
-#define RCX__WIN_MAX_WR (1u << 30)
 /* lock word: shared holders in the low half, the exclusive bit above */
 #define RCX__LOCK_EXCL (1ULL << 32)
 
