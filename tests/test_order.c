@@ -682,12 +682,7 @@ static void sc_stall(struct tp_job *j)
 /* Kick READs to t posted and not reaped yet. */
 static int kicks_out(const struct rcx_win *w, int t)
 {
-	int i, n = 0;
-
-	for (i = 0; i < RCX__WIN_OPS; i++)
-		n += w->ops[i].busy && w->ops[i].target == t &&
-		     w->ops[i].internal == RCX__OP_DETACHED;
-	return n;
+	return (int)w->tgt[t].kick.out;
 }
 
 static bool kick_reaped(struct tp_job *j, struct rcx_win *w, int t)
@@ -732,6 +727,56 @@ static void sc_kick_bound(struct tp_job *j)
 		TP_CHECK_OK(rcx__win_stats(w, &s0));
 		TP_CHECK_EQ(s0.kicks - s1.kicks, RCX__WIN_KICKS_MAX);
 		TP_CHECK(kick_reaped(j, w, 1));
+		w->tgt[1].fenced--;
+		w->ctx->win_fenced--;
+		TP_CHECK_OK(rcx_win_unlock_all(w));
+	}
+	TP_CHECK_OK(rcx_group_barrier(j->g));
+	TP_CHECK_OK(rcx_win_free(&w));
+}
+
+/*
+ * A stuck fenced WR with everything else taken: every operation slot in
+ * use (ops queued behind it hold them) and the send-queue budget as full
+ * as operations may fill it. A kick must still go out, or nothing would
+ * ever move the queue again (the wait for a slot or for room is the very
+ * wait that kicks).
+ */
+static void sc_kick_starved(struct tp_job *j)
+{
+	struct rcx__win_op *held = NULL, *op;
+	struct rcx__win_stats s0, s1;
+	struct rcx_win *w;
+	struct rcx_ep *ep;
+	uint32_t *sq, saved;
+	uint64_t *base;
+
+	TP_CHECK_OK(rcx_win_allocate(j->g, 64, 8, NULL, (void **)&base, &w));
+	if (j->rank == 0) {
+		TP_CHECK_OK(rcx_win_lock_all(w));
+		TP_CHECK_OK(rcx__win_ep(w, 1, &ep, &sq));
+		w->tgt[1].fenced++;
+		w->ctx->win_fenced++;
+		while ((op = w->op_free)) {
+			w->op_free = op->next;
+			op->next = held;
+			held = op;
+		}
+		saved = *sq;
+		*sq = RCX__WIN_SQ_DEPTH - RCX__WIN_KICKS_MAX;
+		TP_CHECK_OK(rcx__win_stats(w, &s0));
+		kick_idle(w, 2 * RCX__WIN_KICKS_MAX);
+		TP_CHECK_OK(rcx__win_stats(w, &s1));
+		TP_CHECK_EQ(s1.kicks - s0.kicks, RCX__WIN_KICKS_MAX);
+		TP_CHECK_EQ(kicks_out(w, 1), RCX__WIN_KICKS_MAX);
+		TP_CHECK(kick_reaped(j, w, 1));
+		TP_CHECK_EQ(*sq, RCX__WIN_SQ_DEPTH - RCX__WIN_KICKS_MAX);
+		*sq = saved;
+		while ((op = held)) {
+			held = op->next;
+			op->next = w->op_free;
+			w->op_free = op;
+		}
 		w->tgt[1].fenced--;
 		w->ctx->win_fenced--;
 		TP_CHECK_OK(rcx_win_unlock_all(w));
@@ -978,6 +1023,7 @@ static const struct tp_scenario scenarios[] = {
 	{ .name = "e2e_write", .run = sc_e2e_write },
 	{ .name = "e2e_war", .run = sc_e2e_war },
 	{ .name = "kick_bound", .run = sc_kick_bound, .size = 2 },
+	{ .name = "kick_starved", .run = sc_kick_starved, .size = 2 },
 	{ .name = "fenced_loop", .run = sc_fenced_loop },
 	{ .name = "paths_acc", .run = sc_paths_acc },
 	{ .name = "paths_flag", .run = sc_paths_flag },
@@ -1043,6 +1089,11 @@ static void test_kick_bound(void)
 	CU_ASSERT_EQUAL(tu_mp_run(2, "order", "kick_bound", 120), 0);
 }
 
+static void test_kick_starved(void)
+{
+	CU_ASSERT_EQUAL(tu_mp_run(2, "order", "kick_starved", 120), 0);
+}
+
 static void test_paths_acc(void)
 {
 	CU_ASSERT_EQUAL(tu_mp_run(2, "order", "paths_acc", 300), 0);
@@ -1063,6 +1114,7 @@ static const CU_TestInfo tests[] = {
 	{ "get_order_all_put", test_e2e_war },
 	{ "stalled_fence_under_test", test_stall },
 	{ "one_redrive_per_target", test_kick_bound },
+	{ "redrive_with_slots_and_queue_full", test_kick_starved },
 	{ "put_order_accumulate_last_word", test_paths_acc },
 	{ "put_order_accumulate_flag", test_paths_flag },
 	CU_TEST_INFO_NULL,

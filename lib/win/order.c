@@ -210,6 +210,15 @@ int rcx__order_prepare(struct rcx_win *w, struct rcx__win_strm *s, int target,
 	    !(w->acc_order && (cls & RCX__ACC_ACC)))
 		return 0;
 	need = need_all(w, st, &l);
+	/*
+	 * The window's own memory, through the loopback pair: wait rather
+	 * than fence. There is no round trip for a fence to save, and rxe
+	 * (Linux 6.1) has been seen to hold a fenced WR of a loopback pair
+	 * for good, re-driven or not (win.c, kick()): its requester finds
+	 * earlier READ/ATOMIC credits missing though none is outstanding.
+	 */
+	if (need == NEED_FENCE && target == w->rank && !w->ctx->info.ordered)
+		need = NEED_WAIT;
 	RCX__LOG(RCX__LOG_DEBUG, "order", "window %u target %d: %s", w->id,
 		 target,
 		 need == NEED_NONE    ? "in order already"

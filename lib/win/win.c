@@ -150,6 +150,7 @@ static void op_wr_done(struct rcx_ctx *ctx, struct rcx__wrctx *wc,
 		       const struct rcx_cqe *cqe)
 {
 	struct rcx__win_op *op = (struct rcx__win_op *)wc;
+	struct rcx_win *w = op->win;
 
 	(*op->sq)--;
 	if (cqe->status && !op->error)
@@ -163,11 +164,8 @@ static void op_wr_done(struct rcx_ctx *ctx, struct rcx__wrctx *wc,
 		rcx__group_failed(op->win->g, op->target, RCX_ERR_PROC_FAILED);
 	if (--op->nwr)
 		return;
-	if (op->internal == RCX__OP_DETACHED) {
-		op->win->tgt[op->target].kicks--;
-		rcx__win_op_put(op->win, op);
-	} else if (!op->internal)
-		rcx__win_op_done(op->win, op, op->error);
+	if (!op->internal)
+		rcx__win_op_done(w, op, op->error);
 }
 
 void rcx__win_op_done(struct rcx_win *w, struct rcx__win_op *op, int err)
@@ -428,41 +426,54 @@ int rcx__win_ep(struct rcx_win *w, int target, struct rcx_ep **ep,
  * after everything on the queue, so it is harmless on any device.
  * It completes only after the fenced WR: at most RCX__WIN_KICKS_MAX are
  * outstanding per target (win_int.h says why), each one interval without
- * a completion after the one before.
+ * a completion after the one before. The last RCX__WIN_KICKS_MAX entries
+ * of the budget are theirs: ops that found it full wait for the queue to
+ * move, which may take a kick.
  */
+/* A kick READ completed (or was flushed): it only had to be posted. */
+static void kick_done(struct rcx_ctx *ctx, struct rcx__wrctx *wc,
+		      const struct rcx_cqe *cqe)
+{
+	struct rcx__win_kick *k = (struct rcx__win_kick *)wc;
+
+	(void)ctx;
+	(void)cqe;
+	(*k->sq)--;
+	k->out--;
+}
+
 static void kick(struct rcx_win *w, int target)
 {
-	struct rcx__win_op *op = w->op_free;
+	struct rcx__win_kick *k = &w->tgt[target].kick;
 	struct rcx_wr wr, *bad;
 	struct rcx_ep *ep;
 	uint32_t *sq;
 
-	if (!op || w->tgt[target].kicks >= RCX__WIN_KICKS_MAX ||
-	    rcx__win_ep(w, target, &ep, &sq) || *sq >= RCX__WIN_SQ_DEPTH)
+	if (k->out >= RCX__WIN_KICKS_MAX || rcx__win_ep(w, target, &ep, &sq) ||
+	    *sq >= RCX__WIN_SQ_DEPTH)
 		return;
-	w->op_free = op->next;
-	op->busy = 1;
-	op->internal = RCX__OP_DETACHED;
-	op->target = target;
-	op->reg = NULL;
-	op->nwr = 1;
-	op->sq = sq;
-	op->wrc.cb = op_wr_done;
+	/* every kick to a target goes on the queue of the ops before it */
+	if (k->out && k->sq != sq)
+		return;
+	k->wrc.cb = kick_done;
+	k->win = w;
+	k->target = target;
+	k->sq = sq;
 	memset(&wr, 0, sizeof(wr));
-	wr.wr_id = (uintptr_t)&op->wrc;
+	wr.wr_id = (uintptr_t)&k->wrc;
 	wr.op = RCX_OP_READ;
 	wr.flags = RCX_WR_SIGNALED;
-	wr.addr = (uintptr_t)op->bounce;
+	/* into the bounce memory past the slots': nobody reads it */
+	wr.addr =
+		(uintptr_t)(w->bounce + (size_t)RCX__WIN_OPS * RCX__WIN_BOUNCE);
 	wr.length = 8;
 	wr.lkey = w->bounce_reg->lkey;
 	wr.remote_addr = w->peer[target].ctrl;
 	wr.rkey = w->peer[target].ctrl_rkey;
-	if (w->ctx->ops->post_send(ep, &wr, &bad)) {
-		rcx__win_op_put(w, op);
+	if (w->ctx->ops->post_send(ep, &wr, &bad))
 		return;
-	}
 	(*sq)++;
-	w->tgt[target].kicks++;
+	k->out++;
 	w->stats.kicks++;
 }
 
@@ -505,7 +516,7 @@ static bool sq_has_room(struct rcx_win *w, void *arg)
 {
 	struct sq_room *r = arg;
 
-	return *r->sq + r->n <= RCX__WIN_SQ_DEPTH || w->invalid;
+	return *r->sq + r->n <= RCX__WIN_SQ_OPS || w->invalid;
 }
 
 int rcx__win_post(struct rcx_win *w, struct rcx__win_op *op, struct rcx_wr *wr,
@@ -526,7 +537,7 @@ int rcx__win_post(struct rcx_win *w, struct rcx__win_op *op, struct rcx_wr *wr,
 			return ret;
 		if (!sq_has_room(w, &room))
 			rcx__win_wait(w, sq_has_room, &room);
-		if (*room.sq + room.n > RCX__WIN_SQ_DEPTH)
+		if (*room.sq + room.n > RCX__WIN_SQ_OPS)
 			return RCX_ERR_PROC_FAILED; /* invalid meanwhile */
 		/* last before posting: nothing may complete between this
 		 * check and the post, so the fence decision stands */
@@ -881,6 +892,8 @@ static int win_setup(struct rcx_win *w)
 	const unsigned int all =
 		RCX_ACCESS_LOCAL_WRITE | RCX_ACCESS_REMOTE_READ |
 		RCX_ACCESS_REMOTE_WRITE | RCX_ACCESS_REMOTE_ATOMIC;
+	/* the slots' bounce memory, then 8 bytes the kicks read into */
+	const size_t bounce_len = (size_t)RCX__WIN_OPS * RCX__WIN_BOUNCE + 64;
 	int i, ret;
 
 	w->peer = calloc(w->size, sizeof(*w->peer));
@@ -889,8 +902,7 @@ static int win_setup(struct rcx_win *w)
 	w->scratch = malloc(2 * (ctx->cfg.eager_size + 64));
 	if (!w->peer || !w->tgt || !w->ops || !w->scratch ||
 	    posix_memalign((void **)&w->ctrl, 64, 64) ||
-	    posix_memalign((void **)&w->bounce, 64,
-			   (size_t)RCX__WIN_OPS * RCX__WIN_BOUNCE))
+	    posix_memalign((void **)&w->bounce, 64, bounce_len))
 		return -ENOMEM;
 	memset(w->ctrl, 0, 64);
 	/* keys of its own: validate must be able to revoke them */
@@ -901,8 +913,7 @@ static int win_setup(struct rcx_win *w)
 	}
 	ret = rcx__reg_get_private(ctx, w->ctrl, 64, all, &w->ctrl_reg);
 	if (!ret)
-		ret = rcx__reg_get(ctx, w->bounce,
-				   (size_t)RCX__WIN_OPS * RCX__WIN_BOUNCE,
+		ret = rcx__reg_get(ctx, w->bounce, bounce_len,
 				   RCX_ACCESS_LOCAL_WRITE, &w->bounce_reg);
 	if (ret)
 		return ret;

@@ -22,7 +22,8 @@
 /* lock word: shared holders in the low half, the exclusive bit above */
 #define RCX__LOCK_EXCL (1ULL << 32)
 
-enum { RCX__OP_WAITED = 1, RCX__OP_DETACHED = 2 };
+/* internal ops: lock word atomics, which the poster waits for */
+enum { RCX__OP_WAITED = 1 };
 
 /*
  * A wait that sees no completion for this long while a fenced WR is
@@ -36,8 +37,26 @@ enum { RCX__OP_WAITED = 1, RCX__OP_DETACHED = 2 };
  * RCX__WIN_KICK_US until they fill the budget (RCX__WIN_SQ_DEPTH), and
  * then nothing could be posted to that target again. More than one,
  * because rxe can lose the wakeup again after a kick.
+ *
+ * The kicks must never wait for what they are to unblock: the
+ * operations keep this much of the budget free for them (RCX__WIN_SQ_OPS),
+ * and a kick takes no operation slot (a full pool of slots held by ops
+ * queued behind the stuck WR would otherwise leave none for it).
  */
 #define RCX__WIN_KICKS_MAX 4
+/* the share of the send-queue budget operations may fill */
+#define RCX__WIN_SQ_OPS (RCX__WIN_SQ_DEPTH - RCX__WIN_KICKS_MAX)
+
+struct rcx_win;
+
+/* The kicks to one target: their completions come back here. */
+struct rcx__win_kick {
+	struct rcx__wrctx wrc; /* first: completion dispatch */
+	struct rcx_win *win;
+	uint32_t *sq; /* budget they count against */
+	int target;
+	uint32_t out; /* posted, not complete */
+};
 
 /* What an operation does to target memory. */
 enum {
@@ -80,11 +99,9 @@ struct rcx__win_op {
 	uint8_t cls;  /* RCX__ACC_* */
 	uint8_t via;  /* enum rcx__via */
 	uint8_t listed;
-	uint8_t fenced; /* its first WR carries RCX_WR_FENCE */
-	/* lock word atomics (RCX__OP_WAITED: the poster waits for it) and
-	 * re-drives (RCX__OP_DETACHED: released on completion) */
-	uint8_t internal;
-	uint8_t local; /* holds origin buffers until complete */
+	uint8_t fenced;	  /* its first WR carries RCX_WR_FENCE */
+	uint8_t internal; /* 0, or RCX__OP_WAITED */
+	uint8_t local;	  /* holds origin buffers until complete */
 	uint8_t busy;
 };
 
@@ -146,10 +163,10 @@ struct rcx__win_tgt {
 	uint32_t fenced;   /* ops posted with a fence, not complete */
 	uint32_t done;	   /* ops completed, and as last seen by kicks */
 	uint32_t done_seen;
-	int error;     /* first op error since the last flush */
-	uint8_t lock;  /* RCX_LOCK_* taken by rcx_win_lock, or 0 */
-	uint8_t kicks; /* kicks outstanding (win.c, kick()) */
+	int error;    /* first op error since the last flush */
+	uint8_t lock; /* RCX_LOCK_* taken by rcx_win_lock, or 0 */
 	uint8_t nspan;
+	struct rcx__win_kick kick; /* win.c, kick() */
 	struct rcx__win_span span[RCX__WIN_SPANS];
 };
 
