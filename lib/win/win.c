@@ -166,6 +166,9 @@ static void op_wr_done(struct rcx_ctx *ctx, struct rcx__wrctx *wc,
 		return;
 	if (!op->internal)
 		rcx__win_op_done(w, op, op->error);
+	/* room on the loopback queue for a bulk accumulate held back */
+	if (w->jobs && w->loop && op->sq == &w->loop[0].wr)
+		rcx__win_jobs_pump(w);
 }
 
 void rcx__win_op_done(struct rcx_win *w, struct rcx__win_op *op, int err)
@@ -647,7 +650,8 @@ struct win_wire {
 	uint32_t ctrl_rkey;
 	uint32_t id;
 	uint8_t nic_split; /* the rank's dev_info.nic_split */
-	uint8_t pad[3];
+	uint8_t nic_acc;   /* its rcx_accumulate_nic */
+	uint8_t pad[2];
 	char addr[RCX__ADDR_LEN]; /* the rank's context address */
 };
 
@@ -860,6 +864,7 @@ static void win_destroy(struct rcx_win *w)
 	int i;
 
 	wins_del(w);
+	rcx__win_jobs_free(w);
 	loop_close(ctx, w->loop);
 	nep_close(w);
 	rcx__order_fini(w);
@@ -991,6 +996,29 @@ static int alloc_size_check(const struct rcx_ctx *ctx, size_t size)
 	return 0;
 }
 
+/*
+ * rcx_accumulate_nic must be the same at every rank: a location that one
+ * rank's CPU updates in software and another's NIC with an atomic would
+ * see lost updates. Checked by every rank on the same data, so all fail.
+ */
+static int nic_acc_agreed(const struct rcx_win *w, const struct win_wire *all)
+{
+	int i;
+
+	for (i = 0; i < w->size; i++)
+		if (all[i].nic_acc != all[0].nic_acc) {
+			rcx__log(RCX__LOG_ERROR, "win",
+				 "rcx_win_create: info %s is %s at rank 0 "
+				 "and %s at rank %d: it must be the same at "
+				 "every rank",
+				 RCX_ACCUMULATE_NIC,
+				 all[0].nic_acc ? "true" : "false",
+				 all[i].nic_acc ? "true" : "false", i);
+			return -EINVAL;
+		}
+	return 0;
+}
+
 /* err: a local error the caller found; the rank takes part all the same */
 static int win_create(struct rcx_group *g, void *base, size_t size,
 		      size_t disp_unit, const struct rcx_info *info,
@@ -1051,6 +1079,7 @@ static int win_create(struct rcx_group *g, void *base, size_t size,
 		me.ctrl_rkey = w->ctrl_reg->rkey;
 		me.id = w->id;
 		me.nic_split = ctx->info.nic_split;
+		me.nic_acc = w->nic_acc;
 		snprintf(me.addr, sizeof(me.addr), "%s", ctx->addr);
 	}
 	rcx__unlock(ctx);
@@ -1059,9 +1088,15 @@ static int win_create(struct rcx_group *g, void *base, size_t size,
 	for (i = 0; !ret && i < g->size; i++)
 		if (all[i].status)
 			ret = local ? local : RCX_ERR_REMOTE_OP;
+	if (!ret)
+		ret = nic_acc_agreed(w, all);
 	rcx__lock(ctx);
 	if (!ret)
 		ret = nep_open(w, all);
+	/* a peer's bulk accumulates arrive as messages: applied here with
+	 * NIC atomics through the loopback pair (win_acc.c) */
+	if (!ret && w->nic_acc && w->size > 1)
+		ret = loop_open(w, &w->loop);
 	/*
 	 * All or nothing even when a rank dies in the middle: the ranks
 	 * that got everything may not be all of them, so they agree.

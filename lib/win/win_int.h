@@ -22,8 +22,15 @@
 /* lock word: shared holders in the low half, the exclusive bit above */
 #define RCX__LOCK_EXCL (1ULL << 32)
 
-/* internal ops: lock word atomics, which the poster waits for */
-enum { RCX__OP_WAITED = 1 };
+/* internal ops: lock word atomics, which the poster waits for, and the
+ * NIC atomics that apply another rank's bulk accumulate (win_acc.c) */
+enum { RCX__OP_WAITED = 1, RCX__OP_JOB = 2 };
+/*
+ * A 64-bit accumulate on the NIC path of more elements than this goes to
+ * a peer as one message, whose elements the target applies with NIC
+ * atomics through its own loopback endpoints (win_acc.c).
+ */
+#define RCX__WIN_BULK 8
 
 /*
  * A wait that sees no completion for this long while a fenced WR is
@@ -76,6 +83,7 @@ enum rcx__via {
 
 struct rcx_win;
 struct rcx__win_strm;
+struct rcx__win_job;
 
 /* One operation in flight: a slot of the window's pool. */
 struct rcx__win_op {
@@ -84,11 +92,12 @@ struct rcx__win_op {
 	/* order list of (stream, target) while listed; else free list */
 	struct rcx__win_op *next, *prev;
 	struct rcx__win_strm *strm;
-	struct rcx_req *req;  /* request-based operation, or NULL */
-	struct rcx__reg *reg; /* user buffer registered for this op */
-	uint32_t *sq;	      /* send-queue budget the WRs count against */
-	uint8_t *bounce;      /* RCX__WIN_BOUNCE registered bytes */
-	void *result;	      /* fetched data goes here, rsize bytes */
+	struct rcx_req *req;	  /* request-based operation, or NULL */
+	struct rcx__reg *reg;	  /* user buffer registered for this op */
+	struct rcx__win_job *job; /* RCX__OP_JOB: what it applies */
+	uint32_t *sq;		  /* send-queue budget the WRs count against */
+	uint8_t *bounce;	  /* RCX__WIN_BOUNCE registered bytes */
+	void *result;		  /* fetched data goes here, rsize bytes */
 	size_t rsize;
 	uint64_t seq;	   /* order: position in its stream */
 	uint64_t off, len; /* target byte range */
@@ -100,7 +109,7 @@ struct rcx__win_op {
 	uint8_t via;  /* enum rcx__via */
 	uint8_t listed;
 	uint8_t fenced;	  /* its first WR carries RCX_WR_FENCE */
-	uint8_t internal; /* 0, or RCX__OP_WAITED */
+	uint8_t internal; /* 0, or RCX__OP_WAITED or RCX__OP_JOB */
 	uint8_t local;	  /* holds origin buffers until complete */
 	uint8_t busy;
 };
@@ -178,6 +187,7 @@ struct rcx__win_stats {
 	uint64_t flushes; /* of those, waits for the target's other path */
 	uint64_t nic;	  /* NIC atomics posted for accumulates */
 	uint64_t sw;	  /* software accumulates sent */
+	uint64_t bulk;	  /* of those, for NIC atomics at the target */
 	uint64_t kicks;	  /* stalled fenced WRs re-driven (win.c) */
 };
 
@@ -226,6 +236,9 @@ struct rcx_win {
 	struct rcx__win_strm *strms, *last;
 	/* loopback endpoints [0] initiator, [1] responder, or NULL */
 	struct rcx__win_lep *loop;
+	/* software messages from other ranks held back behind a bulk
+	 * accumulate (win_acc.c), in arrival order */
+	struct rcx__win_job *jobs, *jobs_tail;
 	/* [size]: NIC endpoints to peers reached without the NIC (an ep
 	 * where one is made), or NULL when the context has one path */
 	struct rcx__win_lep *nep;
@@ -302,6 +315,10 @@ void rcx__win_am(struct rcx__conn *c, const struct rcx__hdr *h,
 		 const uint8_t *payload);
 /* Complete software ops to failed peers with error. */
 void rcx__win_fail_sw(struct rcx_win *w);
+/* Go on with the held-back messages (room on the loopback queue). */
+void rcx__win_jobs_pump(struct rcx_win *w);
+/* Drop what is held back (window destroyed). */
+void rcx__win_jobs_free(struct rcx_win *w);
 size_t rcx__win_esize(int dtype);
 
 /* ---- win_ft.c */
