@@ -427,6 +427,27 @@ static void sc_self(struct tp_job *j)
 	TP_CHECK_OK(rcx_win_flush(w, j->rank));
 	TP_CHECK_EQ(old, 42);
 	TP_CHECK_EQ(*(int32_t *)base, 77);
+	/*
+	 * Two fetch-adds to one own word: the second is ordered after the
+	 * first by a wait, not by a fence on the loopback pair (rxe held
+	 * such fenced WRs for good; a device that runs WRs in order needs
+	 * neither).
+	 */
+	TP_CHECK_OK(rcx__win_stats(w, &s0));
+	mark = rcx__fault_log_count();
+	TP_CHECK_OK(rcx_fetch_and_op(w, &one, &old, RCX_INT64, j->rank, 0,
+				     RCX_SUM));
+	TP_CHECK_OK(rcx_fetch_and_op(w, &one, &old, RCX_INT64, j->rank, 0,
+				     RCX_SUM));
+	TP_CHECK_OK(rcx__win_stats(w, &s1));
+	n = rcx__fault_log_count();
+	for (i = mark; i < n; i++)
+		if (!rcx__fault_log_get(i, &wr) && wr.op == RCX_OP_FADD)
+			TP_CHECK(!(wr.flags & RCX_WR_FENCE));
+	TP_CHECK_EQ(s1.fences, s0.fences);
+	TP_CHECK_EQ(s1.waits, s0.waits + !j->ctx->info.ordered);
+	TP_CHECK_OK(rcx_win_flush(w, j->rank));
+	TP_CHECK_EQ(old, 77 + 1);
 	TP_CHECK_OK(rcx_win_unlock_all(w));
 	TP_CHECK_OK(rcx_group_barrier(j->g));
 	TP_CHECK_OK(rcx_win_free(&w));
