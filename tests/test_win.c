@@ -907,6 +907,19 @@ static void sc_acc_bulk(struct tp_job *j)
 	}
 	/* nothing of the next part before rank 1 has checked */
 	fence(w);
+	/* an atomic read of them all, as uint64: one message as well */
+	TP_CHECK_OK(rcx__win_stats(w, &s0));
+	if (j->rank == 0)
+		TP_CHECK_OK(rcx_get_accumulate(w, NULL, old, BK_N, RCX_UINT64,
+					       1, 0, RCX_NO_OP));
+	fence(w);
+	TP_CHECK_OK(rcx__win_stats(w, &s1));
+	if (j->rank == 0) {
+		TP_CHECK_EQ(s1.bulk - s0.bulk, 1);
+		for (k = 0, bad = 0; k < BK_N; k++)
+			bad += old[k] != 4 * (int64_t)k + 1;
+		TP_CHECK_EQ(bad, 0);
+	}
 	/* bulk and single atomics on the same words at once */
 	for (r = 0; r < BK_ROUNDS && j->size > 2; r++) {
 		if (j->rank == 0)
