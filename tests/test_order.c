@@ -810,10 +810,14 @@ static void sc_kick_starved(struct tp_job *j)
 #define FL_OPS	 40
 
 /*
- * Not in the suite yet: on rxe (auto, 2 simulated nodes, 3 ranks) a
- * fenced WR sometimes stays stuck although kicks go out behind it, and the
- * fence then never returns. Run it by hand: rcx-run -n 3 --nodes 2
- * rcx_tests --peer order fenced_loop (RCX_PROVIDER=auto).
+ * Not in the suite yet: on rxe (Linux 6.1; auto, 2 simulated nodes, 3
+ * ranks) a fenced WR sometimes stays stuck for good, and the fence then
+ * never returns. What is left is not rcx's send queue: the budget has
+ * room, slots are free, all RCX__WIN_KICKS_MAX kicks went out behind the
+ * WR and every earlier WR of the queue has completed, yet the device
+ * posts nothing more (5 of 6 runs; 0 of 3 with the fences replaced by
+ * waits). Run it by hand: rcx-run -n 3 --nodes 2 rcx_tests --peer order
+ * fenced_loop (RCX_PROVIDER=auto).
  *
  * Many fenced WRs completed by fences and flushes, in a loop: every rank
  * fetch-adds one word at every rank and reads it back atomically (same
