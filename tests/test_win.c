@@ -115,6 +115,17 @@ static void sc_create(struct tp_job *j)
 	rcx_info_set(info, RCX_ACCUMULATE_NIC, "maybe");
 	TP_CHECK_EQ(rcx_win_allocate(j->g, 64, 1, info, &p, &w), -EINVAL);
 	rcx_info_free(&info);
+	/* rcx_accumulate_nic false at rank 1 only (true, the default,
+	 * elsewhere): NIC and CPU would update the same words; refused at
+	 * every rank, nothing made */
+	TP_CHECK_OK(rcx_info_create(&info));
+	if (j->rank == 1)
+		TP_CHECK_OK(rcx_info_set(info, RCX_ACCUMULATE_NIC, "false"));
+	w = NULL;
+	p = NULL;
+	TP_CHECK_EQ(rcx_win_allocate(j->g, 64, 1, info, &p, &w), -EINVAL);
+	TP_CHECK(w == NULL && p == NULL);
+	rcx_info_free(&info);
 	/* memory that ends before size does (rank 1: its second page is
 	 * unmapped): refused there, nothing made anywhere */
 	mem = mmap(NULL, 2 * 4096, PROT_READ | PROT_WRITE,
@@ -298,6 +309,126 @@ static union elem val(int dt, int op, int which, int owner, int origin, int k)
 		break;
 	}
 	return e;
+}
+
+/* ---- put and get longer than one work request may be */
+
+#define BIG_SIZE  (20u << 20) /* more than rxe's max_msg_sz (8 MiB) */
+#define BIG_PIECE (1u << 20)  /* RCX_RMA_WR_MAX of the "big_split" run */
+
+static uint64_t big_word(size_t k, bool back)
+{
+	uint64_t v = 0x9e3779b97f4a7c15ull * (k + 1);
+
+	return back ? ~v : v;
+}
+
+/* Words of buf[0..n) that are not big_word(k, back); the first logged. */
+static size_t big_wrong(const uint64_t *buf, size_t n, bool back,
+			const char *what)
+{
+	size_t k, bad = 0;
+
+	for (k = 0; k < n; k++)
+		if (buf[k] != big_word(k, back) && !bad++)
+			TP_FAIL("%s: word %zu of %zu is %#llx", what, k, n,
+				(unsigned long long)buf[k]);
+	return bad;
+}
+
+/* WRs of op longer than a word (not a lock word's, not a kick's) posted
+ * since mark: how many, and the longest. */
+static size_t big_wrs(size_t mark, uint8_t op, uint32_t *longest)
+{
+	struct rcx_fault_wr r;
+	size_t i, n = 0;
+
+	*longest = 0;
+	for (i = mark; i < rcx__fault_log_count(); i++) {
+		if (rcx__fault_log_get(i, &r) || r.op != op || r.length <= 8)
+			continue;
+		n++;
+		if (r.length > *longest)
+			*longest = r.length;
+	}
+	return n;
+}
+
+/*
+ * Rank 0 puts BIG_SIZE bytes into rank 1's window, then gets them back
+ * after rank 1 rewrote them; both check every word. The recording
+ * provider shows that they went out in WRs of at most piece bytes: a put
+ * or get longer than the device's max_msg_sz must be split (rxe takes a
+ * longer one without an error; how much arrives is not defined).
+ */
+static void big_rma(struct tp_job *j, uint64_t piece)
+{
+	const size_t n = BIG_SIZE / 8;
+	uint64_t *base, *buf = malloc(BIG_SIZE);
+	uint64_t want = piece < BIG_SIZE ? piece : BIG_SIZE;
+	uint32_t longest;
+	struct rcx_win *w;
+	size_t k, mark = 0;
+
+	TP_CHECK(buf != NULL);
+	TP_CHECK_OK(
+		rcx_win_allocate(j->g, BIG_SIZE, 8, NULL, (void **)&base, &w));
+	if (j->rank == 0 && buf) {
+		for (k = 0; k < n; k++)
+			buf[k] = big_word(k, false);
+		mark = rcx__fault_log_count();
+		TP_CHECK_OK(rcx_win_lock(w, RCX_LOCK_EXCLUSIVE, 1));
+		TP_CHECK_OK(rcx_put(w, buf, BIG_SIZE, 1, 0));
+		TP_CHECK_OK(rcx_win_unlock(w, 1));
+	}
+	TP_CHECK_OK(rcx_group_barrier(j->g));
+	if (j->rank == 1) {
+		TP_CHECK_EQ(big_wrong(base, n, false, "put"), 0);
+		for (k = 0; k < n; k++)
+			base[k] = big_word(k, true);
+	}
+	TP_CHECK_OK(rcx_group_barrier(j->g));
+	if (j->rank == 0 && buf) {
+		memset(buf, 0, BIG_SIZE);
+		TP_CHECK_OK(rcx_win_lock(w, RCX_LOCK_SHARED, 1));
+		TP_CHECK_OK(rcx_get(w, buf, BIG_SIZE, 1, 0));
+		TP_CHECK_OK(rcx_win_unlock(w, 1));
+		TP_CHECK_EQ(big_wrong(buf, n, true, "get"), 0);
+		/* one WRITE and one READ per piece */
+		TP_CHECK_EQ(big_wrs(mark, RCX_OP_WRITE, &longest),
+			    (BIG_SIZE + want - 1) / want);
+		TP_CHECK_EQ(longest, want);
+		TP_CHECK_EQ(big_wrs(mark, RCX_OP_READ, &longest),
+			    (BIG_SIZE + want - 1) / want);
+		TP_CHECK_EQ(longest, want);
+		printf("rank 0: put and get of %u bytes in WRs of %llu\n",
+		       BIG_SIZE, (unsigned long long)want);
+	}
+	TP_CHECK_OK(rcx_group_barrier(j->g));
+	TP_CHECK_OK(rcx_win_free(&w));
+	free(buf);
+}
+
+/* At the device's own limit (20 MiB is more than rxe takes in one). */
+static void sc_big(struct tp_job *j)
+{
+	uint64_t m = j->ctx->info.max_msg_sz;
+
+	big_rma(j, m ? (m < UINT32_MAX ? m : UINT32_MAX) : 1ull << 31);
+}
+
+static void big_split_env(void)
+{
+	char v[16];
+
+	snprintf(v, sizeof(v), "%u", BIG_PIECE);
+	setenv("RCX_RMA_WR_MAX", v, 1);
+}
+
+/* At a limit set smaller (RCX_RMA_WR_MAX). */
+static void sc_big_split(struct tp_job *j)
+{
+	big_rma(j, BIG_PIECE);
 }
 
 /* The reference: a op b, written independently of the library. */
@@ -701,6 +832,121 @@ static void at_mixed(struct tp_job *j, struct rcx_win *w, int64_t *base)
 	TP_CHECK_EQ(r4, 101);
 	TP_CHECK_OK(rcx_group_barrier(j->g));
 	TP_CHECK_EQ(base[1], 707);
+}
+
+/* ---- many 64-bit elements in one accumulate */
+
+#define BK_N	  1000
+#define BK_ROUNDS 4
+
+/* WRs of op rank j posted since mark, on any endpoint. */
+static size_t bk_count(size_t mark, uint8_t op)
+{
+	struct rcx_fault_wr r;
+	size_t i, n = 0;
+
+	for (i = mark; i < rcx__fault_log_count(); i++)
+		n += !rcx__fault_log_get(i, &r) && r.op == op;
+	return n;
+}
+
+/*
+ * An int64 SUM get_accumulate of BK_N elements from rank 0 to rank 1 is
+ * one message, not one NIC atomic per element: the recording provider
+ * shows no atomic posted by rank 0, the window's counters one software
+ * message; rank 1 applies the elements with its NIC atomics (so they
+ * still exclude single fetch-adds from others). Then, with three ranks,
+ * rank 0's bulk SUMs and rank 2's single fetch_and_ops hit the same
+ * words at the same time: every increment must land.
+ */
+static void sc_acc_bulk(struct tp_job *j)
+{
+	static int64_t add[BK_N], old[BK_N];
+	struct rcx__win_stats s0, s1;
+	struct rcx_win *w;
+	int64_t *base, one = 1, got;
+	size_t k, mark, bad = 0;
+	int r;
+
+	TP_CHECK_OK(
+		rcx_win_allocate(j->g, BK_N * 8, 8, NULL, (void **)&base, &w));
+	for (k = 0; k < BK_N; k++) {
+		base[k] = 3 * (int64_t)k;
+		add[k] = (int64_t)k + 1;
+	}
+	/* before the fence: rank 0's message may come while rank 1 is in it */
+	mark = rcx__fault_log_count();
+	TP_CHECK_OK(rcx__win_stats(w, &s0));
+	fence(w);
+	if (j->rank == 0)
+		TP_CHECK_OK(rcx_get_accumulate(w, add, old, BK_N, RCX_INT64, 1,
+					       0, RCX_SUM));
+	fence(w);
+	TP_CHECK_OK(rcx__win_stats(w, &s1));
+	if (j->rank == 0) {
+		TP_CHECK_EQ(s1.sw - s0.sw, 1);
+		TP_CHECK_EQ(s1.bulk - s0.bulk, 1);
+		TP_CHECK_EQ(s1.nic - s0.nic, 0);
+		TP_CHECK_EQ(bk_count(mark, RCX_OP_FADD), 0);
+		for (k = 0; k < BK_N; k++)
+			bad += old[k] != 3 * (int64_t)k;
+		TP_CHECK_EQ(bad, 0);
+		printf("rank 0: get_accumulate of %d int64: %llu message, "
+		       "%zu atomics posted here\n",
+		       BK_N, (unsigned long long)(s1.sw - s0.sw),
+		       bk_count(mark, RCX_OP_FADD));
+	} else if (j->rank == 1) {
+		/* applied here, by the NIC */
+		TP_CHECK_EQ(bk_count(mark, RCX_OP_FADD), BK_N);
+		for (k = 0; k < BK_N; k++)
+			if (base[k] != 4 * (int64_t)k + 1 && !bad++)
+				TP_FAIL("word %zu is %lld, not %lld", k,
+					(long long)base[k],
+					(long long)(4 * (int64_t)k + 1));
+		TP_CHECK_EQ(bad, 0);
+	}
+	/* nothing of the next part before rank 1 has checked */
+	fence(w);
+	/* an atomic read of them all, as uint64: one message as well */
+	TP_CHECK_OK(rcx__win_stats(w, &s0));
+	if (j->rank == 0)
+		TP_CHECK_OK(rcx_get_accumulate(w, NULL, old, BK_N, RCX_UINT64,
+					       1, 0, RCX_NO_OP));
+	fence(w);
+	TP_CHECK_OK(rcx__win_stats(w, &s1));
+	if (j->rank == 0) {
+		TP_CHECK_EQ(s1.bulk - s0.bulk, 1);
+		for (k = 0, bad = 0; k < BK_N; k++)
+			bad += old[k] != 4 * (int64_t)k + 1;
+		TP_CHECK_EQ(bad, 0);
+	}
+	/* bulk and single atomics on the same words at once */
+	for (r = 0; r < BK_ROUNDS && j->size > 2; r++) {
+		if (j->rank == 0)
+			TP_CHECK_OK(rcx_accumulate(w, add, BK_N, RCX_INT64, 1,
+						   0, RCX_SUM));
+		else if (j->rank == 2)
+			for (k = 0; k < BK_N; k++)
+				TP_CHECK_OK(rcx_fetch_and_op(w, &one, &got,
+							     RCX_INT64, 1, k,
+							     RCX_SUM));
+		fence(w);
+	}
+	if (j->rank == 1 && j->size > 2) {
+		for (k = 0, bad = 0; k < BK_N; k++)
+			if (base[k] != 4 * (int64_t)k + 1 +
+					       BK_ROUNDS * ((int64_t)k + 2) &&
+			    !bad++)
+				TP_FAIL("word %zu is %lld, %lld short", k,
+					(long long)base[k],
+					(long long)(4 * (int64_t)k + 1 +
+						    BK_ROUNDS *
+							    ((int64_t)k + 2) -
+						    base[k]));
+		TP_CHECK_EQ(bad, 0);
+	}
+	TP_CHECK_OK(rcx_win_fence(w, RCX_MODE_NOSUCCEED));
+	TP_CHECK_OK(rcx_win_free(&w));
 }
 
 static void sc_atomic(struct tp_job *j)
@@ -1127,6 +1373,13 @@ static const struct tp_scenario scenarios[] = {
 	{ .name = "epoch", .run = sc_epoch },
 	{ .name = "bounds", .run = sc_bounds, .provider = "fault" },
 	{ .name = "fork", .run = sc_fork, .size = 2 },
+	{ .name = "big", .run = sc_big, .provider = "fault", .size = 2 },
+	{ .name = "acc_bulk", .run = sc_acc_bulk, .provider = "fault" },
+	{ .name = "big_split",
+	  .run = sc_big_split,
+	  .provider = "fault",
+	  .size = 2,
+	  .setup = big_split_env },
 };
 
 static int peer_main(int argc, char **argv)
@@ -1193,6 +1446,21 @@ static void test_fork(void)
 	job(2, "fork", 180);
 }
 
+static void test_big(void)
+{
+	job(2, "big", 300);
+}
+
+static void test_big_split(void)
+{
+	job(2, "big_split", 300);
+}
+
+static void test_acc_bulk(void)
+{
+	job(3, "acc_bulk", 300);
+}
+
 static const CU_TestInfo tests[] = {
 	{ "create_allocate_free", test_create },
 	{ "put_get_sizes_2procs", test_putget_2 },
@@ -1204,6 +1472,9 @@ static const CU_TestInfo tests[] = {
 	{ "epoch_misuse", test_epoch },
 	{ "bounds_nothing_sent", test_bounds },
 	{ "fork_after_registration", test_fork },
+	{ "accumulate_many_int64_one_message", test_acc_bulk },
+	{ "put_get_beyond_max_msg_sz", test_big },
+	{ "put_get_split_rma_wr_max", test_big_split },
 	CU_TEST_INFO_NULL,
 };
 

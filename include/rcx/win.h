@@ -48,9 +48,13 @@ struct rcx_req;
  * RCX_UINT64 at 8-byte aligned addresses) and 64-bit compare-and-swap
  * use the NIC's atomics; every other accumulate runs in software at the
  * target, which must make progress (any rcx call that waits) for it to
- * complete. Accumulates from one process to overlapping locations of one
- * target are executed in program order (accumulate_ordering=rar,raw,war,
- * waw), whichever of the two paths they take.
+ * complete. A NIC accumulate of more than a few elements (8) to another
+ * process goes there as one message, and the target applies its elements
+ * with its own NIC's atomics (so they stay atomic with respect to single
+ * NIC atomics from others); it too needs the target's progress.
+ * Accumulates from one process to overlapping locations of one target are
+ * executed in program order (accumulate_ordering=rar,raw,war,waw),
+ * whichever of the paths they take.
  *
  * Info keys of rcx_win_create / rcx_win_allocate (unknown keys are
  * ignored; malformed values give -EINVAL):
@@ -62,7 +66,11 @@ struct rcx_req;
  *                        then not ordered (MPI's info key).
  *   rcx_accumulate_nic   "true" (default) or "false": run every
  *                        accumulate in software at the target, NIC
- *                        atomics only for the window locks.
+ *                        atomics only for the window locks. It must be
+ *                        the same at every rank (a word updated by one
+ *                        rank's NIC and another's CPU would lose updates):
+ *                        a difference fails the creation at every rank
+ *                        with -EINVAL (logged).
  * A rank that finds a problem with its own arguments still takes part in
  * the collective; then every rank fails.
  */
@@ -120,7 +128,8 @@ enum rcx_order_kind {
  * 0). Collective over g. The memory is registered once; addresses, keys,
  * sizes and displacement units are exchanged with every rank.
  * Errors: -EINVAL g or out NULL or not live (returned at once, without
- * taking part), base NULL with size > 0, disp_unit 0, malformed info;
+ * taking part), base NULL with size > 0, disp_unit 0, malformed info,
+ * rcx_accumulate_nic not the same at every rank (every rank fails);
  * -EFAULT [base, base + size) is not all mapped memory (logged);
  * -EOPNOTSUPP the device has no atomics (needed for locks) and the group
  * has more than one process; -ENOMEM; negative errno from registration;

@@ -37,6 +37,10 @@ const struct rcx__config_var rcx__config_vars[] = {
 	  "largest RDMA READ of a rendezvous; a longer message is read in "
 	  "pieces (0: the device's largest message)",
 	  U(rndv_read_max, 0, UINT32_MAX) },
+	{ "RCX_RMA_WR_MAX", "0",
+	  "largest RDMA READ or WRITE of a window's put or get; a longer one "
+	  "is posted in pieces (0: the device's largest message)",
+	  U(rma_wr_max, 0, UINT32_MAX) },
 	{ "RCX_RX_DEPTH", "64", "receive buffers pre-posted per connection",
 	  U(rx_depth, 4, 4096) },
 	{ "RCX_TX_DEPTH", "256", "send bounce buffers and send queue depth",

@@ -30,6 +30,7 @@ struct rcx__config {
 	unsigned long port;
 	unsigned long eager_size;
 	unsigned long rndv_read_max;
+	unsigned long rma_wr_max;
 	unsigned long rx_depth;
 	unsigned long tx_depth;
 	unsigned long inline_size;

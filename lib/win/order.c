@@ -131,7 +131,8 @@ static bool overlap(uint64_t a, uint64_t alen, uint64_t b, uint64_t blen)
 struct later {
 	unsigned int cls, via;
 	uint64_t off, len;
-	bool split; /* the target has two paths */
+	bool split;    /* the target has two paths */
+	bool no_fence; /* wait where a fence would do (see prepare) */
 };
 
 /* What L needs because of one earlier outstanding E (rules above). */
@@ -163,7 +164,7 @@ static int need_one(const struct rcx_win *w, const struct rcx__win_st *st,
 		return NEED_WAIT;
 	if (e->seq < st->fence_seq)
 		return NEED_NONE;
-	return l->via == RCX__VIA_SW ? NEED_WAIT : NEED_FENCE;
+	return l->via == RCX__VIA_SW || l->no_fence ? NEED_WAIT : NEED_FENCE;
 }
 
 static int need_all(const struct rcx_win *w, const struct rcx__win_st *st,
@@ -197,7 +198,18 @@ int rcx__order_prepare(struct rcx_win *w, struct rcx__win_strm *s, int target,
 		       uint64_t len, bool *fence)
 {
 	struct rcx__win_st *st = &s->t[target];
-	struct later l = { cls, via, off, len, two_paths(w, target) };
+	/*
+	 * The window's own memory, through the loopback pair: wait rather
+	 * than fence. There is no round trip for a fence to save, and rxe
+	 * (Linux 6.1) has been seen to hold a fenced WR of a loopback pair
+	 * for good, re-driven or not (win.c, kick()).
+	 */
+	struct later l = { cls,
+			   via,
+			   off,
+			   len,
+			   two_paths(w, target),
+			   target == w->rank && !w->ctx->info.ordered };
 	struct wait_arg a = { st, &l };
 	int need;
 

@@ -150,6 +150,7 @@ static void op_wr_done(struct rcx_ctx *ctx, struct rcx__wrctx *wc,
 		       const struct rcx_cqe *cqe)
 {
 	struct rcx__win_op *op = (struct rcx__win_op *)wc;
+	struct rcx_win *w = op->win;
 
 	(*op->sq)--;
 	if (cqe->status && !op->error)
@@ -163,11 +164,11 @@ static void op_wr_done(struct rcx_ctx *ctx, struct rcx__wrctx *wc,
 		rcx__group_failed(op->win->g, op->target, RCX_ERR_PROC_FAILED);
 	if (--op->nwr)
 		return;
-	if (op->internal == RCX__OP_DETACHED) {
-		op->win->tgt[op->target].kicks--;
-		rcx__win_op_put(op->win, op);
-	} else if (!op->internal)
-		rcx__win_op_done(op->win, op, op->error);
+	if (!op->internal)
+		rcx__win_op_done(w, op, op->error);
+	/* room on the loopback queue for a bulk accumulate held back */
+	if (w->jobs && w->loop && op->sq == &w->loop[0].wr)
+		rcx__win_jobs_pump(w);
 }
 
 void rcx__win_op_done(struct rcx_win *w, struct rcx__win_op *op, int err)
@@ -428,41 +429,54 @@ int rcx__win_ep(struct rcx_win *w, int target, struct rcx_ep **ep,
  * after everything on the queue, so it is harmless on any device.
  * It completes only after the fenced WR: at most RCX__WIN_KICKS_MAX are
  * outstanding per target (win_int.h says why), each one interval without
- * a completion after the one before.
+ * a completion after the one before. The last RCX__WIN_KICKS_MAX entries
+ * of the budget are theirs: ops that found it full wait for the queue to
+ * move, which may take a kick.
  */
+/* A kick READ completed (or was flushed): it only had to be posted. */
+static void kick_done(struct rcx_ctx *ctx, struct rcx__wrctx *wc,
+		      const struct rcx_cqe *cqe)
+{
+	struct rcx__win_kick *k = (struct rcx__win_kick *)wc;
+
+	(void)ctx;
+	(void)cqe;
+	(*k->sq)--;
+	k->out--;
+}
+
 static void kick(struct rcx_win *w, int target)
 {
-	struct rcx__win_op *op = w->op_free;
+	struct rcx__win_kick *k = &w->tgt[target].kick;
 	struct rcx_wr wr, *bad;
 	struct rcx_ep *ep;
 	uint32_t *sq;
 
-	if (!op || w->tgt[target].kicks >= RCX__WIN_KICKS_MAX ||
-	    rcx__win_ep(w, target, &ep, &sq) || *sq >= RCX__WIN_SQ_DEPTH)
+	if (k->out >= RCX__WIN_KICKS_MAX || rcx__win_ep(w, target, &ep, &sq) ||
+	    *sq >= RCX__WIN_SQ_DEPTH)
 		return;
-	w->op_free = op->next;
-	op->busy = 1;
-	op->internal = RCX__OP_DETACHED;
-	op->target = target;
-	op->reg = NULL;
-	op->nwr = 1;
-	op->sq = sq;
-	op->wrc.cb = op_wr_done;
+	/* every kick to a target goes on the queue of the ops before it */
+	if (k->out && k->sq != sq)
+		return;
+	k->wrc.cb = kick_done;
+	k->win = w;
+	k->target = target;
+	k->sq = sq;
 	memset(&wr, 0, sizeof(wr));
-	wr.wr_id = (uintptr_t)&op->wrc;
+	wr.wr_id = (uintptr_t)&k->wrc;
 	wr.op = RCX_OP_READ;
 	wr.flags = RCX_WR_SIGNALED;
-	wr.addr = (uintptr_t)op->bounce;
+	/* into the bounce memory past the slots': nobody reads it */
+	wr.addr =
+		(uintptr_t)(w->bounce + (size_t)RCX__WIN_OPS * RCX__WIN_BOUNCE);
 	wr.length = 8;
 	wr.lkey = w->bounce_reg->lkey;
 	wr.remote_addr = w->peer[target].ctrl;
 	wr.rkey = w->peer[target].ctrl_rkey;
-	if (w->ctx->ops->post_send(ep, &wr, &bad)) {
-		rcx__win_op_put(w, op);
+	if (w->ctx->ops->post_send(ep, &wr, &bad))
 		return;
-	}
 	(*sq)++;
-	w->tgt[target].kicks++;
+	k->out++;
 	w->stats.kicks++;
 }
 
@@ -505,7 +519,7 @@ static bool sq_has_room(struct rcx_win *w, void *arg)
 {
 	struct sq_room *r = arg;
 
-	return *r->sq + r->n <= RCX__WIN_SQ_DEPTH || w->invalid;
+	return *r->sq + r->n <= RCX__WIN_SQ_OPS || w->invalid;
 }
 
 int rcx__win_post(struct rcx_win *w, struct rcx__win_op *op, struct rcx_wr *wr,
@@ -526,7 +540,7 @@ int rcx__win_post(struct rcx_win *w, struct rcx__win_op *op, struct rcx_wr *wr,
 			return ret;
 		if (!sq_has_room(w, &room))
 			rcx__win_wait(w, sq_has_room, &room);
-		if (*room.sq + room.n > RCX__WIN_SQ_DEPTH)
+		if (*room.sq + room.n > RCX__WIN_SQ_OPS)
 			return RCX_ERR_PROC_FAILED; /* invalid meanwhile */
 		/* last before posting: nothing may complete between this
 		 * check and the post, so the fence decision stands */
@@ -636,7 +650,8 @@ struct win_wire {
 	uint32_t ctrl_rkey;
 	uint32_t id;
 	uint8_t nic_split; /* the rank's dev_info.nic_split */
-	uint8_t pad[3];
+	uint8_t nic_acc;   /* its rcx_accumulate_nic */
+	uint8_t pad[2];
 	char addr[RCX__ADDR_LEN]; /* the rank's context address */
 };
 
@@ -849,6 +864,7 @@ static void win_destroy(struct rcx_win *w)
 	int i;
 
 	wins_del(w);
+	rcx__win_jobs_free(w);
 	loop_close(ctx, w->loop);
 	nep_close(w);
 	rcx__order_fini(w);
@@ -881,6 +897,8 @@ static int win_setup(struct rcx_win *w)
 	const unsigned int all =
 		RCX_ACCESS_LOCAL_WRITE | RCX_ACCESS_REMOTE_READ |
 		RCX_ACCESS_REMOTE_WRITE | RCX_ACCESS_REMOTE_ATOMIC;
+	/* the slots' bounce memory, then 8 bytes the kicks read into */
+	const size_t bounce_len = (size_t)RCX__WIN_OPS * RCX__WIN_BOUNCE + 64;
 	int i, ret;
 
 	w->peer = calloc(w->size, sizeof(*w->peer));
@@ -889,8 +907,7 @@ static int win_setup(struct rcx_win *w)
 	w->scratch = malloc(2 * (ctx->cfg.eager_size + 64));
 	if (!w->peer || !w->tgt || !w->ops || !w->scratch ||
 	    posix_memalign((void **)&w->ctrl, 64, 64) ||
-	    posix_memalign((void **)&w->bounce, 64,
-			   (size_t)RCX__WIN_OPS * RCX__WIN_BOUNCE))
+	    posix_memalign((void **)&w->bounce, 64, bounce_len))
 		return -ENOMEM;
 	memset(w->ctrl, 0, 64);
 	/* keys of its own: validate must be able to revoke them */
@@ -901,8 +918,7 @@ static int win_setup(struct rcx_win *w)
 	}
 	ret = rcx__reg_get_private(ctx, w->ctrl, 64, all, &w->ctrl_reg);
 	if (!ret)
-		ret = rcx__reg_get(ctx, w->bounce,
-				   (size_t)RCX__WIN_OPS * RCX__WIN_BOUNCE,
+		ret = rcx__reg_get(ctx, w->bounce, bounce_len,
 				   RCX_ACCESS_LOCAL_WRITE, &w->bounce_reg);
 	if (ret)
 		return ret;
@@ -980,6 +996,29 @@ static int alloc_size_check(const struct rcx_ctx *ctx, size_t size)
 	return 0;
 }
 
+/*
+ * rcx_accumulate_nic must be the same at every rank: a location that one
+ * rank's CPU updates in software and another's NIC with an atomic would
+ * see lost updates. Checked by every rank on the same data, so all fail.
+ */
+static int nic_acc_agreed(const struct rcx_win *w, const struct win_wire *all)
+{
+	int i;
+
+	for (i = 0; i < w->size; i++)
+		if (all[i].nic_acc != all[0].nic_acc) {
+			rcx__log(RCX__LOG_ERROR, "win",
+				 "rcx_win_create: info %s is %s at rank 0 "
+				 "and %s at rank %d: it must be the same at "
+				 "every rank",
+				 RCX_ACCUMULATE_NIC,
+				 all[0].nic_acc ? "true" : "false",
+				 all[i].nic_acc ? "true" : "false", i);
+			return -EINVAL;
+		}
+	return 0;
+}
+
 /* err: a local error the caller found; the rank takes part all the same */
 static int win_create(struct rcx_group *g, void *base, size_t size,
 		      size_t disp_unit, const struct rcx_info *info,
@@ -1040,6 +1079,7 @@ static int win_create(struct rcx_group *g, void *base, size_t size,
 		me.ctrl_rkey = w->ctrl_reg->rkey;
 		me.id = w->id;
 		me.nic_split = ctx->info.nic_split;
+		me.nic_acc = w->nic_acc;
 		snprintf(me.addr, sizeof(me.addr), "%s", ctx->addr);
 	}
 	rcx__unlock(ctx);
@@ -1048,9 +1088,15 @@ static int win_create(struct rcx_group *g, void *base, size_t size,
 	for (i = 0; !ret && i < g->size; i++)
 		if (all[i].status)
 			ret = local ? local : RCX_ERR_REMOTE_OP;
+	if (!ret)
+		ret = nic_acc_agreed(w, all);
 	rcx__lock(ctx);
 	if (!ret)
 		ret = nep_open(w, all);
+	/* a peer's bulk accumulates arrive as messages: applied here with
+	 * NIC atomics through the loopback pair (win_acc.c) */
+	if (!ret && w->nic_acc && w->size > 1)
+		ret = loop_open(w, &w->loop);
 	/*
 	 * All or nothing even when a rank dies in the middle: the ranks
 	 * that got everything may not be all of them, so they agree.
@@ -1195,6 +1241,22 @@ static int rma_check(struct rcx_win *w, const void *buf, size_t len, int target,
 	return 0;
 }
 
+/*
+ * The longest RDMA READ or WRITE of a put or get: the device's longest
+ * message (its port's max_msg_sz; IBA guarantees 2^31 where it tells
+ * nothing), or less (RCX_RMA_WR_MAX), and never more than a WR's 32-bit
+ * length. Longer transfers go out in pieces, one WR each, on the same
+ * queue (RC executes them in order, so rcx_win_order's decisions hold).
+ */
+static uint32_t rma_wr_max(const struct rcx_ctx *ctx)
+{
+	uint64_t m = ctx->info.max_msg_sz ? ctx->info.max_msg_sz : 1ull << 31;
+
+	if (ctx->cfg.rma_wr_max && ctx->cfg.rma_wr_max < m)
+		m = ctx->cfg.rma_wr_max;
+	return m < UINT32_MAX ? (uint32_t)m : UINT32_MAX;
+}
+
 /* Lock held, arguments checked. */
 static int rma(struct rcx_win *w, bool put, void *buf, size_t len, int target,
 	       uint64_t off, struct rcx_req *req)
@@ -1204,7 +1266,7 @@ static int rma(struct rcx_win *w, bool put, void *buf, size_t len, int target,
 	struct rcx__win_op *op;
 	struct rcx_wr wr;
 	struct rcx_ep *ep;
-	uint32_t *sq, n, inl;
+	uint32_t *sq, n, inl, max = rma_wr_max(w->ctx);
 	bool f;
 	int ret;
 
@@ -1230,7 +1292,7 @@ static int rma(struct rcx_win *w, bool put, void *buf, size_t len, int target,
 	if (inl > w->ctx->cfg.inline_size)
 		inl = (uint32_t)w->ctx->cfg.inline_size;
 	while (len) {
-		n = len > RCX__WIN_MAX_WR ? RCX__WIN_MAX_WR : (uint32_t)len;
+		n = len > max ? max : (uint32_t)len;
 		ret = rcx__win_op_get(w, target, &op);
 		if (ret)
 			return ret;

@@ -5,7 +5,12 @@
  * ATOMIC WR per element; the window's own memory through its loopback
  * endpoints, since CPU and NIC atomics do not exclude each other, and for
  * the same reason a peer the group reaches through shared memory through
- * the window's own NIC endpoints when the context has a NIC too). Every
+ * the window's own NIC endpoints when the context has a NIC too). More
+ * than RCX__WIN_BULK elements to a peer go as one message, whose elements
+ * the target posts as NIC atomics on its loopback endpoints: still the
+ * NIC's atomics on the words, one message on the way. Whether the NIC
+ * takes part at all (rcx_accumulate_nic) is the same at every rank, or
+ * the window is not made (win.c). Every
  * other accumulate runs in software at the target: an active message on
  * RCX__CID_WIN, applied by the target's progress under its context lock
  * (so software accumulates exclude each other) and answered with the old
@@ -16,6 +21,7 @@
  * order between the two paths (accumulate_ordering) is kept by order.c.
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include "lib/win/win_int.h"
 
@@ -36,7 +42,8 @@ struct rcx__wam {
 	uint32_t gen;
 	uint32_t count;
 	int32_t status; /* reply: 0 or an error */
-	uint32_t pad;
+	uint8_t nic;	/* request: apply with the target's NIC atomics */
+	uint8_t pad[3];
 	uint64_t off; /* byte offset in the target's window */
 	/* request: count values (none for NO_OP), then count compare
 	 * values for CAS; reply: count old values when fetch */
@@ -251,6 +258,232 @@ static void sw_reply(struct rcx_win *w, const struct rcx__wam *m,
 	rcx__win_op_done(w, op, m->status ? m->status : op->error);
 }
 
+/* ---- the target's side of a bulk accumulate */
+
+/*
+ * A 64-bit SUM, NO_OP or CAS accumulate of many elements comes as one
+ * message (RCX__WIN_BULK) but must still be applied with NIC atomics:
+ * the same words may take single NIC atomics from other ranks at the
+ * same time, and CPU and NIC atomics do not exclude each other. The
+ * target posts them on its loopback pair, RCX__WIN_NIC_MAX per slot, as
+ * room on that queue allows, and answers when the last has completed.
+ * Software messages for the window that arrive meanwhile wait behind
+ * it, so that one origin's accumulates to one location are applied in
+ * the order they were sent (accumulate_ordering).
+ */
+struct rcx__win_job {
+	struct rcx__win_job *next;
+	struct rcx__conn *c; /* the origin's connection */
+	struct rcx__wam m;   /* the request's header */
+	size_t dlen;
+	uint32_t posted; /* elements posted */
+	uint32_t out;	 /* slots in flight */
+	int32_t status;
+	uint8_t *reply; /* a reply header, then the old values */
+	uint8_t data[]; /* the request's data, dlen bytes */
+};
+
+static void job_pop(struct rcx_win *w)
+{
+	struct rcx__win_job *j = w->jobs;
+
+	w->jobs = j->next;
+	if (!w->jobs)
+		w->jobs_tail = NULL;
+	free(j->reply);
+	free(j);
+}
+
+void rcx__win_jobs_free(struct rcx_win *w)
+{
+	while (w->jobs)
+		job_pop(w);
+}
+
+/* Can this window apply m with its NIC atomics? 0 or the reply's error. */
+static int job_check(struct rcx_win *w, const struct rcx__wam *m, size_t dlen)
+{
+	size_t n = m->count, need;
+
+	need = m->op == RCX_NO_OP ? 0 : n * 8 * (m->op == RCX__OP_CAS ? 2 : 1);
+	if ((m->dtype != RCX_INT64 && m->dtype != RCX_UINT64) || !n ||
+	    n > w->ctx->cfg.eager_size ||
+	    (m->op != RCX_SUM && m->op != RCX_NO_OP && m->op != RCX__OP_CAS) ||
+	    dlen < need || !w->nic_acc || !w->loop)
+		return RCX_ERR_PROTO;
+	if (m->off > w->len || n * 8 > w->len - m->off ||
+	    ((uintptr_t)w->base + m->off) & 7)
+		return RCX_ERR_REMOTE_ACCESS;
+	return 0;
+}
+
+static void job_wr_done(struct rcx_ctx *ctx, struct rcx__wrctx *wc,
+			const struct rcx_cqe *cqe)
+{
+	struct rcx__win_op *op = (struct rcx__win_op *)wc;
+	struct rcx__win_job *j = op->job;
+	struct rcx_win *w = op->win;
+
+	(void)ctx;
+	(*op->sq)--;
+	if (cqe->status && !op->error)
+		op->error = cqe->status;
+	if (--op->nwr)
+		return;
+	if (op->error && !j->status)
+		j->status = RCX_ERR_REMOTE_OP;
+	else if (!op->error)
+		memcpy(j->reply + sizeof(struct rcx__wam) + op->off, op->bounce,
+		       op->len);
+	j->out--;
+	rcx__win_op_put(w, op);
+	rcx__win_jobs_pump(w);
+}
+
+/*
+ * Post the next elements of j: 1 posted, 0 no room now (a completion on
+ * the loopback queue pumps again), or an error.
+ */
+static int job_post(struct rcx_win *w, struct rcx__win_job *j)
+{
+	struct rcx_wr wr[RCX__WIN_NIC_MAX], *bad;
+	uint32_t *sq = &w->loop[0].wr, i, k = j->m.count - j->posted;
+	const uint8_t *v = j->data, *cmp = j->data + j->m.count * 8;
+	uint64_t base = w->peer[w->rank].base + j->m.off;
+	struct rcx__win_op *op;
+
+	if (w->loop[0].state != RCX__CONN_UP)
+		return RCX_ERR_REMOTE_OP;
+	if (k > RCX__WIN_NIC_MAX)
+		k = RCX__WIN_NIC_MAX;
+	if (*sq + k > RCX__WIN_SQ_OPS || !w->op_free)
+		return 0;
+	op = w->op_free;
+	w->op_free = op->next;
+	memset(&op->wrc, 0, sizeof(op->wrc));
+	op->busy = 1;
+	op->internal = RCX__OP_JOB;
+	op->job = j;
+	op->target = w->rank;
+	op->error = 0;
+	op->reg = NULL;
+	op->off = (uint64_t)j->posted * 8; /* where its results go */
+	op->len = (uint64_t)k * 8;
+	op->wrc.cb = job_wr_done;
+	memset(wr, 0, k * sizeof(wr[0]));
+	for (i = 0; i < k; i++) {
+		uint64_t x = 0, e = j->posted + i;
+
+		if (j->m.op != RCX_NO_OP)
+			memcpy(&x, v + e * 8, 8);
+		wr[i].wr_id = (uintptr_t)&op->wrc;
+		wr[i].flags = RCX_WR_SIGNALED;
+		wr[i].next = i + 1 < k ? &wr[i + 1] : NULL;
+		wr[i].addr = (uintptr_t)(op->bounce + i * 8);
+		wr[i].length = 8;
+		wr[i].lkey = w->bounce_reg->lkey;
+		wr[i].remote_addr = base + e * 8;
+		wr[i].rkey = w->peer[w->rank].rkey;
+		if (j->m.op == RCX__OP_CAS) {
+			memcpy(&wr[i].compare_add, cmp + e * 8, 8);
+			wr[i].op = RCX_OP_CSWAP;
+			wr[i].swap = x;
+		} else {
+			wr[i].op = RCX_OP_FADD;
+			wr[i].compare_add = x;
+		}
+	}
+	if (w->ctx->ops->post_send(w->loop[0].ep, wr, &bad)) {
+		/* a prefix that went out completes and carries the error */
+		i = (uint32_t)(bad - wr);
+		if (!i || i > k) {
+			rcx__win_op_put(w, op);
+			return RCX_ERR_REMOTE_OP;
+		}
+		op->error = RCX_ERR_REMOTE_OP;
+		k = i;
+	}
+	op->sq = sq;
+	op->nwr = k;
+	*sq += k;
+	j->posted += k;
+	j->out++;
+	return 1;
+}
+
+/* The answer to a bulk accumulate, once all its atomics completed. */
+static void job_reply(struct rcx_win *w, struct rcx__win_job *j)
+{
+	struct rcx__wam *r = (struct rcx__wam *)j->reply;
+	size_t n = j->m.fetch && !j->status ? (size_t)j->m.count * 8 : 0;
+	int ret;
+
+	(void)w;
+	reply_init(r, &j->m, j->status);
+	ret = rcx__am_send(j->c, RCX__CID_WIN, 0, r, sizeof(*r) + n);
+	if (ret)
+		rcx__conn_fail(j->c, ret); /* the origin would wait forever */
+}
+
+void rcx__win_jobs_pump(struct rcx_win *w)
+{
+	struct rcx__win_job *j;
+	int ret;
+
+	while ((j = w->jobs)) {
+		if (!j->m.nic) {
+			sw_exec(w, j->c, &j->m, j->data, j->dlen);
+			job_pop(w);
+			continue;
+		}
+		while (!j->status && j->posted < j->m.count) {
+			ret = job_post(w, j);
+			if (ret < 0)
+				j->status = ret;
+			if (ret <= 0)
+				break;
+		}
+		if (j->out || (!j->status && j->posted < j->m.count))
+			return; /* completions to come pump again */
+		job_reply(w, j);
+		job_pop(w);
+	}
+}
+
+/* Queue a message for the window behind the bulk ones (or as one). */
+static void job_add(struct rcx_win *w, struct rcx__conn *c,
+		    const struct rcx__wam *m, const uint8_t *data, size_t dlen)
+{
+	struct rcx__win_job *j = calloc(1, sizeof(*j) + dlen);
+	struct rcx__wam r;
+	int ret;
+
+	if (j && m->nic) {
+		j->status = job_check(w, m, dlen);
+		j->reply = malloc(sizeof(r) + (size_t)m->count * 8);
+	}
+	if (!j || (m->nic && !j->reply)) {
+		if (j)
+			free(j->reply);
+		free(j);
+		reply_init(&r, m, RCX_ERR_REMOTE_OP);
+		ret = rcx__am_send(c, RCX__CID_WIN, 0, &r, sizeof(r));
+		if (ret)
+			rcx__conn_fail(c, ret);
+		return;
+	}
+	j->c = c;
+	j->m = *m;
+	j->dlen = dlen;
+	memcpy(j->data, data, dlen);
+	if (w->jobs_tail)
+		w->jobs_tail->next = j;
+	else
+		w->jobs = j;
+	w->jobs_tail = j;
+	rcx__win_jobs_pump(w);
+}
+
 void rcx__win_am(struct rcx__conn *c, const struct rcx__hdr *h,
 		 const uint8_t *payload)
 {
@@ -271,7 +504,9 @@ void rcx__win_am(struct rcx__conn *c, const struct rcx__hdr *h,
 			refuse(c, &m);
 		return;
 	}
-	if (m.type == RCX__WAM_OP)
+	if (m.type == RCX__WAM_OP && (m.nic || w->jobs))
+		job_add(w, c, &m, payload + sizeof(m), h->len - sizeof(m));
+	else if (m.type == RCX__WAM_OP)
 		sw_exec(w, c, &m, payload + sizeof(m), h->len - sizeof(m));
 	else if (m.type == RCX__WAM_REPLY)
 		sw_reply(w, &m, payload + sizeof(m), h->len - sizeof(m));
@@ -409,9 +644,10 @@ static int acc_nic(struct rcx_win *w, struct rcx__win_strm *s,
 	return 0;
 }
 
+/* bulk: NIC atomics the target applies (64-bit SUM, NO_OP, CAS) */
 static int acc_sw(struct rcx_win *w, struct rcx__win_strm *s,
 		  const struct acc *a, size_t first, size_t k,
-		  struct rcx_req *req)
+		  struct rcx_req *req, bool bulk)
 {
 	size_t es = rcx__win_esize(a->dtype), len;
 	struct rcx__conn *c = rcx__win_conn(w, a->target);
@@ -454,6 +690,7 @@ static int acc_sw(struct rcx_win *w, struct rcx__win_strm *s,
 	m->slot = (uint32_t)(op - w->ops);
 	m->gen = op->gen;
 	m->count = (uint32_t)k;
+	m->nic = bulk;
 	m->off = op->off;
 	len = sizeof(*m);
 	if (a->op != RCX_NO_OP) {
@@ -472,6 +709,7 @@ static int acc_sw(struct rcx_win *w, struct rcx__win_strm *s,
 	rcx__order_posted(w, op, false);
 	rcx__win_issued(w, op);
 	w->stats.sw++;
+	w->stats.bulk += bulk;
 	return 0;
 }
 
@@ -480,7 +718,7 @@ static int acc_issue(struct rcx_win *w, const struct acc *a,
 {
 	struct rcx__win_strm *s = rcx__order_strm(w);
 	size_t per, i, k;
-	bool nic;
+	bool nic, bulk;
 	int ret = 0;
 
 	if (!s)
@@ -490,11 +728,19 @@ static int acc_issue(struct rcx_win *w, const struct acc *a,
 	nic = nic_path(w, a);
 	if (a->target == w->rank && !nic)
 		return acc_cpu(w, s, a);
-	per = nic ? RCX__WIN_NIC_MAX : sw_max(w, a);
+	/*
+	 * Many elements to a peer: one message instead of an atomic each;
+	 * the target applies them with its NIC atomics all the same, so
+	 * the rule "64-bit SUM, NO_OP and CAS by the NIC" holds whatever
+	 * the count, at every rank (win_acc.c, the bulk accumulate).
+	 */
+	bulk = nic && a->target != w->rank && a->count > RCX__WIN_BULK &&
+	       sw_max(w, a) > RCX__WIN_BULK;
+	per = nic && !bulk ? RCX__WIN_NIC_MAX : sw_max(w, a);
 	for (i = 0; i < a->count && !ret; i += k) {
 		k = a->count - i < per ? a->count - i : per;
-		ret = nic ? acc_nic(w, s, a, i, k, req)
-			  : acc_sw(w, s, a, i, k, req);
+		ret = nic && !bulk ? acc_nic(w, s, a, i, k, req)
+				   : acc_sw(w, s, a, i, k, req, bulk);
 	}
 	return ret;
 }

@@ -51,6 +51,10 @@ static bool quiet(struct rcx_win *w, void *arg)
 	for (i = 0; i < RCX__WIN_OPS; i++)
 		if (w->ops[i].busy)
 			return false;
+	/* kick READs complete into the targets' records */
+	for (i = 0; i < w->size; i++)
+		if (w->tgt[i].kick.out)
+			return false;
 	return true;
 }
 

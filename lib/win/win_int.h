@@ -19,12 +19,18 @@
 #define RCX__WIN_BOUNCE 512
 /* NIC atomics one slot carries (one 8-byte result each) */
 #define RCX__WIN_NIC_MAX (RCX__WIN_BOUNCE / 8)
-/* largest single RDMA READ/WRITE posted; longer transfers are split */
-#define RCX__WIN_MAX_WR (1u << 30)
 /* lock word: shared holders in the low half, the exclusive bit above */
 #define RCX__LOCK_EXCL (1ULL << 32)
 
-enum { RCX__OP_WAITED = 1, RCX__OP_DETACHED = 2 };
+/* internal ops: lock word atomics, which the poster waits for, and the
+ * NIC atomics that apply another rank's bulk accumulate (win_acc.c) */
+enum { RCX__OP_WAITED = 1, RCX__OP_JOB = 2 };
+/*
+ * A 64-bit accumulate on the NIC path of more elements than this goes to
+ * a peer as one message, whose elements the target applies with NIC
+ * atomics through its own loopback endpoints (win_acc.c).
+ */
+#define RCX__WIN_BULK 8
 
 /*
  * A wait that sees no completion for this long while a fenced WR is
@@ -38,8 +44,26 @@ enum { RCX__OP_WAITED = 1, RCX__OP_DETACHED = 2 };
  * RCX__WIN_KICK_US until they fill the budget (RCX__WIN_SQ_DEPTH), and
  * then nothing could be posted to that target again. More than one,
  * because rxe can lose the wakeup again after a kick.
+ *
+ * The kicks must never wait for what they are to unblock: the
+ * operations keep this much of the budget free for them (RCX__WIN_SQ_OPS),
+ * and a kick takes no operation slot (a full pool of slots held by ops
+ * queued behind the stuck WR would otherwise leave none for it).
  */
 #define RCX__WIN_KICKS_MAX 4
+/* the share of the send-queue budget operations may fill */
+#define RCX__WIN_SQ_OPS (RCX__WIN_SQ_DEPTH - RCX__WIN_KICKS_MAX)
+
+struct rcx_win;
+
+/* The kicks to one target: their completions come back here. */
+struct rcx__win_kick {
+	struct rcx__wrctx wrc; /* first: completion dispatch */
+	struct rcx_win *win;
+	uint32_t *sq; /* budget they count against */
+	int target;
+	uint32_t out; /* posted, not complete */
+};
 
 /* What an operation does to target memory. */
 enum {
@@ -59,6 +83,7 @@ enum rcx__via {
 
 struct rcx_win;
 struct rcx__win_strm;
+struct rcx__win_job;
 
 /* One operation in flight: a slot of the window's pool. */
 struct rcx__win_op {
@@ -67,11 +92,12 @@ struct rcx__win_op {
 	/* order list of (stream, target) while listed; else free list */
 	struct rcx__win_op *next, *prev;
 	struct rcx__win_strm *strm;
-	struct rcx_req *req;  /* request-based operation, or NULL */
-	struct rcx__reg *reg; /* user buffer registered for this op */
-	uint32_t *sq;	      /* send-queue budget the WRs count against */
-	uint8_t *bounce;      /* RCX__WIN_BOUNCE registered bytes */
-	void *result;	      /* fetched data goes here, rsize bytes */
+	struct rcx_req *req;	  /* request-based operation, or NULL */
+	struct rcx__reg *reg;	  /* user buffer registered for this op */
+	struct rcx__win_job *job; /* RCX__OP_JOB: what it applies */
+	uint32_t *sq;		  /* send-queue budget the WRs count against */
+	uint8_t *bounce;	  /* RCX__WIN_BOUNCE registered bytes */
+	void *result;		  /* fetched data goes here, rsize bytes */
 	size_t rsize;
 	uint64_t seq;	   /* order: position in its stream */
 	uint64_t off, len; /* target byte range */
@@ -82,11 +108,9 @@ struct rcx__win_op {
 	uint8_t cls;  /* RCX__ACC_* */
 	uint8_t via;  /* enum rcx__via */
 	uint8_t listed;
-	uint8_t fenced; /* its first WR carries RCX_WR_FENCE */
-	/* lock word atomics (RCX__OP_WAITED: the poster waits for it) and
-	 * re-drives (RCX__OP_DETACHED: released on completion) */
-	uint8_t internal;
-	uint8_t local; /* holds origin buffers until complete */
+	uint8_t fenced;	  /* its first WR carries RCX_WR_FENCE */
+	uint8_t internal; /* 0, or RCX__OP_WAITED or RCX__OP_JOB */
+	uint8_t local;	  /* holds origin buffers until complete */
 	uint8_t busy;
 };
 
@@ -148,10 +172,10 @@ struct rcx__win_tgt {
 	uint32_t fenced;   /* ops posted with a fence, not complete */
 	uint32_t done;	   /* ops completed, and as last seen by kicks */
 	uint32_t done_seen;
-	int error;     /* first op error since the last flush */
-	uint8_t lock;  /* RCX_LOCK_* taken by rcx_win_lock, or 0 */
-	uint8_t kicks; /* kicks outstanding (win.c, kick()) */
+	int error;    /* first op error since the last flush */
+	uint8_t lock; /* RCX_LOCK_* taken by rcx_win_lock, or 0 */
 	uint8_t nspan;
+	struct rcx__win_kick kick; /* win.c, kick() */
 	struct rcx__win_span span[RCX__WIN_SPANS];
 };
 
@@ -163,6 +187,7 @@ struct rcx__win_stats {
 	uint64_t flushes; /* of those, waits for the target's other path */
 	uint64_t nic;	  /* NIC atomics posted for accumulates */
 	uint64_t sw;	  /* software accumulates sent */
+	uint64_t bulk;	  /* of those, for NIC atomics at the target */
 	uint64_t kicks;	  /* stalled fenced WRs re-driven (win.c) */
 };
 
@@ -211,6 +236,9 @@ struct rcx_win {
 	struct rcx__win_strm *strms, *last;
 	/* loopback endpoints [0] initiator, [1] responder, or NULL */
 	struct rcx__win_lep *loop;
+	/* software messages from other ranks held back behind a bulk
+	 * accumulate (win_acc.c), in arrival order */
+	struct rcx__win_job *jobs, *jobs_tail;
 	/* [size]: NIC endpoints to peers reached without the NIC (an ep
 	 * where one is made), or NULL when the context has one path */
 	struct rcx__win_lep *nep;
@@ -287,6 +315,10 @@ void rcx__win_am(struct rcx__conn *c, const struct rcx__hdr *h,
 		 const uint8_t *payload);
 /* Complete software ops to failed peers with error. */
 void rcx__win_fail_sw(struct rcx_win *w);
+/* Go on with the held-back messages (room on the loopback queue). */
+void rcx__win_jobs_pump(struct rcx_win *w);
+/* Drop what is held back (window destroyed). */
+void rcx__win_jobs_free(struct rcx_win *w);
 size_t rcx__win_esize(int dtype);
 
 /* ---- win_ft.c */
