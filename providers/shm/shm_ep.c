@@ -163,20 +163,74 @@ static int atomic_op(struct shm_ep *ep, const struct shm_sqe *q, bool snd,
 	return ret;
 }
 
+/*
+ * An atomic on memory of a segment (mem_alloc): every process that
+ * reaches it maps it, so a CPU atomic serves, and is atomic with respect
+ * to every other atomic on it (all take this path).
+ */
+static int atomic_cpu(struct shm_ep *ep, const struct shm_sqe *q, bool snd,
+		      uint64_t *t)
+{
+	uint64_t old;
+
+	if (q->op == RCX_OP_FADD) {
+		old = __atomic_fetch_add(t, q->compare_add, __ATOMIC_SEQ_CST);
+	} else {
+		old = q->compare_add;
+		__atomic_compare_exchange_n(t, &old, q->swap, false,
+					    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+	}
+	return copy(ep, q->addr, snd, (uintptr_t)&old, true, 8);
+}
+
+/*
+ * The target memory of q mapped here: ours, or the peer's segment of
+ * mem_alloc; NULL where only cross-memory attach reaches it.
+ */
+static void *target_ptr(struct shm_ep *ep, const struct shm_sqe *q, bool snd,
+			const struct shm_mem_ref *ref)
+{
+	if (!snd || ep->peer_pid == ep->dev->pid)
+		return (void *)(uintptr_t)q->raddr;
+	return shm_mem_peer(ep, ref, q->raddr);
+}
+
 /* Where a WR's payload is: its entry, or the sender's memory. */
 static uint64_t payload(const struct shm_sqe *q)
 {
 	return q->inl ? (uint64_t)(uintptr_t)q->data : q->addr;
 }
 
-/* A SEND or WRITE_IMM into receive r: the status for the sender. */
+/* deliver(): the receiver executes this one (no cross-memory copy) */
+#define SHM_DEFER 1
+
+/*
+ * A SEND or WRITE_IMM into receive r: the status for the sender, or
+ * SHM_DEFER with nothing done: an inline payload bound for the peer's
+ * plain memory is left in its entry for the receiver, which copies it
+ * with a memcpy when it runs progress (it must, to take the completion)
+ * where the sender would need a system call.
+ */
 static int deliver(struct shm_ep *ep, struct shm_dir *d, struct shm_sqe *q,
 		   struct shm_rqe *r, bool snd, bool *took)
 {
 	struct shm_dev_seg *rseg = snd ? ep->peer_seg : ep->dev->seg;
+	struct shm_mem_ref ref;
+	void *t = NULL;
 	uint32_t ph;
 	int st;
 
+	*took = false;
+	if (q->op == RCX_OP_WRITE_IMM && q->len) {
+		/* IBA 9.4.4: a zero-length write checks no key; a refused
+		 * one is NAKed before it takes a receive */
+		if (!shm_mr_ok(rseg, q->rkey, q->raddr, q->len,
+			       RCX_ACCESS_REMOTE_WRITE, &ref))
+			return RCX_ERR_REMOTE_ACCESS;
+		t = target_ptr(ep, q, snd, &ref);
+		if (!t && q->inl)
+			return SHM_DEFER;
+	}
 	*took = true;
 	r->op = q->op == RCX_OP_WRITE_IMM ? RCX_OP_RECV_IMM : RCX_OP_RECV;
 	r->has_imm = q->op != RCX_OP_SEND;
@@ -185,12 +239,9 @@ static int deliver(struct shm_ep *ep, struct shm_dir *d, struct shm_sqe *q,
 	r->pooled = 0;
 	r->status = 0;
 	if (q->op == RCX_OP_WRITE_IMM) {
-		/* IBA 9.4.4: a zero-length write checks no key; a refused
-		 * one is NAKed before it takes a receive */
-		if (q->len && !shm_mr_ok(rseg, q->rkey, q->raddr, q->len,
-					 RCX_ACCESS_REMOTE_WRITE)) {
-			*took = false;
-			return RCX_ERR_REMOTE_ACCESS;
+		if (q->len && t && (q->inl || snd)) {
+			memmove(t, (void *)(uintptr_t)payload(q), q->len);
+			return 0;
 		}
 		st = copy(ep, q->raddr, !snd, payload(q), q->inl || snd,
 			  q->len);
@@ -219,26 +270,52 @@ static int deliver(struct shm_ep *ep, struct shm_dir *d, struct shm_sqe *q,
 				      memory_order_relaxed);
 		return 0;
 	}
+	if (q->inl && snd && q->len) {
+		*took = false; /* the pool is full: the receiver copies */
+		return SHM_DEFER;
+	}
 	st = copy(ep, r->addr, !snd, payload(q), q->inl || snd, q->len);
 	r->status = st ? RCX_ERR_LOCAL : 0;
 	return st;
 }
 
-/* A WRITE, READ or atomic: the status of its completion. */
+/*
+ * A WRITE, READ or atomic: the status of its completion. The sender runs
+ * it (the target need not make progress: passive target); on a segment
+ * of mem_alloc it is a memcpy or a CPU atomic, elsewhere cross-memory
+ * attach (one system call).
+ */
 static int direct(struct shm_ep *ep, struct shm_sqe *q, bool snd)
 {
 	struct shm_dev_seg *rseg = snd ? ep->peer_seg : ep->dev->seg;
+	struct shm_mem_ref ref = { 0 };
+	void *t = NULL;
 
-	if (q->len &&
-	    !shm_mr_ok(rseg, q->rkey, q->raddr, q->len, need_access(q->op)))
+	if (q->len && !shm_mr_ok(rseg, q->rkey, q->raddr, q->len,
+				 need_access(q->op), &ref))
 		return RCX_ERR_REMOTE_ACCESS;
+	if (q->len && ref.id)
+		t = target_ptr(ep, q, snd, &ref);
 	switch (q->op) {
 	case RCX_OP_WRITE:
+		if (t && (q->inl || snd)) {
+			memmove(t, (void *)(uintptr_t)payload(q), q->len);
+			return 0;
+		}
 		return copy(ep, q->raddr, !snd, payload(q), q->inl || snd,
 			    q->len);
 	case RCX_OP_READ:
+		if (t && snd) {
+			memmove((void *)(uintptr_t)q->addr, t, q->len);
+			return 0;
+		}
 		return copy(ep, q->addr, snd, q->raddr, !snd, q->len);
 	default:
+		/* every process maps a segment: CPU atomics all round; a
+		 * segment we cannot map is gone (its key with it) */
+		if (ref.id)
+			return t ? atomic_cpu(ep, q, snd, t)
+				 : RCX_ERR_REMOTE_ACCESS;
 		return atomic_op(ep, q, snd, rseg);
 	}
 }
@@ -273,7 +350,7 @@ static int exec_dir(struct shm_ep *ep, struct shm_dir *d)
 	int sside = snd ? ep->side : !ep->side, n = 0, st;
 	uint32_t e, t, rd;
 	struct shm_sqe *q;
-	bool took, st_stop = false;
+	bool took, st_stop = false, deferred = false;
 
 again:
 	if (!runnable(ep, d) || !lock_try(d, ep->dev->pid))
@@ -296,6 +373,12 @@ again:
 						       memory_order_acquire))
 				break;
 			st = deliver(ep, d, q, &d->rq[rd % SHM_RQ], snd, &took);
+			if (st == SHM_DEFER) {
+				/* left for the receiver: wake it if it
+				 * sleeps */
+				deferred = true;
+				break;
+			}
 			if (took)
 				atomic_store_explicit(&d->rq_done, rd + 1,
 						      memory_order_release);
@@ -314,14 +397,14 @@ again:
 		t = atomic_load_explicit(&d->sq_tail, memory_order_acquire);
 	}
 	unlock(d);
-	if (n) /* the other process has completions to take */
+	if (n || deferred) /* the other process has work to take */
 		shm_kick(ep->dev, ep->peer_seg, &ep->peer_kaddr,
 			 ep->peer_kaddr_len);
 	/*
 	 * A WR or a receive that came while we held the lock found it taken
 	 * and left the work to us: look again now that it is free.
 	 */
-	if (!st_stop)
+	if (!st_stop && !deferred)
 		goto again;
 	return n;
 }
