@@ -48,7 +48,7 @@ void rcx__group_failed(struct rcx_group *g, int rank, int err)
  * of the launcher's socket: not something to pay every millisecond of a
  * spin; a sleeping wait has the socket in its epoll set).
  */
-#define NOTICE_POLL_US 50000
+#define NOTICE_POLL_US 100000
 
 /*
  * A lower rank asked a higher one to connect (a lazy pair); the ask was

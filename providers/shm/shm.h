@@ -23,8 +23,8 @@
  *   target's striped lock). An inline SEND or WRITE_IMM bound for plain
  *   memory of the peer is left in its entry for the receiver to copy.
  * - Connection messages: a datagram socket, read when the receiver's
- *   doorbell (cm_bell) moved; liveness and the socket once a tick
- *   (SHM_LIVE_MS): no system call per progress call.
+ *   doorbell (cm_bell) moved; liveness once a tick (SHM_LIVE_MS): no
+ *   system call per progress call.
  * - Order (IBA 9.5, what the RC rules give): the responder executes the
  *   requests of one endpoint in order. A ring entry is executed by the
  *   peer when it consumes it; a direct operation runs only once the peer
@@ -66,12 +66,11 @@
 #define SHM_PDATA    56
 #define SHM_MAX_WR   16384
 /*
- * Peers' liveness (their pidfds) and connection messages that came
- * without a doorbell are looked at once in SHM_LIVE_MS of progress, and
- * whenever a wait is about to sleep: a peer's exit is seen within that
- * (a sleeping wait is woken by the pidfd at once).
+ * Peers' liveness (their pidfds) is looked at once in SHM_LIVE_MS of
+ * progress, and whenever a wait is about to sleep: a spinning process
+ * sees a peer's exit within that, a sleeping one is woken by the pidfd.
  */
-#define SHM_LIVE_MS 100
+#define SHM_LIVE_MS 250
 #define SHM_MAPS    8 /* peer segments an endpoint keeps mapped */
 
 /* A send queue entry (a WR), in the connection segment. */
@@ -119,6 +118,7 @@ struct shm_dir {
 	_Atomic uint32_t rq_done;		 /* executor: taken */
 	_Alignas(64) _Atomic uint32_t pool_head; /* executor: allocated */
 	_Atomic uint32_t pool_tail;		 /* receiver: released */
+	_Atomic uint32_t pool_wimm; /* pooled WRITE_IMMs not taken yet */
 	_Alignas(64) struct shm_sqe sq[SHM_SQ];
 	struct shm_rqe rq[SHM_RQ];
 	uint8_t pool[SHM_POOL][SHM_INLINE];

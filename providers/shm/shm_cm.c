@@ -513,15 +513,15 @@ int shm_cm_poll(struct rcx_dev *d, struct rcx_cm_event *ev)
 
 	/*
 	 * No system call unless there is something to take: the socket is
-	 * read when the doorbell moved, the peers looked at once a tick
-	 * (and the socket with them, for what came without a doorbell).
+	 * read when the doorbell moved (and when a wait goes to sleep), the
+	 * peers looked at once a tick.
 	 */
 	if (dev->out)
 		shm_flush_out(dev);
 	now = shm_coarse_ms();
 	look = dev->live_now || now - dev->live_ms >= SHM_LIVE_MS;
 	b = atomic_load_explicit(&dev->seg->cm_bell, memory_order_acquire);
-	if (b != dev->cm_seen || look) {
+	if (b != dev->cm_seen || dev->live_now) {
 		dev->cm_seen = b;
 		ret = shm_drain_sock(dev);
 		if (ret < 0)

@@ -97,8 +97,6 @@ int shm_send_msg(struct shm_dev *dev, const struct sockaddr_un *to,
 	o->to = *to;
 	o->to_len = to_len;
 	o->msg = *m;
-	/* sent later with no doorbell: the receiver finds it on its next
-	 * look at the socket (SHM_LIVE_MS) */
 	if (!dev->out) {
 		dev->out = o;
 	} else {
@@ -111,16 +109,42 @@ int shm_send_msg(struct shm_dev *dev, const struct sockaddr_un *to,
 	return 0;
 }
 
+/*
+ * Ring the doorbell of the device whose socket is at to: its segment has
+ * the socket's name ("rcx-shm.PID.N"). Mapped for the moment only: a
+ * message that met a full socket is rare.
+ */
+static void bell_at(const struct sockaddr_un *to, socklen_t to_len)
+{
+	size_t n = to_len - offsetof(struct sockaddr_un, sun_path) - 1;
+	struct shm_dev_seg *seg;
+	char name[48];
+
+	if (n + 2 > sizeof(name))
+		return;
+	name[0] = '/';
+	memcpy(name + 1, to->sun_path + 1, n);
+	name[n + 1] = 0;
+	seg = shm_map(name, sizeof(*seg), false);
+	if (!seg)
+		return; /* gone: the message is lost with it */
+	bell(seg);
+	munmap(seg, sizeof(*seg));
+}
+
 /* Send what met a full socket; a peer that went away loses it. */
 void shm_flush_out(struct shm_dev *dev)
 {
 	struct shm_out *o;
+	ssize_t r;
 
 	while ((o = dev->out)) {
-		if (sendto(dev->sock, &o->msg, sizeof(o->msg), MSG_DONTWAIT,
-			   (const struct sockaddr *)&o->to, o->to_len) < 0 &&
-		    (errno == EAGAIN || errno == ENOBUFS))
+		r = sendto(dev->sock, &o->msg, sizeof(o->msg), MSG_DONTWAIT,
+			   (const struct sockaddr *)&o->to, o->to_len);
+		if (r < 0 && (errno == EAGAIN || errno == ENOBUFS))
 			return;
+		if (r >= 0)
+			bell_at(&o->to, o->to_len);
 		dev->out = o->next;
 		free(o);
 	}

@@ -203,6 +203,28 @@ static uint64_t payload(const struct shm_sqe *q)
 
 /* deliver(): the receiver executes this one (no cross-memory copy) */
 #define SHM_DEFER 1
+/* direct(): not yet, a pooled WRITE_IMM of the receiver's is pending */
+#define SHM_WAIT 2
+
+/*
+ * Take a pool slot for q's inline payload, to be copied to dst when the
+ * receiver takes the completion: false when the pool is full.
+ */
+static bool pool_put(struct shm_dir *d, const struct shm_sqe *q,
+		     struct shm_rqe *r, uint64_t dst)
+{
+	uint32_t ph = atomic_load_explicit(&d->pool_head, memory_order_relaxed);
+
+	if (ph - atomic_load_explicit(&d->pool_tail, memory_order_acquire) >=
+	    SHM_POOL)
+		return false;
+	memcpy(d->pool[ph % SHM_POOL], q->data, q->len);
+	r->pooled = 1;
+	r->pool_idx = ph;
+	r->addr = dst;
+	atomic_store_explicit(&d->pool_head, ph + 1, memory_order_relaxed);
+	return true;
+}
 
 /*
  * A SEND or WRITE_IMM into receive r: the status for the sender, or
@@ -217,7 +239,6 @@ static int deliver(struct shm_ep *ep, struct shm_dir *d, struct shm_sqe *q,
 	struct shm_dev_seg *rseg = snd ? ep->peer_seg : ep->dev->seg;
 	struct shm_mem_ref ref;
 	void *t = NULL;
-	uint32_t ph;
 	int st;
 
 	*took = false;
@@ -228,16 +249,28 @@ static int deliver(struct shm_ep *ep, struct shm_dir *d, struct shm_sqe *q,
 			       RCX_ACCESS_REMOTE_WRITE, &ref))
 			return RCX_ERR_REMOTE_ACCESS;
 		t = target_ptr(ep, q, snd, &ref);
-		if (!t && q->inl)
-			return SHM_DEFER;
+	}
+	r->pooled = 0;
+	if (q->op == RCX_OP_WRITE_IMM && q->len && !t && q->inl) {
+		/*
+		 * Plain memory of the receiver: as a SEND's payload, the
+		 * data waits in the pool and is copied when the receiver
+		 * takes the completion (what it writes is the receiver's
+		 * to look at only then); later WRITEs to plain memory wait
+		 * for it (direct), so they land after it.
+		 */
+		if (!pool_put(d, q, r, q->raddr))
+			return SHM_DEFER; /* full: the receiver copies */
+		atomic_fetch_add(&d->pool_wimm, 1);
 	}
 	*took = true;
 	r->op = q->op == RCX_OP_WRITE_IMM ? RCX_OP_RECV_IMM : RCX_OP_RECV;
 	r->has_imm = q->op != RCX_OP_SEND;
 	r->imm = q->imm;
 	r->byte_len = q->len;
-	r->pooled = 0;
 	r->status = 0;
+	if (r->pooled)
+		return 0;
 	if (q->op == RCX_OP_WRITE_IMM) {
 		if (q->len && t && (q->inl || snd)) {
 			memmove(t, (void *)(uintptr_t)payload(q), q->len);
@@ -254,22 +287,13 @@ static int deliver(struct shm_ep *ep, struct shm_dir *d, struct shm_sqe *q,
 		r->status = RCX_ERR_LOCAL;
 		return RCX_ERR_REMOTE_OP;
 	}
-	ph = atomic_load_explicit(&d->pool_head, memory_order_relaxed);
-	if (q->inl && snd && q->len &&
-	    ph - atomic_load_explicit(&d->pool_tail, memory_order_acquire) <
-		    SHM_POOL) {
-		/*
-		 * A receive buffer is undefined until its completion (IBA
-		 * 10.8.5): the receiver copies the payload out of the pool
-		 * when it takes the completion, with no system call.
-		 */
-		memcpy(d->pool[ph % SHM_POOL], q->data, q->len);
-		r->pooled = 1;
-		r->pool_idx = ph;
-		atomic_store_explicit(&d->pool_head, ph + 1,
-				      memory_order_relaxed);
+	/*
+	 * A receive buffer is undefined until its completion (IBA 10.8.5):
+	 * the receiver copies the payload out of the pool when it takes the
+	 * completion, with no system call.
+	 */
+	if (q->inl && snd && q->len && pool_put(d, q, r, r->addr))
 		return 0;
-	}
 	if (q->inl && snd && q->len) {
 		*took = false; /* the pool is full: the receiver copies */
 		return SHM_DEFER;
@@ -285,7 +309,8 @@ static int deliver(struct shm_ep *ep, struct shm_dir *d, struct shm_sqe *q,
  * of mem_alloc it is a memcpy or a CPU atomic, elsewhere cross-memory
  * attach (one system call).
  */
-static int direct(struct shm_ep *ep, struct shm_sqe *q, bool snd)
+static int direct(struct shm_ep *ep, struct shm_dir *d, struct shm_sqe *q,
+		  bool snd)
 {
 	struct shm_dev_seg *rseg = snd ? ep->peer_seg : ep->dev->seg;
 	struct shm_mem_ref ref = { 0 };
@@ -294,6 +319,9 @@ static int direct(struct shm_ep *ep, struct shm_sqe *q, bool snd)
 	if (q->len && !shm_mr_ok(rseg, q->rkey, q->raddr, q->len,
 				 need_access(q->op), &ref))
 		return RCX_ERR_REMOTE_ACCESS;
+	/* RC order: after the pooled WRITE_IMMs' data has landed */
+	if (!ref.id && atomic_load(&d->pool_wimm))
+		return SHM_WAIT;
 	if (q->len && ref.id)
 		t = target_ptr(ep, q, snd, &ref);
 	switch (q->op) {
@@ -383,7 +411,11 @@ again:
 				atomic_store_explicit(&d->rq_done, rd + 1,
 						      memory_order_release);
 		} else {
-			st = direct(ep, q, snd);
+			st = direct(ep, d, q, snd);
+			if (st == SHM_WAIT) {
+				deferred = true;
+				break;
+			}
 		}
 		q->status = st;
 		atomic_store_explicit(&d->sq_exec, ++e, memory_order_release);
@@ -443,6 +475,8 @@ static void reap_rq(struct shm_ep *ep)
 			       d->pool[r->pool_idx % SHM_POOL], r->byte_len);
 			atomic_store_explicit(&d->pool_tail, r->pool_idx + 1,
 					      memory_order_release);
+			if (r->op == RCX_OP_RECV_IMM)
+				atomic_fetch_sub(&d->pool_wimm, 1);
 		}
 		c = (struct rcx_cqe){
 			.wr_id = ep->rq_wr_id[ep->rq_reaped % SHM_RQ],

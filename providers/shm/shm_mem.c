@@ -83,8 +83,7 @@ void shm_mem_name(pid_t pid, uint32_t dev, uint32_t id, char *buf, size_t len)
 }
 
 /* The segment of ours that holds [addr, addr+len), or NULL. */
-struct shm_mem *shm_mem_find(struct shm_dev *dev, const void *addr,
-			     size_t len)
+struct shm_mem *shm_mem_find(struct shm_dev *dev, const void *addr, size_t len)
 {
 	uintptr_t a = (uintptr_t)addr, b;
 	struct shm_mem *s;
