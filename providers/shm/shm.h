@@ -55,7 +55,7 @@
 #include "../provider.h"
 
 #define SHM_MAGIC    0x72637873686d3032ull /* "rcxshm02" */
-#define SHM_INLINE   960
+#define SHM_INLINE   4096
 #define SHM_SQ	     128  /* send queue entries, a power of two */
 #define SHM_RQ	     4096 /* posted receives, a power of two */
 #define SHM_POOL     64	  /* payloads waiting for their receiver */
