@@ -131,8 +131,9 @@ int main(int argc, char **argv)
 	MPI_Comm_size(MPI_COMM_WORLD, &np);
 	if (np != 2 || argc < 4 || atoi(argv[2]) < 1) {
 		if (me == 0)
-			fprintf(stderr, "usage: mpirun -np 2 %s "
-					"pingpong|persistent|put ITERS SIZE...\n",
+			fprintf(stderr,
+				"usage: mpirun -np 2 %s "
+				"pingpong|persistent|put ITERS SIZE...\n",
 				argv[0]);
 		MPI_Finalize();
 		return 2;
