@@ -294,6 +294,18 @@ struct rcx_provider_ops {
 	 * launcher's socket) is readable. Optional (NULL: not supported).
 	 */
 	int (*watch_fd)(struct rcx_dev *dev, int fd);
+
+	/*
+	 * Zeroed memory for a buffer the library allocates and registers
+	 * (a window of rcx_win_allocate, channel control words), placed
+	 * where this provider's peers reach it cheapest (shm: a segment
+	 * they map, so their operations on it are plain loads and stores).
+	 * Optional: the stub returns -EOPNOTSUPP and the caller allocates.
+	 * mem_free returns 0 for memory of mem_alloc, else -ENOENT (the
+	 * caller's own: it frees it).
+	 */
+	int (*mem_alloc)(struct rcx_dev *dev, size_t len, void **out);
+	int (*mem_free)(struct rcx_dev *dev, void *addr);
 };
 
 /* Typed stubs for ops a provider does not have. */
@@ -304,6 +316,8 @@ int rcx__stub_event_fd(struct rcx_dev *dev);
 int rcx__stub_dev(struct rcx_dev *dev);
 int rcx__stub_peer_split(struct rcx_dev *dev, const char *addr);
 int rcx__stub_ep_query(const struct rcx_ep *ep, struct rcx_ep_info *info);
+int rcx__stub_mem_alloc(struct rcx_dev *dev, size_t len, void **out);
+int rcx__stub_mem_free(struct rcx_dev *dev, void *addr);
 int rcx__stub_mr_reg_keyed(struct rcx_dev *dev, void *addr, size_t len,
 			   unsigned int access, uint32_t lkey, uint32_t rkey,
 			   struct rcx_mr **out);

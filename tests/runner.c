@@ -42,6 +42,7 @@ TU_SUITE(tu_suite_life);
 TU_SUITE(tu_suite_limits);
 TU_SUITE(tu_suite_group);
 TU_SUITE(tu_suite_coll);
+TU_SUITE(tu_suite_syscalls);
 TU_PEER(tu_peer_api);
 TU_PEER(tu_peer_log);
 TU_PEER(tu_peer_smoke);
@@ -57,6 +58,7 @@ TU_PEER(tu_peer_life);
 TU_PEER(tu_peer_limits);
 TU_PEER(tu_peer_group);
 TU_PEER(tu_peer_coll);
+TU_PEER(tu_peer_syscalls);
 
 /* clang-format off */
 static const struct tu_suite *const suites[] = {
@@ -78,6 +80,7 @@ static const struct tu_suite *const suites[] = {
 	&tu_suite_limits,
 	&tu_suite_group,
 	&tu_suite_coll,
+	&tu_suite_syscalls,
 	NULL,
 };
 
@@ -97,6 +100,7 @@ static const struct tu_peer *const peers[] = {
 	&tu_peer_limits,
 	&tu_peer_group,
 	&tu_peer_coll,
+	&tu_peer_syscalls,
 	NULL,
 };
 /* clang-format on */

@@ -10,7 +10,7 @@ RCX_BUILD_PKGS=(cmake ninja-build gcc g++ pkg-config clang-format
 	rdmacm-utils rdma-core libhwloc-dev libcunit1-dev libpmix-dev
 	openmpi-bin perftest
 	slurmctld slurmd slurm-client munge slurm-wlm-basic-plugins
-	iproute2 kmod python3 valgrind gnuplot-nox)
+	iproute2 kmod python3 valgrind gnuplot-nox strace)
 
 rcx_log() {
 	printf '== %s\n' "$*" >&2

@@ -268,7 +268,7 @@ static void set_destroy(struct chset *s)
 	rcx__reg_put(ctx, s->ctl_reg);
 	if (s->zposted > 0 || s->inflight > 0 || s->hs_sends > 0 || s->hs_recv)
 		return; /* never reaped: leak rather than free live memory */
-	free(s->ctl);
+	rcx__mem_free(ctx, s->ctl);
 	free(s);
 }
 
@@ -430,12 +430,12 @@ static int alloc_set(struct rcx_ctx *ctx, const struct bind_args *a, int n,
 	s->is_send = a->is_send;
 	s->state = SET_HANDSHAKE;
 	rcx__chan_set_wire(s);
-	if (posix_memalign((void **)&s->ctl, 64,
-			   sizeof(struct chctl) + 16 * (size_t)n)) {
+	/* where the peer's credit writes are plain stores (shm) */
+	if (rcx__mem_alloc(ctx, sizeof(struct chctl) + 16 * (size_t)n,
+			   (void **)&s->ctl)) {
 		free(s);
 		return -ENOMEM;
 	}
-	memset(s->ctl, 0, sizeof(struct chctl) + 16 * (size_t)n);
 	s->ctl->free_src = 1;
 	ret = rcx__reg_get(ctx, s->ctl, sizeof(struct chctl) + 16 * (size_t)n,
 			   RCX_ACCESS_LOCAL_WRITE | RCX_ACCESS_REMOTE_WRITE,
@@ -448,7 +448,7 @@ static int alloc_set(struct rcx_ctx *ctx, const struct bind_args *a, int n,
 				   &s->reg);
 	if (ret) {
 		rcx__reg_put(ctx, s->ctl_reg);
-		free(s->ctl);
+		rcx__mem_free(ctx, s->ctl);
 		free(s);
 		return ret;
 	}

@@ -214,6 +214,14 @@ void rcx__reg_put(struct rcx_ctx *ctx, struct rcx__reg *reg);
 int rcx__reg_get_private(struct rcx_ctx *ctx, const void *addr, size_t len,
 			 unsigned int access, struct rcx__reg **out);
 void rcx__reg_flush(struct rcx_ctx *ctx);
+/*
+ * Zeroed memory the library registers for peers to reach (a window of
+ * rcx_win_allocate, channel control words): the provider's (shm: a
+ * segment peers map) or, where it has none, posix_memalign'ed. Free it
+ * with rcx__mem_free while the context lives. Errors: -ENOMEM.
+ */
+int rcx__mem_alloc(struct rcx_ctx *ctx, size_t len, void **out);
+void rcx__mem_free(struct rcx_ctx *ctx, void *addr);
 
 /* ---- wire header of eager/control messages (conn.c, p2p.c) */
 enum rcx__msg_type {

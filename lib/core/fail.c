@@ -45,8 +45,12 @@ void rcx__group_failed(struct rcx_group *g, int rank, int err)
 	rcx__group_subs_each(g, rank, rcx__group_failed, err);
 }
 
-/* Launcher notices are polled at most this often from progress. */
-#define NOTICE_POLL_US 1000
+/*
+ * Launcher notices are polled at most this often from progress (a read
+ * of the launcher's socket: not something to pay every millisecond of a
+ * spin; a sleeping wait has the socket in its epoll set).
+ */
+#define NOTICE_POLL_US 100000
 
 /*
  * A lower rank asked a higher one to connect (a lazy pair); the ask was

@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 #include "lib/core/core.h"
 
 #define RCX__REG_KEEP 64
@@ -22,6 +23,26 @@ static int covers(const struct rcx__reg *r, uintptr_t a, size_t len,
 
 static int reg_new(struct rcx_ctx *ctx, const void *addr, size_t len,
 		   unsigned int access, bool priv, struct rcx__reg **out);
+
+int rcx__mem_alloc(struct rcx_ctx *ctx, size_t len, void **out)
+{
+	void *p = NULL;
+	int ret = ctx->ops->mem_alloc(ctx->dev, len, out);
+
+	if (ret != -EOPNOTSUPP)
+		return ret;
+	if (posix_memalign(&p, 64, len ? len : 64))
+		return -ENOMEM;
+	memset(p, 0, len ? len : 64);
+	*out = p;
+	return 0;
+}
+
+void rcx__mem_free(struct rcx_ctx *ctx, void *addr)
+{
+	if (addr && ctx->ops->mem_free(ctx->dev, addr))
+		free(addr);
+}
 
 int rcx__reg_get(struct rcx_ctx *ctx, const void *addr, size_t len,
 		 unsigned int access, struct rcx__reg **out)

@@ -87,6 +87,16 @@ int rcx__stub_ep_query(const struct rcx_ep *ep, struct rcx_ep_info *info)
 	return -EOPNOTSUPP;
 }
 
+int rcx__stub_mem_alloc(struct rcx_dev *dev, size_t len, void **out)
+{
+	return -EOPNOTSUPP;
+}
+
+int rcx__stub_mem_free(struct rcx_dev *dev, void *addr)
+{
+	return -ENOENT;
+}
+
 int rcx__stub_mr_reg_keyed(struct rcx_dev *dev, void *addr, size_t len,
 			   unsigned int access, uint32_t lkey, uint32_t rkey,
 			   struct rcx_mr **out)

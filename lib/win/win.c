@@ -872,7 +872,7 @@ static void win_destroy(struct rcx_win *w)
 	rcx__reg_put(ctx, w->ctrl_reg);
 	rcx__reg_put(ctx, w->bounce_reg);
 	if (w->allocated)
-		free(w->base);
+		rcx__mem_free(ctx, w->base);
 	free(w->ctrl);
 	free(w->bounce);
 	free(w->ops);
@@ -1151,13 +1151,12 @@ RCX_API int rcx_win_allocate(struct rcx_group *g, size_t size, size_t disp_unit,
 		return -EINVAL;
 	/* a refused size or a failed allocation still takes part */
 	err = alloc_size_check(g->ctx, size);
-	if (!err && posix_memalign(&mem, 64, size ? size : 64))
+	/* shm: in a segment peers map, their RMA plain loads and stores */
+	if (!err && rcx__mem_alloc(g->ctx, size, &mem))
 		err = -ENOMEM;
-	else if (!err)
-		memset(mem, 0, size ? size : 64);
 	ret = win_create(g, mem, size, disp_unit, info, true, err, out);
 	if (ret) {
-		free(mem);
+		rcx__mem_free(g->ctx, mem);
 		return ret;
 	}
 	*base = mem;

@@ -482,6 +482,17 @@ static int auto_watch_fd(struct rcx_dev *d, int fd)
 	return rcx__epoll_add(to_adev(d)->epfd, fd);
 }
 
+/* shared memory serves peers on this node; the NIC registers it alike */
+static int auto_mem_alloc(struct rcx_dev *d, size_t len, void **out)
+{
+	return to_adev(d)->sops->mem_alloc(to_adev(d)->sdev, len, out);
+}
+
+static int auto_mem_free(struct rcx_dev *d, void *addr)
+{
+	return to_adev(d)->sops->mem_free(to_adev(d)->sdev, addr);
+}
+
 const struct rcx_provider_ops rcx__auto_ops = {
 	.name = "auto",
 	.dev_list = auto_dev_list,
@@ -515,4 +526,6 @@ const struct rcx_provider_ops rcx__auto_ops = {
 	.arm = auto_arm,
 	.ack = auto_ack,
 	.watch_fd = auto_watch_fd,
+	.mem_alloc = auto_mem_alloc,
+	.mem_free = auto_mem_free,
 };

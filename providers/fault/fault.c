@@ -462,6 +462,16 @@ static int flt_watch_fd(struct rcx_dev *dev, int fd)
 	return flt_lower->watch_fd ? flt_lower->watch_fd(dev, fd) : -EOPNOTSUPP;
 }
 
+static int flt_mem_alloc(struct rcx_dev *dev, size_t len, void **out)
+{
+	return flt_lower->mem_alloc(dev, len, out);
+}
+
+static int flt_mem_free(struct rcx_dev *dev, void *addr)
+{
+	return flt_lower->mem_free(dev, addr);
+}
+
 const struct rcx_provider_ops rcx__fault_ops = {
 	.name = "fault",
 	.dev_list = flt_dev_list,
@@ -495,4 +505,6 @@ const struct rcx_provider_ops rcx__fault_ops = {
 	.arm = flt_arm,
 	.ack = flt_ack,
 	.watch_fd = flt_watch_fd,
+	.mem_alloc = flt_mem_alloc,
+	.mem_free = flt_mem_free,
 };

@@ -16,9 +16,15 @@
  *   SEND, SEND_IMM and WRITE_IMM are ring entries; a payload up to
  *   SHM_INLINE travels in the entry, a larger one is pulled by the
  *   receiver from the sender's memory (process_vm_readv). WRITE, READ and
- *   the atomics run at post time on the peer's memory (process_vm_writev /
- *   readv; atomics under the target's striped lock), after the rkey is
- *   checked in the target's registration table.
+ *   the atomics run at post time on the peer's memory, after the rkey is
+ *   checked in the target's registration table: memcpy and CPU atomics
+ *   where the registration is in a segment of mem_alloc (shm_mem.c; the
+ *   peer maps it), else process_vm_writev / readv (atomics under the
+ *   target's striped lock). An inline SEND or WRITE_IMM bound for plain
+ *   memory of the peer is left in its entry for the receiver to copy.
+ * - Connection messages: a datagram socket, read when the receiver's
+ *   doorbell (cm_bell) moved; liveness once a tick (SHM_LIVE_MS): no
+ *   system call per progress call.
  * - Order (IBA 9.5, what the RC rules give): the responder executes the
  *   requests of one endpoint in order. A ring entry is executed by the
  *   peer when it consumes it; a direct operation runs only once the peer
@@ -41,14 +47,15 @@
  *   it arrives).
  */
 #include <stdatomic.h>
+#include <poll.h>
 #include <stdbool.h>
 #include <sys/socket.h>
 #include <sys/types.h>
 #include <sys/un.h>
 #include "../provider.h"
 
-#define SHM_MAGIC    0x72637873686d3031ull /* "rcxshm01" */
-#define SHM_INLINE   960
+#define SHM_MAGIC    0x72637873686d3032ull /* "rcxshm02" */
+#define SHM_INLINE   4096
 #define SHM_SQ	     128  /* send queue entries, a power of two */
 #define SHM_RQ	     4096 /* posted receives, a power of two */
 #define SHM_POOL     64	  /* payloads waiting for their receiver */
@@ -58,6 +65,13 @@
 #define SHM_CQ_MIN   1024
 #define SHM_PDATA    56
 #define SHM_MAX_WR   16384
+/*
+ * Peers' liveness (their pidfds) is looked at once in SHM_LIVE_MS of
+ * progress, and whenever a wait is about to sleep: a spinning process
+ * sees a peer's exit within that, a sleeping one is woken by the pidfd.
+ */
+#define SHM_LIVE_MS 250
+#define SHM_MAPS    8 /* peer segments an endpoint keeps mapped */
 
 /* A send queue entry (a WR), in the connection segment. */
 struct shm_sqe {
@@ -104,6 +118,7 @@ struct shm_dir {
 	_Atomic uint32_t rq_done;		 /* executor: taken */
 	_Alignas(64) _Atomic uint32_t pool_head; /* executor: allocated */
 	_Atomic uint32_t pool_tail;		 /* receiver: released */
+	_Atomic uint32_t pool_wimm; /* pooled WRITE_IMMs not taken yet */
 	_Alignas(64) struct shm_sqe sq[SHM_SQ];
 	struct shm_rqe rq[SHM_RQ];
 	uint8_t pool[SHM_POOL][SHM_INLINE];
@@ -122,6 +137,24 @@ struct shm_mr_ent {
 	uint32_t access;      /* enum rcx_access */
 	uint64_t addr;
 	uint64_t len;
+	/* in a segment of mem_alloc (mem, not 0): peers map it */
+	uint32_t mem;
+	uint32_t pad;
+	uint64_t mem_base, mem_len;
+};
+
+/* Where a registration's memory is, for a peer: a segment, or not. */
+struct shm_mem_ref {
+	uint32_t id; /* 0: plain memory of the process */
+	uint64_t base, len;
+};
+
+/* A segment of mem_alloc: "/rcx-shm.PID.DEV.mID", mapped by peers. */
+struct shm_mem {
+	struct shm_mem *next, *all_next; /* the device's; the process's */
+	uint32_t id;
+	void *base;
+	size_t len;
 };
 
 /* The device's segment, mapped by every peer. */
@@ -129,6 +162,9 @@ struct shm_dev_seg {
 	uint64_t magic;
 	int32_t pid;
 	_Atomic uint32_t armed; /* a wakeup is wanted */
+	/* bumped after each connection message sent to this device: the
+	 * socket is read only when it moved (no empty recv per poll) */
+	_Atomic uint32_t cm_bell;
 	_Atomic uint32_t lock[SHM_LOCKS];
 	struct shm_mr_ent mr[SHM_MR_MAX];
 };
@@ -194,6 +230,13 @@ struct shm_ep {
 	struct sockaddr_un peer_addr, peer_kaddr; /* messages, wakeups */
 	socklen_t peer_addr_len, peer_kaddr_len;
 	struct shm_dev_seg *peer_seg; /* the peer device's segment */
+	/* the peer's mem_alloc segments mapped here (round robin) */
+	struct shm_map {
+		uint32_t id;
+		uint64_t base, len;
+		uint8_t *ptr;
+	} maps[SHM_MAPS];
+	uint32_t map_next;
 	struct shm_conn_seg *cseg;
 	char cseg_name[48];
 	struct shm_dir *tx, *rx; /* dir[side], dir[!side] */
@@ -238,6 +281,13 @@ struct shm_dev {
 		struct shm_msg msg;
 	} * out;
 	uint32_t mr_next, mr_gen;
+	uint32_t cm_seen;   /* cm_bell when the socket was last read */
+	long long live_ms;  /* last look at the peers (coarse clock) */
+	bool live_now;	    /* look at once: a wait is going to sleep */
+	struct pollfd *pfd; /* one per peer with a pidfd */
+	uint32_t pfd_cap;
+	struct shm_mem *mems; /* segments of mem_alloc */
+	uint32_t mem_next;
 };
 
 struct shm_mr {
@@ -262,17 +312,24 @@ int shm_cq_push(struct shm_dev *dev, const struct shm_ep *ep,
 		const struct rcx_cqe *c);
 void shm_kick(struct shm_dev *dev, struct shm_dev_seg *seg,
 	      const struct sockaddr_un *to, socklen_t to_len);
+/* to_seg: the receiver's device segment, whose doorbell is rung */
 int shm_send_msg(struct shm_dev *dev, const struct sockaddr_un *to,
-		 socklen_t to_len, const struct shm_msg *m);
+		 socklen_t to_len, const struct shm_msg *m,
+		 struct shm_dev_seg *to_seg);
 void shm_cm_push(struct shm_dev *dev, const struct rcx_cm_event *ev);
 void shm_name_addr(pid_t pid, uint32_t dev, bool kick, struct sockaddr_un *a,
 		   socklen_t *len);
 void *shm_map(const char *name, size_t len, bool create);
 void shm_flush_out(struct shm_dev *dev);
 int shm_drain_sock(struct shm_dev *dev);
-/* a registration of dev's segment seg covering [addr, addr+len) */
+/*
+ * A registration of dev's segment seg covering [addr, addr+len); ref (or
+ * NULL) learns whether its memory is in a segment of mem_alloc.
+ */
 bool shm_mr_ok(struct shm_dev_seg *seg, uint32_t key, uint64_t addr,
-	       uint64_t len, unsigned int access);
+	       uint64_t len, unsigned int access, struct shm_mem_ref *ref);
+void shm_mem_name(pid_t pid, uint32_t dev, uint32_t id, char *buf, size_t len);
+long long shm_coarse_ms(void);
 
 /* shm_cm.c */
 int shm_listen(struct rcx_dev *dev, uint16_t port, char *addr, size_t len);
@@ -288,6 +345,16 @@ int shm_cm_poll(struct rcx_dev *dev, struct rcx_cm_event *ev);
 void shm_cm_msg(struct shm_dev *dev, const struct shm_msg *m);
 void shm_check_peers(struct shm_dev *dev);
 void shm_sweep(void);
+
+/* shm_mem.c */
+int shm_mem_alloc(struct rcx_dev *dev, size_t len, void **out);
+int shm_mem_free(struct rcx_dev *dev, void *addr);
+struct shm_mem *shm_mem_find(struct shm_dev *dev, const void *addr, size_t len);
+void shm_mem_close(struct shm_dev *dev);
+/* the peer's segment memory at raddr, mapped here; NULL: not one */
+void *shm_mem_peer(struct shm_ep *ep, const struct shm_mem_ref *ref,
+		   uint64_t raddr);
+void shm_mem_unmap(struct shm_ep *ep);
 
 /* shm_ep.c */
 int shm_post_send(struct rcx_ep *ep, struct rcx_wr *wr, struct rcx_wr **bad);

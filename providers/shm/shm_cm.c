@@ -141,6 +141,7 @@ static void ep_free(struct shm_ep *ep)
 		close(ep->pidfd); /* leaves the epoll set with it */
 	if (ep->peer_seg)
 		munmap(ep->peer_seg, sizeof(*ep->peer_seg));
+	shm_mem_unmap(ep);
 	if (ep->cseg)
 		munmap(ep->cseg, sizeof(*ep->cseg));
 	if (ep->side == 0 && ep->cseg_name[0])
@@ -178,7 +179,8 @@ static int msg_to_peer(struct shm_ep *ep, uint32_t type)
 		.dst_ep = ep->peer_ep,
 	};
 
-	return shm_send_msg(ep->dev, &ep->peer_addr, ep->peer_addr_len, &m);
+	return shm_send_msg(ep->dev, &ep->peer_addr, ep->peer_addr_len, &m,
+			    ep->peer_seg);
 }
 
 int shm_ep_connect(struct rcx_dev *d, const char *addr,
@@ -232,7 +234,8 @@ int shm_ep_connect(struct rcx_dev *d, const char *addr,
 		if (pdata_len)
 			memcpy(m.pdata, pdata, pdata_len);
 		snprintf(m.seg, sizeof(m.seg), "%s", ep->cseg_name);
-		ret = shm_send_msg(dev, &ep->peer_addr, ep->peer_addr_len, &m);
+		ret = shm_send_msg(dev, &ep->peer_addr, ep->peer_addr_len, &m,
+				   ep->peer_seg);
 	}
 	if (ret) {
 		/* what was posted (the receive ring) flushes, as on a QP
@@ -300,11 +303,19 @@ int shm_ep_reject(struct rcx_dev *d, struct rcx_conn_req *r)
 		.dev = to_sdev(d)->num,
 		.dst_ep = req->msg.src_ep,
 	};
+	struct shm_dev_seg *seg;
 	struct sockaddr_un to;
 	socklen_t to_len;
+	char name[48];
 
+	/* the connector's segment, for its doorbell (not kept: a refused
+	 * connection needs it no more) */
+	dev_seg_name(req->msg.pid, req->msg.dev, name, sizeof(name));
+	seg = shm_map(name, sizeof(*seg), false);
 	shm_name_addr(req->msg.pid, req->msg.dev, false, &to, &to_len);
-	shm_send_msg(to_sdev(d), &to, to_len, &m);
+	shm_send_msg(to_sdev(d), &to, to_len, &m, seg);
+	if (seg)
+		munmap(seg, sizeof(*seg));
 	free(req);
 	return 0;
 }
@@ -422,44 +433,71 @@ static bool seg_exists(const char *name)
 	return true;
 }
 
+/* ep's peer went away: fail it, say so, remove what it left behind. */
+static void peer_gone(struct shm_dev *dev, struct shm_ep *ep)
+{
+	char name[48];
+	bool connecting =
+		ep->state == SHM_EP_CONNECTING || ep->state == SHM_EP_ACCEPTING;
+
+	if (ep->pidfd >= 0)
+		epoll_ctl(dev->epfd, EPOLL_CTL_DEL, ep->pidfd, NULL);
+	shm_ep_fail(ep);
+	ep->disc_event = true;
+	/* a context that closed removed its segment: it left (what it said
+	 * before, if anything, is no answer to a connect) */
+	dev_seg_name(ep->peer_pid, ep->peer_dev, name, sizeof(name));
+	ev_push(ep, connecting ? RCX_CM_ERROR : RCX_CM_DISCONNECTED,
+		!connecting	   ? -ECONNRESET
+		: seg_exists(name) ? -ECONNREFUSED
+				   : -EHOSTDOWN);
+	/* it cannot remove its segment any more: do it for it */
+	shm_unlink(name);
+}
+
+static bool watched(const struct shm_ep *ep)
+{
+	return !ep->disc_event && ep->peer_pid > 0;
+}
+
 /*
- * A peer whose pidfd is readable has exited. Without pidfds (ENOSYS) the
- * peer's pid is probed instead, each time connection events are polled
- * (a blocked wait is then not woken by the exit itself).
+ * A peer whose pidfd is readable has exited: one poll() looks at them
+ * all. Without pidfds (ENOSYS) the peer's pid is probed instead (a
+ * blocked wait is then not woken by the exit itself).
  */
 void shm_check_peers(struct shm_dev *dev)
 {
-	struct shm_ep *ep;
-	struct pollfd pfd;
-	char name[48];
-	bool connecting;
+	struct shm_ep *ep, *next;
+	uint32_t n = 0, i;
 
-	for (ep = dev->eps; ep; ep = ep->next) {
-		if (ep->disc_event || ep->peer_pid <= 0)
+	for (ep = dev->eps; ep; ep = ep->next)
+		n += watched(ep) && ep->pidfd >= 0;
+	if (n > dev->pfd_cap) {
+		struct pollfd *p = realloc(dev->pfd, n * sizeof(*p));
+
+		if (!p)
+			return; /* looked at again next time */
+		dev->pfd = p;
+		dev->pfd_cap = n;
+	}
+	i = 0;
+	for (ep = dev->eps; ep; ep = ep->next)
+		if (watched(ep) && ep->pidfd >= 0)
+			dev->pfd[i++] = (struct pollfd){ .fd = ep->pidfd,
+							 .events = POLLIN };
+	if (n && poll(dev->pfd, n, 0) <= 0)
+		n = 0; /* nobody left: only the pid probes below */
+	i = 0;
+	for (ep = dev->eps; ep; ep = next) {
+		next = ep->next; /* peer_gone leaves the list alone */
+		if (!watched(ep))
 			continue;
-		if (ep->pidfd < 0) {
-			if (kill(ep->peer_pid, 0) == 0 || errno != ESRCH)
-				continue;
-		} else {
-			pfd.fd = ep->pidfd;
-			pfd.events = POLLIN;
-			if (poll(&pfd, 1, 0) <= 0)
-				continue;
-			epoll_ctl(dev->epfd, EPOLL_CTL_DEL, ep->pidfd, NULL);
+		if (ep->pidfd >= 0) {
+			if (n && dev->pfd[i++].revents)
+				peer_gone(dev, ep);
+		} else if (kill(ep->peer_pid, 0) && errno == ESRCH) {
+			peer_gone(dev, ep);
 		}
-		connecting = ep->state == SHM_EP_CONNECTING ||
-			     ep->state == SHM_EP_ACCEPTING;
-		shm_ep_fail(ep);
-		ep->disc_event = true;
-		/* a context that closed removed its segment: it left (what
-		 * it said before, if anything, is no answer to a connect) */
-		dev_seg_name(ep->peer_pid, ep->peer_dev, name, sizeof(name));
-		ev_push(ep, connecting ? RCX_CM_ERROR : RCX_CM_DISCONNECTED,
-			!connecting	   ? -ECONNRESET
-			: seg_exists(name) ? -ECONNREFUSED
-					   : -EHOSTDOWN);
-		/* it cannot remove its segment any more: do it for it */
-		shm_unlink(name);
 	}
 }
 
@@ -469,11 +507,31 @@ int shm_cm_poll(struct rcx_dev *d, struct rcx_cm_event *ev)
 	struct shm_cm_node *n;
 	int ret;
 
-	shm_flush_out(dev);
-	ret = shm_drain_sock(dev);
-	if (ret < 0)
-		return ret;
-	shm_check_peers(dev);
+	uint32_t b;
+	long long now;
+	bool look;
+
+	/*
+	 * No system call unless there is something to take: the socket is
+	 * read when the doorbell moved (and when a wait goes to sleep), the
+	 * peers looked at once a tick.
+	 */
+	if (dev->out)
+		shm_flush_out(dev);
+	now = shm_coarse_ms();
+	look = dev->live_now || now - dev->live_ms >= SHM_LIVE_MS;
+	b = atomic_load_explicit(&dev->seg->cm_bell, memory_order_acquire);
+	if (b != dev->cm_seen || dev->live_now) {
+		dev->cm_seen = b;
+		ret = shm_drain_sock(dev);
+		if (ret < 0)
+			return ret;
+	}
+	if (look) {
+		dev->live_now = false;
+		dev->live_ms = now;
+		shm_check_peers(dev);
+	}
 	n = dev->cm_head;
 	if (!n)
 		return 0;

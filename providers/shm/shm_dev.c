@@ -13,6 +13,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <time.h>
 #include "shm.h"
 
 static _Atomic uint32_t dev_count;
@@ -54,15 +55,38 @@ void *shm_map(const char *name, size_t len, bool create)
 	return p;
 }
 
+long long shm_coarse_ms(void)
+{
+	struct timespec ts;
+
+	/* the coarse clock is read without a system call, whatever the
+	 * clock source */
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
+/*
+ * The doorbell rings after the message is in the socket: a receiver that
+ * sees it move finds the message there.
+ */
+static void bell(struct shm_dev_seg *to_seg)
+{
+	if (to_seg)
+		atomic_fetch_add(&to_seg->cm_bell, 1);
+}
+
 int shm_send_msg(struct shm_dev *dev, const struct sockaddr_un *to,
-		 socklen_t to_len, const struct shm_msg *m)
+		 socklen_t to_len, const struct shm_msg *m,
+		 struct shm_dev_seg *to_seg)
 {
 	struct shm_out *o;
 
-	if (!dev->out &&
-	    sendto(dev->sock, m, sizeof(*m), MSG_DONTWAIT,
-		   (const struct sockaddr *)to, to_len) == (ssize_t)sizeof(*m))
+	if (!dev->out && sendto(dev->sock, m, sizeof(*m), MSG_DONTWAIT,
+				(const struct sockaddr *)to,
+				to_len) == (ssize_t)sizeof(*m)) {
+		bell(to_seg);
 		return 0;
+	}
 	if (!dev->out && errno != EAGAIN && errno != ENOBUFS)
 		return errno == ENOENT ? -ECONNREFUSED : -errno;
 	/* the peer's socket is full: keep it, in order, for cm_poll */
@@ -85,16 +109,42 @@ int shm_send_msg(struct shm_dev *dev, const struct sockaddr_un *to,
 	return 0;
 }
 
+/*
+ * Ring the doorbell of the device whose socket is at to: its segment has
+ * the socket's name ("rcx-shm.PID.N"). Mapped for the moment only: a
+ * message that met a full socket is rare.
+ */
+static void bell_at(const struct sockaddr_un *to, socklen_t to_len)
+{
+	size_t n = to_len - offsetof(struct sockaddr_un, sun_path) - 1;
+	struct shm_dev_seg *seg;
+	char name[48];
+
+	if (n + 2 > sizeof(name))
+		return;
+	name[0] = '/';
+	memcpy(name + 1, to->sun_path + 1, n);
+	name[n + 1] = 0;
+	seg = shm_map(name, sizeof(*seg), false);
+	if (!seg)
+		return; /* gone: the message is lost with it */
+	bell(seg);
+	munmap(seg, sizeof(*seg));
+}
+
 /* Send what met a full socket; a peer that went away loses it. */
 void shm_flush_out(struct shm_dev *dev)
 {
 	struct shm_out *o;
+	ssize_t r;
 
 	while ((o = dev->out)) {
-		if (sendto(dev->sock, &o->msg, sizeof(o->msg), MSG_DONTWAIT,
-			   (const struct sockaddr *)&o->to, o->to_len) < 0 &&
-		    (errno == EAGAIN || errno == ENOBUFS))
+		r = sendto(dev->sock, &o->msg, sizeof(o->msg), MSG_DONTWAIT,
+			   (const struct sockaddr *)&o->to, o->to_len);
+		if (r < 0 && (errno == EAGAIN || errno == ENOBUFS))
 			return;
+		if (r >= 0)
+			bell_at(&o->to, o->to_len);
 		dev->out = o->next;
 		free(o);
 	}
@@ -188,6 +238,8 @@ static void dev_close(struct rcx_dev *d)
 		dev->out = o->next;
 		free(o);
 	}
+	shm_mem_close(dev);
+	free(dev->pfd);
 	if (dev->seg) {
 		munmap(dev->seg, sizeof(*dev->seg));
 		shm_unlink(dev->seg_name);
@@ -325,12 +377,16 @@ static int mr_set(struct shm_dev *dev, uint32_t idx, uint32_t key, void *addr,
 		  size_t len, unsigned int access, struct rcx_mr **out)
 {
 	struct shm_mr *m = malloc(sizeof(*m));
+	struct shm_mem *s = shm_mem_find(dev, addr, len);
 
 	if (!m)
 		return -ENOMEM;
 	dev->seg->mr[idx].addr = (uint64_t)(uintptr_t)addr;
 	dev->seg->mr[idx].len = len;
 	dev->seg->mr[idx].access = access;
+	dev->seg->mr[idx].mem = s ? s->id : 0;
+	dev->seg->mr[idx].mem_base = s ? (uint64_t)(uintptr_t)s->base : 0;
+	dev->seg->mr[idx].mem_len = s ? s->len : 0;
 	atomic_store_explicit(&dev->seg->mr[idx].key, key,
 			      memory_order_release);
 	m->dev = dev;
@@ -435,9 +491,10 @@ static int arm(struct rcx_dev *d)
 }
 
 bool shm_mr_ok(struct shm_dev_seg *seg, uint32_t key, uint64_t addr,
-	       uint64_t len, unsigned int access)
+	       uint64_t len, unsigned int access, struct shm_mem_ref *ref)
 {
 	struct shm_mr_ent *e = key ? mr_find(seg, key) : NULL;
+	struct shm_mem_ref r;
 	uint64_t a, l;
 	unsigned int acc;
 
@@ -446,6 +503,11 @@ bool shm_mr_ok(struct shm_dev_seg *seg, uint32_t key, uint64_t addr,
 	a = e->addr;
 	l = e->len;
 	acc = e->access;
+	r.id = e->mem;
+	r.base = e->mem_base;
+	r.len = e->mem_len;
+	if (ref)
+		*ref = r;
 	/* still the same registration after the reads (seqlock-like) */
 	atomic_thread_fence(memory_order_acquire);
 	if (atomic_load_explicit(&e->key, memory_order_relaxed) != key)
@@ -471,13 +533,18 @@ int shm_drain_sock(struct shm_dev *dev)
 	}
 }
 
-/* Drain the wakeups; connection messages wait for cm_poll. */
+/*
+ * Drain the wakeups; connection messages wait for cm_poll. A wait is
+ * about to sleep, or woke up (perhaps for a pidfd): the next cm_poll
+ * looks at the peers.
+ */
 static int ack(struct rcx_dev *d)
 {
 	struct shm_dev *dev = to_sdev(d);
 	struct shm_msg m;
 	int got = 0;
 
+	dev->live_now = true;
 	while (recv(dev->ksock, &m, sizeof(m), MSG_DONTWAIT) >= 0)
 		got++;
 	return errno == EAGAIN ? got : -errno;
@@ -516,4 +583,6 @@ const struct rcx_provider_ops rcx__shm_ops = {
 	.watch_fd = watch_fd,
 	.arm = arm,
 	.ack = ack,
+	.mem_alloc = shm_mem_alloc,
+	.mem_free = shm_mem_free,
 };

@@ -164,34 +164,118 @@ static int atomic_op(struct shm_ep *ep, const struct shm_sqe *q, bool snd,
 	return ret;
 }
 
+/*
+ * An atomic on memory of a segment (mem_alloc): every process that
+ * reaches it maps it, so a CPU atomic serves, and is atomic with respect
+ * to every other atomic on it (all take this path).
+ */
+static int atomic_cpu(struct shm_ep *ep, const struct shm_sqe *q, bool snd,
+		      uint64_t *t)
+{
+	uint64_t old;
+
+	if (q->op == RCX_OP_FADD) {
+		old = __atomic_fetch_add(t, q->compare_add, __ATOMIC_SEQ_CST);
+	} else {
+		old = q->compare_add;
+		__atomic_compare_exchange_n(t, &old, q->swap, false,
+					    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+	}
+	return copy(ep, q->addr, snd, (uintptr_t)&old, true, 8);
+}
+
+/*
+ * The target memory of q mapped here: ours, or the peer's segment of
+ * mem_alloc; NULL where only cross-memory attach reaches it.
+ */
+static void *target_ptr(struct shm_ep *ep, const struct shm_sqe *q, bool snd,
+			const struct shm_mem_ref *ref)
+{
+	if (!snd || ep->peer_pid == ep->dev->pid)
+		return (void *)(uintptr_t)q->raddr;
+	return shm_mem_peer(ep, ref, q->raddr);
+}
+
 /* Where a WR's payload is: its entry, or the sender's memory. */
 static uint64_t payload(const struct shm_sqe *q)
 {
 	return q->inl ? (uint64_t)(uintptr_t)q->data : q->addr;
 }
 
-/* A SEND or WRITE_IMM into receive r: the status for the sender. */
+/* deliver(): the receiver executes this one (no cross-memory copy) */
+#define SHM_DEFER 1
+/* direct(): not yet, a pooled WRITE_IMM of the receiver's is pending */
+#define SHM_WAIT 2
+
+/*
+ * Take a pool slot for q's inline payload, to be copied to dst when the
+ * receiver takes the completion: false when the pool is full.
+ */
+static bool pool_put(struct shm_dir *d, const struct shm_sqe *q,
+		     struct shm_rqe *r, uint64_t dst)
+{
+	uint32_t ph = atomic_load_explicit(&d->pool_head, memory_order_relaxed);
+
+	if (ph - atomic_load_explicit(&d->pool_tail, memory_order_acquire) >=
+	    SHM_POOL)
+		return false;
+	memcpy(d->pool[ph % SHM_POOL], q->data, q->len);
+	r->pooled = 1;
+	r->pool_idx = ph;
+	r->addr = dst;
+	atomic_store_explicit(&d->pool_head, ph + 1, memory_order_relaxed);
+	return true;
+}
+
+/*
+ * A SEND or WRITE_IMM into receive r: the status for the sender, or
+ * SHM_DEFER with nothing done: an inline payload bound for the peer's
+ * plain memory is left in its entry for the receiver, which copies it
+ * with a memcpy when it runs progress (it must, to take the completion)
+ * where the sender would need a system call.
+ */
 static int deliver(struct shm_ep *ep, struct shm_dir *d, struct shm_sqe *q,
 		   struct shm_rqe *r, bool snd, bool *took)
 {
 	struct shm_dev_seg *rseg = snd ? ep->peer_seg : ep->dev->seg;
-	uint32_t ph;
+	struct shm_mem_ref ref;
+	void *t = NULL;
 	int st;
 
+	*took = false;
+	if (q->op == RCX_OP_WRITE_IMM && q->len) {
+		/* IBA 9.4.4: a zero-length write checks no key; a refused
+		 * one is NAKed before it takes a receive */
+		if (!shm_mr_ok(rseg, q->rkey, q->raddr, q->len,
+			       RCX_ACCESS_REMOTE_WRITE, &ref))
+			return RCX_ERR_REMOTE_ACCESS;
+		t = target_ptr(ep, q, snd, &ref);
+	}
+	r->pooled = 0;
+	if (q->op == RCX_OP_WRITE_IMM && q->len && !t && q->inl) {
+		/*
+		 * Plain memory of the receiver: as a SEND's payload, the
+		 * data waits in the pool and is copied when the receiver
+		 * takes the completion (what it writes is the receiver's
+		 * to look at only then); later WRITEs to plain memory wait
+		 * for it (direct), so they land after it.
+		 */
+		if (!pool_put(d, q, r, q->raddr))
+			return SHM_DEFER; /* full: the receiver copies */
+		atomic_fetch_add(&d->pool_wimm, 1);
+	}
 	*took = true;
 	r->op = q->op == RCX_OP_WRITE_IMM ? RCX_OP_RECV_IMM : RCX_OP_RECV;
 	r->has_imm = q->op != RCX_OP_SEND;
 	r->imm = q->imm;
 	r->byte_len = q->len;
-	r->pooled = 0;
 	r->status = 0;
+	if (r->pooled)
+		return 0;
 	if (q->op == RCX_OP_WRITE_IMM) {
-		/* IBA 9.4.4: a zero-length write checks no key; a refused
-		 * one is NAKed before it takes a receive */
-		if (q->len && !shm_mr_ok(rseg, q->rkey, q->raddr, q->len,
-					 RCX_ACCESS_REMOTE_WRITE)) {
-			*took = false;
-			return RCX_ERR_REMOTE_ACCESS;
+		if (q->len && t && (q->inl || snd)) {
+			memmove(t, (void *)(uintptr_t)payload(q), q->len);
+			return 0;
 		}
 		st = copy(ep, q->raddr, !snd, payload(q), q->inl || snd,
 			  q->len);
@@ -204,42 +288,63 @@ static int deliver(struct shm_ep *ep, struct shm_dir *d, struct shm_sqe *q,
 		r->status = RCX_ERR_LOCAL;
 		return RCX_ERR_REMOTE_OP;
 	}
-	ph = atomic_load_explicit(&d->pool_head, memory_order_relaxed);
-	if (q->inl && snd && q->len &&
-	    ph - atomic_load_explicit(&d->pool_tail, memory_order_acquire) <
-		    SHM_POOL) {
-		/*
-		 * A receive buffer is undefined until its completion (IBA
-		 * 10.8.5): the receiver copies the payload out of the pool
-		 * when it takes the completion, with no system call.
-		 */
-		memcpy(d->pool[ph % SHM_POOL], q->data, q->len);
-		r->pooled = 1;
-		r->pool_idx = ph;
-		atomic_store_explicit(&d->pool_head, ph + 1,
-				      memory_order_relaxed);
+	/*
+	 * A receive buffer is undefined until its completion (IBA 10.8.5):
+	 * the receiver copies the payload out of the pool when it takes the
+	 * completion, with no system call.
+	 */
+	if (q->inl && snd && q->len && pool_put(d, q, r, r->addr))
 		return 0;
+	if (q->inl && snd && q->len) {
+		*took = false; /* the pool is full: the receiver copies */
+		return SHM_DEFER;
 	}
 	st = copy(ep, r->addr, !snd, payload(q), q->inl || snd, q->len);
 	r->status = st ? RCX_ERR_LOCAL : 0;
 	return st;
 }
 
-/* A WRITE, READ or atomic: the status of its completion. */
-static int direct(struct shm_ep *ep, struct shm_sqe *q, bool snd)
+/*
+ * A WRITE, READ or atomic: the status of its completion. The sender runs
+ * it (the target need not make progress: passive target); on a segment
+ * of mem_alloc it is a memcpy or a CPU atomic, elsewhere cross-memory
+ * attach (one system call).
+ */
+static int direct(struct shm_ep *ep, struct shm_dir *d, struct shm_sqe *q,
+		  bool snd)
 {
 	struct shm_dev_seg *rseg = snd ? ep->peer_seg : ep->dev->seg;
+	struct shm_mem_ref ref = { 0 };
+	void *t = NULL;
 
-	if (q->len &&
-	    !shm_mr_ok(rseg, q->rkey, q->raddr, q->len, need_access(q->op)))
+	if (q->len && !shm_mr_ok(rseg, q->rkey, q->raddr, q->len,
+				 need_access(q->op), &ref))
 		return RCX_ERR_REMOTE_ACCESS;
+	/* RC order: after the pooled WRITE_IMMs' data has landed */
+	if (!ref.id && atomic_load(&d->pool_wimm))
+		return SHM_WAIT;
+	if (q->len && ref.id)
+		t = target_ptr(ep, q, snd, &ref);
 	switch (q->op) {
 	case RCX_OP_WRITE:
+		if (t && (q->inl || snd)) {
+			memmove(t, (void *)(uintptr_t)payload(q), q->len);
+			return 0;
+		}
 		return copy(ep, q->raddr, !snd, payload(q), q->inl || snd,
 			    q->len);
 	case RCX_OP_READ:
+		if (t && snd) {
+			memmove((void *)(uintptr_t)q->addr, t, q->len);
+			return 0;
+		}
 		return copy(ep, q->addr, snd, q->raddr, !snd, q->len);
 	default:
+		/* every process maps a segment: CPU atomics all round; a
+		 * segment we cannot map is gone (its key with it) */
+		if (ref.id)
+			return t ? atomic_cpu(ep, q, snd, t)
+				 : RCX_ERR_REMOTE_ACCESS;
 		return atomic_op(ep, q, snd, rseg);
 	}
 }
@@ -274,7 +379,7 @@ static int exec_dir(struct shm_ep *ep, struct shm_dir *d)
 	int sside = snd ? ep->side : !ep->side, n = 0, st;
 	uint32_t e, t, rd;
 	struct shm_sqe *q;
-	bool took, st_stop = false;
+	bool took, st_stop = false, deferred = false;
 
 again:
 	if (!runnable(ep, d) || !lock_try(d, ep->dev->pid))
@@ -297,11 +402,21 @@ again:
 						       memory_order_acquire))
 				break;
 			st = deliver(ep, d, q, &d->rq[rd % SHM_RQ], snd, &took);
+			if (st == SHM_DEFER) {
+				/* left for the receiver: wake it if it
+				 * sleeps */
+				deferred = true;
+				break;
+			}
 			if (took)
 				atomic_store_explicit(&d->rq_done, rd + 1,
 						      memory_order_release);
 		} else {
-			st = direct(ep, q, snd);
+			st = direct(ep, d, q, snd);
+			if (st == SHM_WAIT) {
+				deferred = true;
+				break;
+			}
 		}
 		q->status = st;
 		atomic_store_explicit(&d->sq_exec, ++e, memory_order_release);
@@ -315,14 +430,14 @@ again:
 		t = atomic_load_explicit(&d->sq_tail, memory_order_acquire);
 	}
 	unlock(d);
-	if (n) /* the other process has completions to take */
+	if (n || deferred) /* the other process has work to take */
 		shm_kick(ep->dev, ep->peer_seg, &ep->peer_kaddr,
 			 ep->peer_kaddr_len);
 	/*
 	 * A WR or a receive that came while we held the lock found it taken
 	 * and left the work to us: look again now that it is free.
 	 */
-	if (!st_stop)
+	if (!st_stop && !deferred)
 		goto again;
 	return n;
 }
@@ -361,6 +476,8 @@ static void reap_rq(struct shm_ep *ep)
 			       d->pool[r->pool_idx % SHM_POOL], r->byte_len);
 			atomic_store_explicit(&d->pool_tail, r->pool_idx + 1,
 					      memory_order_release);
+			if (r->op == RCX_OP_RECV_IMM)
+				atomic_fetch_sub(&d->pool_wimm, 1);
 		}
 		c = (struct rcx_cqe){
 			.wr_id = ep->rq_wr_id[ep->rq_reaped % SHM_RQ],

@@ -463,4 +463,6 @@ const struct rcx_provider_ops rcx__verbs_ops = {
 	.watch_fd = watch_fd,
 	.arm = arm,
 	.ack = ack,
+	.mem_alloc = rcx__stub_mem_alloc,
+	.mem_free = rcx__stub_mem_free,
 };
