@@ -112,7 +112,10 @@ static int copy(struct shm_ep *ep, uint64_t dst, bool dst_mine, uint64_t src,
 		return 0;
 	if (n == 0 || errno == EFAULT)
 		return RCX_ERR_REMOTE_ACCESS;
-	/* ESRCH: it is gone; EPERM: ptrace access refused */
+	/* ESRCH: it is gone, a sign of death and no transport's guess */
+	if (errno == ESRCH)
+		return RCX_ERR_PROC_FAILED;
+	/* EPERM: ptrace access refused */
 	return RCX_ERR_TRANSPORT;
 }
 
