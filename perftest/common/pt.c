@@ -11,6 +11,7 @@
 #include <x86intrin.h>
 #endif
 #include "pt.h"
+#include "pt_count.h"
 
 static bool is_server, both_print;
 static struct rcx_ctx *the_ctx;
@@ -268,6 +269,8 @@ int pt_main(int argc, char **argv, const struct pt_tool *t)
 	int i, n;
 
 	pt_parse(argc, argv, t, &o);
+	if (o.count)
+		pt_count_init(&o); /* shared by the ends --loopback forks */
 	pt_setup(&o, &ctx, &g);
 	the_ctx = ctx;
 	n = pt_sizes(&o, sizes, PT_MAX_SIZES);
