@@ -242,31 +242,32 @@ RCX_API int rcx_startall(int n, struct rcx_req **reqs)
 	return ret;
 }
 
-/* lock held; *rp live and not NULL */
-static int test_locked(struct rcx_req **rp, int *flag, struct rcx_status *st)
+/*
+ * lock held; *rp live and not NULL. A request looks at its own state
+ * first: one that an earlier progress completed is reported without a
+ * poll; an active one polls (its kind's poll, or progress) once.
+ */
+static inline __attribute__((always_inline)) int test_locked(
+	struct rcx_req **rp, int *flag, struct rcx_status *st)
 {
 	struct rcx_req *r = *rp;
 
-	if (r->state == RCX__REQ_INACTIVE) {
-		empty_status(st);
-		*flag = 1;
-		return 0;
-	}
-	if (r->ops && r->ops->poll)
-		r->ops->poll(r);
-	else if (r->state == RCX__REQ_ACTIVE)
-		rcx__progress(r->ctx);
-	if (r->state == RCX__REQ_INACTIVE) {
-		/* continuations: its continuation took the completion */
-		empty_status(st);
-		*flag = 1;
-		return 0;
-	}
-	if (r->state != RCX__REQ_DONE) {
-		*flag = 0;
-		return 0;
+	if (RCX__LIKELY(r->state == RCX__REQ_ACTIVE)) {
+		if (r->ops && r->ops->poll)
+			r->ops->poll(r);
+		else
+			rcx__progress(r->ctx);
+		if (r->state == RCX__REQ_ACTIVE) {
+			*flag = 0;
+			return 0;
+		}
 	}
 	*flag = 1;
+	if (RCX__UNLIKELY(r->state == RCX__REQ_INACTIVE)) {
+		/* never started, or its continuation took the completion */
+		empty_status(st);
+		return 0;
+	}
 	return finish(rp, st);
 }
 

@@ -16,7 +16,7 @@
 #define CALLGRIND_TOGGLE_COLLECT
 #define CALLGRIND_ZERO_STATS
 #define CALLGRIND_DUMP_STATS_AT(what) ((void)(what))
-#define PT_HAVE_CALLGRIND 0
+#define PT_HAVE_CALLGRIND	      0
 #endif
 
 #define SETTLE_US     200
@@ -177,8 +177,8 @@ void pt_count_empty(struct rcx_req **r)
 	pt_count_off();
 	PT_CHECK(ret);
 	if (flag)
-		pt_die(__FILE__, __LINE__, "an empty rcx_test found a completion",
-		       -EPROTO);
+		pt_die(__FILE__, __LINE__,
+		       "an empty rcx_test found a completion", -EPROTO);
 }
 
 long pt_count_iters(const struct pt_opts *o, unsigned int parts)
@@ -195,8 +195,9 @@ void pt_count_run(const struct pt_opts *o, struct rcx_group *g,
 
 	cnt.me = rcx_group_rank(g);
 	if (!PT_HAVE_CALLGRIND)
-		fprintf(stderr, "%s: built without valgrind/callgrind.h: "
-				"--count collects nothing\n",
+		fprintf(stderr,
+			"%s: built without valgrind/callgrind.h: "
+			"--count collects nothing\n",
 			o->tool);
 	for (i = 0; i < o->warmup; i++)
 		body(arg, k++);

@@ -36,7 +36,7 @@ enum pt_part {
 	PT_NPARTS
 };
 
-#define PT_PART(p) (1u << (p))
+#define PT_PART(p)   (1u << (p))
 #define PT_PARTS_ALL (PT_PART(PT_NPARTS) - 1)
 
 /* before pt_setup: the counters the ends share */
