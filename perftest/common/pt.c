@@ -116,6 +116,12 @@ static void loopback(struct pt_opts *o, char *addr, size_t len)
 	o->server = addr;
 }
 
+/* under callgrind (--count) in an emulated guest set-up takes minutes */
+static int setup_ms(const struct pt_opts *o, int ms)
+{
+	return o->count ? 20 * ms : ms;
+}
+
 void pt_setup(struct pt_opts *o, struct rcx_ctx **ctx, struct rcx_group **g)
 {
 	static char addr[128];
@@ -149,7 +155,8 @@ void pt_setup(struct pt_opts *o, struct rcx_ctx **ctx, struct rcx_group **g)
 				 o->port);
 			o->server = addr;
 		}
-		PT_CHECK(rcx_group_connect(*ctx, o->server, 30000, g));
+		PT_CHECK(rcx_group_connect(*ctx, o->server, setup_ms(o, 30000),
+					   g));
 		pt_header(o, *ctx, *g);
 		return;
 	}
@@ -163,7 +170,7 @@ void pt_setup(struct pt_opts *o, struct rcx_ctx **ctx, struct rcx_group **g)
 		printf("# server listening on %s\n", addr);
 		fflush(stdout);
 	}
-	PT_CHECK(rcx_group_accept(*ctx, 60000, g));
+	PT_CHECK(rcx_group_accept(*ctx, setup_ms(o, 60000), g));
 	pt_header(o, *ctx, *g);
 }
 
