@@ -13,15 +13,17 @@
 /*
  * Connection polls: a connection poll is a system call or two (the event
  * channel, the clock for liveness), not something to pay every few
- * microseconds of a spin. Progress polls connections once a millisecond
+ * microseconds of a spin. Progress polls connections once a period
  * has passed since the last poll (a program that calls progress once in
  * a while gets connection events at once), and once in RCX__CM_EVERY
- * calls. The millisecond is read from the CPU's time-stamp counter, one
- * instruction and no call; its rate is taken from the clock at the
- * connection polls (until it is known, every progress call polls).
+ * calls. The period is 4 ms, the step of the coarse clock it replaces at
+ * the kernel's usual 250 Hz, and is read from the CPU's time-stamp
+ * counter, one instruction and no call; the counter's rate is taken from
+ * the clock at the connection polls (until it is known, every progress
+ * call polls).
  */
 #define RCX__CM_EVERY	  1024
-#define RCX__CM_PERIOD_US 1000
+#define RCX__CM_PERIOD_US 4000
 /* the clock is compared with the counter over at least this long */
 #define RCX__TICK_CALIB_US 10000
 
