@@ -9,9 +9,11 @@
  * write. -b (bidirectional, as in ib_send_bw): a bundle each way, both
  * started in every round; the rates count both directions.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include "common/pt.h"
+#include "common/pt_count.h"
 
 /* one direction: a bundle bound from init (tag 2: 0 -> 1, tag 3: 1 -> 0) */
 struct dir {
@@ -57,6 +59,40 @@ static void start(const struct pt_opts *o, int me, struct dir *d, int nd)
 	}
 }
 
+struct bw {
+	const struct pt_opts *o;
+	struct rcx_req **ch;
+	bool server; /* sends */
+};
+
+/*
+ * --count, one direction: the receiver starts its bundle and tells (its
+ * start is the sender's credit with write_imm), the sender waits for
+ * that outside rcx, starts its bundle and waits for it; per message:
+ * the counts over the bundle's size (compare divides).
+ */
+static void count_body(void *arg, long i)
+{
+	struct bw *w = arg;
+	int b = w->o->bundle;
+
+	if (w->server) {
+		pt_count_ready(PT_RECV_DONE); /* the receiver started */
+		pt_count_received();
+		pt_count_on(PT_SEND_START);
+		PT_CHECK(rcx_startall(b, w->ch));
+		pt_count_off();
+		pt_count_sent();
+		pt_count_waitall(PT_SEND_DONE, b, w->ch);
+		return;
+	}
+	pt_count_on(PT_RECV_START);
+	PT_CHECK(rcx_startall(b, w->ch));
+	pt_count_off();
+	pt_count_sent();
+	pt_count_waitall(PT_RECV_DONE, b, w->ch);
+}
+
 static void run(const struct pt_opts *o, struct rcx_group *g, size_t size)
 {
 	int me = rcx_group_rank(g), b = o->bundle, nd = o->bidir ? 2 : 1, k;
@@ -82,13 +118,26 @@ static void run(const struct pt_opts *o, struct rcx_group *g, size_t size)
 			all[k * b + i] = d[k].ch[i];
 	}
 	rcx_group_barrier(g);
+	if (o->count) {
+		struct bw w = { .o = o, .ch = d[0].ch, .server = me == 0 };
+
+		if (o->bidir || o->separate)
+			pt_die(__FILE__, __LINE__,
+			       "--count with -b or --separate", -EINVAL);
+		pt_count_run(o, g,
+			     PT_PART(PT_SEND_START) | PT_PART(PT_SEND_DONE) |
+				     PT_PART(PT_RECV_START) |
+				     PT_PART(PT_RECV_DONE),
+			     count_body, &w);
+		rounds = 0;
+	}
 	for (i = 0; i < rounds; i++) {
 		if (i == o->warmup)
 			t0 = pt_now_us();
 		start(o, me, d, nd);
 		PT_CHECK(rcx_waitall(nd * b, all, RCX_STATUSES_IGNORE));
 	}
-	if (me == 0)
+	if (me == 0 && !o->count)
 		pt_report_bw(o, size, o->iters * b * nd, pt_now_us() - t0);
 	for (k = 0; k < nd; k++)
 		free_dir(o, &d[k]);
@@ -101,7 +150,7 @@ static const struct pt_tool tool = {
 		"a bundle\nof --bundle channels (rcx_mbind) started together "
 		"(rcx_startall)\nor one by one (--separate). Rates count the "
 		"messages the server\ncompleted.",
-	.flags = PT_BW | PT_CHAN | PT_BUNDLE,
+	.flags = PT_BW | PT_CHAN | PT_BUNDLE | PT_COUNT,
 	.min_size = 1,
 	.run = run,
 };

@@ -9,6 +9,43 @@
 #include <stdlib.h>
 #include <string.h>
 #include "common/pt.h"
+#include "common/pt_count.h"
+
+struct lat {
+	struct rcx_req *sc, *rc;
+	long n; /* iterations in all */
+	bool server;
+};
+
+/* --count: the loop below with each call a part of the path */
+static void count_body(void *arg, long i)
+{
+	struct lat *l = arg;
+
+	if (l->server) {
+		pt_count_on(PT_RECV_START);
+		PT_CHECK(rcx_start(l->rc));
+		pt_count_off();
+		/* the peer answers only what is sent next: nothing yet */
+		pt_count_empty(&l->rc);
+	} else {
+		pt_count_wait(PT_RECV_DONE, &l->rc);
+		if (i + 1 < l->n) {
+			pt_count_on(PT_RECV_START);
+			PT_CHECK(rcx_start(l->rc));
+			pt_count_off();
+			pt_count_empty(&l->rc);
+		}
+	}
+	pt_count_on(PT_SEND_START);
+	PT_CHECK(rcx_start(l->sc));
+	pt_count_off();
+	pt_count_sent();
+	/* the reply first: the peer has the message then */
+	if (l->server)
+		pt_count_wait(PT_RECV_DONE, &l->rc);
+	pt_count_wait(PT_SEND_DONE, &l->sc);
+}
 
 static void run(const struct pt_opts *o, struct rcx_group *g, size_t size)
 {
@@ -34,8 +71,17 @@ static void run(const struct pt_opts *o, struct rcx_group *g, size_t size)
 	PT_CHECK(rcx_ibind(ri, info, &rc, &eph[1]));
 	PT_CHECK(rcx_waitall(2, eph, RCX_STATUSES_IGNORE));
 	rcx_group_barrier(g);
-	if (me == 1)
+	if (o->count) {
+		struct lat l = { .sc = sc, .rc = rc, .server = me == 0 };
+
+		l.n = pt_count_iters(o, PT_PARTS_ALL);
+		if (me == 1)
+			PT_CHECK(rcx_start(rc));
+		pt_count_run(o, g, PT_PARTS_ALL, count_body, &l);
+		n = 0;
+	} else if (me == 1) {
 		PT_CHECK(rcx_start(rc));
+	}
 	for (i = 0; i < n; i++) {
 		if (me == 0) {
 			t0 = pt_now_us();
@@ -53,7 +99,7 @@ static void run(const struct pt_opts *o, struct rcx_group *g, size_t size)
 			PT_CHECK(rcx_wait(&sc, RCX_STATUS_IGNORE));
 		}
 	}
-	if (me == 0) {
+	if (me == 0 && !o->count) {
 		pt_stats(t, o->iters, &st);
 		pt_report_lat(o, size, o->iters, &st);
 	}
@@ -75,7 +121,7 @@ static const struct pt_tool tool = {
 	.what = "Bound-channel ping-pong latency (half round trip), like "
 		"ib_send_lat\n(--proto send) or ib_write_lat (--proto "
 		"write_imm).",
-	.flags = PT_CHAN,
+	.flags = PT_CHAN | PT_COUNT,
 	.min_size = 1,
 	.run = run,
 };

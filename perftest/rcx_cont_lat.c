@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "common/pt.h"
+#include "common/pt_count.h"
 
 struct pingpong {
 	struct rcx_group *g;
@@ -40,22 +41,29 @@ static void post_recv(struct pingpong *p)
 	struct rcx_req *r;
 
 	p->left--;
+	pt_count_on(PT_RECV_START);
 	PT_CHECK(rcx_irecv(p->g, p->rb, p->size, p->peer, 1, &r));
 	PT_CHECK(rcx_continue(&r, cont_recv_cb, p, 0, &p->st, p->cr));
+	pt_count_off();
 }
 
 static void post_send(struct pingpong *p)
 {
 	struct rcx_req *s;
 
+	pt_count_on(PT_SEND_START);
 	PT_CHECK(rcx_isend(p->g, p->sb, p->size, p->peer, 1, &s));
 	PT_CHECK(rcx_req_free(&s));
+	pt_count_off();
+	pt_count_sent();
 }
 
 static void cont_recv_cb(struct rcx_status *st, void *arg)
 {
 	struct pingpong *p = arg;
 
+	/* --count: the dispatch ends here, at the callback's entry */
+	pt_count_off();
 	PT_CHECK(st->error);
 	p->got++;
 	if (!p->client)
@@ -81,6 +89,44 @@ static void drive(struct pingpong *p, struct rcx_ctx *ctx, bool wait,
 	}
 }
 
+/*
+ * --count: wait outside rcx until the peer has sent, then rcx_progress
+ * until the callback has run; counted from the entry of the progress
+ * call that finds the receive to the callback's entry.
+ */
+static void count_drive(struct pingpong *p, struct rcx_ctx *ctx)
+{
+	long until = p->got + 1;
+	int polls = 0, ret;
+
+	pt_count_ready(PT_RECV_DONE);
+	while (p->got < until) {
+		pt_count_on(PT_RECV_DONE);
+		ret = rcx_progress(ctx);
+		pt_count_off();
+		if (ret < 0)
+			PT_CHECK(ret);
+		polls++;
+	}
+	pt_count_polled(polls);
+	pt_count_received();
+}
+
+#define CONT_PARTS                                         \
+	(PT_PART(PT_SEND_START) | PT_PART(PT_RECV_START) | \
+	 PT_PART(PT_RECV_DONE))
+
+static void count_body(void *arg, long i)
+{
+	struct pingpong *p = arg;
+
+	if (!p->client) {
+		post_recv(p);
+		post_send(p);
+	}
+	count_drive(p, pt_ctx());
+}
+
 static void run(const struct pt_opts *o, struct rcx_group *g, size_t size)
 {
 	bool wait = o->extra && !strcmp(o->extra, "wait");
@@ -97,7 +143,12 @@ static void run(const struct pt_opts *o, struct rcx_group *g, size_t size)
 	p.rb = pt_calloc(1, size + 1);
 	PT_CHECK(rcx_continue_init(ctx, NULL, &p.cr));
 	PT_CHECK(rcx_group_barrier(g));
-	if (p.client) {
+	if (o->count) {
+		p.n = p.left = pt_count_iters(o, CONT_PARTS);
+		if (p.client)
+			post_recv(&p);
+		pt_count_run(o, g, CONT_PARTS, count_body, &p);
+	} else if (p.client) {
 		post_recv(&p);
 		drive(&p, ctx, wait, p.n);
 	} else {
@@ -132,6 +183,7 @@ static const struct pt_tool tool = {
 	.help = "progress (default): loops call rcx_progress\n"
 		"                              wait: loops wait on the "
 		"continuation request\n",
+	.flags = PT_COUNT,
 	.min_size = 1,
 	.run = run,
 };

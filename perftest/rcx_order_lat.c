@@ -19,11 +19,13 @@
  * measures and, per measure, the median of the per-round ratios
  * flush/order.
  */
+#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "common/pt.h"
+#include "common/pt_count.h"
 
 /* the sample series of one size */
 enum {
@@ -124,6 +126,35 @@ static void report_json(const struct pt_opts *o, size_t size, double **s)
 		e2e.median, held.median);
 }
 
+struct count {
+	struct rcx_win *w;
+	const struct form *f;
+	bool origin;
+};
+
+/*
+ * --count (the put form): put(data) -> order(WRITE) -> put(flag) as the
+ * start, the final flush (which hands back both completions) as the
+ * done part; the target does nothing.
+ */
+static void count_body(void *arg, long i)
+{
+	struct count *c = arg;
+	const struct form *f = c->f;
+
+	if (!c->origin)
+		return;
+	pt_count_on(PT_SEND_START);
+	PT_CHECK(rcx_put(c->w, f->data, f->size, 1, 0));
+	PT_CHECK(rcx_win_order(c->w, RCX_ORDER_WRITE));
+	PT_CHECK(rcx_put(c->w, f->flag, 8, 1, f->size));
+	pt_count_off();
+	pt_count_settle();
+	pt_count_on(PT_SEND_DONE);
+	PT_CHECK(rcx_win_flush(c->w, 1));
+	pt_count_off();
+}
+
 static void rounds(const struct pt_opts *o, struct rcx_win *w,
 		   const struct form *f, double **s)
 {
@@ -173,7 +204,22 @@ static void run(const struct pt_opts *o, struct rcx_group *g, size_t size)
 	f.data = base;
 	f.size = size;
 	f.flag = (uint64_t *)(base + size);
-	if (rcx_group_rank(g) == 0) {
+	if (o->count) {
+		struct count c = { .w = w,
+				   .f = &f,
+				   .origin = rcx_group_rank(g) == 0 };
+
+		if (war)
+			pt_die(__FILE__, __LINE__, "--count with --mode war",
+			       -EINVAL);
+		if (c.origin)
+			PT_CHECK(rcx_win_lock(w, RCX_LOCK_EXCLUSIVE, 1));
+		pt_count_run(o, g,
+			     PT_PART(PT_SEND_START) | PT_PART(PT_SEND_DONE),
+			     count_body, &c);
+		if (c.origin)
+			PT_CHECK(rcx_win_unlock(w, 1));
+	} else if (rcx_group_rank(g) == 0) {
 		PT_CHECK(rcx_win_lock(w, RCX_LOCK_EXCLUSIVE, 1));
 		rounds(o, w, &f, s);
 		PT_CHECK(rcx_win_unlock(w, 1));
@@ -208,6 +254,7 @@ static const struct pt_tool tool = {
 	.help = "flag (default): put -> order(WRITE) -> put(flag)\n"
 		"                              war: get -> order(ALL) -> "
 		"put\n",
+	.flags = PT_COUNT,
 	.min_size = 1,
 	.run = run,
 };

@@ -25,6 +25,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include "common/pt.h"
+#include "common/pt_count.h"
 
 /* Wait until the peer's put of iteration v has landed. */
 static void wait_for(struct rcx_win *w, volatile uint8_t *last, uint8_t v)
@@ -38,8 +39,33 @@ static void put(struct rcx_win *w, uint8_t *out, size_t size, int peer,
 		uint8_t v)
 {
 	out[size - 1] = v;
+	pt_count_on(PT_SEND_START);
 	PT_CHECK(rcx_put(w, out, size, peer, 0));
+	pt_count_off();
+	pt_count_on(PT_SEND_DONE);
 	PT_CHECK(rcx_win_flush(w, peer));
+	pt_count_off();
+}
+
+struct count {
+	struct rcx_win *w;
+	uint8_t *base;
+	volatile uint8_t *last;
+	size_t size;
+	int me;
+};
+
+/* --count: the loop below; the put and the flush are the parts */
+static void count_body(void *arg, long i)
+{
+	struct count *c = arg;
+	uint8_t v = (uint8_t)(i % 255 + 1);
+
+	if (c->me == 1)
+		wait_for(c->w, c->last, v);
+	put(c->w, c->base + c->size, c->size, 1 - c->me, v);
+	if (c->me == 0)
+		wait_for(c->w, c->last, v);
 }
 
 static void run(const struct pt_opts *o, struct rcx_group *g, size_t size)
@@ -56,6 +82,18 @@ static void run(const struct pt_opts *o, struct rcx_group *g, size_t size)
 	last = base + size - 1;
 	PT_CHECK(rcx_win_lock_all(w));
 	PT_CHECK(rcx_group_barrier(g));
+	if (o->count) {
+		struct count c = { .w = w,
+				   .base = base,
+				   .last = last,
+				   .size = size,
+				   .me = me };
+
+		pt_count_run(o, g,
+			     PT_PART(PT_SEND_START) | PT_PART(PT_SEND_DONE),
+			     count_body, &c);
+		n = 0;
+	}
 	for (i = 0; i < n; i++) {
 		/* never 0 twice in a row: the window starts zeroed */
 		v = (uint8_t)(i % 255 + 1);
@@ -71,7 +109,7 @@ static void run(const struct pt_opts *o, struct rcx_group *g, size_t size)
 		}
 	}
 	PT_CHECK(rcx_win_unlock_all(w));
-	if (me == 0) {
+	if (me == 0 && !o->count) {
 		pt_stats(t, o->iters, &st);
 		pt_report_lat(o, size, o->iters, &st);
 	}
@@ -86,6 +124,7 @@ static const struct pt_tool tool = {
 		"ib_write_lat:\nrcx_put + rcx_win_flush, the arrival seen by "
 		"polling the window.",
 	.proto = "RDMA write (rcx_put), rcx_win_flush",
+	.flags = PT_COUNT,
 	.min_size = 1,
 	.run = run,
 };

@@ -5,6 +5,49 @@
  */
 #include <stdlib.h>
 #include "common/pt.h"
+#include "common/pt_count.h"
+
+struct lat {
+	struct rcx_group *g;
+	char *sb, *rb;
+	size_t size;
+	struct rcx_req *r;
+	long n; /* iterations in all */
+	int peer;
+	bool server;
+};
+
+static void count_irecv(struct lat *l)
+{
+	pt_count_on(PT_RECV_START);
+	PT_CHECK(rcx_irecv(l->g, l->rb, l->size, l->peer, 1, &l->r));
+	pt_count_off();
+	/* the peer answers only what is sent next: nothing yet */
+	pt_count_empty(&l->r);
+}
+
+/* --count: the loop below with each call a part of the path */
+static void count_body(void *arg, long i)
+{
+	struct lat *l = arg;
+	struct rcx_req *s;
+
+	if (l->server) {
+		count_irecv(l);
+	} else {
+		pt_count_wait(PT_RECV_DONE, &l->r);
+		if (i + 1 < l->n)
+			count_irecv(l);
+	}
+	pt_count_on(PT_SEND_START);
+	PT_CHECK(rcx_isend(l->g, l->sb, l->size, l->peer, 1, &s));
+	pt_count_off();
+	pt_count_sent();
+	/* the reply first: the peer has the message then */
+	if (l->server)
+		pt_count_wait(PT_RECV_DONE, &l->r);
+	pt_count_wait(PT_SEND_DONE, &s);
+}
 
 static void run(const struct pt_opts *o, struct rcx_group *g, size_t size)
 {
@@ -16,8 +59,22 @@ static void run(const struct pt_opts *o, struct rcx_group *g, size_t size)
 	struct pt_stats st;
 
 	rcx_group_barrier(g);
-	if (me == 1)
+	if (o->count) {
+		struct lat l = { .g = g,
+				 .sb = sb,
+				 .rb = rb,
+				 .size = size,
+				 .peer = peer,
+				 .server = me == 0 };
+
+		l.n = pt_count_iters(o, PT_PARTS_ALL);
+		if (me == 1)
+			PT_CHECK(rcx_irecv(g, rb, size, peer, 1, &l.r));
+		pt_count_run(o, g, PT_PARTS_ALL, count_body, &l);
+		n = 0;
+	} else if (me == 1) {
 		PT_CHECK(rcx_irecv(g, rb, size, peer, 1, &r));
+	}
 	for (i = 0; i < n; i++) {
 		if (me == 0) {
 			t0 = pt_now_us();
@@ -35,7 +92,7 @@ static void run(const struct pt_opts *o, struct rcx_group *g, size_t size)
 			PT_CHECK(rcx_wait(&s, RCX_STATUS_IGNORE));
 		}
 	}
-	if (me == 0) {
+	if (me == 0 && !o->count) {
 		pt_stats(t, o->iters, &st);
 		pt_report_lat(o, size, o->iters, &st);
 	}
@@ -49,6 +106,7 @@ static const struct pt_tool tool = {
 	.what = "Tag-matched rcx_isend/rcx_irecv ping-pong latency (half round "
 		"trip),\nlike ib_send_lat.",
 	.proto = "eager up to RCX_EAGER_SIZE, then RDMA-read rendezvous",
+	.flags = PT_COUNT,
 	.min_size = 1,
 	.run = run,
 };

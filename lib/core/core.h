@@ -652,8 +652,11 @@ struct rcx_ctx {
 	struct rcx_dev_info info;
 	char addr[RCX__ADDR_LEN]; /* listener address */
 	unsigned int cm_tick;
-	long long cm_tick_ms; /* coarse clock at the last connection poll */
-	int in_cm;	      /* inside rcx__cm_progress */
+	/* connection polls by the CPU's counter (ctx.c): the next one due,
+	 * ticks between two, the counter and the clock at creation */
+	uint64_t cm_next, cm_period, tick0;
+	long long tick_us0;
+	int in_cm; /* inside rcx__cm_progress */
 	/*
 	 * Bumped by whatever can end a wait outside the CQ poll (a failed
 	 * connection or member): a wait that saw it move does not sleep.

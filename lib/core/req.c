@@ -242,41 +242,48 @@ RCX_API int rcx_startall(int n, struct rcx_req **reqs)
 	return ret;
 }
 
-/* lock held; *rp live and not NULL */
-static int test_locked(struct rcx_req **rp, int *flag, struct rcx_status *st)
+/* an active request polls once (its kind's poll, or progress): done now? */
+static __attribute__((noinline)) bool poll_once(struct rcx_req *r)
+{
+	if (r->ops && r->ops->poll)
+		r->ops->poll(r);
+	else
+		rcx__progress(r->ctx);
+	return r->state != RCX__REQ_ACTIVE;
+}
+
+/*
+ * lock held; *rp live and not NULL. A request looks at its own state
+ * first: one that an earlier progress completed is reported without a
+ * poll; an active one polls once.
+ */
+static inline __attribute__((always_inline)) int test_locked(
+	struct rcx_req **rp, int *flag, struct rcx_status *st)
 {
 	struct rcx_req *r = *rp;
 
-	if (r->state == RCX__REQ_INACTIVE) {
-		empty_status(st);
-		*flag = 1;
-		return 0;
-	}
-	if (r->ops && r->ops->poll)
-		r->ops->poll(r);
-	else if (r->state == RCX__REQ_ACTIVE)
-		rcx__progress(r->ctx);
-	if (r->state == RCX__REQ_INACTIVE) {
-		/* continuations: its continuation took the completion */
-		empty_status(st);
-		*flag = 1;
-		return 0;
-	}
-	if (r->state != RCX__REQ_DONE) {
+	if (r->state == RCX__REQ_ACTIVE && !poll_once(r)) {
 		*flag = 0;
 		return 0;
 	}
 	*flag = 1;
+	if (RCX__UNLIKELY(r->state == RCX__REQ_INACTIVE)) {
+		/* never started, or its continuation took the completion */
+		empty_status(st);
+		return 0;
+	}
 	return finish(rp, st);
 }
 
-RCX_API int rcx_test(struct rcx_req **rp, int *flag, struct rcx_status *st)
+/* rcx_test but for the fast path: checks, NULL, the lock */
+static __attribute__((noinline)) int test_slow(struct rcx_req **rp, int *flag,
+					       struct rcx_status *st)
 {
 	struct rcx_ctx *ctx;
 	int ret = check(rp);
 
-	if (ret || !flag)
-		return ret ? ret : -EINVAL;
+	if (ret)
+		return ret;
 	if (!*rp) {
 		empty_status(st);
 		*flag = 1;
@@ -286,6 +293,24 @@ RCX_API int rcx_test(struct rcx_req **rp, int *flag, struct rcx_status *st)
 	rcx__lock(ctx);
 	ret = test_locked(rp, flag, st);
 	rcx__unlock(ctx);
+	return st ? 0 : ret;
+}
+
+/* the fast path: a live request, one thread, no lock (rcx_start's too) */
+static inline bool fast_req(struct rcx_req *r)
+{
+	return RCX__LIKELY(r && rcx__req_live(r) && !r->ctx->mt);
+}
+
+RCX_API int rcx_test(struct rcx_req **rp, int *flag, struct rcx_status *st)
+{
+	int ret;
+
+	if (RCX__UNLIKELY(!rp || !flag))
+		return -EINVAL;
+	if (!fast_req(*rp))
+		return test_slow(rp, flag, st);
+	ret = test_locked(rp, flag, st);
 	return st ? 0 : ret;
 }
 

@@ -11,6 +11,7 @@
 #include <x86intrin.h>
 #endif
 #include "pt.h"
+#include "pt_count.h"
 
 static bool is_server, both_print;
 static struct rcx_ctx *the_ctx;
@@ -115,6 +116,12 @@ static void loopback(struct pt_opts *o, char *addr, size_t len)
 	o->server = addr;
 }
 
+/* under callgrind (--count) in an emulated guest set-up takes minutes */
+static int setup_ms(const struct pt_opts *o, int ms)
+{
+	return o->count ? 20 * ms : ms;
+}
+
 void pt_setup(struct pt_opts *o, struct rcx_ctx **ctx, struct rcx_group **g)
 {
 	static char addr[128];
@@ -148,7 +155,8 @@ void pt_setup(struct pt_opts *o, struct rcx_ctx **ctx, struct rcx_group **g)
 				 o->port);
 			o->server = addr;
 		}
-		PT_CHECK(rcx_group_connect(*ctx, o->server, 30000, g));
+		PT_CHECK(rcx_group_connect(*ctx, o->server, setup_ms(o, 30000),
+					   g));
 		pt_header(o, *ctx, *g);
 		return;
 	}
@@ -162,7 +170,7 @@ void pt_setup(struct pt_opts *o, struct rcx_ctx **ctx, struct rcx_group **g)
 		printf("# server listening on %s\n", addr);
 		fflush(stdout);
 	}
-	PT_CHECK(rcx_group_accept(*ctx, 60000, g));
+	PT_CHECK(rcx_group_accept(*ctx, setup_ms(o, 60000), g));
 	pt_header(o, *ctx, *g);
 }
 
@@ -268,6 +276,8 @@ int pt_main(int argc, char **argv, const struct pt_tool *t)
 	int i, n;
 
 	pt_parse(argc, argv, t, &o);
+	if (o.count)
+		pt_count_init(&o); /* shared by the ends --loopback forks */
 	pt_setup(&o, &ctx, &g);
 	the_ctx = ctx;
 	n = pt_sizes(&o, sizes, PT_MAX_SIZES);

@@ -19,6 +19,7 @@ enum {
 	PT_BW = 1 << 0,	    /* a bandwidth tool: -b -w -y --report_gbits */
 	PT_CHAN = 1 << 1,   /* bound channels: --proto --slots */
 	PT_BUNDLE = 1 << 2, /* channel bundles: --bundle --separate */
+	PT_COUNT = 1 << 3,  /* --count (pt_count.h) */
 };
 
 enum pt_output { PT_OUT_FULL, PT_OUT_LAT, PT_OUT_BW, PT_OUT_RATE };
@@ -61,6 +62,7 @@ struct pt_opts {
 	const char *proto;     /* --proto (channels) */
 	int bundle;	       /* --bundle (channels in a bundle) */
 	bool separate;	       /* --separate: start them one by one */
+	bool count;	       /* --count: callgrind phases (pt_count.h) */
 	bool bidir;	       /* -b: both directions (bandwidth) */
 	double limit_bw;       /* -w: fail below this MiB/s */
 	double limit_rate;     /* -y: fail below this Mpps */

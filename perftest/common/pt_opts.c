@@ -31,6 +31,7 @@ enum {
 	O_SLOTS,
 	O_BUNDLE,
 	O_SEPARATE,
+	O_COUNT,
 	O_MODE,
 };
 
@@ -209,6 +210,13 @@ static const struct opt opts[] = {
 	  PT_BUNDLE,
 	  NULL,
 	  "start a bundle's channels one by one" },
+	{ { "count", NOARG, NULL, O_COUNT },
+	  0,
+	  PT_COUNT,
+	  NULL,
+	  "count instructions under callgrind (perftest/compare\n"
+	  "--callgrind): a sleep before each wait, each part of\n"
+	  "the path collected in a phase of its own" },
 	{ { "mode", ARG, NULL, O_MODE },
 	  0,
 	  ~0U,
@@ -503,6 +511,9 @@ static void option(struct pt_opts *o, int c, const char *arg)
 		break;
 	case O_SEPARATE:
 		o->separate = true;
+		break;
+	case O_COUNT:
+		o->count = true;
 		break;
 	case O_MODE:
 		if (!one_of(arg, o->t->modes))

@@ -38,6 +38,9 @@ struct vrb_dev {
 	/* qp_num -> endpoint, open addressing (linear probing) */
 	struct vrb_ep *qpmap[1 << VRB_QPMAP_BITS];
 	unsigned int nqp;
+	/* the QP of the last completion looked up (NULL: none) */
+	uint32_t last_qpn;
+	struct vrb_ep *last_ep;
 	char name[64];
 };
 

@@ -76,6 +76,8 @@ void vrb_qpmap_del(struct vrb_dev *dev, struct vrb_ep *ep)
 			return;
 	dev->qpmap[i] = NULL;
 	dev->nqp--;
+	if (dev->last_ep == ep)
+		dev->last_ep = NULL;
 	/* re-insert the rest of the probe run (deletion with linear probing) */
 	for (j = (i + 1) & mask; dev->qpmap[j]; j = (j + 1) & mask) {
 		struct vrb_ep *e = dev->qpmap[j];

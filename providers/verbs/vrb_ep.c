@@ -292,11 +292,52 @@ static int poll_all(struct vrb_dev *dev, struct ibv_wc *wc, int n)
 	return got;
 }
 
+/* The endpoint context of a completion's QP: the last QP's, or the map's. */
+static inline void *qp_ep_ctx(struct vrb_dev *dev, uint32_t qpn)
+{
+	struct vrb_ep *ep;
+
+	if (__builtin_expect(qpn == dev->last_qpn && dev->last_ep != NULL, 1))
+		return dev->last_ep->attr.ep_ctx;
+	ep = vrb_qpmap_find(dev, qpn);
+	if (!ep)
+		return NULL;
+	dev->last_qpn = qpn;
+	dev->last_ep = ep;
+	return ep->attr.ep_ctx;
+}
+
+static __attribute__((noinline)) void wc_failed(const struct ibv_wc *wc,
+						struct rcx_cqe *c)
+{
+	/* opcode, length and immediate are defined only on success */
+	c->status = vrb_wc_status(wc->status);
+	c->op = RCX_OP_RECV;
+	c->has_imm = 0;
+	c->imm = 0;
+}
+
+static inline void wc_to_cqe(struct vrb_dev *dev, const struct ibv_wc *wc,
+			     struct rcx_cqe *c)
+{
+	c->wr_id = wc->wr_id;
+	c->ep_ctx = qp_ep_ctx(dev, wc->qp_num);
+	c->vendor = wc->status;
+	c->byte_len = wc->byte_len;
+	if (__builtin_expect(wc->status != IBV_WC_SUCCESS, 0)) {
+		wc_failed(wc, c);
+		return;
+	}
+	c->status = 0;
+	c->op = wc_op(wc->opcode);
+	c->has_imm = !!(wc->wc_flags & IBV_WC_WITH_IMM);
+	c->imm = c->has_imm ? be32toh(wc->imm_data) : 0;
+}
+
 int vrb_cq_poll(struct rcx_dev *d, struct rcx_cqe *cqe, int n)
 {
 	struct vrb_dev *dev = to_vdev(d);
 	struct ibv_wc wc[32];
-	struct vrb_ep *ep;
 	int got, i;
 
 	if (n > 32)
@@ -305,21 +346,10 @@ int vrb_cq_poll(struct rcx_dev *d, struct rcx_cqe *cqe, int n)
 		got = ibv_poll_cq(dev->cqs[0].cq, n, wc);
 	else
 		got = poll_all(dev, wc, n);
-	if (got < 0)
-		return -EIO;
-	for (i = 0; i < got; i++) {
-		ep = vrb_qpmap_find(dev, wc[i].qp_num);
-		cqe[i].wr_id = wc[i].wr_id;
-		cqe[i].ep_ctx = ep ? ep->attr.ep_ctx : NULL;
-		cqe[i].status = vrb_wc_status(wc[i].status);
-		cqe[i].vendor = wc[i].status;
-		/* opcode and length are defined only on success */
-		cqe[i].op = wc[i].status == IBV_WC_SUCCESS ? wc_op(wc[i].opcode)
-							   : RCX_OP_RECV;
-		cqe[i].byte_len = wc[i].byte_len;
-		cqe[i].has_imm = !!(wc[i].wc_flags & IBV_WC_WITH_IMM);
-		cqe[i].imm = cqe[i].has_imm ? be32toh(wc[i].imm_data) : 0;
-	}
+	if (got <= 0)
+		return got < 0 ? -EIO : 0;
+	for (i = 0; i < got; i++)
+		wc_to_cqe(dev, &wc[i], &cqe[i]);
 	return got;
 }
 

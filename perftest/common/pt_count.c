@@ -1,0 +1,231 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* --count: callgrind phases, one per part of the path (pt_count.h). */
+#include <errno.h>
+#include <stdio.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include "common/pt_count.h"
+
+#if defined(__has_include)
+#if __has_include(<valgrind/callgrind.h>)
+#include <valgrind/callgrind.h>
+#define PT_HAVE_CALLGRIND 1
+#endif
+#endif
+#ifndef PT_HAVE_CALLGRIND
+#define CALLGRIND_TOGGLE_COLLECT
+#define CALLGRIND_ZERO_STATS
+#define CALLGRIND_DUMP_STATS_AT(what) ((void)(what))
+#define PT_HAVE_CALLGRIND	      0
+#endif
+
+#define SETTLE_US     200
+#define SETTLE_MAX_US 64000
+
+/* messages each end has sent and received (shared with --loopback) */
+struct shared {
+	volatile long sent[2], received[2];
+};
+
+static const char *const part_name[PT_NPARTS] = {
+	"send_start", "send_done", "recv_start", "recv_done", "empty",
+};
+
+static struct {
+	int phase; /* the part collected now, -1: none */
+	bool on;
+	long calls[PT_NPARTS]; /* calls of the part in its phase */
+	unsigned int settle_us;
+	struct shared *sh; /* NULL: the ends do not share memory */
+	int me;
+} cnt = { .phase = -1, .settle_us = SETTLE_US };
+
+void pt_count_init(const struct pt_opts *o)
+{
+	void *p;
+
+	if (!o->loopback)
+		return;
+	p = mmap(NULL, sizeof(struct shared), PROT_READ | PROT_WRITE,
+		 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		pt_die(__FILE__, __LINE__, "mmap", -errno);
+	cnt.sh = p;
+}
+
+void pt_count_sent(void)
+{
+	if (cnt.sh)
+		cnt.sh->sent[cnt.me]++;
+}
+
+void pt_count_received(void)
+{
+	if (cnt.sh)
+		cnt.sh->received[cnt.me]++;
+}
+
+/*
+ * Not there in SPIN_MAX_US: what the completion waits for needs this
+ * end's progress (a provider whose transfers the target's poll drives);
+ * the tests that follow are counted and show it.
+ */
+#define SPIN_MAX_US 20000.0
+
+void pt_count_ready(enum pt_part p)
+{
+	struct shared *sh = cnt.sh;
+	int peer = 1 - cnt.me;
+	double t0 = pt_now_us();
+
+	/*
+	 * Sleeping, not spinning: with Soft-RoCE in a guest whose CPUs both
+	 * spin, the kernel's work for a packet waits for the next timer tick.
+	 */
+	if (sh && p == PT_RECV_DONE)
+		while (sh->sent[peer] <= sh->received[cnt.me] &&
+		       pt_now_us() - t0 < SPIN_MAX_US)
+			usleep(20);
+	if (sh && p == PT_SEND_DONE)
+		while (sh->received[peer] < sh->sent[cnt.me] &&
+		       pt_now_us() - t0 < SPIN_MAX_US)
+			usleep(20);
+	pt_count_settle();
+}
+
+void pt_count_on(enum pt_part p)
+{
+	if ((int)p != cnt.phase)
+		return;
+	cnt.calls[p]++;
+	if (!cnt.on) {
+		cnt.on = true;
+		CALLGRIND_TOGGLE_COLLECT;
+	}
+}
+
+void pt_count_off(void)
+{
+	if (cnt.on) {
+		CALLGRIND_TOGGLE_COLLECT;
+		cnt.on = false;
+	}
+}
+
+void pt_count_settle(void)
+{
+	usleep(cnt.settle_us);
+}
+
+void pt_count_polled(int polls)
+{
+	/* it was not there yet: wait longer from now on */
+	if (polls > 1 && cnt.settle_us < SETTLE_MAX_US)
+		cnt.settle_us *= 2;
+}
+
+struct reqs {
+	int n;
+	struct rcx_req **r;
+};
+
+static int test_one(struct reqs *q, int *flag)
+{
+	return rcx_test(q->r, flag, RCX_STATUS_IGNORE);
+}
+
+static int test_all(struct reqs *q, int *flag)
+{
+	return rcx_testall(q->n, q->r, flag, RCX_STATUSES_IGNORE);
+}
+
+/* settle, then test until done, each test collected when the phase is p */
+static void wait_with(enum pt_part p, int (*test)(struct reqs *, int *),
+		      struct reqs *q)
+{
+	int flag = 0, polls = 0, ret;
+
+	pt_count_ready(p);
+	for (;;) {
+		pt_count_on(p);
+		ret = test(q, &flag);
+		pt_count_off();
+		PT_CHECK(ret);
+		polls++;
+		if (flag)
+			break;
+		pt_count_settle(); /* not there yet: counted, and waited for */
+	}
+	pt_count_polled(polls);
+	if (p == PT_RECV_DONE)
+		pt_count_received();
+}
+
+void pt_count_wait(enum pt_part p, struct rcx_req **r)
+{
+	struct reqs q = { 1, r };
+
+	wait_with(p, test_one, &q);
+}
+
+void pt_count_waitall(enum pt_part p, int n, struct rcx_req **reqs)
+{
+	struct reqs q = { n, reqs };
+
+	wait_with(p, test_all, &q);
+}
+
+void pt_count_empty(struct rcx_req **r)
+{
+	int flag = 0, ret;
+
+	pt_count_on(PT_EMPTY);
+	ret = rcx_test(r, &flag, RCX_STATUS_IGNORE);
+	pt_count_off();
+	PT_CHECK(ret);
+	if (flag)
+		pt_die(__FILE__, __LINE__,
+		       "an empty rcx_test found a completion", -EPROTO);
+}
+
+long pt_count_iters(const struct pt_opts *o, unsigned int parts)
+{
+	return o->warmup +
+	       o->iters * (long)__builtin_popcount(parts & PT_PARTS_ALL);
+}
+
+void pt_count_run(const struct pt_opts *o, struct rcx_group *g,
+		  unsigned int parts, pt_count_body *body, void *arg)
+{
+	long i, k = 0;
+	int p;
+
+	cnt.me = rcx_group_rank(g);
+	if (!PT_HAVE_CALLGRIND)
+		fprintf(stderr,
+			"%s: built without valgrind/callgrind.h: "
+			"--count collects nothing\n",
+			o->tool);
+	for (i = 0; i < o->warmup; i++)
+		body(arg, k++);
+	CALLGRIND_ZERO_STATS;
+	for (p = 0; p < PT_NPARTS; p++) {
+		if (!(parts & PT_PART(p)))
+			continue;
+		cnt.phase = p;
+		for (i = 0; i < o->iters; i++)
+			body(arg, k++);
+		pt_count_off();
+		cnt.phase = -1;
+		CALLGRIND_DUMP_STATS_AT(part_name[p]);
+	}
+	printf("PT_COUNT {\"rank\": %d, \"pid\": %d, \"iters\": %ld, "
+	       "\"settle_us\": %u, \"calls\": {",
+	       rcx_group_rank(g), (int)getpid(), o->iters, cnt.settle_us);
+	for (p = 0, i = 0; p < PT_NPARTS; p++)
+		if (parts & PT_PART(p))
+			printf("%s\"%s\": %ld", i++ ? ", " : "", part_name[p],
+			       cnt.calls[p]);
+	printf("}}\n");
+	fflush(stdout);
+}
