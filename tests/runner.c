@@ -40,6 +40,7 @@ TU_SUITE(tu_suite_ft);
 TU_SUITE(tu_suite_stress);
 TU_SUITE(tu_suite_life);
 TU_SUITE(tu_suite_limits);
+TU_SUITE(tu_suite_bcoll);
 TU_PEER(tu_peer_api);
 TU_PEER(tu_peer_log);
 TU_PEER(tu_peer_smoke);
@@ -53,6 +54,7 @@ TU_PEER(tu_peer_ft);
 TU_PEER(tu_peer_stress);
 TU_PEER(tu_peer_life);
 TU_PEER(tu_peer_limits);
+TU_PEER(tu_peer_bcoll);
 
 /* clang-format off */
 static const struct tu_suite *const suites[] = {
@@ -72,6 +74,7 @@ static const struct tu_suite *const suites[] = {
 	&tu_suite_stress,
 	&tu_suite_life,
 	&tu_suite_limits,
+	&tu_suite_bcoll,
 	NULL,
 };
 
@@ -89,6 +92,7 @@ static const struct tu_peer *const peers[] = {
 	&tu_peer_stress,
 	&tu_peer_life,
 	&tu_peer_limits,
+	&tu_peer_bcoll,
 	NULL,
 };
 /* clang-format on */

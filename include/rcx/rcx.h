@@ -16,5 +16,6 @@
 #include <rcx/chan.h>
 #include <rcx/cont.h>
 #include <rcx/win.h>
+#include <rcx/bcoll.h>
 
 #endif
