@@ -19,6 +19,7 @@ enum {
 	PT_BW = 1 << 0,	    /* a bandwidth tool: -b -w -y --report_gbits */
 	PT_CHAN = 1 << 1,   /* bound channels: --proto --slots */
 	PT_BUNDLE = 1 << 2, /* channel bundles: --bundle --separate */
+	PT_GROUP = 1 << 3,  /* collectives: any number of ranks >= 2 */
 };
 
 enum pt_output { PT_OUT_FULL, PT_OUT_LAT, PT_OUT_BW, PT_OUT_RATE };

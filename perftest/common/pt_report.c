@@ -162,14 +162,17 @@ static void print_header(const struct pt_opts *o)
 void pt_header(const struct pt_opts *o, struct rcx_ctx *ctx,
 	       struct rcx_group *g)
 {
-	struct pt_facts both[2];
 	int r = rcx_group_rank(g);
+	/* every rank's (a collective's group may have more than two) */
+	struct pt_facts *all =
+		pt_calloc((size_t)rcx_group_size(g), sizeof(*all));
 
 	/* a lazy world connects here, so the queue pair exists */
 	PT_CHECK(rcx_group_barrier(g));
 	pt_facts_get(o, ctx, &me);
-	PT_CHECK(rcx_group_allgather(g, &me, sizeof(me), both));
-	peer = both[1 - r];
+	PT_CHECK(rcx_group_allgather(g, &me, sizeof(me), all));
+	peer = all[r ? 0 : 1];
+	free(all);
 	have_facts = true;
 	if (pt_prints() && !o->json && o->output == PT_OUT_FULL)
 		print_header(o);
