@@ -1,13 +1,14 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Bound collectives (include/rcx/bcoll.h) on 2, 3 and 4 ranks (powers of
- * two and not): barrier, broadcast from two roots and allreduce with
- * several types and operations, in place and not, each started 10,000
- * times with the data changing between starts and every result checked
- * at every rank; a large allreduce; bad input; and a rank that kills
- * itself mid-stream under `rcx-run --ft`, after which every survivor's
- * started collective completes with RCX_ERR_PROC_FAILED and the bound
- * collective is freed.
+ * two and not): barrier, broadcast from two roots, allreduce with several
+ * types and operations, in place and not, and allgather, each started
+ * 10,000 times (TEST_BCOLL_ITERS may ask for fewer) with the data
+ * changing between starts and every result checked at every rank; a
+ * 1 MiB allreduce; a continuation on each start; bad input; and a rank
+ * that kills itself mid-stream under `rcx-run --ft`, after which every
+ * survivor's started collective completes with RCX_ERR_PROC_FAILED and
+ * the bound collective is freed.
  */
 #include <errno.h>
 #include <signal.h>
@@ -22,10 +23,11 @@
 /* starts of each collective; TEST_BCOLL_ITERS may ask for fewer */
 #define ITERS_DEFAULT 10000
 static int iters = ITERS_DEFAULT;
-#define ITERS iters
-#define COUNT	 5 /* elements of the small collectives: odd on purpose */
-#define BIG	 (1u << 17) /* int64 elements: 1 MiB */
-#define BIG_ITER 20
+#define ITERS	   iters
+#define COUNT	   5 /* elements of the small collectives: odd on purpose */
+#define BIG	   (1u << 17) /* int64 elements: 1 MiB */
+#define BIG_ITER   20
+#define CONT_ITERS 500
 
 static struct rcx_ctx *ctx;
 static struct rcx_group *g;
@@ -82,8 +84,8 @@ static void sc_bcast(void)
 
 	for (k = 0; k < 2; k++) {
 		init = NULL;
-		TP_CHECK_OK(rcx_bcast_init(buf[k], COUNT, RCX_INT64, root[k],
-					   g, NULL, &init));
+		TP_CHECK_OK(rcx_bcast_init(buf[k], COUNT, RCX_INT64, root[k], g,
+					   NULL, &init));
 		c[k] = bind(init);
 		if (!c[k])
 			return;
@@ -140,8 +142,8 @@ static void sc_allreduce(void)
 				       g, NULL, &init));
 	c[2] = bind(init);
 	init = NULL;
-	TP_CHECK_OK(rcx_allreduce_init(xsend, xr, COUNT, RCX_INT32, RCX_BXOR,
-				       g, NULL, &init));
+	TP_CHECK_OK(rcx_allreduce_init(xsend, xr, COUNT, RCX_INT32, RCX_BXOR, g,
+				       NULL, &init));
 	c[3] = bind(init);
 	for (k = 0; k < 4; k++)
 		if (!TP_CHECK(c[k]))
@@ -175,6 +177,39 @@ static void sc_allreduce(void)
 	TP_CHECK_OK(rcx_bind_free(c, 4));
 }
 
+/* int32 blocks of COUNT from every rank, not in place */
+static int32_t gval(int r, int i, int j)
+{
+	return (int32_t)(r * 7919 + i * 31 + j);
+}
+
+static void sc_allgather(void)
+{
+	int32_t mine[COUNT], *all = calloc((size_t)size * COUNT, 4);
+	struct rcx_req *init = NULL, *c;
+	int i, j, r, bad = 0;
+
+	if (!TP_CHECK(all))
+		return;
+	TP_CHECK_OK(rcx_allgather_init(mine, all, COUNT, RCX_INT32, g, NULL,
+				       &init));
+	c = bind(init);
+	for (i = 0; c && i < ITERS && !bad; i++) {
+		for (j = 0; j < COUNT; j++)
+			mine[j] = gval(rank, i, j);
+		for (j = 0; j < size * COUNT; j++)
+			all[j] = -1;
+		bad = !start_wait(c);
+		for (r = 0; r < size && !bad; r++)
+			for (j = 0; j < COUNT && !bad; j++)
+				bad = !TP_CHECK_EQ(all[r * COUNT + j],
+						   gval(r, i, j));
+	}
+	if (c)
+		TP_CHECK_OK(rcx_bind_free(&c, 1));
+	free(all);
+}
+
 /* 1 MiB in place, a few times */
 static void sc_big(void)
 {
@@ -200,11 +235,11 @@ static void sc_misuse(void)
 	int64_t a[2] = { 0, 0 }, b2[2];
 	struct rcx_req *init = NULL, *c = NULL, *keep;
 
-	TP_CHECK_EQ(rcx_allreduce_init(a, a, 2, RCX_INT64, RCX_SUM, g, NULL,
+	TP_CHECK_EQ(
+		rcx_allreduce_init(a, a, 2, RCX_INT64, RCX_SUM, g, NULL, &init),
+		-EINVAL);
+	TP_CHECK_EQ(rcx_allreduce_init(a, b2, 2, RCX_DOUBLE, RCX_BAND, g, NULL,
 				       &init),
-		    -EINVAL);
-	TP_CHECK_EQ(rcx_allreduce_init(a, b2, 2, RCX_DOUBLE, RCX_BAND, g,
-				       NULL, &init),
 		    -EINVAL);
 	TP_CHECK_EQ(rcx_allreduce_init(a, b2, 2, 77, RCX_SUM, g, NULL, &init),
 		    -EINVAL);
@@ -218,6 +253,9 @@ static void sc_misuse(void)
 		    -EINVAL);
 	TP_CHECK_EQ(rcx_bcast_init(a, 2, RCX_INT64, -1, g, NULL, &init),
 		    -EINVAL);
+	TP_CHECK_EQ(rcx_allgather_init(NULL, b2, 1, RCX_INT64, g, NULL, &init),
+		    -EINVAL);
+	TP_CHECK_EQ(rcx_allgather_init(a, b2, 1, 0, g, NULL, &init), -EINVAL);
 	TP_CHECK_EQ(rcx_barrier_init(NULL, NULL, &init), -EINVAL);
 	TP_CHECK(init == NULL);
 	TP_CHECK_EQ(rcx_bind_coll(NULL, NULL, &c), -EINVAL);
@@ -240,6 +278,49 @@ static void sc_misuse(void)
 	TP_CHECK(c == keep);
 	TP_CHECK_OK(rcx_bind_free(&c, 1));
 	TP_CHECK(c == NULL);
+}
+
+static void cont_cb(struct rcx_status *st, void *arg)
+{
+	int *runs = arg;
+
+	TP_CHECK_OK(st->error);
+	(*runs)++;
+}
+
+/* a continuation on each start, run when the collective completes */
+static void sc_cont(void)
+{
+	int64_t buf[COUNT];
+	struct rcx_req *init = NULL, *c, *r, *cr = NULL;
+	struct rcx_status st;
+	int i, runs = 0;
+
+	TP_CHECK_OK(rcx_allreduce_init(RCX_IN_PLACE, buf, COUNT, RCX_INT64,
+				       RCX_SUM, g, NULL, &init));
+	c = bind(init);
+	if (!c || !TP_CHECK_OK(rcx_continue_init(ctx, NULL, &cr)))
+		return;
+	for (i = 0; i < CONT_ITERS; i++) {
+		int j;
+
+		for (j = 0; j < COUNT; j++)
+			buf[j] = (int64_t)(rank + 1) * (i + 1) + j;
+		if (!TP_CHECK_OK(rcx_start(c)))
+			break;
+		r = c;
+		if (!TP_CHECK_OK(
+			    rcx_continue(&r, cont_cb, &runs, 0, &st, cr)) ||
+		    !TP_CHECK_OK(rcx_wait(&cr, RCX_STATUS_IGNORE)))
+			break;
+		if (!TP_CHECK_EQ(runs, i + 1) ||
+		    !TP_CHECK_EQ(buf[COUNT - 1],
+				 (int64_t)(i + 1) * size * (size + 1) / 2 +
+					 (int64_t)size * (COUNT - 1)))
+			break;
+	}
+	TP_CHECK_OK(rcx_req_free(&cr));
+	TP_CHECK_OK(rcx_bind_free(&c, 1));
 }
 
 /*
@@ -281,9 +362,10 @@ static const struct {
 	void (*fn)(void);
 	bool ft; /* a rank dies: no final barrier */
 } scenarios[] = {
-	{ "barrier", sc_barrier, false }, { "bcast", sc_bcast, false },
+	{ "barrier", sc_barrier, false },     { "bcast", sc_bcast, false },
 	{ "allreduce", sc_allreduce, false }, { "big", sc_big, false },
-	{ "misuse", sc_misuse, false },	  { "kill", sc_kill, true },
+	{ "misuse", sc_misuse, false },	      { "cont", sc_cont, false },
+	{ "allgather", sc_allgather, false }, { "kill", sc_kill, true },
 };
 
 static int peer_main(int argc, char **argv)
@@ -336,6 +418,11 @@ static void test_allreduce(void)
 	run234("allreduce", 600);
 }
 
+static void test_allgather(void)
+{
+	run234("allgather", 600);
+}
+
 static void test_big(void)
 {
 	run234("big", 300);
@@ -344,6 +431,11 @@ static void test_big(void)
 static void test_misuse(void)
 {
 	CU_ASSERT_EQUAL(tu_mp_run(2, "bcoll", "misuse", 120), 0);
+}
+
+static void test_cont(void)
+{
+	run234("cont", 300);
 }
 
 static void test_kill(void)
@@ -360,8 +452,10 @@ static const CU_TestInfo tests[] = {
 	{ "barrier_10k", test_barrier },
 	{ "bcast_two_roots_10k", test_bcast },
 	{ "allreduce_types_ops_10k", test_allreduce },
+	{ "allgather_ring_10k", test_allgather },
 	{ "allreduce_1mib", test_big },
 	{ "misuse", test_misuse },
+	{ "continuation_per_start", test_cont },
 	{ "member_killed_mid_stream", test_kill },
 	CU_TEST_INFO_NULL,
 };

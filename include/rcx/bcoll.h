@@ -15,7 +15,7 @@ struct rcx_group;
 
 /*
  * Bound collectives: persistent collectives (MPI-4's MPI_Barrier_init,
- * MPI_Bcast_init, MPI_Allreduce_init) whose whole schedule is bound into
+ * MPI_Bcast_init, MPI_Allreduce_init, MPI_Allgather_init) whose whole schedule is bound into
  * pre-posted RDMA work requests, the channels proposal's "extensions to
  * collective".
  *
@@ -29,7 +29,8 @@ struct rcx_group;
  * address and key are exchanged once and the work requests are prepared.
  * Schedules: dissemination for the barrier, a binomial tree for the
  * broadcast, recursive doubling for the allreduce (a group that is not a
- * power of two first folds its extra ranks into their neighbours).
+ * power of two first folds its extra ranks into their neighbours), a
+ * ring for the allgather.
  *
  * The bound collective is a persistent request: rcx_start / rcx_startall
  * / rcx_test / rcx_wait and continuations as on any request; one
@@ -71,9 +72,21 @@ RCX_API int rcx_barrier_init(struct rcx_group *g, const struct rcx_info *info,
 RCX_API int rcx_bcast_init(void *buf, size_t count, int datatype, int root,
 			   struct rcx_group *g, const struct rcx_info *info,
 			   struct rcx_req **req);
-RCX_API int rcx_allreduce_init(const void *sendbuf, void *recvbuf,
-			       size_t count, int datatype, int op,
-			       struct rcx_group *g, const struct rcx_info *info,
+RCX_API int rcx_allreduce_init(const void *sendbuf, void *recvbuf, size_t count,
+			       int datatype, int op, struct rcx_group *g,
+			       const struct rcx_info *info,
+			       struct rcx_req **req);
+
+/*
+ * Allgather: count elements from every rank, rank i's at recvbuf + i *
+ * count elements (RCX_IN_PLACE: this rank's block is already there).
+ * Schedule: a ring, each step writing straight into the right neighbour's
+ * recvbuf. Errors: as above; -EINVAL the group's blocks together exceed
+ * 4 GiB.
+ */
+RCX_API int rcx_allgather_init(const void *sendbuf, void *recvbuf, size_t count,
+			       int datatype, struct rcx_group *g,
+			       const struct rcx_info *info,
 			       struct rcx_req **req);
 
 /*

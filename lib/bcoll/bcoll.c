@@ -28,8 +28,8 @@ size_t rcx__bcoll_esize(int dtype)
 
 bool rcx__bcoll_op_ok(int op, int dtype)
 {
-	bool is_int = dtype == RCX_INT32 || dtype == RCX_INT64 ||
-		      dtype == RCX_UINT64;
+	bool is_int =
+		dtype == RCX_INT32 || dtype == RCX_INT64 || dtype == RCX_UINT64;
 
 	if (!rcx__bcoll_esize(dtype))
 		return false;
@@ -48,49 +48,49 @@ bool rcx__bcoll_op_ok(int op, int dtype)
 }
 
 /* one loop per operation, so the compiler vectorises each */
-#define BC_LOOP(expr)                        \
-	do {                                 \
-		for (i = 0; i < n; i++) {    \
+#define BC_LOOP(expr)                                      \
+	do {                                               \
+		for (i = 0; i < n; i++) {                  \
 			__typeof__(*a) x = a[i], y = b[i]; \
-			a[i] = (expr);       \
-		}                            \
+			a[i] = (expr);                     \
+		}                                          \
 	} while (0)
 
 /* SUM, PROD, MIN, MAX on T (U: the type the arithmetic wraps in) */
-#define BC_ARITH(T, U)                             \
-	case RCX_SUM:                              \
-		BC_LOOP((T)((U)x + (U)y));         \
-		break;                             \
-	case RCX_PROD:                             \
-		BC_LOOP((T)((U)x * (U)y));         \
-		break;                             \
-	case RCX_MIN:                              \
-		BC_LOOP(y < x ? y : x);            \
-		break;                             \
-	case RCX_MAX:                              \
-		BC_LOOP(y > x ? y : x);            \
+#define BC_ARITH(T, U)                     \
+	case RCX_SUM:                      \
+		BC_LOOP((T)((U)x + (U)y)); \
+		break;                     \
+	case RCX_PROD:                     \
+		BC_LOOP((T)((U)x * (U)y)); \
+		break;                     \
+	case RCX_MIN:                      \
+		BC_LOOP(y < x ? y : x);    \
+		break;                     \
+	case RCX_MAX:                      \
+		BC_LOOP(y > x ? y : x);    \
 		break;
 
-#define BC_BITS(T)                                 \
-	case RCX_BAND:                             \
-		BC_LOOP((T)(x & y));               \
-		break;                             \
-	case RCX_BOR:                              \
-		BC_LOOP((T)(x | y));               \
-		break;                             \
-	case RCX_BXOR:                             \
-		BC_LOOP((T)(x ^ y));               \
+#define BC_BITS(T)                   \
+	case RCX_BAND:               \
+		BC_LOOP((T)(x & y)); \
+		break;               \
+	case RCX_BOR:                \
+		BC_LOOP((T)(x | y)); \
+		break;               \
+	case RCX_BXOR:               \
+		BC_LOOP((T)(x ^ y)); \
 		break;
 
-#define BC_REDUCE(name, T, cases)                                      \
+#define BC_REDUCE(name, T, cases)                                     \
 	static void name(int op, void *acc, const void *in, size_t n) \
-	{                                                              \
-		T *a = acc;                                            \
-		const T *b = in;                                       \
-		size_t i;                                              \
-		switch (op) {                                          \
-			cases                                          \
-		}                                                      \
+	{                                                             \
+		T *a = acc;                                           \
+		const T *b = in;                                      \
+		size_t i;                                             \
+		switch (op) {                                         \
+			cases                                         \
+		}                                                     \
 	}
 
 BC_REDUCE(red_i32, int32_t, BC_ARITH(int32_t, uint32_t) BC_BITS(int32_t))
@@ -242,6 +242,9 @@ static int bc_start(struct rcx_req *r)
 	b->token = b->starts;
 	if (b->d.kind == BC_ALLREDUCE && b->d.sendbuf != RCX_IN_PLACE)
 		memcpy(b->d.buf, b->d.sendbuf, b->len);
+	else if (b->d.kind == BC_ALLGATHER && b->d.sendbuf != RCX_IN_PLACE)
+		memcpy((uint8_t *)b->d.buf + (size_t)b->g->rank * b->len,
+		       b->d.sendbuf, b->len);
 	b->cur = 0;
 	b->left = b->nch;
 	for (i = 0; i < b->nsteps; i++)

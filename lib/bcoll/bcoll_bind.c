@@ -66,8 +66,7 @@ static int bad(const char *fn, const char *what, long long v)
 }
 
 /* the checks common to the init calls */
-static int check_init(const char *fn, struct rcx_group *g,
-		      struct rcx_req **req)
+static int check_init(const char *fn, struct rcx_group *g, struct rcx_req **req)
 {
 	if (!rcx__group_live(g))
 		return bad(fn, "not a live group:", 0);
@@ -77,8 +76,7 @@ static int check_init(const char *fn, struct rcx_group *g,
 }
 
 /* ... and those of a collective with data */
-static int check_data(const char *fn, const void *buf, size_t count,
-		      int dtype)
+static int check_data(const char *fn, const void *buf, size_t count, int dtype)
 {
 	size_t es = rcx__bcoll_esize(dtype);
 
@@ -105,8 +103,12 @@ RCX_API int rcx_bcast_init(void *buf, size_t count, int datatype, int root,
 			   struct rcx_group *g, const struct rcx_info *info,
 			   struct rcx_req **req)
 {
-	struct bc_desc d = { .kind = BC_BCAST, .buf = buf, .count = count,
-			     .dtype = datatype, .root = root, .g = g };
+	struct bc_desc d = { .kind = BC_BCAST,
+			     .buf = buf,
+			     .count = count,
+			     .dtype = datatype,
+			     .root = root,
+			     .g = g };
 	int ret = check_init(__func__, g, req);
 
 	(void)info;
@@ -117,14 +119,18 @@ RCX_API int rcx_bcast_init(void *buf, size_t count, int datatype, int root,
 	return ret ? ret : desc_new(&d, req);
 }
 
-RCX_API int rcx_allreduce_init(const void *sendbuf, void *recvbuf,
-			       size_t count, int datatype, int op,
-			       struct rcx_group *g, const struct rcx_info *info,
+RCX_API int rcx_allreduce_init(const void *sendbuf, void *recvbuf, size_t count,
+			       int datatype, int op, struct rcx_group *g,
+			       const struct rcx_info *info,
 			       struct rcx_req **req)
 {
-	struct bc_desc d = { .kind = BC_ALLREDUCE, .sendbuf = sendbuf,
-			     .buf = recvbuf, .count = count, .dtype = datatype,
-			     .op = op, .g = g };
+	struct bc_desc d = { .kind = BC_ALLREDUCE,
+			     .sendbuf = sendbuf,
+			     .buf = recvbuf,
+			     .count = count,
+			     .dtype = datatype,
+			     .op = op,
+			     .g = g };
 	int ret = check_init(__func__, g, req);
 
 	(void)info;
@@ -133,14 +139,39 @@ RCX_API int rcx_allreduce_init(const void *sendbuf, void *recvbuf,
 	if (ret)
 		return ret;
 	if (!rcx__bcoll_op_ok(op, datatype))
-		return bad(__func__, "operation not a reduction of its type:",
-			   op);
+		return bad(__func__,
+			   "operation not a reduction of its type:", op);
 	if (!sendbuf)
 		return bad(__func__, "sendbuf NULL:", 0);
 	if (sendbuf == recvbuf)
-		return bad(__func__, "sendbuf is recvbuf (use RCX_IN_PLACE):",
-			   0);
+		return bad(__func__,
+			   "sendbuf is recvbuf (use RCX_IN_PLACE):", 0);
 	return desc_new(&d, req);
+}
+
+RCX_API int rcx_allgather_init(const void *sendbuf, void *recvbuf, size_t count,
+			       int datatype, struct rcx_group *g,
+			       const struct rcx_info *info,
+			       struct rcx_req **req)
+{
+	struct bc_desc d = { .kind = BC_ALLGATHER,
+			     .sendbuf = sendbuf,
+			     .buf = recvbuf,
+			     .count = count,
+			     .dtype = datatype,
+			     .g = g };
+	int ret = check_init(__func__, g, req);
+
+	(void)info;
+	if (!ret)
+		ret = check_data(__func__, recvbuf, count, datatype);
+	if (!ret &&
+	    count > UINT32_MAX / rcx__bcoll_esize(datatype) / (size_t)g->size)
+		ret = bad(__func__,
+			  "count too large for the group:", (long long)count);
+	if (!ret && !sendbuf)
+		ret = bad(__func__, "sendbuf NULL:", 0);
+	return ret ? ret : desc_new(&d, req);
 }
 
 /* ---- schedules: for each step, whom to write and whom to wait for */
@@ -209,16 +240,22 @@ static int plan_allreduce(const struct bcoll *b, struct bc_plan *p)
 		pw *= 2;
 	rem = n - pw;
 	if (r < 2 * rem && r % 2 == 0) {
-		p[k++] = (struct bc_plan){ .to = r + 1, .from = -1,
-					   .tag = BC_TAG_FOLD, .sbuf = buf,
+		p[k++] = (struct bc_plan){ .to = r + 1,
+					   .from = -1,
+					   .tag = BC_TAG_FOLD,
+					   .sbuf = buf,
 					   .wait_send = true };
-		p[k++] = (struct bc_plan){ .to = -1, .from = r + 1,
-					   .tag = BC_TAG_RESULT, .rbuf = buf };
+		p[k++] = (struct bc_plan){ .to = -1,
+					   .from = r + 1,
+					   .tag = BC_TAG_RESULT,
+					   .rbuf = buf };
 		return k;
 	}
 	if (r < 2 * rem) {
-		p[k++] = (struct bc_plan){ .to = -1, .from = r - 1,
-					   .tag = BC_TAG_FOLD, .reduce = true };
+		p[k++] = (struct bc_plan){ .to = -1,
+					   .from = r - 1,
+					   .tag = BC_TAG_FOLD,
+					   .reduce = true };
 		nr = r / 2;
 	} else {
 		nr = r - rem;
@@ -226,14 +263,18 @@ static int plan_allreduce(const struct bcoll *b, struct bc_plan *p)
 	for (mask = 1, j = 0; mask < pw; mask <<= 1, j++) {
 		int pn = nr ^ mask, peer = pn < rem ? pn * 2 + 1 : pn + rem;
 
-		p[k++] = (struct bc_plan){ .to = peer, .from = peer,
+		p[k++] = (struct bc_plan){ .to = peer,
+					   .from = peer,
 					   .tag = RCX_BCOLL_TAG_BASE / 2 + j,
-					   .sbuf = buf, .reduce = true,
+					   .sbuf = buf,
+					   .reduce = true,
 					   .wait_send = true };
 	}
 	if (r < 2 * rem)
-		p[k++] = (struct bc_plan){ .to = r - 1, .from = -1,
-					   .tag = BC_TAG_RESULT, .sbuf = buf };
+		p[k++] = (struct bc_plan){ .to = r - 1,
+					   .from = -1,
+					   .tag = BC_TAG_RESULT,
+					   .sbuf = buf };
 	return k;
 }
 
@@ -252,7 +293,8 @@ static int bind_one(struct bcoll *b, bool send, int peer, int tag, void *buf,
 	int ret;
 
 	/* the two directions of a pair at one step bind apart */
-	tag = 2 * tag + ((send ? b->g->rank : peer) < (send ? peer : b->g->rank));
+	tag = 2 * tag +
+	      ((send ? b->g->rank : peer) < (send ? peer : b->g->rank));
 	ret = send ? rcx_send_init(b->g, buf, len, peer, tag, &init)
 		   : rcx_recv_init(b->g, buf, len, peer, tag, &init);
 	if (ret)
@@ -329,6 +371,27 @@ static int bind_plan(struct bcoll *b, const struct bc_plan *p, size_t slot)
 	return 0;
 }
 
+/*
+ * Ring: at step s a rank forwards to the right the block it received at
+ * step s - 1 (its own at step 0), and the left neighbour's lands in its
+ * place in recvbuf: every step's buffers are fixed, so they are bound.
+ */
+static int plan_allgather(const struct bcoll *b, struct bc_plan *p)
+{
+	int n = b->g->size, r = b->g->rank, s;
+	uint8_t *buf = b->d.buf;
+
+	for (s = 0; s < n - 1; s++)
+		p[s] = (struct bc_plan){
+			.to = (r + 1) % n,
+			.from = (r - 1 + n) % n,
+			.tag = RCX_BCOLL_TAG_BASE / 2 + s,
+			.sbuf = buf + (size_t)((r - s + n) % n) * b->len,
+			.rbuf = buf + (size_t)((r - s - 1 + n) % n) * b->len,
+		};
+	return s;
+}
+
 static int plan(struct bcoll *b, struct bc_plan *p)
 {
 	switch (b->d.kind) {
@@ -336,6 +399,8 @@ static int plan(struct bcoll *b, struct bc_plan *p)
 		return plan_barrier(b, p);
 	case BC_BCAST:
 		return plan_bcast(b, p);
+	case BC_ALLGATHER:
+		return plan_allgather(b, p);
 	default:
 		return plan_allreduce(b, p);
 	}

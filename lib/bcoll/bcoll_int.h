@@ -17,14 +17,15 @@ enum bc_kind {
 	BC_BARRIER = 1,
 	BC_BCAST,
 	BC_ALLREDUCE,
+	BC_ALLGATHER,
 };
 
 /* What an init call describes (the obj of its request). */
 struct bc_desc {
 	int kind;
-	const void *sendbuf; /* allreduce; RCX_IN_PLACE */
-	void *buf;	     /* bcast: the buffer; allreduce: recvbuf */
-	size_t count;
+	const void *sendbuf; /* allreduce, allgather; RCX_IN_PLACE */
+	void *buf;	     /* bcast: the buffer; others: recvbuf */
+	size_t count;	     /* allgather: elements of each rank */
 	int dtype, op, root;
 	struct rcx_group *g; /* held */
 };
@@ -59,14 +60,14 @@ struct bcoll {
 	struct rcx_group *g; /* held */
 	struct bcoll *next;  /* ctx->bcolls */
 	struct bc_desc d;
-	size_t len;	  /* bytes of the data */
+	size_t len;	  /* bytes of the data (allgather: a rank's block) */
 	uint64_t token;	  /* barrier: what its steps send, the start count */
 	uint8_t *scratch; /* receiving slots of the steps that reduce */
 	int nsteps, cur;
-	int nch;	/* channels (every step's send and receive) */
-	int left;	/* channel completions this start still waits for */
-	int error;	/* failed: every later start returns it */
-	bool busy;	/* inside advance */
+	int nch;   /* channels (every step's send and receive) */
+	int left;  /* channel completions this start still waits for */
+	int error; /* failed: every later start returns it */
+	bool busy; /* inside advance */
 	uint64_t starts;
 	struct rcx_req **ch; /* [nch] */
 	struct bc_step steps[];
