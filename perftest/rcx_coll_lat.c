@@ -41,9 +41,8 @@ static struct rcx_req *bind(enum mode m, struct rcx_group *g, int64_t *buf,
 	if (m == M_GROUP_BARRIER)
 		return NULL;
 	if (m == M_ALLREDUCE)
-		PT_CHECK(rcx_allreduce_init(RCX_IN_PLACE, buf, count,
-					    RCX_INT64, RCX_SUM, g, NULL,
-					    &init));
+		PT_CHECK(rcx_allreduce_init(RCX_IN_PLACE, buf, count, RCX_INT64,
+					    RCX_SUM, g, NULL, &init));
 	else if (m == M_BCAST)
 		PT_CHECK(rcx_bcast_init(buf, count, RCX_INT64, 0, g, NULL,
 					&init));
@@ -60,11 +59,11 @@ static void fill(enum mode m, int64_t *buf, size_t count, int r, long i)
 	size_t j;
 
 	for (j = 0; j < count; j++)
-		buf[j] = m == M_BCAST && r ? -1 : (int64_t)(r + 1) * i + (int64_t)j;
+		buf[j] = m == M_BCAST && r ? -1
+					   : (int64_t)(r + 1) * i + (int64_t)j;
 }
 
-static void check(enum mode m, const int64_t *buf, size_t count, int n,
-		  long i)
+static void check(enum mode m, const int64_t *buf, size_t count, int n, long i)
 {
 	int64_t want;
 	size_t j;
