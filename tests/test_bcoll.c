@@ -2,7 +2,8 @@
 /*
  * Bound collectives (include/rcx/bcoll.h) on 2, 3 and 4 ranks (powers of
  * two and not): barrier, broadcast from two roots, allreduce with several
- * types and operations, in place and not, and allgather, each started
+ * types and operations, in place and not, reduce to two roots and
+ * allgather, each started
  * 10,000 times (TEST_BCOLL_ITERS may ask for fewer) with the data
  * changing between starts and every result checked at every rank; a
  * 1 MiB allreduce; a continuation on each start; bad input; and a rank
@@ -177,6 +178,40 @@ static void sc_allreduce(void)
 	TP_CHECK_OK(rcx_bind_free(c, 4));
 }
 
+/* int64 SUM to each root in turn, not in place and in place */
+static void sc_reduce(void)
+{
+	int64_t send[COUNT], recv[COUNT], want;
+	struct rcx_req *init, *c[2] = { NULL, NULL };
+	int i, j, k, bad = 0;
+
+	for (k = 0; k < 2; k++) {
+		init = NULL;
+		TP_CHECK_OK(rcx_reduce_init(k ? RCX_IN_PLACE : send, recv,
+					    COUNT, RCX_INT64, RCX_SUM,
+					    k ? size - 1 : 0, g, NULL, &init));
+		c[k] = bind(init);
+		if (!c[k])
+			return;
+	}
+	for (i = 0; i < ITERS && !bad; i++) {
+		k = i % 2;
+		for (j = 0; j < COUNT; j++) {
+			send[j] = (int64_t)(rank + 1) * (i + 1) + j;
+			recv[j] = k ? send[j] : -1;
+		}
+		bad = !start_wait(c[k]);
+		if (rank != (k ? size - 1 : 0))
+			continue;
+		for (j = 0; j < COUNT && !bad; j++) {
+			want = (int64_t)(i + 1) * size * (size + 1) / 2 +
+			       (int64_t)size * j;
+			bad = !TP_CHECK_EQ(recv[j], want);
+		}
+	}
+	TP_CHECK_OK(rcx_bind_free(c, 2));
+}
+
 /* int32 blocks of COUNT from every rank, not in place */
 static int32_t gval(int r, int i, int j)
 {
@@ -256,6 +291,9 @@ static void sc_misuse(void)
 	TP_CHECK_EQ(rcx_allgather_init(NULL, b2, 1, RCX_INT64, g, NULL, &init),
 		    -EINVAL);
 	TP_CHECK_EQ(rcx_allgather_init(a, b2, 1, 0, g, NULL, &init), -EINVAL);
+	TP_CHECK_EQ(rcx_reduce_init(a, b2, 2, RCX_INT64, RCX_SUM, size, g, NULL,
+				    &init),
+		    -EINVAL);
 	TP_CHECK_EQ(rcx_barrier_init(NULL, NULL, &init), -EINVAL);
 	TP_CHECK(init == NULL);
 	TP_CHECK_EQ(rcx_bind_coll(NULL, NULL, &c), -EINVAL);
@@ -362,10 +400,15 @@ static const struct {
 	void (*fn)(void);
 	bool ft; /* a rank dies: no final barrier */
 } scenarios[] = {
-	{ "barrier", sc_barrier, false },     { "bcast", sc_bcast, false },
-	{ "allreduce", sc_allreduce, false }, { "big", sc_big, false },
-	{ "misuse", sc_misuse, false },	      { "cont", sc_cont, false },
-	{ "allgather", sc_allgather, false }, { "kill", sc_kill, true },
+	{ "barrier", sc_barrier, false },
+	{ "bcast", sc_bcast, false },
+	{ "allreduce", sc_allreduce, false },
+	{ "big", sc_big, false },
+	{ "misuse", sc_misuse, false },
+	{ "cont", sc_cont, false },
+	{ "allgather", sc_allgather, false },
+	{ "reduce", sc_reduce, false },
+	{ "kill", sc_kill, true },
 };
 
 static int peer_main(int argc, char **argv)
@@ -423,6 +466,11 @@ static void test_allgather(void)
 	run234("allgather", 600);
 }
 
+static void test_reduce(void)
+{
+	run234("reduce", 600);
+}
+
 static void test_big(void)
 {
 	run234("big", 300);
@@ -453,6 +501,7 @@ static const CU_TestInfo tests[] = {
 	{ "bcast_two_roots_10k", test_bcast },
 	{ "allreduce_types_ops_10k", test_allreduce },
 	{ "allgather_ring_10k", test_allgather },
+	{ "reduce_two_roots_10k", test_reduce },
 	{ "allreduce_1mib", test_big },
 	{ "misuse", test_misuse },
 	{ "continuation_per_start", test_cont },

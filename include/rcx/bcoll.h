@@ -15,7 +15,8 @@ struct rcx_group;
 
 /*
  * Bound collectives: persistent collectives (MPI-4's MPI_Barrier_init,
- * MPI_Bcast_init, MPI_Allreduce_init, MPI_Allgather_init) whose whole schedule is bound into
+ * MPI_Bcast_init, MPI_Allreduce_init, MPI_Reduce_init,
+ * MPI_Allgather_init) whose whole schedule is bound into
  * pre-posted RDMA work requests, the channels proposal's "extensions to
  * collective".
  *
@@ -30,7 +31,7 @@ struct rcx_group;
  * Schedules: dissemination for the barrier, a binomial tree for the
  * broadcast, recursive doubling for the allreduce (a group that is not a
  * power of two first folds its extra ranks into their neighbours), a
- * ring for the allgather.
+ * ring for the allgather, a binomial tree for the reduce.
  *
  * The bound collective is a persistent request: rcx_start / rcx_startall
  * / rcx_test / rcx_wait and continuations as on any request; one
@@ -76,6 +77,16 @@ RCX_API int rcx_allreduce_init(const void *sendbuf, void *recvbuf, size_t count,
 			       int datatype, int op, struct rcx_group *g,
 			       const struct rcx_info *info,
 			       struct rcx_req **req);
+
+/*
+ * Reduce to root: the result in the root's recvbuf. Every rank passes a
+ * recvbuf of count elements: on the others it holds the partial result
+ * of their subtree. Schedule: a binomial tree. Errors: as
+ * rcx_allreduce_init; -EINVAL root out of range.
+ */
+RCX_API int rcx_reduce_init(const void *sendbuf, void *recvbuf, size_t count,
+			    int datatype, int op, int root, struct rcx_group *g,
+			    const struct rcx_info *info, struct rcx_req **req);
 
 /*
  * Allgather: count elements from every rank, rank i's at recvbuf + i *

@@ -240,7 +240,8 @@ static int bc_start(struct rcx_req *r)
 	r->status.error = 0;
 	b->starts++;
 	b->token = b->starts;
-	if (b->d.kind == BC_ALLREDUCE && b->d.sendbuf != RCX_IN_PLACE)
+	if ((b->d.kind == BC_ALLREDUCE || b->d.kind == BC_REDUCE) &&
+	    b->d.sendbuf != RCX_IN_PLACE)
 		memcpy(b->d.buf, b->d.sendbuf, b->len);
 	else if (b->d.kind == BC_ALLGATHER && b->d.sendbuf != RCX_IN_PLACE)
 		memcpy((uint8_t *)b->d.buf + (size_t)b->g->rank * b->len,

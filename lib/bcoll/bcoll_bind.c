@@ -119,6 +119,23 @@ RCX_API int rcx_bcast_init(void *buf, size_t count, int datatype, int root,
 	return ret ? ret : desc_new(&d, req);
 }
 
+/* ... and those of a reduction */
+static int check_reduce(const char *fn, const void *sendbuf, void *recvbuf,
+			size_t count, int dtype, int op)
+{
+	int ret = check_data(fn, recvbuf, count, dtype);
+
+	if (ret)
+		return ret;
+	if (!rcx__bcoll_op_ok(op, dtype))
+		return bad(fn, "operation not a reduction of its type:", op);
+	if (!sendbuf)
+		return bad(fn, "sendbuf NULL:", 0);
+	if (sendbuf == recvbuf)
+		return bad(fn, "sendbuf is recvbuf (use RCX_IN_PLACE):", 0);
+	return 0;
+}
+
 RCX_API int rcx_allreduce_init(const void *sendbuf, void *recvbuf, size_t count,
 			       int datatype, int op, struct rcx_group *g,
 			       const struct rcx_info *info,
@@ -135,18 +152,32 @@ RCX_API int rcx_allreduce_init(const void *sendbuf, void *recvbuf, size_t count,
 
 	(void)info;
 	if (!ret)
-		ret = check_data(__func__, recvbuf, count, datatype);
-	if (ret)
-		return ret;
-	if (!rcx__bcoll_op_ok(op, datatype))
-		return bad(__func__,
-			   "operation not a reduction of its type:", op);
-	if (!sendbuf)
-		return bad(__func__, "sendbuf NULL:", 0);
-	if (sendbuf == recvbuf)
-		return bad(__func__,
-			   "sendbuf is recvbuf (use RCX_IN_PLACE):", 0);
-	return desc_new(&d, req);
+		ret = check_reduce(__func__, sendbuf, recvbuf, count, datatype,
+				   op);
+	return ret ? ret : desc_new(&d, req);
+}
+
+RCX_API int rcx_reduce_init(const void *sendbuf, void *recvbuf, size_t count,
+			    int datatype, int op, int root, struct rcx_group *g,
+			    const struct rcx_info *info, struct rcx_req **req)
+{
+	struct bc_desc d = { .kind = BC_REDUCE,
+			     .sendbuf = sendbuf,
+			     .buf = recvbuf,
+			     .count = count,
+			     .dtype = datatype,
+			     .op = op,
+			     .root = root,
+			     .g = g };
+	int ret = check_init(__func__, g, req);
+
+	(void)info;
+	if (!ret)
+		ret = check_reduce(__func__, sendbuf, recvbuf, count, datatype,
+				   op);
+	if (!ret && (root < 0 || root >= g->size))
+		ret = bad(__func__, "root out of range:", root);
+	return ret ? ret : desc_new(&d, req);
 }
 
 RCX_API int rcx_allgather_init(const void *sendbuf, void *recvbuf, size_t count,
@@ -372,6 +403,37 @@ static int bind_plan(struct bcoll *b, const struct bc_plan *p, size_t slot)
 }
 
 /*
+ * Binomial tree to the root: a rank reduces what its children send into
+ * recvbuf (each into a slot of its own), then writes the sum of its
+ * subtree to its parent.
+ */
+static int plan_reduce(const struct bcoll *b, struct bc_plan *p)
+{
+	int n = b->g->size, root = b->d.root, k = 0, mask, j;
+	int vr = (b->g->rank - root + n) % n;
+
+	for (mask = 1, j = 0; mask < n; mask <<= 1, j++) {
+		if (vr & mask) {
+			p[k++] = (struct bc_plan){
+				.to = (vr - mask + root) % n,
+				.from = -1,
+				.tag = RCX_BCOLL_TAG_BASE / 2 + j,
+				.sbuf = b->d.buf,
+			};
+			break;
+		}
+		if (vr + mask < n)
+			p[k++] = (struct bc_plan){
+				.to = -1,
+				.from = (vr + mask + root) % n,
+				.tag = RCX_BCOLL_TAG_BASE / 2 + j,
+				.reduce = true,
+			};
+	}
+	return k;
+}
+
+/*
  * Ring: at step s a rank forwards to the right the block it received at
  * step s - 1 (its own at step 0), and the left neighbour's lands in its
  * place in recvbuf: every step's buffers are fixed, so they are bound.
@@ -401,6 +463,8 @@ static int plan(struct bcoll *b, struct bc_plan *p)
 		return plan_bcast(b, p);
 	case BC_ALLGATHER:
 		return plan_allgather(b, p);
+	case BC_REDUCE:
+		return plan_reduce(b, p);
 	default:
 		return plan_allreduce(b, p);
 	}

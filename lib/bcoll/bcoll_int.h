@@ -18,6 +18,7 @@ enum bc_kind {
 	BC_BCAST,
 	BC_ALLREDUCE,
 	BC_ALLGATHER,
+	BC_REDUCE,
 };
 
 /* What an init call describes (the obj of its request). */
