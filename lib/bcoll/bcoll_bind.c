@@ -136,6 +136,21 @@ static int check_reduce(const char *fn, const void *sendbuf, void *recvbuf,
 	return 0;
 }
 
+/* an allreduce or reduce described by d: checked, then its request */
+static int reduction_new(const char *fn, const struct bc_desc *d,
+			 struct rcx_req **req)
+{
+	int ret = check_init(fn, d->g, req);
+
+	if (!ret)
+		ret = check_reduce(fn, d->sendbuf, d->buf, d->count, d->dtype,
+				   d->op);
+	if (!ret && d->kind == BC_REDUCE &&
+	    (d->root < 0 || d->root >= d->g->size))
+		ret = bad(fn, "root out of range:", d->root);
+	return ret ? ret : desc_new(d, req);
+}
+
 RCX_API int rcx_allreduce_init(const void *sendbuf, void *recvbuf, size_t count,
 			       int datatype, int op, struct rcx_group *g,
 			       const struct rcx_info *info,
@@ -148,13 +163,9 @@ RCX_API int rcx_allreduce_init(const void *sendbuf, void *recvbuf, size_t count,
 			     .dtype = datatype,
 			     .op = op,
 			     .g = g };
-	int ret = check_init(__func__, g, req);
 
 	(void)info;
-	if (!ret)
-		ret = check_reduce(__func__, sendbuf, recvbuf, count, datatype,
-				   op);
-	return ret ? ret : desc_new(&d, req);
+	return reduction_new(__func__, &d, req);
 }
 
 RCX_API int rcx_reduce_init(const void *sendbuf, void *recvbuf, size_t count,
@@ -169,15 +180,9 @@ RCX_API int rcx_reduce_init(const void *sendbuf, void *recvbuf, size_t count,
 			     .op = op,
 			     .root = root,
 			     .g = g };
-	int ret = check_init(__func__, g, req);
 
 	(void)info;
-	if (!ret)
-		ret = check_reduce(__func__, sendbuf, recvbuf, count, datatype,
-				   op);
-	if (!ret && (root < 0 || root >= g->size))
-		ret = bad(__func__, "root out of range:", root);
-	return ret ? ret : desc_new(&d, req);
+	return reduction_new(__func__, &d, req);
 }
 
 RCX_API int rcx_allgather_init(const void *sendbuf, void *recvbuf, size_t count,
