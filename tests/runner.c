@@ -43,6 +43,7 @@ TU_SUITE(tu_suite_limits);
 TU_SUITE(tu_suite_group);
 TU_SUITE(tu_suite_coll);
 TU_SUITE(tu_suite_syscalls);
+TU_SUITE(tu_suite_bcoll);
 TU_PEER(tu_peer_api);
 TU_PEER(tu_peer_log);
 TU_PEER(tu_peer_smoke);
@@ -59,6 +60,7 @@ TU_PEER(tu_peer_limits);
 TU_PEER(tu_peer_group);
 TU_PEER(tu_peer_coll);
 TU_PEER(tu_peer_syscalls);
+TU_PEER(tu_peer_bcoll);
 
 /* clang-format off */
 static const struct tu_suite *const suites[] = {
@@ -81,6 +83,7 @@ static const struct tu_suite *const suites[] = {
 	&tu_suite_group,
 	&tu_suite_coll,
 	&tu_suite_syscalls,
+	&tu_suite_bcoll,
 	NULL,
 };
 
@@ -101,6 +104,7 @@ static const struct tu_peer *const peers[] = {
 	&tu_peer_group,
 	&tu_peer_coll,
 	&tu_peer_syscalls,
+	&tu_peer_bcoll,
 	NULL,
 };
 /* clang-format on */

@@ -17,5 +17,6 @@
 #include <rcx/cont.h>
 #include <rcx/win.h>
 #include <rcx/coll.h>
+#include <rcx/bcoll.h>
 
 #endif

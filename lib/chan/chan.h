@@ -8,4 +8,12 @@
 /* what the core drives of the channels (lib/features.c) */
 extern const struct rcx__feat_ops rcx__chan_feat;
 
+/*
+ * Fail the set of channel r (a live channel) with err, as a failure of
+ * its peer would: its active channels complete with err, later starts
+ * return it, and its free waits for nobody (lib/bcoll: a collective that
+ * lost a member). Lock held.
+ */
+void rcx__chan_abort(struct rcx_req *r, int err);
+
 #endif

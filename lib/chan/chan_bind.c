@@ -961,9 +961,11 @@ static void free_mark(struct rcx_req **chans, int n)
 
 static bool set_freeable(struct chset *s)
 {
-	/* our free write must have landed before the QP goes */
-	return s->live == 0 && s->inflight == 0 &&
-	       (s->state != SET_FREEING || s->ctl->peer_free);
+	/* our free write must have landed before the QP goes; a failed
+	 * set's WRs are flushed and reaped by set_destroy */
+	return s->live == 0 && (s->state == SET_FAILED ||
+				(s->inflight == 0 && (s->state != SET_FREEING ||
+						      s->ctl->peer_free)));
 }
 
 /*
@@ -1128,11 +1130,27 @@ int rcx__chan_ops_progress(struct rcx_ctx *ctx)
 	return ended;
 }
 
+void rcx__chan_abort(struct rcx_req *r, int err)
+{
+	struct chset *s;
+
+	if (!is_chan(r))
+		return;
+	s = to_chan(r)->set;
+	rcx__chan_undefer(s);
+	rcx__chan_set_fail(s, err);
+}
+
 RCX_API int rcx_bind_free(struct rcx_req **chans, int n)
 {
 	struct rcx_ctx *ctx;
-	int i, ret = check_free(__func__, chans, n);
+	int i, ret;
 
+	/* other bound objects (collectives) are freed by their kind */
+	if (n > 0 && chans && rcx__req_live(chans[0]) && chans[0]->ops &&
+	    chans[0]->ops->bind_free)
+		return chans[0]->ops->bind_free(chans, n);
+	ret = check_free(__func__, chans, n);
 	if (ret || !n)
 		return ret;
 	ctx = chans[0]->ctx;

@@ -106,6 +106,7 @@ enum rcx__req_kind {
 	RCX__REQ_RECV,
 	RCX__REQ_INTERNAL,
 	RCX__REQ_CHAN,
+	RCX__REQ_BCOLL, /* a bound collective (lib/bcoll) */
 };
 
 enum rcx__req_state {
@@ -128,6 +129,8 @@ struct rcx__req_ops {
 	void (*poll)(struct rcx_req *req);
 	/* rcx_startall on a run of requests of this kind (one post list) */
 	int (*start_many)(struct rcx_req **reqs, int n);
+	/* rcx_bind_free on n requests of this kind (bound collectives) */
+	int (*bind_free)(struct rcx_req **reqs, int n);
 };
 
 struct rcx__cont;
@@ -301,10 +304,11 @@ int rcx__info_bool(const struct rcx_info *i, const char *key, bool dflt,
  * left: the fast path tests that one word.
  */
 enum rcx__feat_id {
-	RCX__FEAT_CONT, /* continuations (first: at teardown they run first) */
-	RCX__FEAT_CHAN, /* bound channels */
-	RCX__FEAT_WIN,	/* windows with order */
-	RCX__FEAT_FT,	/* heartbeat detection, agreement */
+	RCX__FEAT_CONT,	 /* continuations (first: at teardown they run first) */
+	RCX__FEAT_CHAN,	 /* bound channels */
+	RCX__FEAT_WIN,	 /* windows with order */
+	RCX__FEAT_FT,	 /* heartbeat detection, agreement */
+	RCX__FEAT_BCOLL, /* bound collectives */
 	RCX__FEAT_MAX,
 };
 
@@ -707,6 +711,8 @@ struct rcx_ctx {
 	long long kick_at_us;
 	/* heartbeat: next liveness probe round (lib/ft) */
 	long long hb_next_us;
+	/* bound collectives of the context (lib/bcoll) */
+	void *bcolls;
 };
 
 static inline void rcx__feat_work(struct rcx_ctx *ctx, enum rcx__feat_id id,

@@ -541,8 +541,8 @@ RCX_API int rcx_req_free(struct rcx_req **rp)
 	if (!rp || !rcx__req_live(*rp))
 		return -EINVAL;
 	r = *rp;
-	if (r->kind == RCX__REQ_CHAN)
-		return -EINVAL; /* channels end with rcx_bind_free */
+	if (r->kind == RCX__REQ_CHAN || r->kind == RCX__REQ_BCOLL)
+		return -EINVAL; /* bound objects end with rcx_bind_free */
 	ctx = r->ctx;
 	rcx__lock(ctx);
 	if (r->state == RCX__REQ_ACTIVE) {

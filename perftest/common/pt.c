@@ -135,7 +135,8 @@ void pt_setup(struct pt_opts *o, struct rcx_ctx **ctx, struct rcx_group **g)
 			       -EINVAL);
 		PT_CHECK(rcx_ctx_create(NULL, ctx));
 		PT_CHECK(rcx_group_world(*ctx, g));
-		if (rcx_group_size(*g) != 2)
+		if (rcx_group_size(*g) < 2 ||
+		    (rcx_group_size(*g) != 2 && !(o->t->flags & PT_GROUP)))
 			pt_die(__FILE__, __LINE__, "needs 2 ranks", -EINVAL);
 		is_server = rcx_group_rank(*g) == 0;
 		pt_header(o, *ctx, *g);

@@ -20,6 +20,7 @@ enum {
 	PT_CHAN = 1 << 1,   /* bound channels: --proto --slots */
 	PT_BUNDLE = 1 << 2, /* channel bundles: --bundle --separate */
 	PT_COUNT = 1 << 3,  /* --count (pt_count.h) */
+	PT_GROUP = 1 << 4,  /* collectives: any number of ranks >= 2 */
 };
 
 enum pt_output { PT_OUT_FULL, PT_OUT_LAT, PT_OUT_BW, PT_OUT_RATE };

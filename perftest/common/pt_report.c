@@ -168,15 +168,18 @@ void pt_header(const struct pt_opts *o, struct rcx_ctx *ctx,
 	       struct rcx_group *g)
 {
 	struct rcx_peer_info pi = { .version = RCX_PEER_INFO_VERSION };
-	struct pt_facts both[2];
 	int r = rcx_group_rank(g);
+	/* every rank's (a collective's group may have more than two) */
+	struct pt_facts *all =
+		pt_calloc((size_t)rcx_group_size(g), sizeof(*all));
 
 	/* a lazy world connects here, so the queue pair exists */
 	PT_CHECK(rcx_group_barrier(g));
-	pt_facts_get(o, ctx, rcx_group_peer_info(g, 1 - r, &pi) ? NULL : &pi,
-		     &me);
-	PT_CHECK(rcx_group_allgather(g, &me, sizeof(me), both));
-	peer = both[1 - r];
+	pt_facts_get(o, ctx,
+		     rcx_group_peer_info(g, r ? 0 : 1, &pi) ? NULL : &pi, &me);
+	PT_CHECK(rcx_group_allgather(g, &me, sizeof(me), all));
+	peer = all[r ? 0 : 1];
+	free(all);
 	have_facts = true;
 	if (pt_prints() && !o->json && o->output == PT_OUT_FULL)
 		print_header(o);

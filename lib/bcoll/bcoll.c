@@ -1,0 +1,304 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Bound collectives, the started side: a start copies the input (when
+ * not in place), starts every receiving channel (each hands its writer a
+ * credit) and walks the steps; the channels' completion hooks carry the
+ * walk on from progress. Nothing here allocates, matches or handshakes:
+ * the channels post their prepared WRITE_IMMs.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "lib/bcoll/bcoll_int.h"
+#include "lib/chan/chan.h"
+
+/* ---- reductions, run on the receiving CPU as a step's data arrives */
+
+size_t rcx__bcoll_esize(int dtype)
+{
+	static const uint8_t size[] = {
+		[RCX_INT32] = 4, [RCX_INT64] = 8,  [RCX_UINT64] = 8,
+		[RCX_FLOAT] = 4, [RCX_DOUBLE] = 8,
+	};
+
+	if (dtype < 0 || (size_t)dtype >= sizeof(size))
+		return 0;
+	return size[dtype];
+}
+
+bool rcx__bcoll_op_ok(int op, int dtype)
+{
+	bool is_int =
+		dtype == RCX_INT32 || dtype == RCX_INT64 || dtype == RCX_UINT64;
+
+	if (!rcx__bcoll_esize(dtype))
+		return false;
+	switch (op) {
+	case RCX_SUM:
+	case RCX_PROD:
+	case RCX_MIN:
+	case RCX_MAX:
+		return true;
+	case RCX_BAND:
+	case RCX_BOR:
+	case RCX_BXOR:
+		return is_int;
+	}
+	return false;
+}
+
+/* one loop per operation, so the compiler vectorises each */
+#define BC_LOOP(expr)                                      \
+	do {                                               \
+		for (i = 0; i < n; i++) {                  \
+			__typeof__(*a) x = a[i], y = b[i]; \
+			a[i] = (expr);                     \
+		}                                          \
+	} while (0)
+
+/* SUM, PROD, MIN, MAX on T (U: the type the arithmetic wraps in) */
+#define BC_ARITH(T, U)                     \
+	case RCX_SUM:                      \
+		BC_LOOP((T)((U)x + (U)y)); \
+		break;                     \
+	case RCX_PROD:                     \
+		BC_LOOP((T)((U)x * (U)y)); \
+		break;                     \
+	case RCX_MIN:                      \
+		BC_LOOP(y < x ? y : x);    \
+		break;                     \
+	case RCX_MAX:                      \
+		BC_LOOP(y > x ? y : x);    \
+		break;
+
+#define BC_BITS(T)                   \
+	case RCX_BAND:               \
+		BC_LOOP((T)(x & y)); \
+		break;               \
+	case RCX_BOR:                \
+		BC_LOOP((T)(x | y)); \
+		break;               \
+	case RCX_BXOR:               \
+		BC_LOOP((T)(x ^ y)); \
+		break;
+
+#define BC_REDUCE(name, T, cases)                                     \
+	static void name(int op, void *acc, const void *in, size_t n) \
+	{                                                             \
+		T *a = acc;                                           \
+		const T *b = in;                                      \
+		size_t i;                                             \
+		switch (op) {                                         \
+			cases                                         \
+		}                                                     \
+	}
+
+BC_REDUCE(red_i32, int32_t, BC_ARITH(int32_t, uint32_t) BC_BITS(int32_t))
+BC_REDUCE(red_i64, int64_t, BC_ARITH(int64_t, uint64_t) BC_BITS(int64_t))
+BC_REDUCE(red_u64, uint64_t, BC_ARITH(uint64_t, uint64_t) BC_BITS(uint64_t))
+BC_REDUCE(red_f32, float, BC_ARITH(float, float))
+BC_REDUCE(red_f64, double, BC_ARITH(double, double))
+
+static void reduce(struct bcoll *b, const void *in)
+{
+	switch (b->d.dtype) {
+	case RCX_INT32:
+		red_i32(b->d.op, b->d.buf, in, b->d.count);
+		break;
+	case RCX_INT64:
+		red_i64(b->d.op, b->d.buf, in, b->d.count);
+		break;
+	case RCX_UINT64:
+		red_u64(b->d.op, b->d.buf, in, b->d.count);
+		break;
+	case RCX_FLOAT:
+		red_f32(b->d.op, b->d.buf, in, b->d.count);
+		break;
+	case RCX_DOUBLE:
+		red_f64(b->d.op, b->d.buf, in, b->d.count);
+		break;
+	}
+}
+
+/* ---- the walk through the steps */
+
+/*
+ * Go through the steps whose conditions hold: post each step's send, and
+ * go past it once its receive (and, when it waits for it, its send) is
+ * complete, reducing what arrived. The start completes when the last
+ * step is passed and every channel completed. Channels complete from
+ * progress, never inside a start, but a hook that fires while the walk
+ * runs only records its flag: the loop sees it.
+ */
+static void advance(struct bcoll *b)
+{
+	struct bc_step *s;
+	int ret;
+
+	if (b->busy)
+		return;
+	b->busy = true;
+	while (b->cur < b->nsteps && !b->error) {
+		s = &b->steps[b->cur];
+		if (s->send && !(s->flags & BC_POSTED)) {
+			s->flags |= BC_POSTED;
+			ret = s->send->ops->start(s->send);
+			if (ret) {
+				b->busy = false;
+				rcx__bcoll_fail(b, ret);
+				return;
+			}
+		}
+		if (s->recv && !(s->flags & BC_RECVD))
+			break;
+		if (s->send && s->wait_send && !(s->flags & BC_SENT))
+			break;
+		if (s->reduce)
+			reduce(b, s->slot);
+		b->cur++;
+	}
+	b->busy = false;
+	if (b->cur == b->nsteps && !b->left && !b->error &&
+	    b->req->state == RCX__REQ_ACTIVE) {
+		b->req->status.count = b->len;
+		rcx__req_complete(b->req, 0);
+	}
+}
+
+/* a barrier's slot carries the sender's start count: it must be ours */
+static bool token_ok(const struct bcoll *b, const struct bc_step *s)
+{
+	uint64_t t;
+
+	if (b->d.kind != BC_BARRIER)
+		return true;
+	memcpy(&t, s->slot, sizeof(t));
+	return t == b->starts;
+}
+
+void rcx__bcoll_ch_done(struct rcx_req *r)
+{
+	struct bc_step *s = r->done_arg;
+	struct bcoll *b = s->b;
+	int err = r->status.error;
+
+	/* the channel is ours: inactive again, ready for the next start */
+	r->state = RCX__REQ_INACTIVE;
+	if (b->error)
+		return; /* failed: what still completes changes nothing */
+	b->left--;
+	if (RCX__UNLIKELY(err)) {
+		/* a step's peer is gone: flushed, or no answer any more */
+		if (err == RCX_ERR_FLUSHED || err == RCX_ERR_TRANSPORT)
+			err = RCX_ERR_PROC_FAILED;
+		rcx__bcoll_fail(b, err);
+		return;
+	}
+	if (r == s->send) {
+		s->flags |= BC_SENT;
+	} else {
+		s->flags |= BC_RECVD;
+		if (RCX__UNLIKELY(!token_ok(b, s))) {
+			RCX__LOG(RCX__LOG_ERROR, "bcoll",
+				 "barrier start %llu received another start's "
+				 "token",
+				 (unsigned long long)b->starts);
+			rcx__bcoll_fail(b, RCX_ERR_PROTO);
+			return;
+		}
+	}
+	advance(b);
+}
+
+void rcx__bcoll_fail(struct bcoll *b, int err)
+{
+	int i;
+
+	if (b->error)
+		return;
+	RCX__LOG(RCX__LOG_DEBUG, "bcoll", "bound collective of %d ranks: %s",
+		 b->g->size, rcx_strerror(err));
+	b->error = err;
+	/*
+	 * Every channel's set fails too: the peers fail theirs on the same
+	 * member failure, so nobody waits for anybody at the free.
+	 */
+	for (i = 0; i < b->nch; i++)
+		rcx__chan_abort(b->ch[i], err);
+	if (b->req->state == RCX__REQ_ACTIVE)
+		rcx__req_complete(b->req, err);
+}
+
+static int bc_start(struct rcx_req *r)
+{
+	struct bcoll *b = r->obj;
+	int i, ret;
+
+	if (RCX__UNLIKELY(b->error))
+		return b->error;
+	r->state = RCX__REQ_ACTIVE;
+	r->status.error = 0;
+	b->starts++;
+	b->token = b->starts;
+	if ((b->d.kind == BC_ALLREDUCE || b->d.kind == BC_REDUCE) &&
+	    b->d.sendbuf != RCX_IN_PLACE)
+		memcpy(b->d.buf, b->d.sendbuf, b->len);
+	else if (b->d.kind == BC_ALLGATHER && b->d.sendbuf != RCX_IN_PLACE)
+		memcpy((uint8_t *)b->d.buf + (size_t)b->g->rank * b->len,
+		       b->d.sendbuf, b->len);
+	b->cur = 0;
+	b->left = b->nch;
+	for (i = 0; i < b->nsteps; i++)
+		b->steps[i].flags = 0;
+	/* the receives first: their credits let the peers write */
+	for (i = 0; i < b->nsteps; i++) {
+		struct rcx_req *c = b->steps[i].recv;
+
+		if (!c)
+			continue;
+		ret = c->ops->start(c);
+		if (RCX__UNLIKELY(ret)) {
+			rcx__bcoll_fail(b, ret);
+			return 0; /* the start completed in error */
+		}
+	}
+	advance(b);
+	return 0;
+}
+
+const struct rcx__req_ops rcx__bcoll_ops = {
+	.start = bc_start,
+	.bind_free = rcx__bcoll_bind_free,
+};
+
+/* ---- what the core drives */
+
+static void bc_member_failed(struct rcx_group *g, int rank, int err)
+{
+	struct bcoll *b;
+
+	(void)rank;
+	for (b = g->ctx->bcolls; b; b = b->next)
+		if (b->g == g)
+			rcx__bcoll_fail(b, err);
+}
+
+/* Teardown: the channels and requests go with the context's. */
+static void bc_fini(struct rcx_ctx *ctx)
+{
+	struct bcoll *b;
+
+	while ((b = ctx->bcolls)) {
+		ctx->bcolls = b->next;
+		b->req->obj = NULL;
+		free(b->scratch);
+		free(b->ch);
+		free(b);
+	}
+}
+
+const struct rcx__feat_ops rcx__bcoll_feat = {
+	.name = "bcoll",
+	.member_failed = bc_member_failed,
+	.fini = bc_fini,
+};

@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+#ifndef RCX_BCOLL_INT_H
+#define RCX_BCOLL_INT_H
+
+/*
+ * Bound-collective internals shared by bcoll_bind.c (the init calls, the
+ * schedules, binding and free) and bcoll.c (start, the steps as their
+ * channels complete, the reductions, failure).
+ */
+#include <stdbool.h>
+#include <stdint.h>
+#include <rcx/rcx.h>
+#include "lib/core/core.h"
+#include "lib/bcoll/bcoll.h"
+
+enum bc_kind {
+	BC_BARRIER = 1,
+	BC_BCAST,
+	BC_ALLREDUCE,
+	BC_ALLGATHER,
+	BC_REDUCE,
+};
+
+/* What an init call describes (the obj of its request). */
+struct bc_desc {
+	int kind;
+	const void *sendbuf; /* allreduce, allgather; RCX_IN_PLACE */
+	void *buf;	     /* bcast: the buffer; others: recvbuf */
+	size_t count;	     /* allgather: elements of each rank */
+	int dtype, op, root;
+	struct rcx_group *g; /* held */
+};
+
+/* a step's progress within one start */
+enum bc_flag {
+	BC_POSTED = 1 << 0,
+	BC_SENT = 1 << 1,
+	BC_RECVD = 1 << 2,
+};
+
+struct bcoll;
+
+/*
+ * One step: post the send (if any), then wait for the receive (if any)
+ * and, when wait_send, for the send's completion; then reduce the
+ * received slot into the result (when reduce) and go on.
+ */
+struct bc_step {
+	struct bcoll *b;
+	struct rcx_req *send; /* a bound channel, or NULL */
+	struct rcx_req *recv; /* a bound channel, started with the collective */
+	const void *slot;     /* where the receive lands */
+	bool reduce;	      /* reduce the slot into the result */
+	bool wait_send;
+	uint8_t flags; /* enum bc_flag */
+};
+
+struct bcoll {
+	struct rcx_req *req; /* the user's handle */
+	struct rcx_ctx *ctx;
+	struct rcx_group *g; /* held */
+	struct bcoll *next;  /* ctx->bcolls */
+	struct bc_desc d;
+	size_t len;	  /* bytes of the data (allgather: a rank's block) */
+	uint64_t token;	  /* barrier: what its steps send, the start count */
+	uint8_t *scratch; /* receiving slots of the steps that reduce */
+	int nsteps, cur;
+	int nch;   /* channels (every step's send and receive) */
+	int left;  /* channel completions this start still waits for */
+	int error; /* failed: every later start returns it */
+	bool busy; /* inside advance */
+	uint64_t starts;
+	struct rcx_req **ch; /* [nch] */
+	struct bc_step steps[];
+};
+
+extern const struct rcx__req_ops rcx__bcoll_ops;
+extern const struct rcx__req_ops rcx__bcoll_init_ops;
+
+/* bcoll.c */
+/* bytes of one element of dtype, 0 for an unknown one */
+size_t rcx__bcoll_esize(int dtype);
+/* does op reduce elements of dtype? */
+bool rcx__bcoll_op_ok(int op, int dtype);
+/* complete b's start (if active) with err; later starts return it */
+void rcx__bcoll_fail(struct bcoll *b, int err);
+/* the completion hook of every channel of b (its done_arg: the step) */
+void rcx__bcoll_ch_done(struct rcx_req *r);
+
+/* bcoll_bind.c: rcx_bind_free of bound collectives (rcx__bcoll_ops) */
+int rcx__bcoll_bind_free(struct rcx_req **reqs, int n);
+
+#endif

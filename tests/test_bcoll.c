@@ -1,0 +1,514 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Bound collectives (include/rcx/bcoll.h) on 2, 3 and 4 ranks (powers of
+ * two and not): barrier, broadcast from two roots, allreduce with several
+ * types and operations, in place and not, reduce to two roots and
+ * allgather, each started
+ * 10,000 times (TEST_BCOLL_ITERS may ask for fewer) with the data
+ * changing between starts and every result checked at every rank; a
+ * 1 MiB allreduce; a continuation on each start; bad input; and a rank
+ * that kills itself mid-stream under `rcx-run --ft`, after which every
+ * survivor's started collective completes with RCX_ERR_PROC_FAILED and
+ * the bound collective is freed.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <rcx/rcx.h>
+#include "tu.h"
+#include "tu_mp.h"
+
+/* starts of each collective; TEST_BCOLL_ITERS may ask for fewer */
+#define ITERS_DEFAULT 10000
+static int iters = ITERS_DEFAULT;
+#define ITERS	   iters
+#define COUNT	   5 /* elements of the small collectives: odd on purpose */
+#define BIG	   (1u << 17) /* int64 elements: 1 MiB */
+#define BIG_ITER   20
+#define CONT_ITERS 500
+
+static struct rcx_ctx *ctx;
+static struct rcx_group *g;
+static int rank, size;
+
+static bool start_wait(struct rcx_req *r)
+{
+	return TP_CHECK_OK(rcx_start(r)) && TP_CHECK_OK(rcx_wait(&r, NULL));
+}
+
+static struct rcx_req *bind(struct rcx_req *init)
+{
+	struct rcx_req *c = NULL;
+
+	if (!TP_CHECK(init))
+		return NULL;
+	if (!TP_CHECK_OK(rcx_bind_coll(init, NULL, &c)))
+		c = NULL;
+	TP_CHECK_OK(rcx_req_free(&init));
+	return c;
+}
+
+static struct rcx_req *barrier_new(void)
+{
+	struct rcx_req *init = NULL;
+
+	TP_CHECK_OK(rcx_barrier_init(g, NULL, &init));
+	return bind(init);
+}
+
+static void sc_barrier(void)
+{
+	struct rcx_req *b = barrier_new();
+	int i, bad = 0;
+
+	if (!b)
+		return;
+	for (i = 0; i < ITERS && !bad; i++)
+		bad = !start_wait(b);
+	TP_CHECK_OK(rcx_bind_free(&b, 1));
+	TP_CHECK(b == NULL);
+}
+
+static int64_t bval(int root, int i, int j)
+{
+	return (int64_t)i * 1000003 + j * 7 + root;
+}
+
+static void sc_bcast(void)
+{
+	int64_t buf[2][COUNT];
+	struct rcx_req *init, *c[2] = { NULL, NULL };
+	int root[2] = { 0, size - 1 }, i, j, k, bad = 0;
+
+	for (k = 0; k < 2; k++) {
+		init = NULL;
+		TP_CHECK_OK(rcx_bcast_init(buf[k], COUNT, RCX_INT64, root[k], g,
+					   NULL, &init));
+		c[k] = bind(init);
+		if (!c[k])
+			return;
+	}
+	/* ITERS starts in all, the roots taking turns */
+	for (i = 0; i < ITERS && !bad; i++) {
+		k = i % 2;
+		for (j = 0; j < COUNT; j++)
+			buf[k][j] = rank == root[k] ? bval(k, i, j) : -1;
+		bad = !start_wait(c[k]);
+		for (j = 0; j < COUNT && !bad; j++)
+			bad = !TP_CHECK_EQ(buf[k][j], bval(k, i, j));
+	}
+	TP_CHECK_OK(rcx_bind_free(c, 2));
+}
+
+/* int64 SUM in place: rank r gives (r + 1) * (i + 1) + j */
+static void check_sum(struct rcx_req *c, int64_t *buf, int n, int i)
+{
+	int64_t want;
+	int j;
+
+	for (j = 0; j < n; j++)
+		buf[j] = (int64_t)(rank + 1) * (i + 1) + j;
+	if (!start_wait(c))
+		return;
+	for (j = 0; j < n; j++) {
+		want = (int64_t)(i + 1) * size * (size + 1) / 2 +
+		       (int64_t)size * j;
+		if (!TP_CHECK_EQ(buf[j], want))
+			return;
+	}
+}
+
+static void sc_allreduce(void)
+{
+	int64_t sum[COUNT];
+	double dsend[COUNT], dmax[COUNT];
+	int32_t isend[COUNT], imin[COUNT], xsend[COUNT], xr[COUNT];
+	struct rcx_req *init, *c[4];
+	int i, j, k, r, fails = tp_failures();
+	int32_t x;
+
+	init = NULL;
+	TP_CHECK_OK(rcx_allreduce_init(RCX_IN_PLACE, sum, COUNT, RCX_INT64,
+				       RCX_SUM, g, NULL, &init));
+	c[0] = bind(init);
+	init = NULL;
+	TP_CHECK_OK(rcx_allreduce_init(dsend, dmax, COUNT, RCX_DOUBLE, RCX_MAX,
+				       g, NULL, &init));
+	c[1] = bind(init);
+	init = NULL;
+	TP_CHECK_OK(rcx_allreduce_init(isend, imin, COUNT, RCX_INT32, RCX_MIN,
+				       g, NULL, &init));
+	c[2] = bind(init);
+	init = NULL;
+	TP_CHECK_OK(rcx_allreduce_init(xsend, xr, COUNT, RCX_INT32, RCX_BXOR, g,
+				       NULL, &init));
+	c[3] = bind(init);
+	for (k = 0; k < 4; k++)
+		if (!TP_CHECK(c[k]))
+			return;
+	/* ITERS starts in all, the four taking turns */
+	for (i = 0; i < ITERS && tp_failures() == fails; i++) {
+		k = i % 4;
+		if (k == 0) {
+			check_sum(c[0], sum, COUNT, i);
+			continue;
+		}
+		for (j = 0; j < COUNT; j++) {
+			/* the extreme comes from a rank that moves */
+			dsend[j] = (rank == (i + j) % size ? 1e6 : 0) + i + j;
+			isend[j] = (rank == (i + j) % size ? -1000 : 0) - i;
+			xsend[j] = (int32_t)((rank + 1) * 0x9e3779b1u ^ i ^ j);
+		}
+		if (!start_wait(c[k]))
+			break;
+		for (j = 0; j < COUNT; j++) {
+			for (x = 0, r = 0; r < size; r++)
+				x ^= (int32_t)((r + 1) * 0x9e3779b1u ^ i ^ j);
+			if (k == 1)
+				TP_CHECK(dmax[j] == 1e6 + i + j);
+			else if (k == 2)
+				TP_CHECK_EQ(imin[j], -1000 - i);
+			else
+				TP_CHECK_EQ(xr[j], x);
+		}
+	}
+	TP_CHECK_OK(rcx_bind_free(c, 4));
+}
+
+/* int64 SUM to each root in turn, not in place and in place */
+static void sc_reduce(void)
+{
+	int64_t send[COUNT], recv[COUNT], want;
+	struct rcx_req *init, *c[2] = { NULL, NULL };
+	int i, j, k, bad = 0;
+
+	for (k = 0; k < 2; k++) {
+		init = NULL;
+		TP_CHECK_OK(rcx_reduce_init(k ? RCX_IN_PLACE : send, recv,
+					    COUNT, RCX_INT64, RCX_SUM,
+					    k ? size - 1 : 0, g, NULL, &init));
+		c[k] = bind(init);
+		if (!c[k])
+			return;
+	}
+	for (i = 0; i < ITERS && !bad; i++) {
+		k = i % 2;
+		for (j = 0; j < COUNT; j++) {
+			send[j] = (int64_t)(rank + 1) * (i + 1) + j;
+			recv[j] = k ? send[j] : -1;
+		}
+		bad = !start_wait(c[k]);
+		if (rank != (k ? size - 1 : 0))
+			continue;
+		for (j = 0; j < COUNT && !bad; j++) {
+			want = (int64_t)(i + 1) * size * (size + 1) / 2 +
+			       (int64_t)size * j;
+			bad = !TP_CHECK_EQ(recv[j], want);
+		}
+	}
+	TP_CHECK_OK(rcx_bind_free(c, 2));
+}
+
+/* int32 blocks of COUNT from every rank, not in place */
+static int32_t gval(int r, int i, int j)
+{
+	return (int32_t)(r * 7919 + i * 31 + j);
+}
+
+static void sc_allgather(void)
+{
+	int32_t mine[COUNT], *all = calloc((size_t)size * COUNT, 4);
+	struct rcx_req *init = NULL, *c;
+	int i, j, r, bad = 0;
+
+	if (!TP_CHECK(all))
+		return;
+	TP_CHECK_OK(rcx_allgather_init(mine, all, COUNT, RCX_INT32, g, NULL,
+				       &init));
+	c = bind(init);
+	for (i = 0; c && i < ITERS && !bad; i++) {
+		for (j = 0; j < COUNT; j++)
+			mine[j] = gval(rank, i, j);
+		for (j = 0; j < size * COUNT; j++)
+			all[j] = -1;
+		bad = !start_wait(c);
+		for (r = 0; r < size && !bad; r++)
+			for (j = 0; j < COUNT && !bad; j++)
+				bad = !TP_CHECK_EQ(all[r * COUNT + j],
+						   gval(r, i, j));
+	}
+	if (c)
+		TP_CHECK_OK(rcx_bind_free(&c, 1));
+	free(all);
+}
+
+/* 1 MiB in place, a few times */
+static void sc_big(void)
+{
+	int64_t *buf = malloc(BIG * sizeof(*buf));
+	struct rcx_req *init = NULL, *c;
+	int i;
+
+	if (!TP_CHECK(buf))
+		return;
+	TP_CHECK_OK(rcx_allreduce_init(RCX_IN_PLACE, buf, BIG, RCX_INT64,
+				       RCX_SUM, g, NULL, &init));
+	c = bind(init);
+	for (i = 0; c && i < BIG_ITER; i++)
+		check_sum(c, buf, BIG, i);
+	if (c)
+		TP_CHECK_OK(rcx_bind_free(&c, 1));
+	free(buf);
+}
+
+/* bad input returns a named error and changes nothing */
+static void sc_misuse(void)
+{
+	int64_t a[2] = { 0, 0 }, b2[2];
+	struct rcx_req *init = NULL, *c = NULL, *keep;
+
+	TP_CHECK_EQ(
+		rcx_allreduce_init(a, a, 2, RCX_INT64, RCX_SUM, g, NULL, &init),
+		-EINVAL);
+	TP_CHECK_EQ(rcx_allreduce_init(a, b2, 2, RCX_DOUBLE, RCX_BAND, g, NULL,
+				       &init),
+		    -EINVAL);
+	TP_CHECK_EQ(rcx_allreduce_init(a, b2, 2, 77, RCX_SUM, g, NULL, &init),
+		    -EINVAL);
+	TP_CHECK_EQ(rcx_allreduce_init(a, b2, 0, RCX_INT64, RCX_SUM, g, NULL,
+				       &init),
+		    -EINVAL);
+	TP_CHECK_EQ(rcx_allreduce_init(a, b2, 2, RCX_INT64, RCX_REPLACE, g,
+				       NULL, &init),
+		    -EINVAL);
+	TP_CHECK_EQ(rcx_bcast_init(a, 2, RCX_INT64, size, g, NULL, &init),
+		    -EINVAL);
+	TP_CHECK_EQ(rcx_bcast_init(a, 2, RCX_INT64, -1, g, NULL, &init),
+		    -EINVAL);
+	TP_CHECK_EQ(rcx_allgather_init(NULL, b2, 1, RCX_INT64, g, NULL, &init),
+		    -EINVAL);
+	TP_CHECK_EQ(rcx_allgather_init(a, b2, 1, 0, g, NULL, &init), -EINVAL);
+	TP_CHECK_EQ(rcx_reduce_init(a, b2, 2, RCX_INT64, RCX_SUM, size, g, NULL,
+				    &init),
+		    -EINVAL);
+	TP_CHECK_EQ(rcx_barrier_init(NULL, NULL, &init), -EINVAL);
+	TP_CHECK(init == NULL);
+	TP_CHECK_EQ(rcx_bind_coll(NULL, NULL, &c), -EINVAL);
+	TP_CHECK_OK(rcx_barrier_init(g, NULL, &init));
+	/* an init request is not started itself */
+	TP_CHECK_EQ(rcx_start(init), -EOPNOTSUPP);
+	TP_CHECK_EQ(rcx_bind_coll(init, NULL, NULL), -EINVAL);
+	TP_CHECK_OK(rcx_bind_coll(init, NULL, &c));
+	TP_CHECK_OK(rcx_req_free(&init));
+	/* not an init request */
+	keep = c;
+	TP_CHECK_EQ(rcx_bind_coll(c, NULL, &init), -EINVAL);
+	/* bound collectives end with rcx_bind_free */
+	TP_CHECK_EQ(rcx_req_free(&c), -EINVAL);
+	TP_CHECK(c == keep);
+	TP_CHECK_OK(rcx_start(c));
+	TP_CHECK_EQ(rcx_start(c), -EBUSY);
+	TP_CHECK_EQ(rcx_bind_free(&c, 1), -EBUSY);
+	TP_CHECK_OK(rcx_wait(&c, NULL));
+	TP_CHECK(c == keep);
+	TP_CHECK_OK(rcx_bind_free(&c, 1));
+	TP_CHECK(c == NULL);
+}
+
+static void cont_cb(struct rcx_status *st, void *arg)
+{
+	int *runs = arg;
+
+	TP_CHECK_OK(st->error);
+	(*runs)++;
+}
+
+/* a continuation on each start, run when the collective completes */
+static void sc_cont(void)
+{
+	int64_t buf[COUNT];
+	struct rcx_req *init = NULL, *c, *r, *cr = NULL;
+	struct rcx_status st;
+	int i, runs = 0;
+
+	TP_CHECK_OK(rcx_allreduce_init(RCX_IN_PLACE, buf, COUNT, RCX_INT64,
+				       RCX_SUM, g, NULL, &init));
+	c = bind(init);
+	if (!c || !TP_CHECK_OK(rcx_continue_init(ctx, NULL, &cr)))
+		return;
+	for (i = 0; i < CONT_ITERS; i++) {
+		int j;
+
+		for (j = 0; j < COUNT; j++)
+			buf[j] = (int64_t)(rank + 1) * (i + 1) + j;
+		if (!TP_CHECK_OK(rcx_start(c)))
+			break;
+		r = c;
+		if (!TP_CHECK_OK(
+			    rcx_continue(&r, cont_cb, &runs, 0, &st, cr)) ||
+		    !TP_CHECK_OK(rcx_wait(&cr, RCX_STATUS_IGNORE)))
+			break;
+		if (!TP_CHECK_EQ(runs, i + 1) ||
+		    !TP_CHECK_EQ(buf[COUNT - 1],
+				 (int64_t)(i + 1) * size * (size + 1) / 2 +
+					 (int64_t)size * (COUNT - 1)))
+			break;
+	}
+	TP_CHECK_OK(rcx_req_free(&cr));
+	TP_CHECK_OK(rcx_bind_free(&c, 1));
+}
+
+/*
+ * --ft: every rank loops an allreduce; the last rank kills itself in the
+ * middle of the stream. Every survivor's collective ends with
+ * RCX_ERR_PROC_FAILED (a hang is the test's timeout) and frees.
+ */
+static void sc_kill(void)
+{
+	int64_t buf[COUNT];
+	struct rcx_req *init = NULL, *c;
+	int i, j, ret = 0;
+
+	TP_CHECK_OK(rcx_allreduce_init(RCX_IN_PLACE, buf, COUNT, RCX_INT64,
+				       RCX_SUM, g, NULL, &init));
+	c = bind(init);
+	if (!c)
+		return;
+	for (i = 0; i < 1000000 && !ret; i++) {
+		if (rank == size - 1 && i == 500) {
+			fflush(NULL);
+			raise(SIGKILL);
+		}
+		for (j = 0; j < COUNT; j++)
+			buf[j] = rank + i + j;
+		ret = rcx_start(c);
+		if (!ret)
+			ret = rcx_wait(&c, NULL);
+	}
+	TP_CHECK_EQ(ret, RCX_ERR_PROC_FAILED);
+	TP_CHECK(i > 400);
+	/* broken for good: later starts say so at once */
+	TP_CHECK_EQ(rcx_start(c), RCX_ERR_PROC_FAILED);
+	TP_CHECK_OK(rcx_bind_free(&c, 1));
+}
+
+static const struct {
+	const char *name;
+	void (*fn)(void);
+	bool ft; /* a rank dies: no final barrier */
+} scenarios[] = {
+	{ "barrier", sc_barrier, false },
+	{ "bcast", sc_bcast, false },
+	{ "allreduce", sc_allreduce, false },
+	{ "big", sc_big, false },
+	{ "misuse", sc_misuse, false },
+	{ "cont", sc_cont, false },
+	{ "allgather", sc_allgather, false },
+	{ "reduce", sc_reduce, false },
+	{ "kill", sc_kill, true },
+};
+
+static int peer_main(int argc, char **argv)
+{
+	size_t i;
+
+	if (argc < 1)
+		return 2;
+	if (getenv("TEST_BCOLL_ITERS"))
+		iters = atoi(getenv("TEST_BCOLL_ITERS"));
+	if (!TP_CHECK_OK(rcx_ctx_create(NULL, &ctx)) ||
+	    !TP_CHECK_OK(rcx_group_world(ctx, &g)))
+		return tp_exit();
+	rank = rcx_group_rank(g);
+	size = rcx_group_size(g);
+	tp_set_rank(rank);
+	for (i = 0; i < sizeof(scenarios) / sizeof(scenarios[0]); i++) {
+		if (strcmp(scenarios[i].name, argv[0]))
+			continue;
+		scenarios[i].fn();
+		if (!scenarios[i].ft)
+			TP_CHECK_OK(rcx_group_barrier(g));
+	}
+	TP_CHECK_OK(rcx_group_free(&g));
+	TP_CHECK_OK(rcx_ctx_destroy(ctx));
+	return tp_exit();
+}
+
+/* the scenario on 2, 3 and 4 ranks */
+static void run234(const char *sc, int timeout)
+{
+	int n;
+
+	for (n = 2; n <= 4; n++)
+		CU_ASSERT_EQUAL(tu_mp_run(n, "bcoll", sc, timeout), 0);
+}
+
+static void test_barrier(void)
+{
+	run234("barrier", 300);
+}
+
+static void test_bcast(void)
+{
+	run234("bcast", 300);
+}
+
+static void test_allreduce(void)
+{
+	run234("allreduce", 600);
+}
+
+static void test_allgather(void)
+{
+	run234("allgather", 600);
+}
+
+static void test_reduce(void)
+{
+	run234("reduce", 600);
+}
+
+static void test_big(void)
+{
+	run234("big", 300);
+}
+
+static void test_misuse(void)
+{
+	CU_ASSERT_EQUAL(tu_mp_run(2, "bcoll", "misuse", 120), 0);
+}
+
+static void test_cont(void)
+{
+	run234("cont", 300);
+}
+
+static void test_kill(void)
+{
+	int n;
+
+	setenv("RCX_RUN_FT", "1", 1);
+	for (n = 3; n <= 4; n++)
+		CU_ASSERT_EQUAL(tu_mp_run(n, "bcoll", "kill", 180), 0);
+	unsetenv("RCX_RUN_FT");
+}
+
+static const CU_TestInfo tests[] = {
+	{ "barrier_10k", test_barrier },
+	{ "bcast_two_roots_10k", test_bcast },
+	{ "allreduce_types_ops_10k", test_allreduce },
+	{ "allgather_ring_10k", test_allgather },
+	{ "reduce_two_roots_10k", test_reduce },
+	{ "allreduce_1mib", test_big },
+	{ "misuse", test_misuse },
+	{ "continuation_per_start", test_cont },
+	{ "member_killed_mid_stream", test_kill },
+	CU_TEST_INFO_NULL,
+};
+
+const struct tu_suite tu_suite_bcoll = { "bcoll", TU_DEVICE, NULL, NULL,
+					 tests };
+const struct tu_peer tu_peer_bcoll = { "bcoll", peer_main };
