@@ -16,5 +16,6 @@
 #include <rcx/chan.h>
 #include <rcx/cont.h>
 #include <rcx/win.h>
+#include <rcx/stats.h>
 
 #endif
