@@ -51,8 +51,10 @@ struct rcx_stats {
 	uint64_t order_calls, order_fenced, order_waited, order_nothing;
 	/* rcx_win_flush* calls */
 	uint64_t flushes;
-	/* completions with an error status */
-	uint64_t cqe_errors;
+	/* completions with an error status, and of them those flushed (the
+	 * endpoint went to error: the posted receives of a connection whose
+	 * peer left or failed end this way) */
+	uint64_t cqe_errors, cqe_flushed;
 	/* connections set up (connect or accept; a failed connection is
 	 * never set up again: there are no reconnections to count) */
 	uint64_t connects;

@@ -31,9 +31,9 @@ void rcx__chan_stats_add(const struct chset *s, struct rcx_stats *st)
 		st->chan_send_rx_msgs += msgs;
 		st->chan_send_rx_bytes += bytes;
 	}
-	/* a send-protocol channel posts a WR a start; write_imm ones one a
-	 * message (sender) or a credit write (receiver, not counted) */
-	if (s->is_send || s->proto == RCX_CHAN_SEND)
+	/* a sender posts a send-queue WR a start (receives and the
+	 * write_imm receiver's credit writes are not counted) */
+	if (s->is_send)
 		st->wrs_posted += msgs;
 }
 

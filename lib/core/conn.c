@@ -652,7 +652,7 @@ static void on_tx(struct rcx_ctx *ctx, struct rcx__wrctx *w,
 	s->next = ctx->tx_free;
 	ctx->tx_free = s;
 	c->tx_inflight--;
-	ctx->st.cqe_errors += cqe->status != 0;
+	rcx__stats_cqe(&ctx->st, cqe->status);
 	if (cqe->status)
 		rcx__conn_fail(c, RCX_ERR_PROC_FAILED);
 }
@@ -685,7 +685,7 @@ static void on_rx(struct rcx_ctx *ctx, struct rcx__wrctx *w,
 		c->state = RCX__CONN_UP;
 	if (cqe->status || c->state != RCX__CONN_UP) {
 		/* flushed or broken: the peer is gone (or we are closing) */
-		ctx->st.cqe_errors += cqe->status != 0;
+		rcx__stats_cqe(&ctx->st, cqe->status);
 		if (cqe->status)
 			rcx__conn_fail(c, RCX_ERR_PROC_FAILED);
 		return;

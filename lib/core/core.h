@@ -304,6 +304,15 @@ static inline void rcx__stats_wrs(struct rcx_stats *st, const struct rcx_wr *wr,
 	}
 }
 
+/* a completion's status (rcx_cqe.status): in error, flushed */
+static inline void rcx__stats_cqe(struct rcx_stats *st, int status)
+{
+	if (status) {
+		st->cqe_errors++;
+		st->cqe_flushed += status == RCX_ERR_FLUSHED;
+	}
+}
+
 /* a continuation callback run, by the progress thread or another */
 static inline void rcx__stats_cont(struct rcx_stats *st, bool progress_thread)
 {

@@ -112,7 +112,7 @@ static void on_read_done(struct rcx_ctx *ctx, struct rcx__wrctx *w,
 		r->reg = NULL;
 	}
 	if (cqe->status) {
-		ctx->st.cqe_errors++;
+		rcx__stats_cqe(&ctx->st, cqe->status);
 		rcx__req_complete(r, RCX_ERR_PROC_FAILED);
 		return;
 	}

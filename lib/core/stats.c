@@ -32,9 +32,9 @@ static const char *const stat_names[] = {
 	"wrs_fenced",	     "order_calls",
 	"order_fenced",	     "order_waited",
 	"order_nothing",     "flushes",
-	"cqe_errors",	     "connects",
-	"empty_polls",	     "cont_run_app",
-	"cont_run_thread",
+	"cqe_errors",	     "cqe_flushed",
+	"connects",	     "empty_polls",
+	"cont_run_app",	     "cont_run_thread",
 };
 _Static_assert(sizeof(stat_names) / sizeof(stat_names[0]) ==
 		       (sizeof(struct rcx_stats) -

@@ -152,7 +152,7 @@ static void op_wr_done(struct rcx_ctx *ctx, struct rcx__wrctx *wc,
 	struct rcx__win_op *op = (struct rcx__win_op *)wc;
 
 	(*op->sq)--;
-	ctx->st.cqe_errors += cqe->status != 0;
+	rcx__stats_cqe(&ctx->st, cqe->status);
 	if (cqe->status && !op->error)
 		op->error = op_status(cqe->status);
 	/*
