@@ -523,6 +523,120 @@ static void test_ctx_progress(void)
 	CU_ASSERT(roundtrip(2));
 }
 
+/* ---- stats.h */
+
+/* A file's text (at most len - 1 bytes), "" when it cannot be read. */
+static void read_text(const char *path, char *buf, size_t len)
+{
+	FILE *f = fopen(path, "r");
+	size_t n = 0;
+
+	if (f) {
+		n = fread(buf, 1, len - 1, f);
+		fclose(f);
+	}
+	buf[n] = 0;
+}
+
+static void test_stats_args(void)
+{
+	union {
+		struct rcx_stats st;
+		unsigned char b[sizeof(struct rcx_stats) + 64];
+	} u;
+	struct rcx_stats st, st2;
+	char path[64], text[1024];
+	size_t i, part = offsetof(struct rcx_stats, eager_tx_bytes);
+
+	/* bad input: -EINVAL, nothing written, a line naming the value */
+	snprintf(path, sizeof(path), "/tmp/rcx-test-stats-log.%d",
+		 (int)getpid());
+	unlink(path);
+	CU_ASSERT_EQUAL_FATAL(rcx__log_setup("warn", path), 0);
+	CU_ASSERT_EQUAL(rcx_ctx_stats(NULL, &st), -EINVAL);
+	CU_ASSERT_EQUAL(rcx_ctx_stats(JUNK(struct rcx_ctx), &st), -EINVAL);
+	CU_ASSERT_EQUAL(rcx_ctx_stats(ctx, NULL), -EINVAL);
+	memset(&u, 0xab, sizeof(u));
+	u.st.size = 7;
+	CU_ASSERT_EQUAL(rcx_ctx_stats(ctx, &u.st), -EINVAL);
+	CU_ASSERT_EQUAL(u.st.size, 7);
+	for (i = sizeof(u.st.size); i < sizeof(u); i++)
+		if (u.b[i] != 0xab)
+			break;
+	CU_ASSERT_EQUAL(i, sizeof(u));
+	rcx__log_setup("warn", "");
+	read_text(path, text, sizeof(text));
+	unlink(path);
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, "stats->size 7 is too small"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, "stats is NULL"));
+
+	/* this header's size: all of it, and the library's version */
+	memset(&st, 0xab, sizeof(st));
+	st.size = sizeof(st);
+	CU_ASSERT_EQUAL(rcx_ctx_stats(ctx, &st), 0);
+	CU_ASSERT_EQUAL(st.size, sizeof(st));
+	CU_ASSERT_EQUAL(st.version, RCX_STATS_VERSION);
+	CU_ASSERT(st.cont_run_thread != 0xababababababababull);
+	/* an older, shorter struct: what it has, not a byte past it */
+	memset(&u, 0xab, sizeof(u));
+	u.st.size = (uint32_t)part;
+	CU_ASSERT_EQUAL(rcx_ctx_stats(ctx, &u.st), 0);
+	CU_ASSERT_EQUAL(u.st.size, part);
+	CU_ASSERT_EQUAL(u.st.version, RCX_STATS_VERSION);
+	CU_ASSERT_EQUAL(u.st.eager_tx_msgs, st.eager_tx_msgs);
+	for (i = part; i < sizeof(u); i++)
+		if (u.b[i] != 0xab)
+			break;
+	CU_ASSERT_EQUAL(i, sizeof(u));
+	/* a newer, longer one: ours filled, its tail untouched */
+	memset(&u, 0xab, sizeof(u));
+	u.st.size = sizeof(u);
+	CU_ASSERT_EQUAL(rcx_ctx_stats(ctx, &u.st), 0);
+	CU_ASSERT_EQUAL(u.st.size, sizeof(u));
+	for (i = sizeof(st); i < sizeof(u); i++)
+		if (u.b[i] != 0xab)
+			break;
+	CU_ASSERT_EQUAL(i, sizeof(u));
+	/* a progress pass that finds nothing is an empty poll */
+	CU_ASSERT_EQUAL(rcx_progress(ctx), 0);
+	st2.size = sizeof(st2);
+	CU_ASSERT_EQUAL(rcx_ctx_stats(ctx, &st2), 0);
+	CU_ASSERT(st2.empty_polls > st.empty_polls);
+}
+
+/* RCX_STATS=1 with RCX_STATS_FILE: the counters in the file at destroy */
+static void test_stats_file(void)
+{
+	const char *old = getenv("RCX_STATS"), *oldf = getenv("RCX_STATS_FILE");
+	char *so = old ? strdup(old) : NULL, *sf = oldf ? strdup(oldf) : NULL;
+	char path[64], text[4096], want[64];
+	struct rcx_ctx *c = NULL;
+
+	snprintf(path, sizeof(path), "/tmp/rcx-test-stats.%d", (int)getpid());
+	unlink(path);
+	setenv("RCX_STATS", "1", 1);
+	setenv("RCX_STATS_FILE", "/tmp/rcx-test-stats.%p", 1);
+	CU_ASSERT_EQUAL_FATAL(rcx_ctx_create(NULL, &c), 0);
+	CU_ASSERT(rcx_progress(c) >= 0);
+	CU_ASSERT_EQUAL(rcx_ctx_destroy(c), 0);
+	env_restore("RCX_STATS", so);
+	env_restore("RCX_STATS_FILE", sf);
+	free(so);
+	free(sf);
+	read_text(path, text, sizeof(text));
+	unlink(path);
+	snprintf(want, sizeof(want), "rcx stats: pid %d ", (int)getpid());
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, want));
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, "rcx stats: eager_tx_msgs 0\n"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, "rcx stats: order_fenced 0\n"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, "rcx stats: empty_polls "));
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, "rcx stats: cont_run_thread 0\n"));
+	/* without RCX_STATS nothing is printed */
+	CU_ASSERT_EQUAL_FATAL(rcx_ctx_create(NULL, &c), 0);
+	CU_ASSERT_EQUAL(rcx_ctx_destroy(c), 0);
+	CU_ASSERT_EQUAL(access(path, F_OK), -1);
+}
+
 /* ---- group.h */
 
 static void test_group_args(void)
@@ -1195,7 +1309,122 @@ static void sc_launcher_paths(struct tp_job *j)
 	check_paths(j, getenv("SLURMD_NODENAME"), launcher_two_nodes());
 }
 
+static void stats_of(struct tp_job *j, struct rcx_stats *st)
+{
+	st->size = sizeof(*st);
+	TP_CHECK_OK(rcx_ctx_stats(j->ctx, st));
+}
+
+/*
+ * Counters of known traffic 0 -> 1: 5 eager messages of 100 bytes, one
+ * rendezvous of 64 KiB, 7 starts of a bound channel of 32 bytes.
+ */
+static void sc_stats(struct tp_job *j)
+{
+	static char small[100], big[65536], cbuf[32];
+	struct rcx_req *init = NULL, *ch = NULL;
+	struct rcx_stats s0, s1;
+	int i;
+
+	if (j->rank > 1) {
+		TP_CHECK_OK(rcx_group_barrier(j->g));
+		TP_CHECK_OK(rcx_group_barrier(j->g));
+		return;
+	}
+	stats_of(j, &s0);
+	TP_CHECK_OK(rcx_group_barrier(j->g));
+	if (j->rank == 0)
+		stats_of(j, &s0); /* after the barrier's own messages */
+	for (i = 0; i < 5; i++)
+		TP_CHECK_OK(j->rank == 0
+				    ? rcx_send(j->g, small, sizeof(small), 1, 3)
+				    : rcx_recv(j->g, small, sizeof(small), 0, 3,
+					       RCX_STATUS_IGNORE));
+	TP_CHECK_OK(j->rank == 0 ? rcx_send(j->g, big, sizeof(big), 1, 4)
+				 : rcx_recv(j->g, big, sizeof(big), 0, 4,
+					    RCX_STATUS_IGNORE));
+	stats_of(j, &s1);
+	if (j->rank == 0) {
+		TP_CHECK_EQ(s1.eager_tx_msgs - s0.eager_tx_msgs, 5);
+		TP_CHECK_EQ(s1.eager_tx_bytes - s0.eager_tx_bytes, 500);
+		TP_CHECK_EQ(s1.rndv_tx_msgs - s0.rndv_tx_msgs, 1);
+		TP_CHECK_EQ(s1.rndv_tx_bytes - s0.rndv_tx_bytes, 65536);
+		TP_CHECK(s1.wrs_posted - s0.wrs_posted >= 6);
+	} else {
+		/* the barrier's messages may come in the same polls */
+		TP_CHECK(s1.eager_rx_msgs - s0.eager_rx_msgs >= 5);
+		TP_CHECK(s1.eager_rx_bytes - s0.eager_rx_bytes >= 500);
+		TP_CHECK_EQ(s1.rndv_rx_msgs - s0.rndv_rx_msgs, 1);
+		TP_CHECK_EQ(s1.rndv_rx_bytes - s0.rndv_rx_bytes, 65536);
+		/* the READ of the rendezvous is a WR of its own */
+		TP_CHECK(s1.wrs_posted - s0.wrs_posted >= 1);
+	}
+	/* a bound channel: its starts, counted from its own state */
+	TP_CHECK_OK(
+		j->rank == 0
+			? rcx_send_init(j->g, cbuf, sizeof(cbuf), 1, 5, &init)
+			: rcx_recv_init(j->g, cbuf, sizeof(cbuf), 0, 5, &init));
+	TP_CHECK_OK(rcx_bind(init, NULL, &ch));
+	TP_CHECK_OK(rcx_req_free(&init));
+	stats_of(j, &s0);
+	for (i = 0; i < 7 && ch; i++) {
+		TP_CHECK_OK(rcx_start(ch));
+		TP_CHECK_OK(rcx_wait(&ch, RCX_STATUS_IGNORE));
+	}
+	stats_of(j, &s1);
+	if (j->rank == 0) {
+		TP_CHECK_EQ(s1.chan_send_tx_msgs - s0.chan_send_tx_msgs, 7);
+		TP_CHECK_EQ(s1.chan_send_tx_bytes - s0.chan_send_tx_bytes,
+			    7 * sizeof(cbuf));
+	} else {
+		TP_CHECK_EQ(s1.chan_send_rx_msgs - s0.chan_send_rx_msgs, 7);
+		TP_CHECK_EQ(s1.chan_send_rx_bytes - s0.chan_send_rx_bytes,
+			    7 * sizeof(cbuf));
+	}
+	/* freed: the counts stay with the context */
+	TP_CHECK_OK(rcx_bind_free(&ch, 1));
+	stats_of(j, &s0);
+	TP_CHECK_EQ(s0.chan_send_tx_msgs + s0.chan_send_rx_msgs,
+		    s1.chan_send_tx_msgs + s1.chan_send_rx_msgs);
+	TP_CHECK_OK(rcx_group_barrier(j->g));
+}
+
+static void trace_setup(void)
+{
+	setenv("RCX_LOG_LEVEL", "trace", 1);
+	setenv("RCX_LOG_FILE", "/tmp/rcx-test-trace.%p", 1);
+}
+
+/* RCX_LOG_LEVEL=trace: a line per WR posted and per completion */
+static void sc_trace(struct tp_job *j)
+{
+	static char text[1 << 16];
+	char buf[64] = "x", path[64], want[64];
+	size_t len = sizeof(struct rcx__hdr) + sizeof(buf);
+
+	if (j->rank == 0)
+		TP_CHECK_OK(rcx_send(j->g, buf, sizeof(buf), 1, 9));
+	else if (j->rank == 1)
+		TP_CHECK_OK(rcx_recv(j->g, buf, sizeof(buf), 0, 9,
+				     RCX_STATUS_IGNORE));
+	TP_CHECK_OK(rcx_group_barrier(j->g));
+	snprintf(path, sizeof(path), "/tmp/rcx-test-trace.%d", (int)getpid());
+	read_text(path, text, sizeof(text));
+	unlink(path);
+	/* the message: header and 64 bytes */
+	snprintf(want, sizeof(want), "%s len %zu ",
+		 j->rank ? "cq trace: completion RECV" : "wr trace: post SEND",
+		 len);
+	if (j->rank < 2)
+		TP_CHECK(strstr(text, want) != NULL);
+	/* both receive in the barrier */
+	TP_CHECK(strstr(text, "cq trace: completion RECV ") != NULL);
+	TP_CHECK(strstr(text, "status 0 (ok)") != NULL);
+}
+
 static const struct tp_scenario scenarios[] = {
+	{ .name = "stats", .run = sc_stats },
+	{ .name = "trace", .run = sc_trace, .setup = trace_setup },
 	{ .name = "paths", .run = sc_paths },
 	{ .name = "launcher_paths",
 	  .run = sc_launcher_paths,
@@ -1220,6 +1449,18 @@ static void test_launcher_nodes(void)
 	CU_ASSERT_EQUAL(tu_mp_run(4, "api", "launcher_paths", 120), 0);
 }
 
+/* Counters of known point-to-point and channel traffic. */
+static void test_stats_counts(void)
+{
+	CU_ASSERT_EQUAL(tu_mp_run(2, "api", "stats", 120), 0);
+}
+
+/* Trace-level lines of WRs and completions. */
+static void test_trace_lines(void)
+{
+	CU_ASSERT_EQUAL(tu_mp_run(2, "api", "trace", 120), 0);
+}
+
 static const CU_TestInfo tests[] = {
 	{ "ctx_create_args", test_ctx_create_args },
 	{ "ctx_env", test_ctx_env },
@@ -1239,6 +1480,10 @@ static const CU_TestInfo tests[] = {
 	{ "strerror", test_strerror_any },
 	{ "provider_per_peer", test_provider_per_peer },
 	{ "launcher_nodes", test_launcher_nodes },
+	{ "stats_args", test_stats_args },
+	{ "stats_file", test_stats_file },
+	{ "stats_counts", test_stats_counts },
+	{ "trace_lines", test_trace_lines },
 	CU_TEST_INFO_NULL,
 };
 

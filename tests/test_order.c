@@ -189,6 +189,28 @@ static bool find_wr(size_t mark, const struct rcx_ep *ep, int l,
 	return false;
 }
 
+/*
+ * The context's counters tell what the table tells, without a recording
+ * provider: c0 before the order call, c1 after it, c2 after the later
+ * operation, whose decision was got ('F', 'W' or '.').
+ */
+static void stats_case(const struct rcx_stats *c0, const struct rcx_stats *c1,
+		       const struct rcx_stats *c2, bool ordered, char got)
+{
+	TP_CHECK_EQ(c1->order_calls - c0->order_calls, ordered);
+	/* the order call itself decides and posts nothing */
+	TP_CHECK_EQ(c1->wrs_posted, c0->wrs_posted);
+	TP_CHECK_EQ(c1->order_fenced + c1->order_waited + c1->order_nothing,
+		    c0->order_fenced + c0->order_waited + c0->order_nothing);
+	TP_CHECK_EQ(c2->order_fenced - c1->order_fenced, got == 'F');
+	TP_CHECK_EQ(c2->wrs_fenced - c1->wrs_fenced, got == 'F');
+	if (got == 'W')
+		TP_CHECK(c2->order_waited > c1->order_waited);
+	else
+		TP_CHECK_EQ(c2->order_waited, c1->order_waited);
+	TP_CHECK(c2->wrs_posted > c1->wrs_posted);
+}
+
 static void one_case(struct tp_job *j, struct rcx_win *w, int e, int k, int l,
 		     bool disjoint)
 {
@@ -196,6 +218,7 @@ static void one_case(struct tp_job *j, struct rcx_win *w, int e, int k, int l,
 	const struct rcx_ep *ep =
 		l == L_ACC ? j->g->conns[1]->ep : rma_ep(w, 1);
 	struct rcx__win_stats s0, s1;
+	struct rcx_stats c0 = { .size = sizeof(c0) }, c1 = c0, c2 = c0;
 	struct rcx_fault_wr wr;
 	char want = expect[e][k][l * 3 + disjoint], got;
 	uint64_t r1 = 0, r2 = 0;
@@ -205,15 +228,18 @@ static void one_case(struct tp_job *j, struct rcx_win *w, int e, int k, int l,
 		want = expect_split_put_acc[k][disjoint];
 	TP_CHECK_OK(rcx__win_stats(w, &s0));
 	TP_CHECK_OK(issue_e(w, e, 1, &r1));
+	TP_CHECK_OK(rcx_ctx_stats(j->ctx, &c0));
 	if (k != K_NONE) {
 		mark = rcx__fault_log_count();
 		TP_CHECK_OK(rcx_win_order(w, k_kind[k]));
 		/* the order call itself posts nothing */
 		TP_CHECK_EQ(rcx__fault_log_count(), mark);
 	}
+	TP_CHECK_OK(rcx_ctx_stats(j->ctx, &c1));
 	mark = rcx__fault_log_count();
 	TP_CHECK_OK(issue_l(w, l, 1, disjoint ? OFF_DISJ : OFF_SAME, &r2));
 	TP_CHECK_OK(rcx__win_stats(w, &s1));
+	TP_CHECK_OK(rcx_ctx_stats(j->ctx, &c2));
 	if (!find_wr(mark, ep, l, &wr)) {
 		TP_FAIL("%s, order %s, %s: no WR recorded", e_names[e],
 			k_names[k], l_names[l]);
@@ -234,6 +260,7 @@ static void one_case(struct tp_job *j, struct rcx_win *w, int e, int k, int l,
 		TP_FAIL("%s, order %s, %s (%s): got '%c', want '%c'",
 			e_names[e], k_names[k], l_names[l],
 			disjoint ? "disjoint" : "overlapping", got, want);
+	stats_case(&c0, &c1, &c2, k != K_NONE, got);
 	/* complete both: the next case starts from nothing outstanding */
 	TP_CHECK_OK(rcx_win_flush_all(w));
 }

@@ -18,5 +18,6 @@
 #include <rcx/win.h>
 #include <rcx/coll.h>
 #include <rcx/bcoll.h>
+#include <rcx/stats.h>
 
 #endif

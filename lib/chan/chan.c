@@ -299,6 +299,7 @@ static void on_fuse_wc(struct rcx_ctx *ctx, struct rcx__wrctx *w,
 	s->inflight--;
 	s->fuse_busy = false;
 	if (RCX__UNLIKELY(cqe->status)) {
+		rcx__stats_cqe(&ctx->st, cqe->status);
 		rcx__chan_set_fail(s, cqe->status == RCX_ERR_FLUSHED
 					      ? RCX_ERR_PROC_FAILED
 					      : cqe->status);
@@ -521,6 +522,7 @@ static void on_chan_wc(struct rcx_ctx *ctx, struct rcx__wrctx *w,
 	 * own WRITE_IMM may complete with the immediate flag: rxe sets it.)
 	 */
 	if (RCX__UNLIKELY(cqe->status || (cqe->has_imm && !c->is_send))) {
+		rcx__stats_cqe(&ctx->st, cqe->status);
 		rcx__chan_set_fail(c->set, !cqe->status ? RCX_ERR_PROTO
 					   : cqe->status == RCX_ERR_FLUSHED
 						   ? RCX_ERR_PROC_FAILED
@@ -595,6 +597,7 @@ static void on_imm(struct rcx_ctx *ctx, struct rcx__wrctx *w,
 
 	s->zposted--;
 	if (RCX__UNLIKELY(cqe->status)) {
+		rcx__stats_cqe(&ctx->st, cqe->status);
 		rcx__chan_set_fail(s, cqe->status == RCX_ERR_FLUSHED
 					      ? RCX_ERR_PROC_FAILED
 					      : cqe->status);
@@ -621,6 +624,7 @@ static void on_ctl_wc(struct rcx_ctx *ctx, struct rcx__wrctx *w,
 					   offsetof(struct chset, credit_wrc));
 
 	s->inflight--;
+	rcx__stats_cqe(&ctx->st, cqe->status);
 	if (cqe->status && s->state != SET_FAILED)
 		rcx__chan_set_fail(s, RCX_ERR_PROC_FAILED);
 }
@@ -633,6 +637,7 @@ static void on_free_wc(struct rcx_ctx *ctx, struct rcx__wrctx *w,
 
 	s->inflight--;
 	/* a peer that is gone has freed its end, in effect */
+	rcx__stats_cqe(&ctx->st, cqe->status);
 	if (cqe->status)
 		s->ctl->peer_free = 1;
 }

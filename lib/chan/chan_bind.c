@@ -221,6 +221,7 @@ static void set_destroy(struct chset *s)
 	int i;
 
 	set_unlink(s);
+	rcx__chan_stats_add(s, &ctx->st);
 	rcx__chan_undefer(s);
 	if (s->conn_by_us)
 		ctx->chan_conn_due--;
@@ -1345,4 +1346,5 @@ const struct rcx__feat_ops rcx__chan_feat = {
 	.member_failed = rcx__chan_peer_failed,
 	.member_gone = rcx__chan_member_gone,
 	.fini = rcx__chan_fini,
+	.stats = rcx__chan_stats,
 };

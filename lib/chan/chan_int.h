@@ -171,6 +171,10 @@ struct chset {
 	struct chan ch[];
 };
 
+/* counters (chan_stats.c): the starts of s added to st; every live set */
+void rcx__chan_stats_add(const struct chset *s, struct rcx_stats *st);
+void rcx__chan_stats(struct rcx_ctx *ctx, struct rcx_stats *st);
+
 static inline uint64_t *ready(struct chset *s)
 {
 	return (uint64_t *)s->ctl->words;

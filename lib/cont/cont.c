@@ -395,6 +395,7 @@ static __attribute__((noinline)) void call_unlocked(struct rcx_ctx *ctx,
 CONT_HOT void cont_call(struct rcx_ctx *ctx, struct cont *c)
 {
 	tl.g.in_cb++;
+	rcx__stats_cont(&ctx->st, tl.g.progress);
 	if (RCX__LIKELY(!ctx->mt))
 		c->cb(c->statuses, c->cb_data);
 	else

@@ -84,6 +84,12 @@ const struct rcx__config_var rcx__config_vars[] = {
 	{ "RCX_LOG_FILE", "",
 	  "where lines go (default: stderr); %p the pid, %r the rank",
 	  S(log_file) },
+	{ "RCX_STATS", "0",
+	  "print the context's counters when it is destroyed (1)",
+	  U(stats, 0, 1) },
+	{ "RCX_STATS_FILE", "",
+	  "where RCX_STATS prints (default: stderr); %p the pid, %r the rank",
+	  S(stats_file) },
 	{ NULL, NULL, NULL, 0, 0, 0, 0 },
 };
 

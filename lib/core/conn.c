@@ -237,6 +237,7 @@ int rcx__conn_connect(struct rcx__conn *c, const char *addr, const void *pdata,
 	if (!ret) {
 		c->ep = ep;
 		c->state = RCX__CONN_CONNECTING;
+		c->ctx->st.connects++;
 	}
 	return ret;
 }
@@ -254,6 +255,7 @@ int rcx__conn_accept(struct rcx__conn *c, struct rcx_conn_req *req)
 	if (!ret) {
 		c->ep = ep;
 		c->state = RCX__CONN_CONNECTING;
+		c->ctx->st.connects++;
 	}
 	return ret;
 }
@@ -536,6 +538,7 @@ static int post_msg(struct rcx__conn *c, struct rcx_req *r, uint8_t type)
 	s->next = NULL;
 	s->conn = c;
 	c->tx_inflight++;
+	rcx__stats_tx(&ctx->st, type, r);
 	c->owed = 0;
 	if (needs_credit(type))
 		c->credits--;
@@ -650,6 +653,7 @@ static void on_tx(struct rcx_ctx *ctx, struct rcx__wrctx *w,
 	s->next = ctx->tx_free;
 	ctx->tx_free = s;
 	c->tx_inflight--;
+	rcx__stats_cqe(&ctx->st, cqe->status);
 	if (cqe->status)
 		rcx__conn_fail(c, RCX_ERR_PROC_FAILED);
 }
@@ -682,6 +686,7 @@ static void on_rx(struct rcx_ctx *ctx, struct rcx__wrctx *w,
 		c->state = RCX__CONN_UP;
 	if (cqe->status || c->state != RCX__CONN_UP) {
 		/* flushed or broken: the peer is gone (or we are closing) */
+		rcx__stats_cqe(&ctx->st, cqe->status);
 		if (cqe->status)
 			rcx__conn_fail(c, RCX_ERR_PROC_FAILED);
 		return;
@@ -691,6 +696,7 @@ static void on_rx(struct rcx_ctx *ctx, struct rcx__wrctx *w,
 		return;
 	}
 	c->credits += h->credits;
+	rcx__stats_rx(&ctx->st, h);
 	switch (h->type) {
 	case RCX__MSG_EAGER:
 		if (ctx->am[h->cid]) {

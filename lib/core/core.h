@@ -46,6 +46,8 @@ struct rcx__config {
 	char progress_cpus[RCX__CPULIST_LEN];
 	char log_level[8];
 	char log_file[256];
+	unsigned long stats;
+	char stats_file[256];
 };
 
 struct rcx__config_var {
@@ -280,6 +282,72 @@ typedef void rcx__am_cb(struct rcx__conn *c, const struct rcx__hdr *h,
 int rcx__am_send(struct rcx__conn *c, uint8_t cid, int32_t tag, const void *buf,
 		 size_t len);
 
+/* ---- counters of the connection protocol (stats.c): off the channels'
+ * fast path; a message that went out (type, of r: NULL for CREDIT/BYE) */
+static inline void rcx__stats_tx(struct rcx_stats *st, uint8_t type,
+				 const struct rcx_req *r)
+{
+	st->wrs_posted++;
+	if (type == RCX__MSG_EAGER) {
+		st->eager_tx_msgs++;
+		st->eager_tx_bytes += r->len;
+	} else if (type == RCX__MSG_RTS) {
+		st->rndv_tx_msgs++;
+		st->rndv_tx_bytes += r->len;
+	}
+}
+
+/* window WRs posted: wr[0 .. n-1] */
+static inline void rcx__stats_wrs(struct rcx_stats *st, const struct rcx_wr *wr,
+				  int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++) {
+		st->wrs_posted++;
+		st->wrs_fenced += !!(wr[i].flags & RCX_WR_FENCE);
+		if (wr[i].op == RCX_OP_WRITE) {
+			st->rma_put_ops++;
+			st->rma_put_bytes += wr[i].length;
+		} else if (wr[i].op == RCX_OP_READ) {
+			st->rma_get_ops++;
+			st->rma_get_bytes += wr[i].length;
+		} else {
+			st->rma_atomic_ops++;
+		}
+	}
+}
+
+/* a completion's status (rcx_cqe.status): in error, flushed */
+static inline void rcx__stats_cqe(struct rcx_stats *st, int status)
+{
+	if (status) {
+		st->cqe_errors++;
+		st->cqe_flushed += status == RCX_ERR_FLUSHED;
+	}
+}
+
+/* a continuation callback run, by the progress thread or another */
+static inline void rcx__stats_cont(struct rcx_stats *st, bool progress_thread)
+{
+	if (progress_thread)
+		st->cont_run_thread++;
+	else
+		st->cont_run_app++;
+}
+
+/* a message that came in whole */
+static inline void rcx__stats_rx(struct rcx_stats *st, const struct rcx__hdr *h)
+{
+	if (h->type == RCX__MSG_EAGER) {
+		st->eager_rx_msgs++;
+		st->eager_rx_bytes += h->len;
+	} else if (h->type == RCX__MSG_RTS) {
+		st->rndv_rx_msgs++;
+		st->rndv_rx_bytes += h->size;
+	}
+}
+
 /* ---- info (info.c) */
 struct rcx_info;
 /* i NULL: no keys. One that is not an info: lookup finds nothing, the
@@ -293,6 +361,15 @@ int rcx__info_enum(const struct rcx_info *i, const char *key,
 		   const char *const *names, int dflt, int *out);
 int rcx__info_bool(const struct rcx_info *i, const char *key, bool dflt,
 		   bool *out);
+
+/* ---- counters (stats.c) */
+/* RCX_STATS=1: print the counters (rcx_ctx_destroy, before teardown) */
+void rcx__stats_report(struct rcx_ctx *ctx);
+/* ops, or at RCX_LOG_LEVEL=trace ops with a line logged per WR posted */
+const struct rcx_provider_ops *rcx__stats_ops(const struct rcx_provider_ops *o);
+/* RCX_LOG_LEVEL=trace: a line per completion of cqe[n] (progress) */
+void rcx__stats_trace_cqes(struct rcx_ctx *ctx, const struct rcx_cqe *cqe,
+			   int n);
 
 /* ---- features: what the core drives of lib/chan, lib/cont, lib/win, lib/ft */
 /*
@@ -333,6 +410,8 @@ struct rcx__feat_ops {
 	void (*member_gone)(struct rcx_group *g);
 	/* context teardown, before the groups go */
 	void (*fini)(struct rcx_ctx *ctx);
+	/* rcx_ctx_stats: add the counts the feature derives from its state */
+	void (*stats)(struct rcx_ctx *ctx, struct rcx_stats *st);
 };
 
 /* lib/features.c: the table of each feature, by id */
@@ -713,6 +792,9 @@ struct rcx_ctx {
 	long long hb_next_us;
 	/* bound collectives of the context (lib/bcoll) */
 	void *bcolls;
+	/* counters kept by plain increments off the fast paths (stats.c:
+	 * rcx_ctx_stats adds what is derived from the objects' state) */
+	struct rcx_stats st;
 };
 
 static inline void rcx__feat_work(struct rcx_ctx *ctx, enum rcx__feat_id id,

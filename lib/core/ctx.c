@@ -89,6 +89,10 @@ static inline __attribute__((always_inline)) int progress(struct rcx_ctx *ctx,
 	int n, i;
 
 	n = ctx->ops->cq_poll(ctx->dev, cqe, RCX__POLL_BATCH);
+	if (RCX__UNLIKELY(n <= 0))
+		ctx->st.empty_polls++;
+	else if (RCX__UNLIKELY(rcx__log_level >= RCX__LOG_TRACE))
+		rcx__stats_trace_cqes(ctx, cqe, n);
 	for (i = 0; i < n; i++) {
 		struct rcx__wrctx *w = (void *)(uintptr_t)cqe[i].wr_id;
 
@@ -275,7 +279,7 @@ RCX_API int rcx_ctx_create(const struct rcx_ctx_attr *attr,
 			 ctx->cfg.connect);
 		goto err;
 	}
-	ctx->ops = rcx__provider_find(ctx->cfg.provider);
+	ctx->ops = rcx__stats_ops(rcx__provider_find(ctx->cfg.provider));
 	if (!ctx->ops) {
 		rcx__log(RCX__LOG_ERROR, "ctx",
 			 "%s%s is not a provider (auto, verbs, shm, fault)",
@@ -343,6 +347,7 @@ RCX_API int rcx_ctx_destroy(struct rcx_ctx *ctx)
 {
 	if (!rcx__ctx_live(ctx))
 		return -EINVAL;
+	rcx__stats_report(ctx);
 	ctx_free(ctx);
 	return 0;
 }

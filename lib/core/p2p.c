@@ -79,6 +79,7 @@ static int read_post(struct rcx_req *r)
 	w.remote_addr = r->raddr + off;
 	w.rkey = r->rkey;
 	ret = ctx->ops->post_send(r->conn->ep, &w, &bad);
+	ctx->st.wrs_posted += !ret;
 	if (!ret)
 		r->rlen -= len;
 	return ret;
@@ -111,6 +112,7 @@ static void on_read_done(struct rcx_ctx *ctx, struct rcx__wrctx *w,
 		r->reg = NULL;
 	}
 	if (cqe->status) {
+		rcx__stats_cqe(&ctx->st, cqe->status);
 		rcx__req_complete(r, RCX_ERR_PROC_FAILED);
 		return;
 	}

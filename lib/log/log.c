@@ -39,8 +39,7 @@ int rcx__log_parse_level(const char *s)
 	return -EINVAL;
 }
 
-/* the file name of the pattern: %p the pid, %r the rank ("-" unknown) */
-static void expand(char *out, size_t len, const char *pat)
+void rcx__log_expand(char *out, size_t len, const char *pat)
 {
 	size_t o = 0;
 	int n;
@@ -77,7 +76,7 @@ static FILE *stream(void)
 		log_fp = NULL;
 	}
 	if (!log_fp) {
-		expand(name, sizeof(name), log_pattern);
+		rcx__log_expand(name, sizeof(name), log_pattern);
 		log_fp = fopen(name, "a");
 		log_opened_ranked = log_rank >= 0;
 		if (!log_fp) {

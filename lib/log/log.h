@@ -29,6 +29,8 @@ void rcx__log(int level, const char *subsys, const char *fmt, ...)
 int rcx__log_parse_level(const char *s);
 /* the level and file pattern (%p pid, %r rank; "" stderr) from now on */
 int rcx__log_setup(const char *level, const char *file);
+/* the file name of pattern pat: %p the pid, %r the rank ("-" unknown) */
+void rcx__log_expand(char *out, size_t len, const char *pat);
 /* lines name this rank from now on (the world's) */
 void rcx__log_set_rank(int rank);
 

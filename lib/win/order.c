@@ -228,8 +228,10 @@ int rcx__order_prepare(struct rcx_win *w, struct rcx__win_strm *s, int target,
 		 : need == NEED_FENCE ? "fence on the next WR"
 		 : need == NEED_PATH  ? "wait: the other path first"
 				      : "wait for earlier operations");
+	w->ctx->st.order_nothing += need == NEED_NONE;
 	if (need >= NEED_WAIT) {
 		w->stats.waits++;
+		w->ctx->st.order_waited++;
 		if (need == NEED_PATH)
 			w->stats.flushes++;
 		rcx__win_wait(w, no_wait, &a);
@@ -238,6 +240,7 @@ int rcx__order_prepare(struct rcx_win *w, struct rcx__win_strm *s, int target,
 	/* a device that runs each endpoint's WRs in order, one complete
 	 * before the next (shm), keeps what a fence would */
 	*fence = need == NEED_FENCE && !w->ctx->info.ordered;
+	w->ctx->st.order_fenced += *fence;
 	return 0;
 }
 
@@ -348,6 +351,7 @@ RCX_API int rcx_win_order(struct rcx_win *w, int kind)
 		goto out;
 	}
 	w->stats.orders++;
+	w->ctx->st.order_calls++;
 	if (w->ctx->info.ordered)
 		cpu_order(kind);
 	for (t = 0; t < w->size; t++) {

@@ -153,6 +153,7 @@ static void op_wr_done(struct rcx_ctx *ctx, struct rcx__wrctx *wc,
 	struct rcx_win *w = op->win;
 
 	(*op->sq)--;
+	rcx__stats_cqe(&ctx->st, cqe->status);
 	if (cqe->status && !op->error)
 		op->error = op_status(cqe->status);
 	/*
@@ -572,6 +573,7 @@ int rcx__win_post(struct rcx_win *w, struct rcx__win_op *op, struct rcx_wr *wr,
 		op->error = ret;
 	*room.sq += posted;
 	op->nwr = posted;
+	rcx__stats_wrs(&ctx->st, wr, posted);
 	if (op->fenced) {
 		w->tgt[op->target].fenced++;
 		ctx->win_fenced++;

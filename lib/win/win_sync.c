@@ -88,6 +88,7 @@ static int flush_call(struct rcx_win *w, int target, bool local)
 		return -EINVAL;
 	rcx__lock(w->ctx);
 	ret = rcx__win_epoch_passive(w, target);
+	w->ctx->st.flushes += !ret;
 	if (!ret)
 		ret = rcx__win_flush_locked(w, target, local);
 	rcx__unlock(w->ctx);
