@@ -56,18 +56,25 @@ struct rcx_group;
  */
 #define RCX_BCOLL_TAG_BASE 0x3fff0000
 
-/*
- * Describe a collective on g. Datatypes and operations are those of the
- * accumulates (enum rcx_datatype, enum rcx_acc_op of <rcx/win.h>; the
- * bitwise operations take integer types only; RCX_REPLACE and RCX_NO_OP
- * are not reductions). RCX_IN_PLACE as sendbuf: the data is taken from
- * and the result left in recvbuf. *req is written on success only.
- * Errors: -EINVAL g not a live group, root out of range, count 0 or too
- * large, a NULL buffer, an unknown datatype or an operation it does not
- * take, sendbuf equal to recvbuf (use RCX_IN_PLACE); -ENOMEM.
- */
+/* sendbuf of a reduction or allgather: the data is in recvbuf already */
 #define RCX_IN_PLACE ((const void *)1)
 
+/*
+ * Describe a barrier, a broadcast from root or an allreduce on g, as an
+ * init request to hand to rcx_bind_coll; nothing is sent and nothing is
+ * registered yet. Local: each rank describes the same collective with the
+ * same arguments (count, datatype, op, root). Datatypes and operations are
+ * those of the accumulates (enum rcx_datatype, enum rcx_acc_op of
+ * <rcx/win.h>; the bitwise operations take integer types only;
+ * RCX_REPLACE and RCX_NO_OP are not reductions). RCX_IN_PLACE as sendbuf:
+ * the data is taken from and the result left in recvbuf. The buffers must
+ * stay valid until the bound collective is freed. *req is written on
+ * success only; free it with rcx_req_free once bound.
+ * Errors: -EINVAL g not a live group, root out of range, count 0 or too
+ * large, a NULL buffer, an unknown datatype or an operation it does not
+ * take, sendbuf equal to recvbuf (use RCX_IN_PLACE); -ENOMEM no memory
+ * for the request.
+ */
 RCX_API int rcx_barrier_init(struct rcx_group *g, const struct rcx_info *info,
 			     struct rcx_req **req);
 RCX_API int rcx_bcast_init(void *buf, size_t count, int datatype, int root,
@@ -105,7 +112,8 @@ RCX_API int rcx_allgather_init(const void *sendbuf, void *recvbuf, size_t count,
  * *coll is written on success only; init_req is not changed and may be
  * freed or bound again. Free the result with rcx_bind_free.
  * Errors: -EINVAL init_req is not a collective's init request, or its
- * group was freed; -ENOMEM; RCX_ERR_PROC_FAILED a member failed; errors
+ * group was freed; -ENOMEM no memory for the steps' channels;
+ * RCX_ERR_PROC_FAILED a member failed; errors
  * of rcx_bind (the binds of the steps).
  */
 RCX_API int rcx_bind_coll(struct rcx_req *init_req, const struct rcx_info *info,

@@ -40,7 +40,8 @@ struct rcx_req;
  * RCX_REPLACE or RCX_NO_OP, a buffer NULL where bytes are due
  * (logged, naming the value); RCX_ERR_PROC_FAILED a rank of g failed
  * (before: nothing is started; during: the request completes with it);
- * RCX_ERR_TRUNCATE (status) ranks gave different sizes; -ENOMEM.
+ * RCX_ERR_TRUNCATE (status) ranks gave different sizes; -ENOMEM no
+ * memory for the request or its rounds' messages.
  */
 RCX_API int rcx_group_bcast(struct rcx_group *g, void *buf, size_t len,
 			    int root);
@@ -58,7 +59,13 @@ RCX_API int rcx_group_ireduce(struct rcx_group *g, const void *in, void *out,
 			      size_t count, int dtype, int op, int root,
 			      struct rcx_req **req);
 
-/* The same, out at every rank (recursive doubling); out may be in. */
+/*
+ * Allreduce: out[i] = in[i] of rank 0 op ... op in[i] of the last rank,
+ * for count elements of dtype, at every rank (recursive doubling, the
+ * ranks past a power of two folded in first, so every rank gets the same
+ * bits). out may be in. Collective over g; the blocking form returns when
+ * this rank's out is complete.
+ */
 RCX_API int rcx_group_allreduce(struct rcx_group *g, const void *in, void *out,
 				size_t count, int dtype, int op);
 RCX_API int rcx_group_iallreduce(struct rcx_group *g, const void *in, void *out,
@@ -66,8 +73,11 @@ RCX_API int rcx_group_iallreduce(struct rcx_group *g, const void *in, void *out,
 				 struct rcx_req **req);
 
 /*
- * Every rank's len bytes of in land at root's out + rank * len (size *
- * len bytes, rank order); out is used at root only.
+ * Gather: every rank's len bytes of in land at root's out + rank * len
+ * (size * len bytes, in rank order), each sent straight to root. out is
+ * used at root only (NULL elsewhere is fine) and must not overlap in.
+ * Collective over g; a non-root rank's call returns once its block is
+ * sent.
  */
 RCX_API int rcx_group_gather(struct rcx_group *g, const void *in, size_t len,
 			     void *out, int root);

@@ -184,7 +184,7 @@ RCX_API int rcx_group_peer_info(struct rcx_group *g, int rank,
  * RCX_UNDEFINED, n out of 0..size, ranks NULL with n > 0, a rank out of
  * range or given twice, the ranks of parent not making the same call
  * with the same list; RCX_ERR_PROC_FAILED a rank of parent failed;
- * -ENOMEM.
+ * -ENOMEM no memory for the exchange or the new group.
  */
 RCX_API int rcx_group_split(struct rcx_group *parent, int color, int key,
 			    struct rcx_group **out);

@@ -66,8 +66,12 @@ struct rcx_stats {
 };
 
 /*
- * The counters of ctx so far, in *stats (stats->size set by the caller).
- * Errors: -EINVAL ctx not a live context, stats NULL, or stats->size
+ * The counters of ctx so far, in *stats: set stats->size to
+ * sizeof(struct rcx_stats) first; rcx fills the fields both it and the
+ * caller's struct know (never past size) and sets stats->version to
+ * RCX_STATS_VERSION. Local, no communication; counts derived from the
+ * channels are summed at the call. RCX_STATS=1 prints the same at
+ * rcx_ctx_destroy. Errors: -EINVAL ctx not a live context, stats NULL, or stats->size
  * smaller than the first two fields (logged); nothing is written then.
  */
 RCX_API int rcx_ctx_stats(struct rcx_ctx *ctx, struct rcx_stats *stats);
