@@ -182,7 +182,7 @@ static void sc_allreduce(void)
 /* int64 SUM to each root in turn, not in place and in place */
 static void sc_reduce(void)
 {
-	int64_t send[COUNT], recv[COUNT], want;
+	int64_t send[COUNT] = { 0 }, recv[COUNT] = { 0 }, want;
 	struct rcx_req *init, *c[2] = { NULL, NULL };
 	int i, j, k, bad = 0;
 
