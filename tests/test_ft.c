@@ -32,6 +32,8 @@
  */
 #define DETECT_BOUND_MS	       1000
 #define DETECT_SILENT_BOUND_MS 2000
+/* traffic to a victim goes on at most this long waiting for its failure */
+#define TRAFFIC_MAX_US (60 * 1000000LL)
 /*
  * What fails the test: detection ten times slower than documented. A busy
  * host (emulated guests sharing two cores) stretches the documented bound
@@ -184,6 +186,7 @@ static void sc_passive(struct job *j)
 	struct rcx_win *w;
 	uint64_t *base, v = 7;
 	uint32_t old_rkey = 0;
+	long long until;
 	int t, k, ret = 0, me = j->rank;
 	int a = j->victim == 0 ? 1
 			       : 0; /* survivors a and b do the late write */
@@ -200,8 +203,11 @@ static void sc_passive(struct job *j)
 	barrier_before_kill(j);
 	if (me == j->victim)
 		victim_dies(j, w, true);
-	/* keep the traffic going until the failure stops it */
-	for (k = 0; !ret && k < 1000000; k++) {
+	/* keep the traffic going until the failure stops it (a time
+	 * bound, not a count: a fast path runs any count out before the
+	 * victim has gone) */
+	until = rcx__now_us() + TRAFFIC_MAX_US;
+	for (k = 0; !ret && rcx__now_us() < until; k++) {
 		t = k % j->size;
 		ret = rcx_put(w, &v, 8, t, S_DATA + me);
 		if (!ret)
@@ -432,6 +438,7 @@ static void silent(struct job *j, bool disconnect, bool idle)
 {
 	struct rcx_win *w;
 	uint64_t *base, v = 9;
+	long long until;
 	int t, k, ret = 0;
 
 	if (!(w = make(j, &base)))
@@ -460,8 +467,11 @@ static void silent(struct job *j, bool disconnect, bool idle)
 		sleep(20); /* silent: the survivors finish without it */
 		die();
 	}
-	/* idle: nothing is sent to it, the heartbeat has to find it */
-	for (k = 0; !idle && !ret && k < 1000000; k++) {
+	/* idle: nothing is sent to it, the heartbeat has to find it;
+	 * else the traffic goes on until the silence stops it (a time
+	 * bound: the victim goes silent 300 ms after the barrier) */
+	until = rcx__now_us() + TRAFFIC_MAX_US;
+	for (k = 0; !idle && !ret && rcx__now_us() < until; k++) {
 		ret = rcx_put(w, &v, 8, j->victim, S_DATA + j->rank);
 		if (!ret)
 			ret = rcx_win_flush(w, j->victim);
