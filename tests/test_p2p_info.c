@@ -14,17 +14,16 @@
 #include "test_p2p.h"
 #include "tu.h"
 
-/* The provider that carries a connection to a peer on this host. */
-static const char *expected_provider(struct tp_job *j)
+/*
+ * The provider that made the endpoint of the connection to peer: under
+ * auto shm for a peer of this node, verbs for one of another (rcx-run
+ * --nodes), and the lower provider under fault.
+ */
+static const char *expected_provider(struct tp_job *j, int peer)
 {
-	const char *name = j->ctx->ops->name;
+	const struct rcx__conn *c = j->g->conns[peer];
 
-	if (!strcmp(name, "auto"))
-		return "shm";
-	if (!strcmp(name, "fault"))
-		return getenv("RCX_FAULT_LOWER") ? getenv("RCX_FAULT_LOWER")
-						 : "verbs";
-	return name;
+	return c && c->ep ? rcx__obj_ops(c->ep)->name : "(no endpoint)";
 }
 
 static void bad_calls(struct tp_job *j, int peer)
@@ -59,9 +58,9 @@ void sc_peer_info(struct tp_job *j)
 	TP_CHECK_OK(rcx_group_barrier(j->g));
 	TP_CHECK_OK(rcx_group_peer_info(j->g, peer, &info));
 	TP_CHECK_EQ(info.version, RCX_PEER_INFO_VERSION);
-	if (strcmp(info.provider, expected_provider(j)))
+	if (strcmp(info.provider, expected_provider(j, peer)))
 		TP_FAIL("rank %d: provider %s, expected %s", j->rank,
-			info.provider, expected_provider(j));
+			info.provider, expected_provider(j, peer));
 	TP_CHECK(info.max_inline > 0);
 	if (!strcmp(info.provider, "shm")) {
 		TP_CHECK(!strcmp(info.device, "shm"));
