@@ -12,7 +12,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <unistd.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <rcx/rcx.h>
 #include "lib/core/core.h"
 #include "tu.h"
@@ -459,7 +463,14 @@ static void deep_eager_setup(void)
 	setenv("RCX_CONNECT", "eager", 1);
 }
 
+/* the job of shm_sweep_ns: its context's first device swept */
+static void sc_sweep(struct tp_job *j)
+{
+	TP_CHECK_EQ(j->size, 2);
+}
+
 static const struct tp_scenario scenarios[] = {
+	{ .name = "sweep", .run = sc_sweep, .size = 2 },
 	{ .name = "chans", .run = sc_chans, .size = 2 },
 	{ .name = "deep_lazy",
 	  .run = sc_deep,
@@ -512,12 +523,74 @@ static void test_deep_eager(void)
 	deep("deep_eager");
 }
 
+/*
+ * A shm device sweeps the segments of dead processes from /dev/shm when
+ * it opens, by the pid in their names. A pid means something only in its
+ * own PID namespace: a segment made in another one (a container or a
+ * Slurm step sharing /dev/shm) must stay, though no process here has its
+ * pid; one of ours whose process is gone must go. (The names carried no
+ * namespace before, and a job's live segments could vanish under a
+ * process of another namespace opening a device: its peers then failed
+ * to connect, RCX_ERR_PROC_FAILED.)
+ */
+static void test_shm_sweep_ns(void)
+{
+	const char *p = getenv("RCX_PROVIDER");
+	char other[64], ours[64];
+	bool kept, gone;
+	struct stat st;
+	pid_t dead;
+	int fd;
+
+	if (!p || (strcmp(p, "shm") && strcmp(p, "auto"))) {
+		printf("\n    shm sweep: not on RCX_PROVIDER=%s (no shm)\n",
+		       p ? p : "(unset)");
+		return;
+	}
+	CU_ASSERT_EQUAL_FATAL(stat("/proc/self/ns/pid", &st), 0);
+	/* a pid no process here has */
+	dead = fork();
+	CU_ASSERT_FATAL(dead >= 0);
+	if (!dead)
+		_exit(0);
+	CU_ASSERT_EQUAL_FATAL(waitpid(dead, NULL, 0), dead);
+	snprintf(other, sizeof(other), "/rcx-shm.%lu-%d.0",
+		 (unsigned long)st.st_ino + 1, (int)dead);
+	snprintf(ours, sizeof(ours), "/rcx-shm.%lu-%d.0",
+		 (unsigned long)st.st_ino, (int)dead);
+	fd = shm_open(other, O_CREAT | O_EXCL | O_RDWR, 0600);
+	CU_ASSERT_FATAL(fd >= 0);
+	close(fd);
+	fd = shm_open(ours, O_CREAT | O_EXCL | O_RDWR, 0600);
+	CU_ASSERT(fd >= 0);
+	if (fd >= 0)
+		close(fd);
+	/* fresh processes: the first device of each sweeps */
+	CU_ASSERT_EQUAL(tu_mp_run(2, "limits", "sweep", 120), 0);
+	fd = shm_open(other, O_RDWR, 0);
+	kept = fd >= 0;
+	if (fd >= 0)
+		close(fd);
+	fd = shm_open(ours, O_RDWR, 0);
+	gone = fd < 0 && errno == ENOENT;
+	if (fd >= 0)
+		close(fd);
+	printf("\n    shm sweep: another namespace's %s %s, our dead %s %s\n",
+	       other, kept ? "kept" : "REMOVED", ours,
+	       gone ? "removed" : "KEPT");
+	CU_ASSERT(kept);
+	CU_ASSERT(gone);
+	shm_unlink(other);
+	shm_unlink(ours);
+}
+
 static const CU_TestInfo tests[] = {
 	{ "depth_check", test_depth_check },
 	{ "connect_timeout", test_connect_timeout },
 	{ "many_chans", test_many_chans },
 	{ "deep_lazy", test_deep_lazy },
 	{ "deep_eager", test_deep_eager },
+	{ "shm_sweep_ns", test_shm_sweep_ns },
 	CU_TEST_INFO_NULL,
 };
 

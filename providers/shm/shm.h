@@ -64,7 +64,9 @@
 #define SHM_LOCKS    256
 #define SHM_CQ_MIN   1024
 #define SHM_PDATA    56
-#define SHM_MAX_WR   16384
+/* a segment's name: see shm_seg_name */
+#define SHM_SEG_NAME_MAX 64
+#define SHM_MAX_WR	 16384
 /*
  * Peers' liveness (their pidfds) is looked at once in SHM_LIVE_MS of
  * progress, and whenever a wait is about to sleep: a spinning process
@@ -187,7 +189,7 @@ struct shm_msg {
 	uint32_t dst_ep; /* receiver's endpoint id (0 on CONNECT) */
 	uint32_t pdata_len;
 	uint8_t pdata[SHM_PDATA];
-	char seg[48]; /* CONNECT: the connection segment's name */
+	char seg[SHM_SEG_NAME_MAX]; /* CONNECT: the connection segment's name */
 };
 
 struct shm_cm_node {
@@ -238,7 +240,7 @@ struct shm_ep {
 	} maps[SHM_MAPS];
 	uint32_t map_next;
 	struct shm_conn_seg *cseg;
-	char cseg_name[48];
+	char cseg_name[SHM_SEG_NAME_MAX];
 	struct shm_dir *tx, *rx; /* dir[side], dir[!side] */
 	uint32_t sq_reaped;	 /* tx: completions taken up to here */
 	uint32_t rq_reaped;	 /* rx: receive completions taken */
@@ -252,7 +254,7 @@ struct shm_ep {
 
 struct shm_dev {
 	struct shm_dev_seg *seg;
-	char seg_name[48];
+	char seg_name[SHM_SEG_NAME_MAX];
 	uint32_t num;
 	pid_t pid;
 	int sock;
@@ -320,6 +322,17 @@ void shm_cm_push(struct shm_dev *dev, const struct rcx_cm_event *ev);
 void shm_name_addr(pid_t pid, uint32_t dev, bool kick, struct sockaddr_un *a,
 		   socklen_t *len);
 void *shm_map(const char *name, size_t len, bool create);
+/*
+ * The name of a segment of process pid's device dev (peers share our PID
+ * namespace: the node key says so), "/rcx-shm.NS-PID.DEV", with ".x" for
+ * what the device holds when suffix is not NULL (its printf form and
+ * value). NS, the PID namespace, keeps shm_sweep from taking a live
+ * process of another namespace that shares /dev/shm for a dead one.
+ */
+/* Our PID namespace's inode, 0 when /proc does not say. */
+unsigned long shm_pid_ns(void);
+void shm_seg_name(char *buf, size_t len, pid_t pid, uint32_t dev,
+		  const char *suffix, uint32_t v);
 void shm_flush_out(struct shm_dev *dev);
 int shm_drain_sock(struct shm_dev *dev);
 /*

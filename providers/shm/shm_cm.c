@@ -56,7 +56,7 @@ static int addr_parse(const char *s, pid_t *pid, uint32_t *dev)
 
 static void dev_seg_name(pid_t pid, uint32_t dev, char *buf, size_t len)
 {
-	snprintf(buf, len, "/rcx-shm.%d.%u", (int)pid, dev);
+	shm_seg_name(buf, len, pid, dev, NULL, 0);
 }
 
 static struct shm_ep *ep_new(struct shm_dev *dev,
@@ -204,8 +204,8 @@ int shm_ep_connect(struct rcx_dev *d, const char *addr,
 		return -EINVAL;
 	ep->side = 0;
 	ep->state = SHM_EP_CONNECTING;
-	snprintf(ep->cseg_name, sizeof(ep->cseg_name), "/rcx-shm.%d.%u.%u",
-		 (int)dev->pid, dev->num, ep->id);
+	shm_seg_name(ep->cseg_name, sizeof(ep->cseg_name), dev->pid, dev->num,
+		     ".%u", ep->id);
 	ep->cseg = shm_map(ep->cseg_name, sizeof(*ep->cseg), true);
 	if (!ep->cseg) {
 		ret = -errno;
@@ -545,11 +545,15 @@ int shm_cm_poll(struct rcx_dev *d, struct rcx_cm_event *ev)
 
 /*
  * Segments of processes that died without closing (kill -9 of a whole
- * job leaves nobody to notice): removed when a device opens.
+ * job leaves nobody to notice): removed when a device opens. Only those
+ * of our PID namespace: a pid of another one (a container or a Slurm
+ * step sharing /dev/shm) means nothing here, and its process may be
+ * alive.
  */
 void shm_sweep(void)
 {
 	DIR *d = opendir("/dev/shm");
+	unsigned long ns = shm_pid_ns(), theirs;
 	struct dirent *e;
 	char path[300];
 	int pid;
@@ -557,8 +561,8 @@ void shm_sweep(void)
 	if (!d)
 		return;
 	while ((e = readdir(d)))
-		if (sscanf(e->d_name, "rcx-shm.%d.", &pid) == 1 && pid > 0 &&
-		    kill(pid, 0) && errno == ESRCH) {
+		if (sscanf(e->d_name, "rcx-shm.%lu-%d.", &theirs, &pid) == 2 &&
+		    theirs == ns && pid > 0 && kill(pid, 0) && errno == ESRCH) {
 			snprintf(path, sizeof(path), "/%s", e->d_name);
 			shm_unlink(path);
 		}

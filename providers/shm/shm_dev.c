@@ -13,6 +13,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <time.h>
 #include "shm.h"
 
@@ -29,6 +30,26 @@ void shm_name_addr(pid_t pid, uint32_t dev, bool kick, struct sockaddr_un *a,
 	n = snprintf(a->sun_path + 1, sizeof(a->sun_path) - 1,
 		     "rcx-shm.%d.%u%s", (int)pid, dev, kick ? ".k" : "");
 	*len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + n);
+}
+
+unsigned long shm_pid_ns(void)
+{
+	static unsigned long ns;
+	struct stat st;
+
+	if (!ns && !stat("/proc/self/ns/pid", &st))
+		ns = (unsigned long)st.st_ino;
+	return ns;
+}
+
+void shm_seg_name(char *buf, size_t len, pid_t pid, uint32_t dev,
+		  const char *suffix, uint32_t v)
+{
+	int n = snprintf(buf, len, "/rcx-shm.%lu-%d.%u", shm_pid_ns(), (int)pid,
+			 dev);
+
+	if (suffix && n > 0 && (size_t)n < len)
+		snprintf(buf + n, len - (size_t)n, suffix, v);
 }
 
 /* Map a named segment of len bytes; create: new, zeroed, owner only. */
@@ -283,8 +304,8 @@ static int dev_open(const struct rcx_dev_attr *attr, struct rcx_dev **out)
 	prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
 	if (dev->num == 0)
 		shm_sweep();
-	snprintf(dev->seg_name, sizeof(dev->seg_name), "/rcx-shm.%d.%u",
-		 (int)dev->pid, dev->num);
+	shm_seg_name(dev->seg_name, sizeof(dev->seg_name), dev->pid, dev->num,
+		     NULL, 0);
 	dev->seg = shm_map(dev->seg_name, sizeof(*dev->seg), true);
 	if (!dev->seg) {
 		ret = -errno;

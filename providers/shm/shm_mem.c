@@ -2,7 +2,7 @@
 /*
  * The shared-memory provider: memory peers map. A buffer the library
  * allocates through mem_alloc (a window of rcx_win_allocate, a channel's
- * control words) is a segment "/rcx-shm.PID.DEV.mID"; a registration
+ * control words) is a segment "/rcx-shm.NS-PID.DEV.mID"; a registration
  * inside one says so in the registration table, and a peer that reaches
  * it maps the segment once and then reads, writes and runs atomics on it
  * with plain loads and stores: no system call per operation. Other memory
@@ -79,7 +79,7 @@ static void mem_unlist(struct shm_mem *s)
 
 void shm_mem_name(pid_t pid, uint32_t dev, uint32_t id, char *buf, size_t len)
 {
-	snprintf(buf, len, "/rcx-shm.%d.%u.m%u", (int)pid, dev, id);
+	shm_seg_name(buf, len, pid, dev, ".m%u", id);
 }
 
 /* The segment of ours that holds [addr, addr+len), or NULL. */
