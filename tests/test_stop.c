@@ -14,6 +14,11 @@
  * the heartbeat, rendezvous, window protocols, the launcher's failure
  * notices. On shm a stopped rank moves nothing at all until it runs
  * again. That a real death is still found is the ft suite's business.
+ *
+ * The transport giving up on a live rank (what delayed ACKs do to a
+ * queue pair) is made to happen by the fault provider on every provider:
+ * RCX_ERR_TRANSPORT first, a process failure only after
+ * RCX_FT_TIMEOUT_MS.
  */
 #include <errno.h>
 #include <signal.h>
@@ -25,6 +30,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include <rcx/rcx.h>
+#include "providers/fault/fault.h"
+#include "lib/core/core.h"
 #include "tu.h"
 #include "tu_mp.h"
 
@@ -330,12 +337,77 @@ out:
 	rcx_info_free(&info);
 }
 
+/*
+ * The transport gives up on a live peer: rank 0's connection to rank 1
+ * reports a send as failed (the fault provider, as when the QP's retries
+ * run out under delayed ACKs). Rank 0 sees RCX_ERR_TRANSPORT, and rank 1
+ * is not failed until RCX_FT_TIMEOUT_MS has passed with no sign of its
+ * death; it is then, as a dead rank is. Rank 1 lives until rank 0 is gone.
+ */
+#define FT_TIMEOUT "3000"
+
+static void ft_timeout_env(void)
+{
+	setenv("RCX_FT_TIMEOUT_MS", FT_TIMEOUT, 1);
+}
+
+/* Progress until rank of g is failed here; its number of failed. */
+static int wait_failed(struct tp_job *j)
+{
+	long long end = tu_now_ms() + 60000;
+	int n = 0;
+
+	while (!n && tu_now_ms() < end)
+		TP_CHECK_OK(rcx_group_get_failed(j->g, NULL, 0, &n));
+	return n;
+}
+
+static void sc_transport(struct tp_job *j)
+{
+	int32_t pid = (int32_t)getpid(), pids[2] = { 0, 0 };
+	uint64_t v = 7, in = 0;
+	long long end;
+	int n = -1;
+
+	TP_CHECK_OK(rcx_group_allgather(j->g, &pid, sizeof(pid), pids));
+	TP_CHECK_OK(rcx_group_barrier(j->g));
+	if (j->rank == 0) {
+		rcx__fault_fail_next(j->g->conns[1], RCX_ERR_TRANSPORT);
+		TP_CHECK_OK(rcx_send(j->g, &v, sizeof(v), 1, DATA_TAG));
+		/* the connection broke: its receives end, as what follows */
+		TP_CHECK_EQ(
+			rcx_recv(j->g, &in, sizeof(in), 1, DATA_TAG + 1, NULL),
+			RCX_ERR_TRANSPORT);
+		TP_CHECK_OK(rcx_group_get_failed(j->g, NULL, 0, &n));
+		TP_CHECK_EQ(n, 0);
+		TP_CHECK_EQ(rcx_send(j->g, &v, sizeof(v), 1, DATA_TAG),
+			    RCX_ERR_TRANSPORT);
+		TP_CHECK_EQ(wait_failed(j), 1);
+		TP_CHECK_EQ(rcx_send(j->g, &v, sizeof(v), 1, DATA_TAG),
+			    RCX_ERR_PROC_FAILED);
+	} else {
+		TP_CHECK_OK(rcx_recv(j->g, &in, sizeof(in), 0, DATA_TAG, NULL));
+		TP_CHECK_EQ(in, v);
+		end = tu_now_ms() + 60000;
+		while (kill(pids[0], 0) == 0 && tu_now_ms() < end)
+			usleep(10000);
+		TP_CHECK(tu_now_ms() < end);
+	}
+	/* no final barrier: the pair is broken */
+	TP_CHECK_OK(rcx_group_free(&j->g));
+}
+
 static const struct tp_scenario scenarios[] = {
 	{ .name = "fence", .run = sc_fence, .size = 2 },
 	{ .name = "lock", .run = sc_lock, .size = 2 },
 	{ .name = "lockall", .run = sc_lockall, .size = 2 },
 	{ .name = "p2p", .run = sc_p2p, .size = 2 },
 	{ .name = "chan", .run = sc_chan, .size = 2 },
+	{ .name = "transport",
+	  .run = sc_transport,
+	  .provider = "fault",
+	  .size = 2,
+	  .setup = ft_timeout_env },
 };
 
 static int peer_main(int argc, char **argv)
@@ -383,12 +455,18 @@ static void test_chan(void)
 	job("chan");
 }
 
+static void test_transport(void)
+{
+	job("transport");
+}
+
 static const CU_TestInfo tests[] = {
 	{ "stopped_in_fence_epoch", test_fence },
 	{ "stopped_target_of_lock_unlock", test_lock },
 	{ "stopped_in_lock_all_flush", test_lockall },
 	{ "stopped_in_p2p_exchange", test_p2p },
 	{ "stopped_receiver_of_channel_stream", test_chan },
+	{ "transport_gives_up_on_live_peer", test_transport },
 	CU_TEST_INFO_NULL,
 };
 
