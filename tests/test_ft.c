@@ -446,7 +446,8 @@ static void end_ep(struct job *j, struct rcx_ep *ep, bool disconnect)
  * cutoff (verbs): a live peer whose queue pairs broke is not failed at
  * once. The put that ran out of retries reports RCX_ERR_TRANSPORT, the
  * peer is not in the failed set and the window is valid; only after
- * RCX_FT_TIMEOUT_MS is it failed, as checked below.
+ * RCX_FT_TIMEOUT_MS is it failed, as checked below, and rcx-run, told so
+ * by the survivors, kills it (it would exit with status 3 otherwise).
  */
 static void cutoff_check(struct job *j, struct rcx_win *w, int ret)
 {
@@ -490,8 +491,20 @@ static void silent(struct job *j, bool disconnect, bool idle, bool cutoff)
 			if (w->nep && w->nep[t].ep)
 				end_ep(j, w->nep[t].ep, disconnect);
 		}
-		sleep(20); /* silent: the survivors finish without it */
-		die();
+		/* silent: the survivors finish without it */
+		if (!cutoff) {
+			sleep(20);
+			die();
+		}
+		/* cut off alive: once the survivors declare it failed, the
+		 * launcher kills it; a rank still here long after is a
+		 * zombie the others ignore */
+		sleep(60);
+		printf("rank %d: declared failed but not killed by the "
+		       "launcher\n",
+		       j->rank);
+		fflush(NULL);
+		_exit(3);
 	}
 	/* idle: nothing is sent to it, the heartbeat has to find it;
 	 * else the traffic goes on until the silence stops it (a time

@@ -57,6 +57,33 @@ void rcx__group_failed(struct rcx_group *g, int rank, int err)
 	rcx__group_subs_each(g, rank, rcx__group_failed, err);
 }
 
+/*
+ * g's rank is failed without a sign of its death (the transport gave up
+ * on it, and RCX_FT_TIMEOUT_MS passed or is 0): tell the launcher, which
+ * fails it for every rank of the job and kills it (rcx-run), so that it
+ * cannot go on as a zombie the others no longer hear. Only for members of
+ * the launcher's job (the world and its sub-groups).
+ */
+static void declare_failed(struct rcx_group *g, int rank)
+{
+	struct rcx_ctx *ctx = g->ctx;
+	struct rcx_group *root = rcx__group_root(g);
+	int rr = g->root ? g->root_rank[rank] : rank;
+	int ret;
+
+	/* in the group that owns the connection, and so in all of its
+	 * sub-groups (a sub-group's conns[] are its root's) */
+	rcx__group_failed(root, rr, RCX_ERR_PROC_FAILED);
+	if (!ctx->world || root != ctx->world || !ctx->boot ||
+	    !ctx->boot->ops->declare_failed)
+		return;
+	ret = ctx->boot->ops->declare_failed(ctx->boot, rr);
+	rcx__log(ret ? RCX__LOG_WARN : RCX__LOG_INFO, "ft",
+		 "rank %d of the job declared failed to the launcher (%s): %s",
+		 rr, ctx->boot->ops->name,
+		 ret ? rcx_strerror(ret) : "it fails it for every rank");
+}
+
 void rcx__group_suspect(struct rcx_group *g, int rank, int err)
 {
 	struct rcx__conn *c;
@@ -66,7 +93,7 @@ void rcx__group_suspect(struct rcx_group *g, int rank, int err)
 	c = g->conns[rank];
 	if (!c || !g->ctx->cfg.ft_timeout_ms) {
 		/* nothing to hold the suspicion, or told not to wait */
-		rcx__group_failed(g, rank, RCX_ERR_PROC_FAILED);
+		declare_failed(g, rank);
 		return;
 	}
 	if (c->suspect_us)
@@ -124,7 +151,7 @@ static void suspects_due(struct rcx_ctx *ctx, long long now)
 				 "rank %d of a group of %d: unreachable for "
 				 "RCX_FT_TIMEOUT_MS=%lu: failed",
 				 i, g->size, ctx->cfg.ft_timeout_ms);
-			rcx__group_failed(g, i, RCX_ERR_PROC_FAILED);
+			declare_failed(g, i);
 		}
 }
 
