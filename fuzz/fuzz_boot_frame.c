@@ -21,7 +21,7 @@ static void one_frame(const uint8_t *data, size_t size)
 		return;
 	FZ_ASSERT(size == RCX__BOOT_HDR_LEN + (size_t)f.len);
 	FZ_ASSERT(f.payload == data + RCX__BOOT_HDR_LEN);
-	FZ_ASSERT(f.type >= RCX__BOOT_HELLO && f.type <= RCX__BOOT_ABORT);
+	FZ_ASSERT(f.type >= RCX__BOOT_HELLO && f.type <= RCX__BOOT_DECLARE);
 	FZ_ASSERT(f.status <= RCX__BOOT_STATUS_MAX);
 	rcx__boot_hdr_encode(&f, hdr);
 	FZ_ASSERT(!memcmp(hdr, data, sizeof(hdr)));

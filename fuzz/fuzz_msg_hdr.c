@@ -24,7 +24,7 @@ static int expected_end(const uint8_t *data, size_t size, size_t slot,
 
 	while (fz_next(&s, &rec, &len)) {
 		if (len > slot)
-			return RCX_ERR_PROC_FAILED; /* local length error */
+			return RCX_ERR_LOCAL; /* local length error */
 		memset(&h, 0, sizeof(h));
 		memcpy(&h, rec, len < sizeof(h) ? len : sizeof(h));
 		if (!rcx__hdr_ok(&h, (uint32_t)len, eager))

@@ -167,7 +167,8 @@ static void test_frame_rules(void)
 		CU_ASSERT_EQUAL(rcx__boot_frame_parse(buf, n, &f), -EPROTO); \
 	} while (0)
 	BAD(frame_build(buf, 0, 0, 0, 0, NULL, 0));
-	BAD(frame_build(buf, RCX__BOOT_ABORT + 1, 0, 0, 0, NULL, 0));
+	BAD(frame_build(buf, RCX__BOOT_DECLARE + 1, 0, 0, 0, NULL, 0));
+	BAD(frame_build(buf, RCX__BOOT_DECLARE, 1, 0, 0, "x", 1));
 	BAD(frame_build(buf, RCX__BOOT_FAILED, 0, 0, RCX__BOOT_STATUS_MAX + 1,
 			NULL, 0));
 	BAD(frame_build(buf, RCX__BOOT_FAILED, RCX__BOOT_MAX_SIZE, 0, 0, NULL,
@@ -490,6 +491,54 @@ static void test_server_departures(void)
 	CU_ASSERT(c[0].f.type == RCX__BOOT_ABORT &&
 		  c[0].f.status == RCX__BOOT_OK);
 	raw_close(&c[0]);
+}
+
+/*
+ * A rank declares another failed (cut off past RCX_FT_TIMEOUT_MS): the
+ * others hear FAILED as after a death, the declared one is dropped, and
+ * the launcher learns whom to kill, once. A rank declaring itself breaks
+ * the protocol.
+ */
+static void test_server_declare(void)
+{
+	struct sockaddr_un sa;
+	struct raw c[3];
+	uint8_t buf[64];
+	socklen_t sl;
+	int r, rank = -1, by = -1;
+
+	CU_ASSERT_EQUAL_FATAL(srv_start(3, 9, &sa, &sl), 0);
+	for (r = 0; r < 3; r++) {
+		raw_open(&c[r], &sa, sl);
+		raw_hello(&c[r], r, 9, 3);
+		CU_ASSERT(raw_is(&c[r], RCX__BOOT_HELLO, r, 0));
+	}
+	CU_ASSERT_EQUAL(rcx__boot_srv_declared(srv, &rank, &by), 0);
+	raw_write(&c[0], buf,
+		  frame_build(buf, RCX__BOOT_DECLARE, 2, 0, 0, NULL, 0));
+	CU_ASSERT(raw_is(&c[0], RCX__BOOT_FAILED, 2, 0));
+	CU_ASSERT(raw_is(&c[1], RCX__BOOT_FAILED, 2, 0));
+	CU_ASSERT_EQUAL(rcx__boot_recv(c[2].fd, &c[2].rx, &c[2].f, 2000),
+			-ECONNRESET);
+	CU_ASSERT_EQUAL(rcx__boot_srv_declared(srv, &rank, &by), 1);
+	CU_ASSERT(rank == 2 && by == 0);
+	/* once, and not again when another declares it too */
+	raw_write(&c[1], buf,
+		  frame_build(buf, RCX__BOOT_DECLARE, 2, 0, 0, NULL, 0));
+	CU_ASSERT(raw_nothing(&c[1]));
+	CU_ASSERT_EQUAL(rcx__boot_srv_declared(srv, &rank, &by), 0);
+	/* the launcher's exit report of it changes nothing more */
+	rcx__boot_srv_rank_gone(srv, 2, 1);
+	CU_ASSERT(raw_nothing(&c[0]));
+	/* declaring oneself is not the protocol */
+	raw_write(&c[1], buf,
+		  frame_build(buf, RCX__BOOT_DECLARE, 1, 0, 0, NULL, 0));
+	CU_ASSERT(raw_is(&c[1], RCX__BOOT_ABORT, 1, RCX__BOOT_PROTOCOL));
+	CU_ASSERT(raw_is(&c[0], RCX__BOOT_FAILED, 1, 0));
+	CU_ASSERT_EQUAL(rcx__boot_srv_declared(srv, &rank, &by), 0);
+	rcx__boot_srv_close(srv);
+	for (r = 0; r < 3; r++)
+		raw_close(&c[r]);
 }
 
 /* --- backend choice and singleton --- */
@@ -1075,6 +1124,7 @@ static const CU_TestInfo tests[] = {
 	{ "stream", test_stream },
 	{ "server_join_rounds", test_server_join_rounds },
 	{ "server_departures", test_server_departures },
+	{ "server_declare", test_server_declare },
 	{ "singleton", test_singleton },
 	{ "choice", test_choice },
 	{ "choice_slurm", test_choice_slurm },

@@ -27,13 +27,20 @@
 
 /*
  * Documented bounds (docs/config.md): kill -9 to invalid on a survivor;
- * a silent peer (QP retries after the next send or heartbeat), with room
- * for the emulator.
+ * a silent peer (QP retries after the next send or heartbeat, then
+ * RCX_FT_TIMEOUT_MS), with room for the emulator.
  */
 #define DETECT_BOUND_MS	       1000
-#define DETECT_SILENT_BOUND_MS 2000
+#define DETECT_SILENT_BOUND_MS 2500
 /* traffic to a victim goes on at most this long waiting for its failure */
 #define TRAFFIC_MAX_US (60 * 1000000LL)
+/*
+ * RCX_FT_TIMEOUT_MS of the jobs whose victim goes silent alive: part of
+ * the silent bound above (the QP's retries, ~0.5 s, come first).
+ */
+#define FT_TIMEOUT_MS "1000"
+/* the cut-off job: long enough to look at the suspect before it fails */
+#define CUTOFF_FT_TIMEOUT_MS "3000"
 /*
  * What fails the test: detection ten times slower than documented. A busy
  * host (emulated guests sharing two cores) stretches the documented bound
@@ -421,10 +428,11 @@ static void sc_idle(struct job *j)
 /*
  * Not a death: the victim's connections end (rdma_disconnect) or its
  * queue pairs are forced into the error state, and it goes silent. The
- * survivors treat it as failed: by the disconnect event, or by their
- * next send to it running out of retries. Its queue pairs are those of
- * the group and the window's own ones to the peers of its node (auto
- * with a device: win.c), through which the puts to it go.
+ * survivors treat it as failed: by the disconnect event, or once their
+ * next send to it ran out of retries and RCX_FT_TIMEOUT_MS passed with no
+ * sign of life (the test sets it). Its queue pairs are those of the
+ * group and the window's own ones to the peers of its node (auto with a
+ * device: win.c), through which the puts to it go.
  */
 static void end_ep(struct job *j, struct rcx_ep *ep, bool disconnect)
 {
@@ -434,7 +442,26 @@ static void end_ep(struct job *j, struct rcx_ep *ep, bool disconnect)
 		j->ctx->ops->ep_set_error(ep);
 }
 
-static void silent(struct job *j, bool disconnect, bool idle)
+/*
+ * cutoff (verbs): a live peer whose queue pairs broke is not failed at
+ * once. The put that ran out of retries reports RCX_ERR_TRANSPORT, the
+ * peer is not in the failed set and the window is valid; only after
+ * RCX_FT_TIMEOUT_MS is it failed, as checked below, and rcx-run, told so
+ * by the survivors, kills it (it would exit with status 3 otherwise).
+ */
+static void cutoff_check(struct job *j, struct rcx_win *w, int ret)
+{
+	int n = -1;
+
+	TP_CHECK_EQ(ret, RCX_ERR_TRANSPORT);
+	printf("rank %d: put to the cut-off rank %d: %s\n", j->rank, j->victim,
+	       rcx_strerror(ret));
+	TP_CHECK_OK(rcx_group_get_failed(j->g, NULL, 0, &n));
+	TP_CHECK_EQ(n, 0);
+	TP_CHECK(!w->invalid);
+}
+
+static void silent(struct job *j, bool disconnect, bool idle, bool cutoff)
 {
 	struct rcx_win *w;
 	uint64_t *base, v = 9;
@@ -464,8 +491,20 @@ static void silent(struct job *j, bool disconnect, bool idle)
 			if (w->nep && w->nep[t].ep)
 				end_ep(j, w->nep[t].ep, disconnect);
 		}
-		sleep(20); /* silent: the survivors finish without it */
-		die();
+		/* silent: the survivors finish without it */
+		if (!cutoff) {
+			sleep(20);
+			die();
+		}
+		/* cut off alive: once the survivors declare it failed, the
+		 * launcher kills it; a rank still here long after is a
+		 * zombie the others ignore */
+		sleep(60);
+		printf("rank %d: declared failed but not killed by the "
+		       "launcher\n",
+		       j->rank);
+		fflush(NULL);
+		_exit(3);
 	}
 	/* idle: nothing is sent to it, the heartbeat has to find it;
 	 * else the traffic goes on until the silence stops it (a time
@@ -476,9 +515,15 @@ static void silent(struct job *j, bool disconnect, bool idle)
 		if (!ret)
 			ret = rcx_win_flush(w, j->victim);
 	}
-	TP_CHECK(idle || ret == RCX_ERR_PROC_FAILED ||
-		 ret == RCX_ERR_WIN_INVALID);
-	check_invalid_within(j, w, base, DETECT_SILENT_BOUND_MS);
+	if (cutoff)
+		cutoff_check(j, w, ret);
+	else
+		TP_CHECK(idle || ret == RCX_ERR_PROC_FAILED ||
+			 ret == RCX_ERR_TRANSPORT ||
+			 ret == RCX_ERR_WIN_INVALID);
+	check_invalid_within(j, w, base,
+			     cutoff ? DETECT_SILENT_BOUND_MS + 2000
+				    : DETECT_SILENT_BOUND_MS);
 	TP_CHECK_OK(rcx_win_validate(w));
 	check_rebuilt(j, w, base);
 	TP_CHECK_OK(rcx_win_free(&w));
@@ -486,17 +531,22 @@ static void silent(struct job *j, bool disconnect, bool idle)
 
 static void sc_disconnect(struct job *j)
 {
-	silent(j, true, false);
+	silent(j, true, false, false);
 }
 
 static void sc_qperr(struct job *j)
 {
-	silent(j, false, false);
+	silent(j, false, false, false);
 }
 
 static void sc_heartbeat(struct job *j)
 {
-	silent(j, false, true);
+	silent(j, false, true, false);
+}
+
+static void sc_cutoff(struct job *j)
+{
+	silent(j, false, false, true);
 }
 
 /* A rank dies instead of taking part in creation: no window anywhere. */
@@ -721,21 +771,14 @@ static const struct {
 	const char *name;
 	void (*run)(struct job *j);
 } scenarios[] = {
-	{ "passive", sc_passive },
-	{ "excl", sc_excl },
-	{ "fence", sc_fence },
-	{ "rreq", sc_rreq },
-	{ "idle", sc_idle },
-	{ "create", sc_create },
-	{ "validate", sc_validate },
-	{ "disconnect", sc_disconnect },
-	{ "qperr", sc_qperr },
-	{ "heartbeat", sc_heartbeat },
-	{ "midcreate", sc_midcreate },
-	{ "undefined", sc_undefined },
-	{ "anysrc", sc_anysrc },
-	{ "recvdead", sc_recvdead },
-	{ "agreestart", sc_agreestart },
+	{ "passive", sc_passive },     { "excl", sc_excl },
+	{ "fence", sc_fence },	       { "rreq", sc_rreq },
+	{ "idle", sc_idle },	       { "create", sc_create },
+	{ "validate", sc_validate },   { "disconnect", sc_disconnect },
+	{ "qperr", sc_qperr },	       { "heartbeat", sc_heartbeat },
+	{ "cutoff", sc_cutoff },       { "midcreate", sc_midcreate },
+	{ "undefined", sc_undefined }, { "anysrc", sc_anysrc },
+	{ "recvdead", sc_recvdead },   { "agreestart", sc_agreestart },
 	{ "proposed", sc_proposed },
 };
 
@@ -839,17 +882,40 @@ static void test_disconnect(void)
 	job("disconnect");
 }
 
+/* RCX_* variables reach the ranks through rcx-run's environment. */
 static void test_qperr(void)
 {
+	setenv("RCX_FT_TIMEOUT_MS", FT_TIMEOUT_MS, 1);
 	job("qperr");
+	unsetenv("RCX_FT_TIMEOUT_MS");
 }
 
-/* RCX_HEARTBEAT_MS reaches the ranks through rcx-run's environment. */
 static void test_heartbeat(void)
 {
 	setenv("RCX_HEARTBEAT_MS", "100", 1);
+	setenv("RCX_FT_TIMEOUT_MS", FT_TIMEOUT_MS, 1);
 	job("heartbeat");
+	unsetenv("RCX_FT_TIMEOUT_MS");
 	unsetenv("RCX_HEARTBEAT_MS");
+}
+
+/*
+ * Only verbs has a transport that gives up on a live peer: shared memory
+ * tears a connection down at both ends at once (a sign of death), and
+ * auto reaches the peers of its node that way.
+ */
+static void test_cutoff(void)
+{
+	const char *p = getenv("RCX_PROVIDER");
+
+	if (!p || strcmp(p, "verbs")) {
+		printf("\n  ft cutoff: not on RCX_PROVIDER=%s (verbs only)\n",
+		       p ? p : "(unset)");
+		return;
+	}
+	setenv("RCX_FT_TIMEOUT_MS", CUTOFF_FT_TIMEOUT_MS, 1);
+	job("cutoff");
+	unsetenv("RCX_FT_TIMEOUT_MS");
 }
 
 static void test_midcreate(void)
@@ -897,6 +963,7 @@ static const CU_TestInfo tests[] = {
 	{ "peer_disconnects", test_disconnect },
 	{ "peer_qp_forced_into_error", test_qperr },
 	{ "idle_peer_found_by_heartbeat", test_heartbeat },
+	{ "cut_off_peer_transport_error_then_failed", test_cutoff },
 	{ "kill_during_create_same_outcome_everywhere", test_midcreate },
 	{ "kill_entering_create_agreement_no_window", test_agreestart },
 	{ "kill_after_create_proposal_no_window", test_proposed },

@@ -364,6 +364,26 @@ static void on_signals(struct run *run)
 	}
 }
 
+/*
+ * A rank declared another failed without a sign of its death (cut off by
+ * the transport past RCX_FT_TIMEOUT_MS): the others were told it failed;
+ * kill it, so that it cannot go on as a zombie the others ignore.
+ */
+static void kill_declared(struct run *run)
+{
+	int r, by;
+
+	while (rcx__boot_srv_declared(run->srv, &r, &by) == 1) {
+		if (r >= run->n || run->pids[r] <= 0)
+			continue;
+		fprintf(stderr,
+			"rcx-run: rank %d declared rank %d failed (unreachable "
+			"for RCX_FT_TIMEOUT_MS): killing rank %d\n",
+			by, r, r);
+		kill(run->pids[r], SIGKILL);
+	}
+}
+
 static int event_loop(struct run *run)
 {
 	long long deadline = -1;
@@ -396,8 +416,10 @@ static int event_loop(struct run *run)
 		}
 		if (ret > 0 && pfd[0].revents)
 			on_signals(run);
-		if (ret > 0 && pfd[1].revents)
+		if (ret > 0 && pfd[1].revents) {
 			rcx__boot_srv_run(run->srv, 0);
+			kill_declared(run);
+		}
 	}
 	return 0;
 }

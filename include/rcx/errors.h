@@ -16,7 +16,11 @@ extern "C" {
  */
 enum rcx_error {
 	RCX_ERR_BASE = 1000,
-	/* a peer process failed (detected locally) */
+	/*
+	 * a peer process failed (detected locally): a sign of its death
+	 * (its connections closed by its exit, the launcher's notice), or
+	 * it stayed cut off RCX_FT_TIMEOUT_MS after RCX_ERR_TRANSPORT
+	 */
 	RCX_ERR_PROC_FAILED = -1001,
 	/* the window was invalidated by a process failure */
 	RCX_ERR_WIN_INVALID = -1002,
@@ -26,7 +30,12 @@ enum rcx_error {
 	RCX_ERR_REMOTE_ACCESS = -1004,
 	/* the remote side failed the operation (remote operation error) */
 	RCX_ERR_REMOTE_OP = -1005,
-	/* the transport gave up: retries exhausted, peer not reachable */
+	/*
+	 * the transport gave up (retries exhausted, peer not reachable)
+	 * with no sign that the peer died: it may be slow. The connection
+	 * to it is broken; the peer is reported failed only later
+	 * (RCX_ERR_PROC_FAILED, docs/config.md RCX_FT_TIMEOUT_MS)
+	 */
 	RCX_ERR_TRANSPORT = -1006,
 	/* the receiver had no buffer posted and retries ran out */
 	RCX_ERR_RNR = -1007,

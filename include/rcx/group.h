@@ -96,7 +96,8 @@ RCX_API int rcx_group_size(const struct rcx_group *g);
  * flight are not completed by it.
  * Errors: -EINVAL g is NULL or not a live group; RCX_ERR_PROC_FAILED a
  * member of g is known to have failed (before or during the call), so the
- * barrier cannot complete; -ENOMEM no memory for the rounds; otherwise an
+ * barrier cannot complete; RCX_ERR_TRANSPORT the connection to a member
+ * broke (it may be alive: rcx_group_get_failed); -ENOMEM no memory for the rounds; otherwise an
  * error of the messages it sends (as rcx_send).
  */
 RCX_API int rcx_group_barrier(struct rcx_group *g);
@@ -118,8 +119,10 @@ RCX_API int rcx_group_allgather(struct rcx_group *g, const void *in, size_t len,
 /*
  * The ranks of g this process knows to have failed, ascending: the first
  * max of them in ranks, their number in *n. A failure is known once a
- * connection to the rank broke (error completion, rdma_cm disconnect) or
- * the launcher reported it (docs/config.md gives the detection bound).
+ * connection to the rank ended with a sign of its death (rdma_cm
+ * disconnect, the provider's own notice), the launcher reported it, or
+ * the transport gave up on it RCX_FT_TIMEOUT_MS ago (a slow rank is not
+ * failed before; docs/config.md gives the detection bound).
  * After a failure, collectives on g return RCX_ERR_PROC_FAILED.
  * Errors: -EINVAL g not live, n NULL, max < 0, ranks NULL with max > 0.
  */

@@ -32,7 +32,11 @@ struct rcx_status;
  * A failed peer ends the receives posted for it with status.error =
  * RCX_ERR_PROC_FAILED; so does any failure in the group for a posted
  * RCX_ANY_SOURCE receive (the failed process may have been the one it
- * waited for: post it again to go on receiving from the others). A send
+ * waited for: post it again to go on receiving from the others). A
+ * connection the transport gave up on (its retries ran out while the
+ * peer may be alive, only slow) ends what was under way on it with
+ * RCX_ERR_TRANSPORT; the peer is reported failed later, on a sign of its
+ * death or after RCX_FT_TIMEOUT_MS (docs/config.md). A send
  * that still waits for its connection when the context is destroyed or
  * the group freed is delivered first, within 2 s.
  *
@@ -40,7 +44,8 @@ struct rcx_status;
  * len > 0, rank out of range (or ANY_SOURCE on a send), tag < 0 or >
  * RCX_TAG_UB (ANY_TAG allowed on receives); -ENOMEM no memory for the
  * request or its message; RCX_ERR_PROC_FAILED the peer is known to have
- * failed. Nothing is posted on an error.
+ * failed; RCX_ERR_TRANSPORT the connection to it broke and it is not
+ * (yet) known failed. Nothing is posted on an error.
  */
 RCX_API int rcx_isend(struct rcx_group *g, const void *buf, size_t len,
 		      int dest, int tag, struct rcx_req **req);

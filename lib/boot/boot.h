@@ -35,6 +35,14 @@ struct rcx__boot_ops {
 	 * nothing is pending, or a negative error (the launcher is gone).
 	 */
 	int (*poll_failed)(struct rcx__boot *b, int *rank);
+	/*
+	 * Optional (NULL: the launcher cannot be told): this process declared
+	 * rank failed without a sign of its death (cut off past
+	 * RCX_FT_TIMEOUT_MS). The launcher fails it for every rank, as a
+	 * death, and kills it (rcx-run), so it cannot go on as a zombie.
+	 * 0 or a negative error (the launcher is gone).
+	 */
+	int (*declare_failed)(struct rcx__boot *b, int rank);
 	void (*fini)(struct rcx__boot *b);
 };
 

@@ -60,6 +60,12 @@ static int root_poll_failed(struct rcx__boot *b, int *rank)
 	return rcx__boot_srv_self_failed(s, rank);
 }
 
+static int root_declare_failed(struct rcx__boot *b, int rank)
+{
+	rcx__boot_srv_self_declare(to_root(b)->srv, rank);
+	return 0;
+}
+
 static void root_fini(struct rcx__boot *b)
 {
 	struct env_root *r = to_root(b);
@@ -74,6 +80,7 @@ static const struct rcx__boot_ops root_ops = {
 	.barrier = root_barrier,
 	.event_fd = root_event_fd,
 	.poll_failed = root_poll_failed,
+	.declare_failed = root_declare_failed,
 	.fini = root_fini,
 };
 

@@ -171,6 +171,25 @@ static int client_poll_failed(struct rcx__boot *b, int *rank)
 	return c->dead;
 }
 
+static int client_declare_failed(struct rcx__boot *b, int rank)
+{
+	struct client *c = to_client(b);
+	struct rcx__boot_frame f = {
+		.type = RCX__BOOT_DECLARE,
+		.rank = (uint32_t)rank,
+	};
+	int ret;
+
+	if (rank < 0 || rank >= b->size)
+		return -EINVAL;
+	if (c->dead)
+		return c->dead;
+	ret = rcx__boot_send(c->fd, &f, c->io_ms);
+	if (ret)
+		conn_lost(c, ret);
+	return ret;
+}
+
 static void client_fini(struct rcx__boot *b)
 {
 	struct client *c = to_client(b);
@@ -188,6 +207,7 @@ static const struct rcx__boot_ops local_ops = {
 	.barrier = client_barrier,
 	.event_fd = client_event_fd,
 	.poll_failed = client_poll_failed,
+	.declare_failed = client_declare_failed,
 	.fini = client_fini,
 };
 
@@ -197,6 +217,7 @@ static const struct rcx__boot_ops env_ops = {
 	.barrier = client_barrier,
 	.event_fd = client_event_fd,
 	.poll_failed = client_poll_failed,
+	.declare_failed = client_declare_failed,
 	.fini = client_fini,
 };
 

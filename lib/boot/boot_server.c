@@ -12,7 +12,9 @@
  * join. Each failure is told to every other rank (FAILED) and ends the
  * round in progress with PROC_FAILED for the ranks waiting in it. From the
  * first failure on, no round can complete: each GATHER is answered at once
- * with PROC_FAILED.
+ * with PROC_FAILED. A rank may also declare another failed (DECLARE: it
+ * was cut off past RCX_FT_TIMEOUT_MS): that fails it the same way, and
+ * the launcher learns it from srv_declared to kill it.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -42,7 +44,9 @@ struct srv_rank {
 	uint8_t waiting; /* contributed to the round being collected */
 	uint8_t failed;
 	uint8_t left;
-	uint8_t lost; /* a send to it failed: handled by srv_settle() */
+	uint8_t lost;	  /* a send to it failed: handled by srv_settle() */
+	uint8_t declared; /* failed by a DECLARE; 2 once srv_declared said so */
+	int decl_by;
 };
 
 struct rcx__boot_srv {
@@ -359,6 +363,18 @@ static void on_hello(struct rcx__boot_srv *s, struct srv_conn *c,
 	}
 }
 
+/* by declared r failed: as a death, and the launcher is to kill it */
+static void srv_declare(struct rcx__boot_srv *s, int r, int by)
+{
+	struct srv_rank *rk = &s->ranks[r];
+
+	if (rk->failed)
+		return;
+	rk->declared = 1;
+	rk->decl_by = by;
+	srv_fail(s, r);
+}
+
 static void on_frame(struct rcx__boot_srv *s, struct srv_conn *c,
 		     const struct rcx__boot_frame *f)
 {
@@ -377,6 +393,11 @@ static void on_frame(struct rcx__boot_srv *s, struct srv_conn *c,
 	if (f->type == RCX__BOOT_GATHER && f->rank == (uint32_t)c->rank &&
 	    f->round == rk->next && !rk->waiting) {
 		contribute(s, c->rank, f->status, f->payload, f->len);
+		return;
+	}
+	if (f->type == RCX__BOOT_DECLARE && f->rank < (uint32_t)s->size &&
+	    f->rank != (uint32_t)c->rank) {
+		srv_declare(s, (int)f->rank, c->rank);
 		return;
 	}
 	/* an ABORT from a rank: it gives up, which fails it */
@@ -525,6 +546,30 @@ int rcx__boot_srv_self_failed(struct rcx__boot_srv *s, int *rank)
 	s->self_qh = (s->self_qh + 1) % s->size;
 	s->self_qn--;
 	return 1;
+}
+
+void rcx__boot_srv_self_declare(struct rcx__boot_srv *s, int rank)
+{
+	if (s->self < 0 || rank < 0 || rank >= s->size || rank == s->self)
+		return;
+	srv_declare(s, rank, s->self);
+	srv_settle(s);
+	srv_reap(s);
+}
+
+int rcx__boot_srv_declared(struct rcx__boot_srv *s, int *rank, int *by)
+{
+	int r;
+
+	for (r = 0; r < s->size; r++) {
+		if (s->ranks[r].declared != 1)
+			continue;
+		s->ranks[r].declared = 2;
+		*rank = r;
+		*by = s->ranks[r].decl_by;
+		return 1;
+	}
+	return 0;
 }
 
 int rcx__boot_srv_fd(const struct rcx__boot_srv *s)

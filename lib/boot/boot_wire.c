@@ -68,6 +68,7 @@ static int hdr_parse(const uint8_t *p, struct rcx__boot_frame *f)
 			return -EPROTO;
 		return 0;
 	case RCX__BOOT_FAILED:
+	case RCX__BOOT_DECLARE:
 		if (f->len || f->status != RCX__BOOT_OK)
 			return -EPROTO;
 		return 0;

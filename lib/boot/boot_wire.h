@@ -20,6 +20,11 @@
  *   GATHER_ALL  server -> rank: every contribution of round `round` in rank
  *               order, or a non-OK status and no payload.
  *   FAILED      server -> rank: rank `rank` failed.
+ *   DECLARE     rank -> server: the sender declared rank `rank` failed
+ *               (cut off by the transport for RCX_FT_TIMEOUT_MS, no sign
+ *               of death): the server fails it as after a death (FAILED to
+ *               every other rank, its connection dropped) and the launcher
+ *               kills it, so that it cannot go on as a zombie.
  *   ABORT       either way: the sender drops the connection; status says
  *               why, OK when the server closes normally (env rank 0 done).
  */
@@ -43,6 +48,7 @@ enum rcx__boot_type {
 	RCX__BOOT_GATHER_ALL = 3,
 	RCX__BOOT_FAILED = 4,
 	RCX__BOOT_ABORT = 5,
+	RCX__BOOT_DECLARE = 6,
 };
 
 enum rcx__boot_status {
@@ -156,6 +162,13 @@ int rcx__boot_srv_self_gather(struct rcx__boot_srv *s, const void *in,
 			      size_t len, void *out);
 /* self's failure notices: 1 and *rank, or 0 */
 int rcx__boot_srv_self_failed(struct rcx__boot_srv *s, int *rank);
+/* self declares rank failed (DECLARE from the in-process rank). */
+void rcx__boot_srv_self_declare(struct rcx__boot_srv *s, int rank);
+/*
+ * Ranks declared failed by another (DECLARE), for the launcher to kill:
+ * 1, *rank and *by (who declared it), each rank once; 0 when none is left.
+ */
+int rcx__boot_srv_declared(struct rcx__boot_srv *s, int *rank, int *by);
 
 /*
  * Socket client shared by the local and env backends: joins over the

@@ -626,7 +626,9 @@ static void on_ctl_wc(struct rcx_ctx *ctx, struct rcx__wrctx *w,
 	s->inflight--;
 	rcx__stats_cqe(&ctx->st, cqe->status);
 	if (cqe->status && s->state != SET_FAILED)
-		rcx__chan_set_fail(s, RCX_ERR_PROC_FAILED);
+		rcx__chan_set_fail(s, cqe->status == RCX_ERR_FLUSHED
+					      ? RCX_ERR_PROC_FAILED
+					      : cqe->status);
 }
 
 static void on_free_wc(struct rcx_ctx *ctx, struct rcx__wrctx *w,

@@ -75,6 +75,11 @@ const struct rcx__config_var rcx__config_vars[] = {
 	{ "RCX_HEARTBEAT_MS", "0",
 	  "period of a liveness probe on every connection (0: off)",
 	  U(heartbeat_ms, 0, 3600000) },
+	{ "RCX_FT_TIMEOUT_MS", "10000",
+	  "a peer cut off by a transport failure (QP retries exhausted) with "
+	  "no sign of its death is declared failed after this long (0: at "
+	  "once)",
+	  U(ft_timeout_ms, 0, 3600000) },
 	{ "RCX_PROGRESS_CPUS", "",
 	  "cpulist the continuation progress thread is bound to (default: the "
 	  "device's local cpus)",

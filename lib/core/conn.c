@@ -384,6 +384,10 @@ static void drain_reqs(struct rcx__conn *c, int err)
 
 void rcx__conn_fail(struct rcx__conn *c, int err)
 {
+	/* a sign of death after the transport gave up: now it failed */
+	if (c->state == RCX__CONN_FAILED && c->suspect_us &&
+	    !rcx__err_transport(err) && c->g)
+		rcx__group_failed(c->g, c->peer, RCX_ERR_PROC_FAILED);
 	if (c->state == RCX__CONN_FAILED || c->state == RCX__CONN_CLOSED)
 		return;
 	RCX__LOG(RCX__LOG_DEBUG, "conn", "peer %d: connection failed (%s)",
@@ -397,9 +401,32 @@ void rcx__conn_fail(struct rcx__conn *c, int err)
 		c->ctx->ops->ep_set_error(c->ep);
 	drain_reqs(c, err);
 	rcx__p2p_peer_failed(c, err);
-	/* the peer is gone for everything on the group (ft.c) */
-	if (c->g)
+	/* the peer is gone for everything on the group (fail.c); if only
+	 * the transport gave up, it may be alive: suspect until known */
+	if (c->g && rcx__err_transport(err))
+		rcx__group_suspect(c->g, c->peer, err);
+	else if (c->g)
 		rcx__group_failed(c->g, c->peer, err);
+}
+
+/*
+ * An error completion of a WR on c's endpoint (its own sends and
+ * receives, a rendezvous READ, a window's RMA, the heartbeat): c fails
+ * with what the status says, a transport failure staying one. A flush
+ * only says the endpoint went to error first: when c had not failed yet,
+ * the provider tore it down because the peer's side is gone (shm: the
+ * peer exited or disconnected); verbs reports a cause on the WR that
+ * failed. Returns the error the WR's operation reports.
+ */
+int rcx__conn_wc_error(struct rcx__conn *c, int status)
+{
+	if (c->state != RCX__CONN_FAILED && c->state != RCX__CONN_CLOSED)
+		rcx__conn_fail(c, status == RCX_ERR_FLUSHED
+					  ? RCX_ERR_PROC_FAILED
+					  : status);
+	if (c->state == RCX__CONN_FAILED)
+		return c->error;
+	return c->state == RCX__CONN_CLOSED ? -ECONNRESET : status;
 }
 
 void rcx__conn_left(struct rcx__conn *c)
@@ -407,6 +434,7 @@ void rcx__conn_left(struct rcx__conn *c)
 	if (c->state == RCX__CONN_FAILED || c->state == RCX__CONN_CLOSED)
 		return;
 	RCX__LOG(RCX__LOG_DEBUG, "conn", "peer %d: left", c->peer);
+	rcx__conn_unsuspect(c);
 	c->state = RCX__CONN_CLOSED;
 	c->ctx->wake_gen++;
 	answer_done(c);
@@ -450,6 +478,7 @@ void rcx__conn_destroy(struct rcx__conn *c)
 		c->g->conns[c->peer] = NULL;
 	drain_reqs(c, -ECANCELED);
 	answer_done(c);
+	rcx__conn_unsuspect(c);
 	/* CLOSED already: the peer said BYE, so it was up (or it left
 	 * before it ever was: gone) */
 	was_up = c->state == RCX__CONN_UP ||
@@ -655,7 +684,7 @@ static void on_tx(struct rcx_ctx *ctx, struct rcx__wrctx *w,
 	c->tx_inflight--;
 	rcx__stats_cqe(&ctx->st, cqe->status);
 	if (cqe->status)
-		rcx__conn_fail(c, RCX_ERR_PROC_FAILED);
+		rcx__conn_wc_error(c, cqe->status);
 }
 
 bool rcx__hdr_ok(const struct rcx__hdr *h, uint32_t byte_len, size_t eager_size)
@@ -688,7 +717,7 @@ static void on_rx(struct rcx_ctx *ctx, struct rcx__wrctx *w,
 		/* flushed or broken: the peer is gone (or we are closing) */
 		rcx__stats_cqe(&ctx->st, cqe->status);
 		if (cqe->status)
-			rcx__conn_fail(c, RCX_ERR_PROC_FAILED);
+			rcx__conn_wc_error(c, cqe->status);
 		return;
 	}
 	if (!rcx__hdr_ok(h, cqe->byte_len, ctx->cfg.eager_size)) {

@@ -41,6 +41,7 @@ struct rcx__config {
 	unsigned long connect_timeout_ms;
 	unsigned long mr_cache;
 	unsigned long heartbeat_ms;
+	unsigned long ft_timeout_ms;
 	char connect[8];
 	unsigned long cq_size;
 	char progress_cpus[RCX__CPULIST_LEN];
@@ -502,6 +503,10 @@ struct rcx__conn {
 	/* nothing listens where the peer did (it left, or died): unless a
 	 * failure notice comes by answer_by_us, it left (ft.c) */
 	uint8_t gone;
+	/* a transport failure cut the peer off (fail.c): since when, 0 if
+	 * not; it is declared failed after RCX_FT_TIMEOUT_MS unless a sign
+	 * of its death comes first */
+	long long suspect_us;
 };
 
 /*
@@ -551,6 +556,12 @@ bool rcx__group_conn_req(struct rcx_ctx *ctx, struct rcx__pending_req *p);
 int rcx__group_connect_all(struct rcx_group *g);
 void rcx__conn_destroy(struct rcx__conn *c);
 void rcx__conn_fail(struct rcx__conn *c, int error);
+/*
+ * An error completion (status) of a WR on c's endpoint: c fails with the
+ * cause (a flush before anything else: the peer's side is gone). Returns
+ * the error the WR's operation reports: c's error once it failed.
+ */
+int rcx__conn_wc_error(struct rcx__conn *c, int status);
 /* The peer left on purpose: nothing more comes (-ECONNRESET for all) */
 void rcx__conn_left(struct rcx__conn *c);
 /* A launcher's failure notice may follow a gone peer by this much */
@@ -606,6 +617,27 @@ void rcx__p2p_any_failed(struct rcx_group *g, int error);
  * Idempotent. Lock held.
  */
 void rcx__group_failed(struct rcx_group *g, int rank, int error);
+/*
+ * The transport to rank of g gave up (error: RCX_ERR_TRANSPORT or
+ * RCX_ERR_RNR, e.g. QP retries exhausted) while nothing says the process
+ * died: a slow peer looks the same. It is declared failed only on a sign
+ * of death (rdma_cm DISCONNECTED, the launcher, the shm peer's exit) or
+ * once RCX_FT_TIMEOUT_MS passed without one. Idempotent. Lock held.
+ */
+void rcx__group_suspect(struct rcx_group *g, int rank, int error);
+/*
+ * An error completion (status) of a WR on an endpoint of its own to rank
+ * of g (a window's): a transport failure makes the rank suspect, any
+ * other error failed, as rcx__conn_wc_error. Returns the error to report.
+ */
+int rcx__group_wc_error(struct rcx_group *g, int rank, int status);
+/* c is no longer suspect (its peer failed, left, or c goes away) */
+void rcx__conn_unsuspect(struct rcx__conn *c);
+/* Is err a failure of the transport rather than of the peer process? */
+static inline bool rcx__err_transport(int err)
+{
+	return err == RCX_ERR_TRANSPORT || err == RCX_ERR_RNR;
+}
 /* launcher notices and lazy answers that are due, on the connection
  * cadence (rcx__cm_progress) */
 void rcx__fail_poll(struct rcx_ctx *ctx, long long now_us);
@@ -772,6 +804,7 @@ struct rcx_ctx {
 	struct rcx__boot *boot;
 	long long notice_next_us; /* launcher failure notices (fail.c) */
 	int nanswer;		  /* connections with answer_by_us set */
+	int nsuspect;		  /* connections with suspect_us set */
 	/*
 	 * State the features keep per context; the core never reads it.
 	 * Channels: bound sets (chan_bind.c), senders waiting for receiver

@@ -13,6 +13,13 @@
  * (rcx-run) reaps the child and tells every rank; a peer that vanished
  * without either is found by the next send to it after the QP's
  * retries (RCX_QP_TIMEOUT, RCX_QP_RETRY; docs/config.md gives the bound).
+ *
+ * Retries that run out are no sign of death by themselves: ACKs held up
+ * by a loaded host or a lossy link, or a stopped process, look the same.
+ * Such a peer is suspect (rcx__group_suspect): what was under way on the
+ * broken connection ends with RCX_ERR_TRANSPORT, and the peer becomes
+ * failed when a sign of death comes (a DISCONNECTED, the launcher's
+ * notice) or RCX_FT_TIMEOUT_MS after the transport gave up.
  */
 #include <errno.h>
 #include <stddef.h>
@@ -35,6 +42,11 @@ void rcx__group_failed(struct rcx_group *g, int rank, int err)
 		g->failed_at_us = rcx__now_us();
 	c = g->conns[rank];
 	if (c)
+		rcx__conn_unsuspect(c);
+	/* cut off by the transport before: now the peer failed */
+	if (c && c->state == RCX__CONN_FAILED && rcx__err_transport(c->error))
+		c->error = RCX_ERR_PROC_FAILED;
+	if (c)
 		rcx__conn_fail(c, err ? err : RCX_ERR_PROC_FAILED);
 	/* a collective may wait for a rank that waits for the dead one */
 	rcx__p2p_cancel_cid(g, RCX__CID_COLL, RCX_ERR_PROC_FAILED);
@@ -43,6 +55,104 @@ void rcx__group_failed(struct rcx_group *g, int rank, int err)
 	rcx__feats_member_failed(g, rank, RCX_ERR_PROC_FAILED);
 	/* and in every sub-group of g it is a member of (group.c) */
 	rcx__group_subs_each(g, rank, rcx__group_failed, err);
+}
+
+/*
+ * g's rank is failed without a sign of its death (the transport gave up
+ * on it, and RCX_FT_TIMEOUT_MS passed or is 0): tell the launcher, which
+ * fails it for every rank of the job and kills it (rcx-run), so that it
+ * cannot go on as a zombie the others no longer hear. Only for members of
+ * the launcher's job (the world and its sub-groups).
+ */
+static void declare_failed(struct rcx_group *g, int rank)
+{
+	struct rcx_ctx *ctx = g->ctx;
+	struct rcx_group *root = rcx__group_root(g);
+	int rr = g->root ? g->root_rank[rank] : rank;
+	int ret;
+
+	/* in the group that owns the connection, and so in all of its
+	 * sub-groups (a sub-group's conns[] are its root's) */
+	rcx__group_failed(root, rr, RCX_ERR_PROC_FAILED);
+	if (!ctx->world || root != ctx->world || !ctx->boot ||
+	    !ctx->boot->ops->declare_failed)
+		return;
+	ret = ctx->boot->ops->declare_failed(ctx->boot, rr);
+	rcx__log(ret ? RCX__LOG_WARN : RCX__LOG_INFO, "ft",
+		 "rank %d of the job declared failed to the launcher (%s): %s",
+		 rr, ctx->boot->ops->name,
+		 ret ? rcx_strerror(ret) : "it fails it for every rank");
+}
+
+void rcx__group_suspect(struct rcx_group *g, int rank, int err)
+{
+	struct rcx__conn *c;
+
+	if (rank < 0 || rank >= g->size || rank == g->rank || g->failed[rank])
+		return;
+	c = g->conns[rank];
+	if (!c || !g->ctx->cfg.ft_timeout_ms) {
+		/* nothing to hold the suspicion, or told not to wait */
+		declare_failed(g, rank);
+		return;
+	}
+	if (c->suspect_us)
+		return;
+	rcx__log(RCX__LOG_WARN, "ft",
+		 "rank %d of a group of %d: transport failure (%s); failed if "
+		 "no sign of life within RCX_FT_TIMEOUT_MS=%lu",
+		 rank, g->size, rcx_strerror(err), g->ctx->cfg.ft_timeout_ms);
+	c->suspect_us = rcx__now_us();
+	g->ctx->nsuspect++;
+	g->ctx->wake_gen++;
+	/* a launcher that saw it die says so now, not a poll later */
+	g->ctx->notice_next_us = 0;
+}
+
+int rcx__group_wc_error(struct rcx_group *g, int rank, int status)
+{
+	const struct rcx__conn *c = g->conns[rank];
+
+	if (g->failed[rank])
+		return RCX_ERR_PROC_FAILED;
+	/* the flush of what followed a transport failure */
+	if (status == RCX_ERR_FLUSHED && c && c->suspect_us)
+		return RCX_ERR_TRANSPORT;
+	if (rcx__err_transport(status)) {
+		rcx__group_suspect(g, rank, status);
+		return status;
+	}
+	rcx__group_failed(g, rank, RCX_ERR_PROC_FAILED);
+	return status == RCX_ERR_FLUSHED ? RCX_ERR_PROC_FAILED : status;
+}
+
+void rcx__conn_unsuspect(struct rcx__conn *c)
+{
+	if (!c->suspect_us)
+		return;
+	c->suspect_us = 0;
+	c->ctx->nsuspect--;
+}
+
+/* Suspects whose time is up: failed, as a death would make them. */
+static void suspects_due(struct rcx_ctx *ctx, long long now)
+{
+	long long limit = (long long)ctx->cfg.ft_timeout_ms * 1000;
+	struct rcx_group *g;
+	struct rcx__conn *c;
+	int i;
+
+	for (g = ctx->groups; g && ctx->nsuspect; g = g->next)
+		for (i = 0; i < g->size; i++) {
+			c = g->conns[i];
+			if (!c || !c->suspect_us || now - c->suspect_us < limit)
+				continue;
+			rcx__log(RCX__LOG_WARN, "ft",
+				 "rank %d of a group of %d: unreachable for "
+				 "RCX_FT_TIMEOUT_MS=%lu: failed",
+				 i, g->size, ctx->cfg.ft_timeout_ms);
+			declare_failed(g, i);
+		}
 }
 
 /*
@@ -91,6 +201,8 @@ void rcx__fail_poll(struct rcx_ctx *ctx, long long now)
 	}
 	if (ctx->nanswer)
 		answers_due(ctx, now);
+	if (ctx->nsuspect)
+		suspects_due(ctx, now);
 }
 
 RCX_API int rcx_group_get_failed(struct rcx_group *g, int *ranks, int max,

@@ -113,7 +113,7 @@ static void on_read_done(struct rcx_ctx *ctx, struct rcx__wrctx *w,
 	}
 	if (cqe->status) {
 		rcx__stats_cqe(&ctx->st, cqe->status);
-		rcx__req_complete(r, RCX_ERR_PROC_FAILED);
+		rcx__req_complete(r, rcx__conn_wc_error(c, cqe->status));
 		return;
 	}
 	/* every piece is in: tell the sender its buffer is free; the
@@ -358,7 +358,7 @@ static int send_start(struct rcx_req *r)
 	}
 	c = g->conns[r->peer];
 	if (c->state == RCX__CONN_FAILED)
-		return RCX_ERR_PROC_FAILED;
+		return c->error; /* the transport's, or the peer's failure */
 	if (r->len <= r->ctx->cfg.eager_size) {
 		r->sendop = RCX__MSG_EAGER;
 	} else {
@@ -393,7 +393,7 @@ static int recv_start(struct rcx_req *r)
 		return rcx__p2p_null_start(r);
 	if (r->peer >= 0 && r->peer != g->rank && g->conns[r->peer] &&
 	    g->conns[r->peer]->state == RCX__CONN_FAILED)
-		return RCX_ERR_PROC_FAILED;
+		return g->conns[r->peer]->error;
 	r->state = RCX__REQ_ACTIVE;
 	r->status.error = 0;
 	r->status.count = 0;

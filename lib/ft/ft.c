@@ -20,7 +20,7 @@ static void hb_done(struct rcx_ctx *ctx, struct rcx__wrctx *w,
 
 	c->hb_busy = 0;
 	if (cqe->status)
-		rcx__conn_fail(c, RCX_ERR_PROC_FAILED);
+		rcx__conn_wc_error(c, cqe->status);
 }
 
 /*
@@ -67,6 +67,9 @@ static int ft_sleep_limit(struct rcx_ctx *ctx, int timeout_ms)
 	long long left;
 	int ms;
 
+	/* a suspect's time runs out while we sleep (fail.c) */
+	if (ctx->nsuspect && (timeout_ms < 0 || timeout_ms > 100))
+		timeout_ms = 100;
 	if (!ctx->cfg.heartbeat_ms)
 		return timeout_ms;
 	left = ctx->hb_next_us - rcx__now_us();
@@ -95,7 +98,8 @@ static int ag_tag(uint32_t seq, int coord, int kind)
 
 /*
  * Wait for n requests, each of which may end in error (a peer that died:
- * its receives and sends complete with RCX_ERR_PROC_FAILED); err[i] gets
+ * its receives and sends complete with RCX_ERR_PROC_FAILED; one cut off
+ * by the transport: RCX_ERR_TRANSPORT); err[i] gets
  * each one's status, RCX_ERR_PROTO for a message that was not len bytes.
  * The requests are released.
  */
@@ -149,6 +153,25 @@ static bool ag_gone(const struct rcx_group *g, int i)
 	return g->failed[i] || (c && c->state == RCX__CONN_CLOSED);
 }
 
+/*
+ * A request to or from rank i ended with a transport failure: the rank is
+ * suspect, and failed by RCX_FT_TIMEOUT_MS unless a sign of its death
+ * comes sooner (fail.c). The decision must name it like every other
+ * failure the leader knows, so wait until it is failed.
+ */
+static void ag_settle(struct rcx_group *g, int i, int err)
+{
+	while (rcx__err_transport(err) && !g->failed[i])
+		if (!rcx__progress(g->ctx))
+			rcx__wait_events(g->ctx, 100);
+}
+
+/* The peer cannot take part: dead, or cut off (then ag_settle). */
+static bool ag_lost(int err)
+{
+	return err == RCX_ERR_PROC_FAILED || rcx__err_transport(err);
+}
+
 static void ag_merge(uint8_t *est, const uint8_t *in, int size)
 {
 	int k;
@@ -181,13 +204,17 @@ static int ag_lead(struct rcx_group *g, uint32_t seq, uint8_t *est, uint8_t *in,
 		ret = rcx__irecv(g, in + i * len, len, i,
 				 ag_tag(seq, g->rank, AG_PROPOSE), RCX__CID_FT,
 				 &r[i]);
-		if (ret && ret != RCX_ERR_PROC_FAILED)
+		if (ret && !ag_lost(ret))
 			return ret;
 	}
 	ag_wait(g->ctx, g->size, r, err, len);
-	for (i = 0; i < g->size; i++)
-		if (i != g->rank && !err[i] && ag_valid(in + i * len, g->size))
+	for (i = 0; i < g->size; i++) {
+		if (i == g->rank)
+			continue;
+		ag_settle(g, i, err[i]);
+		if (!err[i] && ag_valid(in + i * len, g->size))
 			ag_merge(est, in + i * len, g->size);
+	}
 	/* what failed until now is decided failed, a member whose estimate
 	 * did not come because it died included */
 	ag_known(g, est);
@@ -200,7 +227,7 @@ static int ag_lead(struct rcx_group *g, uint32_t seq, uint8_t *est, uint8_t *in,
 		ret = rcx__isend(g, est, len, i,
 				 ag_tag(seq, g->rank, AG_DECIDE), RCX__CID_FT,
 				 &r[i]);
-		if (ret && ret != RCX_ERR_PROC_FAILED)
+		if (ret && !ag_lost(ret))
 			return ret;
 		if (rcx__ft_hook) {
 			/* let it leave: a test may die half-way through */
@@ -222,12 +249,14 @@ static int ag_follow(struct rcx_group *g, uint32_t seq, int coord, uint8_t *est,
 
 	ret = rcx__irecv(g, tmp, len, coord, ag_tag(seq, coord, AG_DECIDE),
 			 RCX__CID_FT, &r[0]);
-	if (ret)
-		return ret == RCX_ERR_PROC_FAILED ? 0 : ret;
+	if (ret) {
+		ag_settle(g, coord, ret);
+		return ag_lost(ret) ? 0 : ret;
+	}
 	ag_known(g, est);
 	ret = rcx__isend(g, est, len, coord, ag_tag(seq, coord, AG_PROPOSE),
 			 RCX__CID_FT, &r[1]);
-	if (ret && ret != RCX_ERR_PROC_FAILED) {
+	if (ret && !ag_lost(ret)) {
 		ag_wait(g->ctx, 1, r, err, len);
 		return ret;
 	}
@@ -237,6 +266,7 @@ static int ag_follow(struct rcx_group *g, uint32_t seq, int coord, uint8_t *est,
 		rcx__ft_hook(g, RCX__FT_HOOK_PROPOSED);
 	}
 	ag_wait(g->ctx, 2, r, err, len);
+	ag_settle(g, coord, err[0]);
 	if (!err[0] && ag_valid(tmp, g->size))
 		memcpy(est, tmp, len);
 	return 0;

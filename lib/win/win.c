@@ -130,39 +130,26 @@ void rcx__win_op_put(struct rcx_win *w, struct rcx__win_op *op)
 	w->op_free = op;
 }
 
-/*
- * A queue pair that ran out of retries or was flushed has lost its peer
- * (ft.c finds out through the connection as well): the operation failed
- * because a process did.
- */
-static int op_status(int status)
-{
-	switch (status) {
-	case RCX_ERR_TRANSPORT:
-	case RCX_ERR_RNR:
-	case RCX_ERR_FLUSHED:
-		return RCX_ERR_PROC_FAILED;
-	}
-	return status;
-}
-
 static void op_wr_done(struct rcx_ctx *ctx, struct rcx__wrctx *wc,
 		       const struct rcx_cqe *cqe)
 {
 	struct rcx__win_op *op = (struct rcx__win_op *)wc;
 	struct rcx_win *w = op->win;
+	int err;
 
 	(*op->sq)--;
 	rcx__stats_cqe(&ctx->st, cqe->status);
-	if (cqe->status && !op->error)
-		op->error = op_status(cqe->status);
 	/*
-	 * The window's own endpoint to a peer failed: so did the peer, as
-	 * when the group's endpoint to it fails (its receives flush).
+	 * What failed, the transport or the peer (fail.c): through the
+	 * group's connection to it, or the window's own endpoint (nep).
 	 */
-	if (cqe->status && op->win->nep &&
-	    op->sq == &op->win->nep[op->target].wr)
-		rcx__group_failed(op->win->g, op->target, RCX_ERR_PROC_FAILED);
+	err = cqe->status;
+	if (err && w->nep && op->sq == &w->nep[op->target].wr)
+		err = rcx__group_wc_error(w->g, op->target, err);
+	else if (rcx__err_transport(err) || err == RCX_ERR_FLUSHED)
+		err = rcx__conn_wc_error(rcx__win_conn(w, op->target), err);
+	if (err && !op->error)
+		op->error = err;
 	if (--op->nwr)
 		return;
 	if (!op->internal)

@@ -437,9 +437,34 @@ static int flt_pwr_post_recv(struct rcx_ep *ep, struct rcx_pwr **pwr, int n)
 	return flt_pwr_post_common(ep, pwr, n, true);
 }
 
+/* ---- a completion that fails, on purpose */
+
+static const void *flt_fail_ctx;
+static int flt_fail_status;
+
+void rcx__fault_fail_next(const void *ep_ctx, int status)
+{
+	pthread_mutex_lock(&flt_lock);
+	flt_fail_ctx = ep_ctx;
+	flt_fail_status = status;
+	pthread_mutex_unlock(&flt_lock);
+}
+
 static int flt_cq_poll(struct rcx_dev *dev, struct rcx_cqe *cqe, int n)
 {
-	return flt_lower->cq_poll(dev, cqe, n);
+	int got = flt_lower->cq_poll(dev, cqe, n), i;
+
+	if (got <= 0 || !flt_fail_ctx)
+		return got;
+	pthread_mutex_lock(&flt_lock);
+	for (i = 0; i < got && flt_fail_ctx; i++)
+		if (cqe[i].ep_ctx == flt_fail_ctx && !cqe[i].status &&
+		    cqe[i].op != RCX_OP_RECV) {
+			cqe[i].status = flt_fail_status;
+			flt_fail_ctx = NULL;
+		}
+	pthread_mutex_unlock(&flt_lock);
+	return got;
 }
 
 static int flt_event_fd(struct rcx_dev *dev)

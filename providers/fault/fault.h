@@ -40,4 +40,12 @@ int rcx__fault_log_get(size_t seq, struct rcx_fault_wr *out);
 /* Forget everything recorded; numbering starts at 0 again. */
 void rcx__fault_log_clear(void);
 
+/*
+ * The next successful completion of a send, RDMA or atomic WR on an
+ * endpoint made with ep_ctx reports status instead (once), as the WR of
+ * a queue pair whose retries ran out (status RCX_ERR_TRANSPORT) would.
+ * The WR itself did its work; only its completion lies.
+ */
+void rcx__fault_fail_next(const void *ep_ctx, int status);
+
 #endif

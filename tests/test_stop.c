@@ -1,0 +1,475 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Suite "stop": a slow peer is not a dead one. Two ranks under
+ * `rcx-run --ft`, with the heartbeat on; rank 0 stops rank 1 (SIGSTOP)
+ * while both are in the middle of an exchange, and a helper process
+ * continues it (SIGCONT) after STOP_S seconds. Each scenario is one kind of
+ * exchange: a fence epoch, a lock/unlock epoch, a lock_all epoch with
+ * flushes, point-to-point messages (eager and rendezvous) and a bound
+ * channel's stream. Every operation must complete with the right data,
+ * and neither rank may be declared failed.
+ *
+ * On verbs (rxe) the stopped rank's kernel still answers the transport
+ * (ACKs, RDMA READ responses), so the stop tests the layers above it:
+ * the heartbeat, rendezvous, window protocols, the launcher's failure
+ * notices. On shm a stopped rank moves nothing at all until it runs
+ * again. That a real death is still found is the ft suite's business.
+ *
+ * The transport giving up on a live rank (what delayed ACKs do to a
+ * queue pair) is made to happen by the fault provider on every provider:
+ * RCX_ERR_TRANSPORT first, a process failure only after
+ * RCX_FT_TIMEOUT_MS.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <rcx/rcx.h>
+#include "providers/fault/fault.h"
+#include "lib/core/core.h"
+#include "tu.h"
+#include "tu_mp.h"
+
+#define STOP_S	  3
+#define NWORD	  1024 /* uint64 words per rank's window */
+#define PID_TAG	  91
+#define DATA_TAG  92
+#define CHAN_TAG  93
+#define EAGER_LEN 512
+#define RNDV_LEN  (1 << 20)
+#define NMSG	  200 /* channel stream */
+
+extern char **environ;
+
+static uint64_t word(int from, int round, size_t i)
+{
+	return ((uint64_t)(from + 1) << 56) ^ ((uint64_t)round << 40) ^
+	       (i * 0x9e3779b97f4a7c15ull);
+}
+
+/* Rank 1 tells rank 0 its pid; rank 0 gets it (0 on rank 1). */
+static pid_t peer_pid(struct tp_job *j)
+{
+	int32_t pid = (int32_t)getpid();
+
+	if (j->rank == 1) {
+		TP_CHECK_OK(rcx_send(j->g, &pid, sizeof(pid), 0, PID_TAG));
+		return 0;
+	}
+	pid = 0;
+	TP_CHECK_OK(rcx_recv(j->g, &pid, sizeof(pid), 1, PID_TAG, NULL));
+	return pid;
+}
+
+/*
+ * Stop pid now; a shell continues it after STOP_S (not a thread of
+ * ours, which could not run while a wait of ours holds the lock, nor a
+ * bare fork of a process with verbs resources). Returns the helper.
+ */
+static pid_t stop(pid_t pid)
+{
+	char cmd[96];
+	char *argv[] = { "/bin/sh", "-c", cmd, NULL };
+	pid_t helper = -1;
+	int ret;
+
+	snprintf(cmd, sizeof(cmd), "sleep %d; kill -CONT %d", STOP_S, (int)pid);
+	if (!TP_CHECK(pid > 0) || !TP_CHECK_EQ(kill(pid, SIGSTOP), 0))
+		return -1;
+	ret = posix_spawn(&helper, argv[0], NULL, NULL, argv, environ);
+	if (!TP_CHECK_EQ(ret, 0)) {
+		kill(pid, SIGCONT);
+		return -1;
+	}
+	printf("rank 0: rank 1 (pid %d) stopped for %d s\n", (int)pid, STOP_S);
+	fflush(stdout);
+	return helper;
+}
+
+/* The helper has continued the peer (always, so the job can end). */
+static void resumed(pid_t pid, pid_t helper)
+{
+	int st = 0;
+
+	if (helper > 0 && TP_CHECK_EQ(waitpid(helper, &st, 0), helper))
+		TP_CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	if (pid > 0)
+		kill(pid, SIGCONT);
+}
+
+/* Nobody was declared failed, here or (the job's end) anywhere. */
+static void none_failed(struct tp_job *j)
+{
+	int n = -1;
+
+	TP_CHECK_OK(rcx_group_get_failed(j->g, NULL, 0, &n));
+	TP_CHECK_EQ(n, 0);
+}
+
+static void fill(uint64_t *buf, int from, int round, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		buf[i] = word(from, round, i);
+}
+
+/* Words of buf that are not what from wrote in round. */
+static size_t wrong(const uint64_t *buf, int from, int round, size_t n)
+{
+	size_t i, bad = 0;
+
+	for (i = 0; i < n; i++)
+		bad += buf[i] != word(from, round, i);
+	return bad;
+}
+
+static struct rcx_win *make(struct tp_job *j, uint64_t **base)
+{
+	struct rcx_win *w = NULL;
+
+	if (!TP_CHECK_OK(rcx_win_allocate(j->g, NWORD * 8, 8, NULL,
+					  (void **)base, &w)))
+		return NULL;
+	memset(*base, 0, NWORD * 8);
+	TP_CHECK_OK(rcx_group_barrier(j->g));
+	return w;
+}
+
+/* Fence epoch: both put a block to the other; rank 1 is stopped in it. */
+static void sc_fence(struct tp_job *j)
+{
+	uint64_t *base, src[NWORD / 2];
+	int peer = 1 - j->rank;
+	pid_t pid, helper = -1;
+	struct rcx_win *w;
+
+	if (!(w = make(j, &base)))
+		return;
+	fill(src, j->rank, 1, NWORD / 2);
+	TP_CHECK_OK(rcx_win_fence(w, 0));
+	pid = peer_pid(j);
+	if (j->rank == 0)
+		helper = stop(pid);
+	TP_CHECK_OK(rcx_put(w, src, sizeof(src), peer, 0));
+	TP_CHECK_OK(rcx_win_fence(w, 0));
+	TP_CHECK_EQ(wrong(base, peer, 1, NWORD / 2), 0);
+	/* a second epoch after the stop, gets this time */
+	TP_CHECK_OK(rcx_get(w, src, sizeof(src), peer, 0));
+	TP_CHECK_OK(rcx_win_fence(w, 0));
+	TP_CHECK_EQ(wrong(src, j->rank, 1, NWORD / 2), 0);
+	if (j->rank == 0)
+		resumed(pid, helper);
+	none_failed(j);
+	TP_CHECK_OK(rcx_win_free(&w));
+}
+
+/*
+ * Lock/unlock: rank 0 locks the stopped rank 1 exclusively, puts, unlocks,
+ * reads back under a shared lock; rank 1, when it runs again, does the
+ * same to rank 0.
+ */
+static void lock_put_get(struct tp_job *j, struct rcx_win *w, int target)
+{
+	uint64_t src[NWORD / 2], back[NWORD / 2];
+
+	fill(src, j->rank, 2, NWORD / 2);
+	memset(back, 0, sizeof(back));
+	TP_CHECK_OK(rcx_win_lock(w, RCX_LOCK_EXCLUSIVE, target));
+	TP_CHECK_OK(rcx_put(w, src, sizeof(src), target, NWORD / 2));
+	TP_CHECK_OK(rcx_win_unlock(w, target));
+	TP_CHECK_OK(rcx_win_lock(w, RCX_LOCK_SHARED, target));
+	TP_CHECK_OK(rcx_get(w, back, sizeof(back), target, NWORD / 2));
+	TP_CHECK_OK(rcx_win_unlock(w, target));
+	TP_CHECK_EQ(wrong(back, j->rank, 2, NWORD / 2), 0);
+}
+
+static void sc_lock(struct tp_job *j)
+{
+	uint64_t *base;
+	pid_t pid, helper = -1;
+	struct rcx_win *w;
+
+	if (!(w = make(j, &base)))
+		return;
+	pid = peer_pid(j);
+	if (j->rank == 0) {
+		helper = stop(pid);
+		lock_put_get(j, w, 1);
+	}
+	TP_CHECK_OK(rcx_group_barrier(j->g));
+	if (j->rank == 1)
+		lock_put_get(j, w, 0);
+	TP_CHECK_OK(rcx_group_barrier(j->g));
+	TP_CHECK_EQ(wrong(base + NWORD / 2, 1 - j->rank, 2, NWORD / 2), 0);
+	if (j->rank == 0)
+		resumed(pid, helper);
+	none_failed(j);
+	TP_CHECK_OK(rcx_win_free(&w));
+}
+
+/* lock_all epoch: puts and gets with flushes to the stopped rank. */
+static void sc_lockall(struct tp_job *j)
+{
+	uint64_t *base, src[NWORD / 4], back[NWORD / 4];
+	int peer = 1 - j->rank, k;
+	pid_t pid, helper = -1;
+	struct rcx_win *w;
+
+	if (!(w = make(j, &base)))
+		return;
+	TP_CHECK_OK(rcx_win_lock_all(w));
+	pid = peer_pid(j);
+	if (j->rank == 0)
+		helper = stop(pid);
+	for (k = 0; k < 8; k++) {
+		fill(src, j->rank, 10 + k, NWORD / 4);
+		TP_CHECK_OK(rcx_put(w, src, sizeof(src), peer,
+				    (size_t)j->rank * NWORD / 4));
+		TP_CHECK_OK(rcx_win_flush(w, peer));
+		memset(back, 0, sizeof(back));
+		TP_CHECK_OK(rcx_get(w, back, sizeof(back), peer,
+				    (size_t)j->rank * NWORD / 4));
+		TP_CHECK_OK(rcx_win_flush_all(w));
+		TP_CHECK_EQ(wrong(back, j->rank, 10 + k, NWORD / 4), 0);
+	}
+	TP_CHECK_OK(rcx_win_unlock_all(w));
+	TP_CHECK_OK(rcx_group_barrier(j->g));
+	TP_CHECK_EQ(wrong(base + (size_t)peer * NWORD / 4, peer, 17, NWORD / 4),
+		    0);
+	if (j->rank == 0)
+		resumed(pid, helper);
+	none_failed(j);
+	TP_CHECK_OK(rcx_win_free(&w));
+}
+
+/* Point-to-point both ways, eager and rendezvous, across the stop. */
+static void sc_p2p(struct tp_job *j)
+{
+	size_t ne = EAGER_LEN / 8, nr = RNDV_LEN / 8;
+	uint64_t *se = malloc(EAGER_LEN), *re = calloc(1, EAGER_LEN);
+	uint64_t *sr = malloc(RNDV_LEN), *rr = calloc(1, RNDV_LEN);
+	struct rcx_req *r[4] = { NULL };
+	int peer = 1 - j->rank, k;
+	pid_t pid, helper = -1;
+
+	if (!TP_CHECK(se && re && sr && rr))
+		goto out;
+	pid = peer_pid(j);
+	if (j->rank == 0)
+		helper = stop(pid);
+	for (k = 0; k < 4; k++) {
+		fill(se, j->rank, 20 + k, ne);
+		fill(sr, j->rank, 30 + k, nr);
+		TP_CHECK_OK(
+			rcx_irecv(j->g, re, EAGER_LEN, peer, DATA_TAG, &r[0]));
+		TP_CHECK_OK(rcx_irecv(j->g, rr, RNDV_LEN, peer, DATA_TAG + 1,
+				      &r[1]));
+		TP_CHECK_OK(
+			rcx_isend(j->g, se, EAGER_LEN, peer, DATA_TAG, &r[2]));
+		TP_CHECK_OK(rcx_isend(j->g, sr, RNDV_LEN, peer, DATA_TAG + 1,
+				      &r[3]));
+		TP_CHECK_OK(rcx_waitall(4, r, RCX_STATUS_IGNORE));
+		TP_CHECK_EQ(wrong(re, peer, 20 + k, ne), 0);
+		TP_CHECK_EQ(wrong(rr, peer, 30 + k, nr), 0);
+	}
+	TP_CHECK_OK(rcx_group_barrier(j->g));
+	if (j->rank == 0)
+		resumed(pid, helper);
+	none_failed(j);
+out:
+	free(se);
+	free(re);
+	free(sr);
+	free(rr);
+}
+
+/*
+ * A bound channel's stream 0 -> 1 (write_imm, four slots): rank 1 is
+ * stopped after the first messages; every message arrives, in its slot.
+ */
+static void sc_chan(struct tp_job *j)
+{
+	struct rcx_info *info = NULL;
+	struct rcx_req *init = NULL, *ch = NULL;
+	uint64_t buf[4] = { 0 };
+	struct rcx_status st;
+	pid_t pid, helper = -1;
+	int k, bad = 0;
+
+	TP_CHECK_OK(rcx_info_create(&info));
+	TP_CHECK_OK(rcx_info_set(info, RCX_CHAN_PROTOCOL, "write_imm"));
+	TP_CHECK_OK(rcx_info_set(info, RCX_CHAN_SLOTS, "4"));
+	if (j->rank == 0)
+		TP_CHECK_OK(rcx_send_init(j->g, buf, 8, 1, CHAN_TAG, &init));
+	else
+		TP_CHECK_OK(rcx_recv_init(j->g, buf, 8, 0, CHAN_TAG, &init));
+	if (!TP_CHECK_OK(rcx_bind(init, info, &ch)))
+		goto out;
+	pid = peer_pid(j);
+	for (k = 0; k < NMSG; k++) {
+		if (j->rank == 0) {
+			if (k == 10)
+				helper = stop(pid);
+			buf[k % 4] = 1000 + (uint64_t)k;
+			TP_CHECK_OK(rcx_start(ch));
+			TP_CHECK_OK(rcx_wait(&ch, &st));
+		} else {
+			TP_CHECK_OK(rcx_start(ch));
+			TP_CHECK_OK(rcx_wait(&ch, &st));
+			bad += st.slot != k % 4 || st.count != 8 ||
+			       buf[k % 4] != 1000 + (uint64_t)k;
+		}
+	}
+	TP_CHECK_EQ(bad, 0);
+	TP_CHECK_OK(rcx_group_barrier(j->g));
+	if (j->rank == 0)
+		resumed(pid, helper);
+	none_failed(j);
+	TP_CHECK_OK(rcx_bind_free(&ch, 1));
+out:
+	rcx_req_free(&init);
+	rcx_info_free(&info);
+}
+
+/*
+ * The transport gives up on a live peer: rank 0's connection to rank 1
+ * reports a send as failed (the fault provider, as when the QP's retries
+ * run out under delayed ACKs). Rank 0 sees RCX_ERR_TRANSPORT, and rank 1
+ * is not failed until RCX_FT_TIMEOUT_MS has passed with no sign of its
+ * death; it is then, as a dead rank is. Rank 1 lives until rank 0 is gone.
+ */
+#define FT_TIMEOUT "3000"
+
+static void ft_timeout_env(void)
+{
+	setenv("RCX_FT_TIMEOUT_MS", FT_TIMEOUT, 1);
+}
+
+/* Progress until rank of g is failed here; its number of failed. */
+static int wait_failed(struct tp_job *j)
+{
+	long long end = tu_now_ms() + 60000;
+	int n = 0;
+
+	while (!n && tu_now_ms() < end)
+		TP_CHECK_OK(rcx_group_get_failed(j->g, NULL, 0, &n));
+	return n;
+}
+
+static void sc_transport(struct tp_job *j)
+{
+	int32_t pid = (int32_t)getpid(), pids[2] = { 0, 0 };
+	uint64_t v = 7, in = 0;
+	long long end;
+	int n = -1;
+
+	TP_CHECK_OK(rcx_group_allgather(j->g, &pid, sizeof(pid), pids));
+	TP_CHECK_OK(rcx_group_barrier(j->g));
+	if (j->rank == 0) {
+		rcx__fault_fail_next(j->g->conns[1], RCX_ERR_TRANSPORT);
+		TP_CHECK_OK(rcx_send(j->g, &v, sizeof(v), 1, DATA_TAG));
+		/* the connection broke: its receives end, as what follows */
+		TP_CHECK_EQ(
+			rcx_recv(j->g, &in, sizeof(in), 1, DATA_TAG + 1, NULL),
+			RCX_ERR_TRANSPORT);
+		TP_CHECK_OK(rcx_group_get_failed(j->g, NULL, 0, &n));
+		TP_CHECK_EQ(n, 0);
+		TP_CHECK_EQ(rcx_send(j->g, &v, sizeof(v), 1, DATA_TAG),
+			    RCX_ERR_TRANSPORT);
+		TP_CHECK_EQ(wait_failed(j), 1);
+		TP_CHECK_EQ(rcx_send(j->g, &v, sizeof(v), 1, DATA_TAG),
+			    RCX_ERR_PROC_FAILED);
+	} else {
+		TP_CHECK_OK(rcx_recv(j->g, &in, sizeof(in), 0, DATA_TAG, NULL));
+		TP_CHECK_EQ(in, v);
+		end = tu_now_ms() + 60000;
+		while (kill(pids[0], 0) == 0 && tu_now_ms() < end)
+			usleep(10000);
+		TP_CHECK(tu_now_ms() < end);
+	}
+	/* no final barrier: the pair is broken */
+	TP_CHECK_OK(rcx_group_free(&j->g));
+}
+
+static const struct tp_scenario scenarios[] = {
+	{ .name = "fence", .run = sc_fence, .size = 2 },
+	{ .name = "lock", .run = sc_lock, .size = 2 },
+	{ .name = "lockall", .run = sc_lockall, .size = 2 },
+	{ .name = "p2p", .run = sc_p2p, .size = 2 },
+	{ .name = "chan", .run = sc_chan, .size = 2 },
+	{ .name = "transport",
+	  .run = sc_transport,
+	  .provider = "fault",
+	  .size = 2,
+	  .setup = ft_timeout_env },
+};
+
+static int peer_main(int argc, char **argv)
+{
+	return tp_peer_main("stop", scenarios, TP_COUNT(scenarios), argc, argv);
+}
+
+const struct tu_peer tu_peer_stop = { "stop", peer_main };
+
+/*
+ * Under rcx-run --ft (the launcher's failure notices on), the heartbeat
+ * on; RCX_FT_TIMEOUT_MS at its default.
+ */
+static void job(const char *scenario)
+{
+	setenv("RCX_RUN_FT", "1", 1);
+	setenv("RCX_HEARTBEAT_MS", "100", 1);
+	CU_ASSERT_EQUAL(tu_mp_run(2, "stop", scenario, 120), 0);
+	unsetenv("RCX_HEARTBEAT_MS");
+	unsetenv("RCX_RUN_FT");
+}
+
+static void test_fence(void)
+{
+	job("fence");
+}
+
+static void test_lock(void)
+{
+	job("lock");
+}
+
+static void test_lockall(void)
+{
+	job("lockall");
+}
+
+static void test_p2p(void)
+{
+	job("p2p");
+}
+
+static void test_chan(void)
+{
+	job("chan");
+}
+
+static void test_transport(void)
+{
+	job("transport");
+}
+
+static const CU_TestInfo tests[] = {
+	{ "stopped_in_fence_epoch", test_fence },
+	{ "stopped_target_of_lock_unlock", test_lock },
+	{ "stopped_in_lock_all_flush", test_lockall },
+	{ "stopped_in_p2p_exchange", test_p2p },
+	{ "stopped_receiver_of_channel_stream", test_chan },
+	{ "transport_gives_up_on_live_peer", test_transport },
+	CU_TEST_INFO_NULL,
+};
+
+const struct tu_suite tu_suite_stop = {
+	"stop", TU_DEVICE, NULL, NULL, tests,
+};
