@@ -188,8 +188,11 @@ RCX_API int rcx_win_allocate(struct rcx_group *g, size_t size, size_t disp_unit,
 #define RCX_WIN_ATTACH_MAX 64
 
 /*
- * Create a dynamic window over g, with no memory attached; collective,
- * as rcx_win_create (the same info keys). Errors: as rcx_win_create.
+ * Create a dynamic window over g, with no memory attached yet; collective
+ * and blocking, as rcx_win_create, with the same info keys. Each process
+ * registers a small table of its regions for its peers to read; *out is
+ * written on success only and the window is freed with rcx_win_free
+ * (which leaves attached memory to its owner). Errors: as rcx_win_create.
  */
 RCX_API int rcx_win_create_dynamic(struct rcx_group *g,
 				   const struct rcx_info *info,

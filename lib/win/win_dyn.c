@@ -57,13 +57,13 @@ struct rcx__win_dyn {
 	struct dyn_tab *tab; /* this process's: its peers read it */
 	struct rcx__reg *tab_reg;
 	struct rcx__reg *reg[RCX_WIN_ATTACH_MAX]; /* each region's */
-	uint64_t *tab_addr;	/* [size]: the peers' tables */
-	uint32_t *tab_rkey;	/* [size] */
-	struct dyn_tab *cache;	/* [size]: copies of them */
+	uint64_t *tab_addr;    /* [size]: the peers' tables */
+	uint32_t *tab_rkey;    /* [size] */
+	struct dyn_tab *cache; /* [size]: copies of them */
 	struct rcx__reg *cache_reg;
-	uint8_t *have;		/* [size]: cache[t] was read */
-	uint8_t *check;		/* [size]: check its generation first */
-	uint64_t reads;		/* tables read (rcx__win_dyn_reads) */
+	uint8_t *have;	/* [size]: cache[t] was read */
+	uint8_t *check; /* [size]: check its generation first */
+	uint64_t reads; /* tables read (rcx__win_dyn_reads) */
 };
 
 static const struct dyn_ent *find(const struct dyn_tab *tab, uint64_t a,
@@ -92,8 +92,8 @@ static bool torn(const struct dyn_tab *tab)
 }
 
 /* Peers may READ the entry meanwhile: see the top of this file. */
-static void ent_write(struct dyn_tab *tab, int i, uint64_t base,
-		      uint64_t size, uint32_t rkey)
+static void ent_write(struct dyn_tab *tab, int i, uint64_t base, uint64_t size,
+		      uint32_t rkey)
 {
 	struct dyn_ent *e = &tab->e[i];
 	uint64_t s = e->s_end + 1;
@@ -184,6 +184,8 @@ int rcx__win_dyn_range(struct rcx_win *w, int target, size_t addr, size_t len,
 	if (target == w->rank) {
 		e = find(d->tab, addr, len);
 	} else {
+		uint64_t reads = d->reads;
+
 		if (!d->have[target])
 			ret = tab_read(w, target);
 		else if (d->check[target])
@@ -192,7 +194,7 @@ int rcx__win_dyn_range(struct rcx_win *w, int target, size_t addr, size_t len,
 			return ret;
 		e = find(&d->cache[target], addr, len);
 		/* a miss: the target may have attached since the copy */
-		if (!e && !(ret = tab_read(w, target)))
+		if (!e && reads == d->reads && !(ret = tab_read(w, target)))
 			e = find(&d->cache[target], addr, len);
 		if (ret)
 			return ret;
@@ -347,7 +349,7 @@ static int attach_check(const struct rcx_win *w, const void *base, size_t size,
 	if (!base || !size || a > UINTPTR_MAX - size) {
 		rcx__log(RCX__LOG_ERROR, "win",
 			 "rcx_win_attach: base %p size %zu: %s", base, size,
-			 !base ? "base is NULL"
+			 !base	 ? "base is NULL"
 			 : !size ? "size is 0"
 				 : "the range wraps around the address space");
 		return -EINVAL;
@@ -433,8 +435,7 @@ RCX_API int rcx_win_detach(struct rcx_win *w, const void *base)
 			break;
 	if (!ret && i == RCX_WIN_ATTACH_MAX) {
 		rcx__log(RCX__LOG_ERROR, "win",
-			 "rcx_win_detach: no region attached at base %p",
-			 base);
+			 "rcx_win_detach: no region attached at base %p", base);
 		ret = -ENOENT;
 	}
 	if (!ret) {

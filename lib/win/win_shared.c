@@ -308,19 +308,18 @@ RCX_API int rcx_win_shared_query(struct rcx_win *w, int rank, size_t *size,
 }
 
 /* One element as a CPU atomic: compare-and-swap until it holds. */
-#define SHR_ELEM(T)                                                          \
-	do {                                                                 \
-		T *p = (T *)t, cur = __atomic_load_n(p, __ATOMIC_ACQUIRE), \
-		  nv;                                                        \
-		do {                                                         \
-			nv = cur;                                            \
-			rcx__win_apply(op, dtype, (uint8_t *)&nv, o, cmp,    \
-				       NULL, 1);                             \
-		} while (!__atomic_compare_exchange_n(p, &cur, nv, false,    \
-						      __ATOMIC_ACQ_REL,      \
-						      __ATOMIC_ACQUIRE));    \
-		if (old)                                                     \
-			memcpy(old, &cur, sizeof(cur));                      \
+#define SHR_ELEM(T)                                                            \
+	do {                                                                   \
+		T *p = (T *)t, cur = __atomic_load_n(p, __ATOMIC_ACQUIRE), nv; \
+		do {                                                           \
+			nv = cur;                                              \
+			rcx__win_apply(op, dtype, (uint8_t *)&nv, o, cmp,      \
+				       NULL, 1);                               \
+		} while (!__atomic_compare_exchange_n(p, &cur, nv, false,      \
+						      __ATOMIC_ACQ_REL,        \
+						      __ATOMIC_ACQUIRE));      \
+		if (old)                                                       \
+			memcpy(old, &cur, sizeof(cur));                        \
 	} while (0)
 
 static void shr_elem(int op, int dtype, uint8_t *t, const uint8_t *o,
