@@ -179,10 +179,9 @@ RCX_API int rcx_win_allocate(struct rcx_group *g, size_t size, size_t disp_unit,
  * that the origin has called since. Detach deregisters the region: an
  * origin that did not synchronise since the detach still holds the old
  * key, and its operation is refused at the target (the memory is never
- * written) and completes with an error at the next flush, unlock or
- * fence; on the verbs provider a refused key also breaks the queue pair,
- * which makes the window invalid (as MPI, accessing detached memory is
- * erroneous). Memory must stay attached until every operation on it is
+ * written) and completes with an error; as on an RC queue pair, the
+ * refusal may also break the connection to the target, which makes the
+ * window invalid (as in MPI, accessing detached memory is erroneous). Memory must stay attached until every operation on it is
  * complete. rcx_win_validate does not register attached regions anew.
  */
 #define RCX_WIN_ATTACH_MAX 64

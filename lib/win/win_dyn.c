@@ -21,7 +21,8 @@
  * is sent. Detach deregisters the region: an origin that did not
  * synchronise since, and so still uses the old key, is refused by the
  * target's NIC (or the shm provider's registration check) and its
- * operation completes with an error; freed memory is never written.
+ * operation completes with an error (the connection may break with it,
+ * as an RC queue pair does); freed memory is never written.
  *
  * A table entry is written while peers may read it: the writer stores
  * s_end, the fields, then s_start (with release fences between); a READ
