@@ -52,8 +52,8 @@ static uint8_t *region(size_t len)
 static void passive_cycle(struct tp_job *j, struct rcx_win *w, uint8_t *mine,
 			  const uint64_t *a, int salt)
 {
-	int right = (j->rank + 1) % j->size, left = (j->rank + j->size - 1) %
-						   j->size;
+	int right = (j->rank + 1) % j->size,
+	    left = (j->rank + j->size - 1) % j->size;
 	int ll = (left + j->size - 1) % j->size, succ = 0, *wins = NULL;
 	uint8_t src[512], back[512];
 	int64_t one = 1, old = -1, want = 0, swap = j->rank + 1;
@@ -91,7 +91,8 @@ static void passive_cycle(struct tp_job *j, struct rcx_win *w, uint8_t *mine,
 	TP_CHECK_OK(rcx_win_unlock_all(w));
 	wins = calloc(j->size, sizeof(int));
 	if (TP_CHECK(wins))
-		TP_CHECK_OK(rcx_group_allgather(j->g, &succ, sizeof(int), wins));
+		TP_CHECK_OK(
+			rcx_group_allgather(j->g, &succ, sizeof(int), wins));
 	for (t = 0, k = 0; wins && t < j->size; t++)
 		k += wins[t];
 	TP_CHECK_EQ(k, 1);
@@ -112,8 +113,8 @@ static void passive_cycle(struct tp_job *j, struct rcx_win *w, uint8_t *mine,
 static void active_cycle(struct tp_job *j, struct rcx_win *w, uint8_t *mine,
 			 const uint64_t *a, int salt)
 {
-	int right = (j->rank + 1) % j->size, left = (j->rank + j->size - 1) %
-						   j->size;
+	int right = (j->rank + 1) % j->size,
+	    left = (j->rank + j->size - 1) % j->size;
 	uint8_t src[64], back[64];
 	size_t i;
 	int bad = 0;
@@ -534,9 +535,8 @@ static void sc_llist(struct tp_job *j)
 			struct ll_ptr next = { .rank = prev };
 
 			do {
-				TP_CHECK_OK(rcx_win_lock(l.w,
-							 RCX_LOCK_EXCLUSIVE,
-							 tail.rank));
+				TP_CHECK_OK(rcx_win_lock(
+					l.w, RCX_LOCK_EXCLUSIVE, tail.rank));
 				TP_CHECK_OK(rcx_get(l.w, &next.disp, 8,
 						    tail.rank,
 						    tail.disp + off_disp));
@@ -559,8 +559,8 @@ static void sc_llist(struct tp_job *j)
 		bool root = true;
 
 		while (p.rank >= 0 && n <= LL_ELEMS * j->size) {
-			TP_CHECK_OK(rcx_win_lock(l.w, RCX_LOCK_EXCLUSIVE,
-						 p.rank));
+			TP_CHECK_OK(
+				rcx_win_lock(l.w, RCX_LOCK_EXCLUSIVE, p.rank));
 			TP_CHECK_OK(
 				rcx_get(l.w, &e, sizeof(e), p.rank, p.disp));
 			TP_CHECK_OK(rcx_win_unlock(l.w, p.rank));

@@ -129,12 +129,12 @@ static void sc_empty(struct tp_job *j)
 	if (!g)
 		return;
 	me = rcx_group_rank(g);
-	TP_CHECK_OK(rcx_win_allocate_shared(g, me == 0 ? 0 : 64, 8, NULL,
-					    &base, &w));
+	TP_CHECK_OK(rcx_win_allocate_shared(g, me == 0 ? 0 : 64, 8, NULL, &base,
+					    &w));
 	if (w && rcx_group_size(g) > 1) {
 		TP_CHECK_OK(rcx_win_shared_query(w, 1, &sz, &du, &one));
-		TP_CHECK_OK(rcx_win_shared_query(w, RCX_PROC_NULL, &sz, &du,
-						 &p));
+		TP_CHECK_OK(
+			rcx_win_shared_query(w, RCX_PROC_NULL, &sz, &du, &p));
 		TP_CHECK_EQ(sz, 64);
 		TP_CHECK(p == one);
 		TP_CHECK_OK(rcx_win_shared_query(w, 0, &sz, &du, &p));
@@ -145,8 +145,8 @@ static void sc_empty(struct tp_job *j)
 	TP_CHECK_OK(rcx_win_allocate_shared(g, 0, 1, NULL, &base, &w));
 	if (w) {
 		p = (void *)1;
-		TP_CHECK_OK(rcx_win_shared_query(w, RCX_PROC_NULL, &sz, &du,
-						 &p));
+		TP_CHECK_OK(
+			rcx_win_shared_query(w, RCX_PROC_NULL, &sz, &du, &p));
 		TP_CHECK_EQ(sz, 0);
 		TP_CHECK(p == NULL);
 		TP_CHECK_OK(rcx_win_free(&w));
@@ -171,8 +171,8 @@ static void sc_rma(struct tp_job *j)
 	size = rcx_group_size(g);
 	right = (me + 1) % size;
 	left = (me + size - 1) % size;
-	TP_CHECK_OK(rcx_win_allocate_shared(g, 4096, 1, NULL, (void **)&mine,
-					    &w));
+	TP_CHECK_OK(
+		rcx_win_allocate_shared(g, 4096, 1, NULL, (void **)&mine, &w));
 	if (!w)
 		goto out;
 	for (i = 0; i < sizeof(src); i++)
@@ -200,7 +200,8 @@ out:
 	rcx_group_free(&g);
 }
 
-#define ATOM_ITERS 2000
+/* enough that the ranks' loops overlap in time for a good while */
+#define ATOM_ITERS 20000
 
 /* One 64-bit and one 32-bit counter in rank 0's part, two kinds of adds. */
 static void sc_atomics(struct tp_job *j)
@@ -215,8 +216,8 @@ static void sc_atomics(struct tp_job *j)
 	if (!g)
 		return;
 	size = rcx_group_size(g);
-	TP_CHECK_OK(rcx_win_allocate_shared(g, 64, 8, NULL, (void **)&mine,
-					    &w));
+	TP_CHECK_OK(
+		rcx_win_allocate_shared(g, 64, 8, NULL, (void **)&mine, &w));
 	if (!w)
 		goto out;
 	TP_CHECK_OK(rcx_win_shared_query(w, 0, &sz, &du, (void **)&c64));
@@ -224,6 +225,7 @@ static void sc_atomics(struct tp_job *j)
 		goto out;
 	c32 = (int32_t *)(c64 + 1);
 	TP_CHECK_OK(rcx_win_lock_all(w));
+	TP_CHECK_OK(rcx_group_barrier(g));
 	for (k = 0; k < ATOM_ITERS; k++) {
 		if (k % 2) {
 			__atomic_fetch_add(c64, 1, __ATOMIC_SEQ_CST);
@@ -255,8 +257,8 @@ static void sc_atomics(struct tp_job *j)
 		TP_CHECK_OK(rcx_win_flush(w, 0));
 		won = res == 0;
 		if (TP_CHECK(all))
-			TP_CHECK_OK(rcx_group_allgather(g, &won, sizeof(int),
-							all));
+			TP_CHECK_OK(
+				rcx_group_allgather(g, &won, sizeof(int), all));
 		for (i = 0; all && i < size; i++)
 			n += all[i];
 		TP_CHECK_EQ(n, 1);
@@ -310,8 +312,7 @@ static void sc_bad(struct tp_job *j)
 	me = rcx_group_rank(g);
 	TP_CHECK_EQ(rcx_win_allocate_shared(NULL, 64, 1, NULL, &base, &w),
 		    -EINVAL);
-	TP_CHECK_EQ(rcx_win_allocate_shared(g, 64, 1, NULL, NULL, &w),
-		    -EINVAL);
+	TP_CHECK_EQ(rcx_win_allocate_shared(g, 64, 1, NULL, NULL, &w), -EINVAL);
 	TP_CHECK_EQ(rcx_win_allocate_shared(g, 64, 1, NULL, &base, NULL),
 		    -EINVAL);
 	/* disp_unit 0 at every rank, then only at rank 1 */
@@ -328,8 +329,8 @@ static void sc_bad(struct tp_job *j)
 		    -EINVAL);
 	rcx_info_free(&info);
 	TP_CHECK(w == NULL && base == (void *)&w);
-	TP_CHECK_OK(rcx_win_allocate_shared(g, 64, 1, NULL, (void **)&mine,
-					    &w));
+	TP_CHECK_OK(
+		rcx_win_allocate_shared(g, 64, 1, NULL, (void **)&mine, &w));
 	if (!w)
 		goto out;
 	TP_CHECK_EQ(rcx_win_shared_query(NULL, 0, &sz, &du, &p), -EINVAL);
