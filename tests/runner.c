@@ -35,6 +35,8 @@ TU_SUITE(tu_suite_api);
 TU_SUITE(tu_suite_cont);
 TU_SUITE(tu_suite_verbs_smoke);
 TU_SUITE(tu_suite_win);
+TU_SUITE(tu_suite_dynwin);
+TU_SUITE(tu_suite_winshared);
 TU_SUITE(tu_suite_order);
 TU_SUITE(tu_suite_ft);
 TU_SUITE(tu_suite_stress);
@@ -53,6 +55,8 @@ TU_PEER(tu_peer_chan);
 TU_PEER(tu_peer_p2p);
 TU_PEER(tu_peer_cont);
 TU_PEER(tu_peer_win);
+TU_PEER(tu_peer_dynwin);
+TU_PEER(tu_peer_winshared);
 TU_PEER(tu_peer_order);
 TU_PEER(tu_peer_ft);
 TU_PEER(tu_peer_stress);
@@ -77,6 +81,8 @@ static const struct tu_suite *const suites[] = {
 	&tu_suite_chan,
 	&tu_suite_cont,
 	&tu_suite_win,
+	&tu_suite_dynwin,
+	&tu_suite_winshared,
 	&tu_suite_order,
 	&tu_suite_ft,
 	&tu_suite_stress,
@@ -99,6 +105,8 @@ static const struct tu_peer *const peers[] = {
 	&tu_peer_p2p,
 	&tu_peer_cont,
 	&tu_peer_win,
+	&tu_peer_dynwin,
+	&tu_peer_winshared,
 	&tu_peer_order,
 	&tu_peer_ft,
 	&tu_peer_stress,

@@ -157,6 +157,115 @@ RCX_API int rcx_win_allocate(struct rcx_group *g, size_t size, size_t disp_unit,
 			     struct rcx_win **out);
 
 /*
+ * Dynamic windows (MPI_Win_create_dynamic): a window made with no memory,
+ * to which each process attaches regions of its own memory and detaches
+ * them again, locally, whenever it likes. The target displacement of
+ * every operation on a dynamic window is an address at the target
+ * (disp_unit 1, as MPI_BOTTOM plus MPI_Get_address): the target sends it
+ * to the origins by its own means, e.g. (size_t)(uintptr_t)ptr in a
+ * message or a put. An operation must fall inside one attached region.
+ *
+ * How an origin finds the region: each process keeps a table of its
+ * regions (at most RCX_WIN_ATTACH_MAX) that peers read with an RDMA
+ * READ, with no work by the target's CPU; an origin keeps a copy per
+ * target. An address the copy does not cover reads the table again. The
+ * first access to a target after each synchronisation call of the origin
+ * on the window (lock, lock_all, flush*, unlock*, fence) first reads the
+ * target's generation word (bumped by every attach and detach) and the
+ * table again when it moved. What is guaranteed: an operation whose range
+ * no region attached at the target covers, as the origin's copy says
+ * after those checks, returns RCX_ERR_REMOTE_ACCESS and sends nothing —
+ * in particular an access to a region detached before a synchronisation
+ * that the origin has called since. Detach deregisters the region: an
+ * origin that did not synchronise since the detach still holds the old
+ * key, and its operation is refused at the target (the memory is never
+ * written) and completes with an error; as on an RC queue pair, the
+ * refusal may also break the connection to the target, which makes the
+ * window invalid (as in MPI, accessing detached memory is erroneous). Memory must stay attached until every operation on it is
+ * complete. rcx_win_validate does not register attached regions anew.
+ */
+#define RCX_WIN_ATTACH_MAX 64
+
+/*
+ * Create a dynamic window over g, with no memory attached yet; collective
+ * and blocking, as rcx_win_create, with the same info keys. Each process
+ * registers a small table of its regions for its peers to read; *out is
+ * written on success only and the window is freed with rcx_win_free
+ * (which leaves attached memory to its owner). Errors: as rcx_win_create.
+ */
+RCX_API int rcx_win_create_dynamic(struct rcx_group *g,
+				   const struct rcx_info *info,
+				   struct rcx_win **out);
+
+/*
+ * Attach size bytes at base to the dynamic window win: local, not
+ * collective. The memory is registered for the peers' access; it stays
+ * the caller's and must outlive the attachment. Errors: -EINVAL win not a
+ * live window or not made by rcx_win_create_dynamic, base NULL, size 0,
+ * or the range wraps around; -EEXIST the range overlaps a region already
+ * attached; -ENOSPC RCX_WIN_ATTACH_MAX regions are attached; -EFAULT not
+ * all of the range is mapped memory; RCX_ERR_WIN_INVALID the window was
+ * invalidated by a failure; negative errno from the registration. Each
+ * error is logged with the bad value and nothing is attached.
+ */
+RCX_API int rcx_win_attach(struct rcx_win *win, void *base, size_t size);
+
+/*
+ * Detach the region attached at base (the base given to rcx_win_attach):
+ * local. Its registration goes; origins find out as the comment above
+ * says. Errors: -EINVAL win not a live window or not dynamic; -ENOENT no
+ * region is attached at base (logged); RCX_ERR_WIN_INVALID the window
+ * was invalidated by a failure. Nothing changes on an error.
+ */
+RCX_API int rcx_win_detach(struct rcx_win *win, const void *base);
+
+/*
+ * Shared-memory windows (MPI_Win_allocate_shared). Every member of g
+ * must run on one node (equal node keys: RCX_NODE, the launcher's node
+ * name or the host, with the same kernel and /dev/shm). The parts of all
+ * members are in one segment that each of them maps, so a process may
+ * load and store to its peers' parts directly through the pointers
+ * rcx_win_shared_query gives, under the window's synchronisation (e.g.
+ * rcx_win_sync and a barrier, or fence). By default the parts follow each
+ * other in rank order with no gap: rank r's part begins where rank r-1's
+ * ends. Info key alloc_shared_noncontig "true" starts each part on a
+ * page of its own instead ("false", the default). The segment does not
+ * depend on the provider: shm, auto and verbs (all members on one host)
+ * alike. RMA operations on a shared window are plain copies into the
+ * target's part and its accumulates CPU atomics (elements must be
+ * aligned to their size: -EINVAL otherwise), atomic with respect to the
+ * same CPU atomics made through the pointers (e.g. __atomic_fetch_add on
+ * a 64-bit word); epochs, locks and rcx_win_order work as on any window.
+ */
+#define RCX_ALLOC_SHARED_NONCONTIG "alloc_shared_noncontig"
+
+/*
+ * Allocate a shared window: size bytes (zeroed) at this process, disp_unit
+ * as in rcx_win_create; collective and blocking. *base is this process's
+ * part, written with *out on success only; the memory belongs to the
+ * window and goes with rcx_win_free. Errors: as rcx_win_allocate; -EXDEV
+ * the members are not all on one node (every rank fails, logged with the
+ * two nodes); -EINVAL disp_unit 0 or above 2^32-1, or a malformed
+ * alloc_shared_noncontig; -ENOMEM the parts add up to more than can be
+ * mapped; negative errno from shm_open, ftruncate or mmap (logged).
+ */
+RCX_API int rcx_win_allocate_shared(struct rcx_group *g, size_t size,
+				    size_t disp_unit,
+				    const struct rcx_info *info, void **base,
+				    struct rcx_win **out);
+
+/*
+ * The part of rank (its size in bytes, its disp_unit and where it is
+ * mapped in this process) of a window made by rcx_win_allocate_shared.
+ * rank RCX_PROC_NULL: the lowest rank whose part is not empty (size 0
+ * and base NULL when all are). Local. Errors: -EINVAL win not a live
+ * window or not a shared one (logged), rank out of range (logged), size,
+ * disp_unit or base NULL.
+ */
+RCX_API int rcx_win_shared_query(struct rcx_win *win, int rank, size_t *size,
+				 size_t *disp_unit, void **base);
+
+/*
  * Free a window; collective. Completes this process's outstanding
  * operations, waits until every rank has done so, then releases the
  * memory registration; *win = NULL. On an invalid window (a member

@@ -766,6 +766,9 @@ struct rcx_ctx {
 	struct rcx_dev *dev;
 	struct rcx_dev_info info;
 	char addr[RCX__ADDR_LEN]; /* listener address */
+	/* this process's node key (lib/boot/boot_node.c): equal keys share
+	 * a host and can map each other's memory */
+	char node[320];
 	unsigned int cm_tick;
 	/* connection polls by the CPU's counter (ctx.c): the next one due,
 	 * ticks between two, the counter and the clock at creation */

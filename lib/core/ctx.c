@@ -316,6 +316,7 @@ RCX_API int rcx_ctx_create(const struct rcx_ctx_attr *attr,
 		goto err;
 	}
 	da.node = node;
+	snprintf(ctx->node, sizeof(ctx->node), "%s", node);
 	rcx__log(RCX__LOG_DEBUG, "ctx", "node %s (from %s)", node, from);
 	ret = ctx->ops->dev_open(&da, &ctx->dev);
 	if (ret == -ENODEV)

@@ -854,6 +854,8 @@ static void win_destroy(struct rcx_win *w)
 
 	wins_del(w);
 	rcx__win_jobs_free(w);
+	rcx__win_dyn_free(w);
+	rcx__win_shared_free(w);
 	loop_close(ctx, w->loop);
 	nep_close(w);
 	rcx__order_fini(w);
@@ -948,14 +950,13 @@ static bool range_mapped(const void *base, size_t size)
 	return true;
 }
 
-/* A window the caller made its memory for: base and size are usable. */
-static int user_mem_check(const void *base, size_t size)
+/* Memory the caller made for a window: base and size are usable. */
+int rcx__win_mem_check(const char *call, const void *base, size_t size)
 {
 	if (!base || range_mapped(base, size))
 		return 0;
 	rcx__log(RCX__LOG_ERROR, "win",
-		 "rcx_win_create: base %p size %zu: not all of it is "
-		 "mapped memory",
+		 "%s: base %p size %zu: not all of it is mapped memory", call,
 		 base, size);
 	return -EFAULT;
 }
@@ -1008,10 +1009,9 @@ static int nic_acc_agreed(const struct rcx_win *w, const struct win_wire *all)
 	return 0;
 }
 
-/* err: a local error the caller found; the rank takes part all the same */
-static int win_create(struct rcx_group *g, void *base, size_t size,
-		      size_t disp_unit, const struct rcx_info *info,
-		      bool allocated, int err, struct rcx_win **out)
+int rcx__win_create(struct rcx_group *g, void *base, size_t size,
+		    size_t disp_unit, const struct rcx_info *info,
+		    bool allocated, int err, struct rcx_win **out)
 {
 	struct rcx_ctx *ctx = g->ctx;
 	struct win_wire me, *all;
@@ -1042,7 +1042,7 @@ static int win_create(struct rcx_group *g, void *base, size_t size,
 	if (!local && ((!base && size) || !disp_unit || disp_unit > UINT32_MAX))
 		local = -EINVAL;
 	if (!local && !allocated)
-		local = user_mem_check(base, size);
+		local = rcx__win_mem_check("rcx_win_create", base, size);
 	if (!local)
 		local = parse_info(w, info);
 	if (!local && g->size > 1 && !ctx->info.atomics)
@@ -1126,7 +1126,7 @@ RCX_API int rcx_win_create(struct rcx_group *g, void *base, size_t size,
 {
 	if (!rcx__group_live(g) || !out)
 		return -EINVAL;
-	return win_create(g, base, size, disp_unit, info, false, 0, out);
+	return rcx__win_create(g, base, size, disp_unit, info, false, 0, out);
 }
 
 RCX_API int rcx_win_allocate(struct rcx_group *g, size_t size, size_t disp_unit,
@@ -1143,7 +1143,7 @@ RCX_API int rcx_win_allocate(struct rcx_group *g, size_t size, size_t disp_unit,
 	/* shm: in a segment peers map, their RMA plain loads and stores */
 	if (!err && rcx__mem_alloc(g->ctx, size, &mem))
 		err = -ENOMEM;
-	ret = win_create(g, mem, size, disp_unit, info, true, err, out);
+	ret = rcx__win_create(g, mem, size, disp_unit, info, true, err, out);
 	if (ret) {
 		rcx__mem_free(g->ctx, mem);
 		return ret;
@@ -1198,6 +1198,8 @@ int rcx__win_range(struct rcx_win *w, int target, size_t disp, size_t len,
 
 	if (target < 0 || target >= w->size)
 		return -EINVAL;
+	if (w->dyn)
+		return rcx__win_dyn_range(w, target, disp, len, off);
 	unit = w->peer[target].disp_unit;
 	size = w->peer[target].size;
 	if (disp > UINT64_MAX / unit)
@@ -1260,15 +1262,16 @@ static int rma(struct rcx_win *w, bool put, void *buf, size_t len, int target,
 
 	if (!s)
 		return -ENOMEM;
-	if (target == w->rank) {
+	/* this process's memory, or a shared window's: a plain copy */
+	if (target == w->rank || w->shr) {
 		ret = rcx__order_prepare(w, s, target, cls, RCX__VIA_CPU, off,
 					 len, &f);
 		if (ret)
 			return ret;
 		if (len && put)
-			memmove(w->base + off, buf, len);
+			memmove(rcx__win_tptr(w, target, off), buf, len);
 		else if (len)
-			memmove(buf, w->base + off, len);
+			memmove(buf, rcx__win_tptr(w, target, off), len);
 		if (w->fence_open)
 			w->fence_ops++;
 		return 0;
@@ -1294,7 +1297,7 @@ static int rma(struct rcx_win *w, bool put, void *buf, size_t len, int target,
 		wr.op = put ? RCX_OP_WRITE : RCX_OP_READ;
 		wr.length = n;
 		wr.remote_addr = w->peer[target].base + off;
-		wr.rkey = w->peer[target].rkey;
+		wr.rkey = rcx__win_rkey(w, target, off);
 		if (put && n <= inl) {
 			wr.flags = RCX_WR_INLINE;
 			wr.addr = (uintptr_t)buf;

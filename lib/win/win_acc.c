@@ -153,8 +153,8 @@ RCX__APPLY_FLT(apply_f32, float)
 RCX__APPLY_FLT(apply_f64, double)
 
 /* target[i] op= o[i] for n elements; old values to old (may be NULL). */
-static void apply(int op, int dtype, uint8_t *t, const uint8_t *o,
-		  const uint8_t *cmp, uint8_t *old, size_t n)
+void rcx__win_apply(int op, int dtype, uint8_t *t, const uint8_t *o,
+		    const uint8_t *cmp, uint8_t *old, size_t n)
 {
 	void (*f)(int, void *, const void *) = NULL;
 	size_t es = rcx__win_esize(dtype), i;
@@ -218,11 +218,13 @@ static void sw_exec(struct rcx_win *w, struct rcx__conn *c,
 	    (m->op == RCX__OP_CAS && is_float(m->dtype)) || dlen < need ||
 	    (m->fetch && sizeof(*r) + n * es > max))
 		st = RCX_ERR_PROTO;
-	else if (m->off > w->len || n * es > w->len - m->off)
+	else if (!rcx__win_local(w, m->off, n * es))
 		st = RCX_ERR_REMOTE_ACCESS;
 	if (!st)
-		apply(m->op, m->dtype, w->base + m->off, data, data + n * es,
-		      m->fetch ? (uint8_t *)(r + 1) : NULL, n);
+		rcx__win_apply(m->op, m->dtype,
+			       rcx__win_tptr(w, w->rank, m->off), data,
+			       data + n * es,
+			       m->fetch ? (uint8_t *)(r + 1) : NULL, n);
 	reply_init(r, m, st);
 	ret = rcx__am_send(c, RCX__CID_WIN, 0, r,
 			   sizeof(*r) + (m->fetch && !st ? n * es : 0));
@@ -311,8 +313,8 @@ static int job_check(struct rcx_win *w, const struct rcx__wam *m, size_t dlen)
 	    (m->op != RCX_SUM && m->op != RCX_NO_OP && m->op != RCX__OP_CAS) ||
 	    dlen < need || !w->nic_acc || !w->loop)
 		return RCX_ERR_PROTO;
-	if (m->off > w->len || n * 8 > w->len - m->off ||
-	    ((uintptr_t)w->base + m->off) & 7)
+	if (!rcx__win_local(w, m->off, n * 8) ||
+	    (uintptr_t)rcx__win_tptr(w, w->rank, m->off) & 7)
 		return RCX_ERR_REMOTE_ACCESS;
 	return 0;
 }
@@ -383,7 +385,7 @@ static int job_post(struct rcx_win *w, struct rcx__win_job *j)
 		wr[i].length = 8;
 		wr[i].lkey = w->bounce_reg->lkey;
 		wr[i].remote_addr = base + e * 8;
-		wr[i].rkey = w->peer[w->rank].rkey;
+		wr[i].rkey = rcx__win_rkey(w, w->rank, j->m.off);
 		if (j->m.op == RCX__OP_CAS) {
 			memcpy(&wr[i].compare_add, cmp + e * 8, 8);
 			wr[i].op = RCX_OP_CSWAP;
@@ -560,7 +562,9 @@ static size_t sw_max(const struct rcx_win *w, const struct acc *a)
 
 static bool nic_path(const struct rcx_win *w, const struct acc *a)
 {
-	if (!w->nic_acc || (a->dtype != RCX_INT64 && a->dtype != RCX_UINT64))
+	/* a shared window's memory is every member's: CPU atomics only */
+	if (!w->nic_acc || w->shr ||
+	    (a->dtype != RCX_INT64 && a->dtype != RCX_UINT64))
 		return false;
 	if (a->op != RCX_SUM && a->op != RCX_NO_OP && a->op != RCX__OP_CAS)
 		return false;
@@ -575,6 +579,7 @@ static int acc_cpu(struct rcx_win *w, struct rcx__win_strm *s,
 		   const struct acc *a)
 {
 	size_t es = rcx__win_esize(a->dtype);
+	uint8_t *t = rcx__win_tptr(w, a->target, a->off);
 	bool f;
 	int ret;
 
@@ -582,8 +587,14 @@ static int acc_cpu(struct rcx_win *w, struct rcx__win_strm *s,
 				 a->count * es, &f);
 	if (ret)
 		return ret;
-	apply(a->op, a->dtype, w->base + a->off, a->buf, a->cmp, a->result,
-	      a->count);
+	if (w->shr)
+		ret = rcx__win_shared_apply(a->op, a->dtype, t, a->buf, a->cmp,
+					    a->result, a->count);
+	else
+		rcx__win_apply(a->op, a->dtype, t, a->buf, a->cmp, a->result,
+			       a->count);
+	if (ret)
+		return ret;
 	if (w->fence_open)
 		w->fence_ops++;
 	return 0;
@@ -622,7 +633,7 @@ static int acc_nic(struct rcx_win *w, struct rcx__win_strm *s,
 		wr[i].length = 8;
 		wr[i].lkey = w->bounce_reg->lkey;
 		wr[i].remote_addr = w->peer[a->target].base + op->off + i * 8;
-		wr[i].rkey = w->peer[a->target].rkey;
+		wr[i].rkey = rcx__win_rkey(w, a->target, op->off);
 		if (a->op == RCX__OP_CAS) {
 			memcpy(&cmp, a->cmp + (first + i) * 8, 8);
 			wr[i].op = RCX_OP_CSWAP;
@@ -726,7 +737,7 @@ static int acc_issue(struct rcx_win *w, const struct acc *a,
 	if (!a->count)
 		return 0;
 	nic = nic_path(w, a);
-	if (a->target == w->rank && !nic)
+	if ((a->target == w->rank && !nic) || w->shr)
 		return acc_cpu(w, s, a);
 	/*
 	 * Many elements to a peer: one message instead of an atomic each;
@@ -770,7 +781,7 @@ static int acc_check(struct rcx_win *w, struct acc *a, size_t disp, bool req)
 	if (a->target != w->rank &&
 	    rcx__win_conn(w, a->target)->state == RCX__CONN_FAILED)
 		return RCX_ERR_PROC_FAILED;
-	if (a->count && a->target != w->rank && !nic_path(w, a) &&
+	if (a->count && a->target != w->rank && !w->shr && !nic_path(w, a) &&
 	    !sw_max(w, a))
 		return -EMSGSIZE;
 	a->cls = RCX__ACC_ACC;

@@ -251,13 +251,88 @@ struct rcx_win {
 	/* the last validate's undefined ranges (rcx_win_get_undefined) */
 	struct rcx_win_range *undef;
 	int nundef;
-	uint8_t *lost;	      /* [size]: failed since the last rebuild */
+	uint8_t *lost; /* [size]: failed since the last rebuild */
+	/* a dynamic window's regions and peers' tables (win_dyn.c) */
+	struct rcx__win_dyn *dyn;
+	/* a shared window's segment and every rank's part (win_shared.c) */
+	struct rcx__win_shr *shr;
 	struct rcx_win *next; /* all windows of the process */
+};
+
+/*
+ * A shared window (rcx_win_allocate_shared): one segment every member
+ * maps; part[t] is where rank t's memory is in this process. Operations
+ * on it are plain copies and CPU atomics (win_shared.c).
+ */
+struct rcx__win_shr {
+	uint8_t *seg;
+	size_t seg_len;
+	uint8_t **part; /* [size] */
 };
 
 static inline bool rcx__win_live(const struct rcx_win *w)
 {
 	return w && w->magic == RCX__WIN_MAGIC;
+}
+
+/* ---- win_dyn.c: dynamic windows (displacement = target address) */
+/*
+ * Check target and [addr, addr + len) against the regions target has
+ * attached (its table, read and cached here); *off = addr. Lock held.
+ * Errors: -EINVAL target out of range; RCX_ERR_REMOTE_ACCESS no region
+ * attached there covers the range; errors of the table's READ.
+ */
+int rcx__win_dyn_range(struct rcx_win *w, int target, size_t addr, size_t len,
+		       uint64_t *off);
+/* The key of target's region holding addr as last looked up (0: none). */
+uint32_t rcx__win_dyn_rkey(const struct rcx_win *w, int target, uint64_t addr);
+/* Is [addr, addr + len) inside a region this process attached? */
+bool rcx__win_dyn_local(const struct rcx_win *w, uint64_t addr, uint64_t len);
+/* Tables read so far, for the tests (0: not a dynamic window). */
+uint64_t rcx__win_dyn_reads(struct rcx_win *w);
+/* A synchronisation call: cached tables are checked before next use. */
+void rcx__win_dyn_sync(struct rcx_win *w);
+/* Release what the window's dynamic part holds (win_destroy). */
+void rcx__win_dyn_free(struct rcx_win *w);
+
+/* ---- win_shared.c */
+void rcx__win_shared_free(struct rcx_win *w);
+/*
+ * count elements at t op= o as CPU atomics (other processes map t too);
+ * old values to old. Errors: -EINVAL t not aligned to the element size.
+ */
+int rcx__win_shared_apply(int op, int dtype, uint8_t *t, const uint8_t *o,
+			  const uint8_t *cmp, uint8_t *old, size_t count);
+
+/*
+ * Where byte off of target's window memory is in this process: the part
+ * of a shared window, this process's own memory, or for a dynamic
+ * window (base NULL) the address off itself.
+ */
+static inline uint8_t *rcx__win_tptr(const struct rcx_win *w, int target,
+				     uint64_t off)
+{
+	uintptr_t b =
+		w->shr ? (uintptr_t)w->shr->part[target] : (uintptr_t)w->base;
+
+	return (uint8_t *)(b + (uintptr_t)off);
+}
+
+/* The remote key of target's window memory at off. */
+static inline uint32_t rcx__win_rkey(const struct rcx_win *w, int target,
+				     uint64_t off)
+{
+	return w->dyn ? rcx__win_dyn_rkey(w, target, off)
+		      : w->peer[target].rkey;
+}
+
+/* Is [off, off + len) this process's window memory? (the target side) */
+static inline bool rcx__win_local(const struct rcx_win *w, uint64_t off,
+				  uint64_t len)
+{
+	if (w->dyn)
+		return rcx__win_dyn_local(w, off, len);
+	return off <= w->len && len <= w->len - off;
 }
 
 /* ---- win.c */
@@ -269,6 +344,15 @@ static inline struct rcx__conn *rcx__win_conn(struct rcx_win *w, int t)
 /* Validate target and byte range [off, off + len) of disp; *off out. */
 int rcx__win_range(struct rcx_win *w, int target, size_t disp, size_t len,
 		   uint64_t *off);
+/*
+ * Collective creation (win_create): err is a local error found by the
+ * caller, the rank takes part all the same; allocated: rcx frees base.
+ */
+int rcx__win_create(struct rcx_group *g, void *base, size_t size,
+		    size_t disp_unit, const struct rcx_info *info,
+		    bool allocated, int err, struct rcx_win **out);
+/* -EFAULT (logged, naming call) unless [base, base + size) is mapped. */
+int rcx__win_mem_check(const char *call, const void *base, size_t size);
 /* A free slot; progresses until one is free. */
 int rcx__win_op_get(struct rcx_win *w, int target, struct rcx__win_op **out);
 void rcx__win_op_put(struct rcx_win *w, struct rcx__win_op *op);
@@ -309,6 +393,13 @@ int rcx__win_epoch_access(const struct rcx_win *w, int target);
 int rcx__win_epoch_passive(const struct rcx_win *w, int target);
 /* Complete every op to target (-1: all), remotely or locally only. */
 int rcx__win_flush_locked(struct rcx_win *w, int target, bool local);
+/*
+ * Post one WR to target outside the RMA operations (never ordered) and
+ * wait for it, lock held. wr->addr 0: into the slot's bounce memory,
+ * whose first n bytes then go to out.
+ */
+int rcx__win_waited(struct rcx_win *w, int target, struct rcx_wr *wr, void *out,
+		    size_t n);
 
 /* ---- win_acc.c */
 void rcx__win_am(struct rcx__conn *c, const struct rcx__hdr *h,
@@ -320,6 +411,9 @@ void rcx__win_jobs_pump(struct rcx_win *w);
 /* Drop what is held back (window destroyed). */
 void rcx__win_jobs_free(struct rcx_win *w);
 size_t rcx__win_esize(int dtype);
+/* target[i] op= o[i] for n elements, in place (no other writer). */
+void rcx__win_apply(int op, int dtype, uint8_t *t, const uint8_t *o,
+		    const uint8_t *cmp, uint8_t *old, size_t n);
 
 /* ---- win_ft.c */
 void rcx__win_span_merge(struct rcx__win_tgt *t, uint64_t lo, uint64_t hi);

@@ -63,6 +63,8 @@ int rcx__win_flush_locked(struct rcx_win *w, int target, bool local)
 	struct idle_arg a = { target, local };
 	int t, err = 0;
 
+	/* a dynamic window's peers may have detached since: look again */
+	rcx__win_dyn_sync(w);
 	rcx__win_wait(w, idle, &a);
 	for (t = 0; t < w->size; t++) {
 		if (target >= 0 && t != target)
@@ -136,13 +138,39 @@ static bool op_finished(struct rcx_win *w, void *arg)
 	return ((struct rcx__win_op *)arg)->nwr == 0;
 }
 
+int rcx__win_waited(struct rcx_win *w, int target, struct rcx_wr *wr, void *out,
+		    size_t n)
+{
+	struct rcx__win_op *op;
+	int ret;
+
+	ret = rcx__win_op_get(w, target, &op);
+	if (ret)
+		return ret;
+	op->internal = RCX__OP_WAITED;
+	op->strm = rcx__order_strm(w);
+	if (!wr->addr) {
+		wr->addr = (uintptr_t)op->bounce;
+		wr->lkey = w->bounce_reg->lkey;
+	}
+	/* not an RMA operation: never listed, so order checks pass it by */
+	op->via = RCX__VIA_WRITE;
+	ret = op->strm ? rcx__win_post(w, op, wr, 1) : -ENOMEM;
+	if (!ret) {
+		rcx__win_wait(w, op_finished, op);
+		ret = op->error;
+		if (out)
+			memcpy(out, op->bounce, n);
+	}
+	rcx__win_op_put(w, op);
+	return ret;
+}
+
 /* One atomic on target's lock word, waited for; *old = the prior value. */
 static int lock_atomic(struct rcx_win *w, int target, uint8_t opcode,
 		       uint64_t cmp_add, uint64_t swap, uint64_t *old)
 {
-	struct rcx__win_op *op;
 	struct rcx_wr wr;
-	int ret;
 
 	if (w->size == 1) { /* nobody else can reach the word */
 		*old = *w->ctrl;
@@ -152,30 +180,14 @@ static int lock_atomic(struct rcx_win *w, int target, uint8_t opcode,
 			*w->ctrl = swap;
 		return 0;
 	}
-	ret = rcx__win_op_get(w, target, &op);
-	if (ret)
-		return ret;
-	op->internal = RCX__OP_WAITED;
-	op->strm = rcx__order_strm(w);
 	memset(&wr, 0, sizeof(wr));
 	wr.op = opcode;
-	wr.addr = (uintptr_t)op->bounce;
 	wr.length = 8;
-	wr.lkey = w->bounce_reg->lkey;
 	wr.remote_addr = w->peer[target].ctrl;
 	wr.rkey = w->peer[target].ctrl_rkey;
 	wr.compare_add = cmp_add;
 	wr.swap = swap;
-	/* not an RMA operation: never listed, so order checks pass it by */
-	op->via = RCX__VIA_WRITE;
-	ret = op->strm ? rcx__win_post(w, op, &wr, 1) : -ENOMEM;
-	if (!ret) {
-		rcx__win_wait(w, op_finished, op);
-		ret = op->error;
-		memcpy(old, op->bounce, 8);
-	}
-	rcx__win_op_put(w, op);
-	return ret;
+	return rcx__win_waited(w, target, &wr, old, 8);
 }
 
 /* Let the holder go: progress for a while, longer each time. */
@@ -196,6 +208,7 @@ static int acquire(struct rcx_win *w, int target, int type)
 	uint64_t old;
 	int ret;
 
+	rcx__win_dyn_sync(w); /* an epoch begins: tables looked at again */
 	for (;;) {
 		if (type == RCX_LOCK_SHARED)
 			ret = lock_atomic(w, target, RCX_OP_FADD, 1, 0, &old);
