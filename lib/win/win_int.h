@@ -10,6 +10,7 @@
 #include <pthread.h>
 #include <rcx/win.h>
 #include "lib/core/core.h"
+#include "lib/core/dtype.h"
 #include "lib/ft/ft.h"
 #include "lib/win/win.h"
 
@@ -319,7 +320,6 @@ void rcx__win_fail_sw(struct rcx_win *w);
 void rcx__win_jobs_pump(struct rcx_win *w);
 /* Drop what is held back (window destroyed). */
 void rcx__win_jobs_free(struct rcx_win *w);
-size_t rcx__win_esize(int dtype);
 
 /* ---- win_ft.c */
 void rcx__win_span_merge(struct rcx__win_tgt *t, uint64_t lo, uint64_t hi);
