@@ -80,16 +80,71 @@ struct rcx_win;
 #define RCX_ACC_ORDERING   "accumulate_ordering"
 #define RCX_ACCUMULATE_NIC "rcx_accumulate_nic"
 
-/* Element types of the accumulate operations. */
+/*
+ * Element types of the accumulates and of the reductions (coll.h,
+ * bcoll.h). New types are appended: the values of the others never
+ * change.
+ */
 enum rcx_datatype {
 	RCX_INT32 = 1,
 	RCX_INT64,
 	RCX_UINT64,
 	RCX_FLOAT,
 	RCX_DOUBLE,
+	RCX_INT8,	 /* int8_t */
+	RCX_UINT8,	 /* uint8_t */
+	RCX_INT16,	 /* int16_t */
+	RCX_UINT16,	 /* uint16_t */
+	RCX_UINT32,	 /* uint32_t */
+	RCX_LONG_DOUBLE, /* long double: a floating type */
+	/*
+	 * Value-index pairs, for RCX_MAXLOC and RCX_MINLOC (MPI_FLOAT_INT,
+	 * MPI_DOUBLE_INT, MPI_LONG_INT, MPI_2INT, MPI_SHORT_INT,
+	 * MPI_LONG_DOUBLE_INT): each element is the C struct
+	 * { T value; int index; } with the compiler's layout and padding,
+	 * as struct rcx_float_int and the others below.
+	 */
+	RCX_FLOAT_INT,
+	RCX_DOUBLE_INT,
+	RCX_LONG_INT,
+	RCX_2INT,
+	RCX_SHORT_INT,
+	RCX_LONG_DOUBLE_INT,
 };
 
-/* Accumulate operations; the bitwise ones take integer types only. */
+/* The elements of the pair types. */
+struct rcx_float_int {
+	float value;
+	int index;
+};
+struct rcx_double_int {
+	double value;
+	int index;
+};
+struct rcx_long_int {
+	long value;
+	int index;
+};
+struct rcx_2int {
+	int value;
+	int index;
+};
+struct rcx_short_int {
+	short value;
+	int index;
+};
+struct rcx_long_double_int {
+	long double value;
+	int index;
+};
+
+/*
+ * Accumulate and reduction operations (new ones appended). SUM, PROD,
+ * MIN and MAX take the integer and floating types; the bitwise ones
+ * integer types only; MAXLOC and MINLOC the pair types only: the larger
+ * (smaller) value with its index, and of equal values the lower index,
+ * as MPI. REPLACE and NO_OP (accumulates only) take every type.
+ */
 enum rcx_acc_op {
 	RCX_SUM = 1,
 	RCX_PROD,
@@ -100,6 +155,8 @@ enum rcx_acc_op {
 	RCX_BXOR,
 	RCX_REPLACE,
 	RCX_NO_OP,
+	RCX_MAXLOC,
+	RCX_MINLOC,
 };
 
 enum rcx_lock_type {
@@ -262,8 +319,13 @@ RCX_API int rcx_get(struct rcx_win *win, void *buf, size_t len, int target,
  * with respect to other accumulates (see the ordering rules above).
  * Nonblocking, like rcx_put: buf is in use until the operation is
  * complete at the origin; a software accumulate completes only when the
- * target makes progress. Errors: as rcx_put; -EINVAL unknown dtype or op, a bitwise op on
- * a floating type.
+ * target makes progress. Every type and op of enum rcx_datatype and
+ * enum rcx_acc_op where the op applies to the type (see there); only
+ * 64-bit SUM and NO_OP go to the NIC, the other types and ops by the
+ * software path. Errors: as rcx_put; -EINVAL unknown dtype or op, an op
+ * the type does not take (a bitwise op on a floating type, MAXLOC or
+ * MINLOC on a type that is not a pair, SUM on a pair; logged naming
+ * both).
  */
 RCX_API int rcx_accumulate(struct rcx_win *win, const void *buf, size_t count,
 			   int dtype, int target, size_t disp, int op);

@@ -12,7 +12,7 @@
 #include "lib/core/dtype.h"
 #include "lib/log/log.h"
 
-enum { K_INT = 1, K_FLOAT };
+enum { K_INT = 1, K_FLOAT, K_PAIR };
 
 typedef void fold_fn(int op, void *acc, const void *in, size_t n);
 
@@ -59,29 +59,59 @@ struct dtype {
 		LOOP((T)(x ^ y)); \
 		break;
 
-#define FOLD(name, T, cases)                                          \
-	static void name(int op, void *acc, const void *in, size_t n) \
-	{                                                             \
-		T *a = acc;                                           \
-		const T *b = in;                                      \
-		size_t i;                                             \
-		switch (op) {                                         \
-			cases                                         \
-		case RCX_REPLACE:                                     \
-			memcpy(a, b, n * sizeof(T));                  \
-			break;                                        \
-		}                                                     \
+#define FOLD(name, T, cases)                                                  \
+	static void name(int op, void *acc, const void *in, size_t n)         \
+	{                                                                     \
+		T *a = acc;                                                   \
+		const T *b = in;                                              \
+		size_t i;                                                     \
+		switch (op) {                                                 \
+			cases case RCX_REPLACE : memcpy(a, b, n * sizeof(T)); \
+			break;                                                \
+		}                                                             \
 	}
 
+/*
+ * MAXLOC, MINLOC on value-index pairs: the larger (smaller) value and
+ * its index; of equal values the lower index (MPI 5.9.4).
+ */
+#define LOC(T)                                                                 \
+	case RCX_MAXLOC:                                                       \
+		LOOP(y.value > x.value ||                                      \
+				     (y.value == x.value && y.index < x.index) \
+			     ? y                                               \
+			     : x);                                             \
+		break;                                                         \
+	case RCX_MINLOC:                                                       \
+		LOOP(y.value < x.value ||                                      \
+				     (y.value == x.value && y.index < x.index) \
+			     ? y                                               \
+			     : x);                                             \
+		break;
+
+/* the integers: arithmetic wraps (in unsigned int below 32 bits, so
+ * that no promotion to int overflows) */
+FOLD(fold_i8, int8_t, ARITH(int8_t, unsigned int) BITS(int8_t))
+FOLD(fold_u8, uint8_t, ARITH(uint8_t, unsigned int) BITS(uint8_t))
+FOLD(fold_i16, int16_t, ARITH(int16_t, unsigned int) BITS(int16_t))
+FOLD(fold_u16, uint16_t, ARITH(uint16_t, unsigned int) BITS(uint16_t))
 FOLD(fold_i32, int32_t, ARITH(int32_t, uint32_t) BITS(int32_t))
+FOLD(fold_u32, uint32_t, ARITH(uint32_t, uint32_t) BITS(uint32_t))
 FOLD(fold_i64, int64_t, ARITH(int64_t, uint64_t) BITS(int64_t))
 FOLD(fold_u64, uint64_t, ARITH(uint64_t, uint64_t) BITS(uint64_t))
 FOLD(fold_f32, float, ARITH(float, float))
 FOLD(fold_f64, double, ARITH(double, double))
+FOLD(fold_ld, long double, ARITH(long double, long double))
+FOLD(fold_fi, struct rcx_float_int, LOC(struct rcx_float_int))
+FOLD(fold_di, struct rcx_double_int, LOC(struct rcx_double_int))
+FOLD(fold_li, struct rcx_long_int, LOC(struct rcx_long_int))
+FOLD(fold_2i, struct rcx_2int, LOC(struct rcx_2int))
+FOLD(fold_si, struct rcx_short_int, LOC(struct rcx_short_int))
+FOLD(fold_ldi, struct rcx_long_double_int, LOC(struct rcx_long_double_int))
 
-#define DT(e, T, k, f)                                              \
-	[e] = {                                                     \
-		#e, sizeof(T), alignof(T), k, f,                    \
+#define DT(e, T, k, f)                           \
+	[e] = {                                  \
+		#e, sizeof(T), alignof(T), k, f, \
 	}
 
 static const struct dtype types[] = {
@@ -90,14 +120,27 @@ static const struct dtype types[] = {
 	DT(RCX_UINT64, uint64_t, K_INT, fold_u64),
 	DT(RCX_FLOAT, float, K_FLOAT, fold_f32),
 	DT(RCX_DOUBLE, double, K_FLOAT, fold_f64),
+	DT(RCX_INT8, int8_t, K_INT, fold_i8),
+	DT(RCX_UINT8, uint8_t, K_INT, fold_u8),
+	DT(RCX_INT16, int16_t, K_INT, fold_i16),
+	DT(RCX_UINT16, uint16_t, K_INT, fold_u16),
+	DT(RCX_UINT32, uint32_t, K_INT, fold_u32),
+	DT(RCX_LONG_DOUBLE, long double, K_FLOAT, fold_ld),
+	DT(RCX_FLOAT_INT, struct rcx_float_int, K_PAIR, fold_fi),
+	DT(RCX_DOUBLE_INT, struct rcx_double_int, K_PAIR, fold_di),
+	DT(RCX_LONG_INT, struct rcx_long_int, K_PAIR, fold_li),
+	DT(RCX_2INT, struct rcx_2int, K_PAIR, fold_2i),
+	DT(RCX_SHORT_INT, struct rcx_short_int, K_PAIR, fold_si),
+	DT(RCX_LONG_DOUBLE_INT, struct rcx_long_double_int, K_PAIR, fold_ldi),
 };
 
 static const char *const ops[] = {
-	[RCX_SUM] = "RCX_SUM",	   [RCX_PROD] = "RCX_PROD",
-	[RCX_MIN] = "RCX_MIN",	   [RCX_MAX] = "RCX_MAX",
-	[RCX_BAND] = "RCX_BAND",   [RCX_BOR] = "RCX_BOR",
-	[RCX_BXOR] = "RCX_BXOR",   [RCX_REPLACE] = "RCX_REPLACE",
-	[RCX_NO_OP] = "RCX_NO_OP",
+	[RCX_SUM] = "RCX_SUM",	     [RCX_PROD] = "RCX_PROD",
+	[RCX_MIN] = "RCX_MIN",	     [RCX_MAX] = "RCX_MAX",
+	[RCX_BAND] = "RCX_BAND",     [RCX_BOR] = "RCX_BOR",
+	[RCX_BXOR] = "RCX_BXOR",     [RCX_REPLACE] = "RCX_REPLACE",
+	[RCX_NO_OP] = "RCX_NO_OP",   [RCX_MAXLOC] = "RCX_MAXLOC",
+	[RCX_MINLOC] = "RCX_MINLOC",
 };
 
 static const struct dtype *type(int dtype)
@@ -142,7 +185,10 @@ bool rcx__dtype_ok(int dtype, int op, enum rcx__dtype_use use)
 	case RCX_PROD:
 	case RCX_MIN:
 	case RCX_MAX:
-		return true;
+		return t->kind != K_PAIR;
+	case RCX_MAXLOC:
+	case RCX_MINLOC:
+		return t->kind == K_PAIR;
 	case RCX_BAND:
 	case RCX_BOR:
 	case RCX_BXOR:

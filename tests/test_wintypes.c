@@ -1,0 +1,496 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Datatypes, strided layouts, window queries and RCX_PROC_NULL as an RMA
+ * target (rcx-run, 2 to 4 ranks): every element type x every operation
+ * it takes through rcx_accumulate, rcx_get_accumulate, rcx_group_allreduce
+ * and a bound allreduce, against a reference computed here; MAXLOC and
+ * MINLOC with ties; the combinations refused; strided put, get and
+ * accumulate with the gaps left intact, with more blocks than the send
+ * queue holds; rcx_win_get_group, get_info, set_name and get_name;
+ * RCX_PROC_NULL in every epoch. Three programs of MPICH's test/mpi/rma
+ * written again against rcx (named at each).
+ */
+#include <errno.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <rcx/rcx.h>
+#include "tu.h"
+#include "tu_mp.h"
+
+/* ---- element types: values written and read as small integers */
+
+enum { K_SINT = 1, K_UINT, K_FLT, K_PAIR };
+
+struct ty {
+	int dt;
+	const char *name;
+	size_t size;
+	int kind;
+};
+
+#define TY(dt, T, k) { dt, #dt, sizeof(T), k }
+static const struct ty types[] = {
+	TY(RCX_INT8, int8_t, K_SINT),
+	TY(RCX_UINT8, uint8_t, K_UINT),
+	TY(RCX_INT16, int16_t, K_SINT),
+	TY(RCX_UINT16, uint16_t, K_UINT),
+	TY(RCX_INT32, int32_t, K_SINT),
+	TY(RCX_UINT32, uint32_t, K_UINT),
+	TY(RCX_INT64, int64_t, K_SINT),
+	TY(RCX_UINT64, uint64_t, K_UINT),
+	TY(RCX_FLOAT, float, K_FLT),
+	TY(RCX_DOUBLE, double, K_FLT),
+	TY(RCX_LONG_DOUBLE, long double, K_FLT),
+	TY(RCX_FLOAT_INT, struct rcx_float_int, K_PAIR),
+	TY(RCX_DOUBLE_INT, struct rcx_double_int, K_PAIR),
+	TY(RCX_LONG_INT, struct rcx_long_int, K_PAIR),
+	TY(RCX_2INT, struct rcx_2int, K_PAIR),
+	TY(RCX_SHORT_INT, struct rcx_short_int, K_PAIR),
+	TY(RCX_LONG_DOUBLE_INT, struct rcx_long_double_int, K_PAIR),
+};
+
+/* A pair type's element: the value as the type has it, and the index. */
+#define PAIR_SET(T, p, v, idx)                     \
+	do {                                       \
+		T e_;                              \
+		memset(&e_, 0, sizeof(e_));        \
+		e_.value = (__typeof__(e_.value))(v); \
+		e_.index = (idx);                  \
+		memcpy((p), &e_, sizeof(e_));      \
+	} while (0)
+#define PAIR_GET(T, p, v, idx)                \
+	do {                                  \
+		T e_;                         \
+		memcpy(&e_, (p), sizeof(e_)); \
+		*(v) = (long long)e_.value;   \
+		*(idx) = e_.index;            \
+	} while (0)
+#define VAL_SET(T, p, v)                         \
+	do {                                     \
+		T e_ = (T)(v);                   \
+		memcpy((p), &e_, sizeof(e_));    \
+	} while (0)
+#define VAL_GET(T, p, v)                      \
+	do {                                  \
+		T e_;                         \
+		memcpy(&e_, (p), sizeof(e_)); \
+		*(v) = (long long)e_;         \
+	} while (0)
+
+/* element i of base: value v (and index idx for a pair) */
+static void el_set(int dt, void *base, size_t size, size_t i, long long v,
+		   int idx)
+{
+	uint8_t *p = (uint8_t *)base + i * size;
+
+	memset(p, 0, size); /* long double's padding compares equal */
+	switch (dt) {
+	case RCX_INT8: VAL_SET(int8_t, p, v); break;
+	case RCX_UINT8: VAL_SET(uint8_t, p, v); break;
+	case RCX_INT16: VAL_SET(int16_t, p, v); break;
+	case RCX_UINT16: VAL_SET(uint16_t, p, v); break;
+	case RCX_INT32: VAL_SET(int32_t, p, v); break;
+	case RCX_UINT32: VAL_SET(uint32_t, p, v); break;
+	case RCX_INT64: VAL_SET(int64_t, p, v); break;
+	case RCX_UINT64: VAL_SET(uint64_t, p, v); break;
+	case RCX_FLOAT: VAL_SET(float, p, v); break;
+	case RCX_DOUBLE: VAL_SET(double, p, v); break;
+	case RCX_LONG_DOUBLE: VAL_SET(long double, p, v); break;
+	case RCX_FLOAT_INT: PAIR_SET(struct rcx_float_int, p, v, idx); break;
+	case RCX_DOUBLE_INT: PAIR_SET(struct rcx_double_int, p, v, idx); break;
+	case RCX_LONG_INT: PAIR_SET(struct rcx_long_int, p, v, idx); break;
+	case RCX_2INT: PAIR_SET(struct rcx_2int, p, v, idx); break;
+	case RCX_SHORT_INT: PAIR_SET(struct rcx_short_int, p, v, idx); break;
+	case RCX_LONG_DOUBLE_INT:
+		PAIR_SET(struct rcx_long_double_int, p, v, idx);
+		break;
+	}
+}
+
+static long long el_get(int dt, const void *base, size_t size, size_t i,
+			int *idx)
+{
+	const uint8_t *p = (const uint8_t *)base + i * size;
+	long long v = 0;
+
+	*idx = 0;
+	switch (dt) {
+	case RCX_INT8: VAL_GET(int8_t, p, &v); break;
+	case RCX_UINT8: VAL_GET(uint8_t, p, &v); break;
+	case RCX_INT16: VAL_GET(int16_t, p, &v); break;
+	case RCX_UINT16: VAL_GET(uint16_t, p, &v); break;
+	case RCX_INT32: VAL_GET(int32_t, p, &v); break;
+	case RCX_UINT32: VAL_GET(uint32_t, p, &v); break;
+	case RCX_INT64: VAL_GET(int64_t, p, &v); break;
+	case RCX_UINT64: VAL_GET(uint64_t, p, &v); break;
+	case RCX_FLOAT: VAL_GET(float, p, &v); break;
+	case RCX_DOUBLE: VAL_GET(double, p, &v); break;
+	case RCX_LONG_DOUBLE: VAL_GET(long double, p, &v); break;
+	case RCX_FLOAT_INT: PAIR_GET(struct rcx_float_int, p, &v, idx); break;
+	case RCX_DOUBLE_INT: PAIR_GET(struct rcx_double_int, p, &v, idx); break;
+	case RCX_LONG_INT: PAIR_GET(struct rcx_long_int, p, &v, idx); break;
+	case RCX_2INT: PAIR_GET(struct rcx_2int, p, &v, idx); break;
+	case RCX_SHORT_INT: PAIR_GET(struct rcx_short_int, p, &v, idx); break;
+	case RCX_LONG_DOUBLE_INT:
+		PAIR_GET(struct rcx_long_double_int, p, &v, idx);
+		break;
+	}
+	return v;
+}
+
+/* the operations a kind takes (accumulates: REPLACE and NO_OP too) */
+static const int int_ops[] = { RCX_SUM,	 RCX_PROD, RCX_MIN,	RCX_MAX,
+			       RCX_BAND, RCX_BOR,  RCX_BXOR,	RCX_REPLACE,
+			       RCX_NO_OP };
+static const int flt_ops[] = { RCX_SUM, RCX_PROD, RCX_MIN, RCX_MAX,
+			       RCX_REPLACE, RCX_NO_OP };
+static const int pair_ops[] = { RCX_MAXLOC, RCX_MINLOC, RCX_REPLACE,
+				RCX_NO_OP };
+
+static const int *ops_of(const struct ty *t, size_t *n)
+{
+	if (t->kind == K_PAIR) {
+		*n = TP_COUNT(pair_ops);
+		return pair_ops;
+	}
+	if (t->kind == K_FLT) {
+		*n = TP_COUNT(flt_ops);
+		return flt_ops;
+	}
+	*n = TP_COUNT(int_ops);
+	return int_ops;
+}
+
+/* An element as the reference sees it. */
+struct ev {
+	long long v;
+	int idx;
+};
+
+/* origin r's element i for op: small, so no type overflows on 4 ranks;
+ * pairs tie often (two values), the index says which rank */
+static struct ev origin_val(const struct ty *t, int op, int r, size_t i)
+{
+	struct ev e = { 1 + (long long)((i * 7 + (size_t)r * 3) % 5), r * 10 };
+
+	if (op == RCX_PROD)
+		e.v = 1 + (long long)((i + (size_t)r) % 2);
+	else if (t->kind == K_PAIR)
+		e.v = (long long)((i + (size_t)r) % 2);
+	else if (t->kind != K_UINT && op != RCX_BAND && op != RCX_BOR &&
+		 op != RCX_BXOR)
+		e.v -= 3; /* negative values too */
+	return e;
+}
+
+/* what a target's element i holds first: it ties with the origins too;
+ * index -1 wins a tie, 100 + i loses it */
+static struct ev init_val(const struct ty *t, size_t i)
+{
+	struct ev e = { 1 + (long long)(i % 3), 100 + (int)i };
+
+	if (t->kind == K_PAIR) {
+		e.v = (long long)(i % 2);
+		if (i % 4 == 0)
+			e.idx = -1;
+	}
+	return e;
+}
+
+static struct ev ref_op(int op, struct ev a, struct ev b)
+{
+	switch (op) {
+	case RCX_SUM: a.v += b.v; break;
+	case RCX_PROD: a.v *= b.v; break;
+	case RCX_MIN: a.v = b.v < a.v ? b.v : a.v; break;
+	case RCX_MAX: a.v = b.v > a.v ? b.v : a.v; break;
+	case RCX_BAND: a.v &= b.v; break;
+	case RCX_BOR: a.v |= b.v; break;
+	case RCX_BXOR: a.v ^= b.v; break;
+	case RCX_REPLACE: a = b; break;
+	case RCX_MAXLOC:
+	case RCX_MINLOC:
+		if (op == RCX_MAXLOC ? b.v > a.v : b.v < a.v)
+			a = b;
+		else if (b.v == a.v && b.idx < a.idx)
+			a.idx = b.idx;
+		break;
+	}
+	return a;
+}
+
+static bool ev_check(const struct ty *t, int op, const void *base, size_t i,
+		     struct ev want, const char *what)
+{
+	int idx;
+	long long v = el_get(t->dt, base, t->size, i, &idx);
+
+	if (v == want.v && (t->kind != K_PAIR || idx == want.idx))
+		return true;
+	TP_FAIL("%s %s op %d element %zu: %lld/%d, want %lld/%d", what,
+		t->name, op, i, v, idx, want.v, want.idx);
+	return false;
+}
+
+#define NEL 12 /* elements per block */
+
+/*
+ * One type, one op. Window: block 0, which every rank accumulates into
+ * (RCX_REPLACE: rank 0 alone), then one block per origin for
+ * get_accumulate, whose old values are known.
+ */
+static void one_acc(struct tp_job *j, const struct ty *t, int op)
+{
+	size_t es = t->size, i, bl = NEL * es;
+	uint8_t *src = calloc(1, bl), *res = calloc((size_t)j->size, bl);
+	uint8_t *base = NULL;
+	struct rcx_win *w = NULL;
+	struct ev want, e;
+	int r, tg;
+
+	if (!TP_CHECK(src && res) ||
+	    !TP_CHECK_OK(rcx_win_allocate(j->g, bl * (1 + (size_t)j->size),
+					  es, NULL, (void **)&base, &w)))
+		goto out;
+	for (i = 0; i < NEL * (1 + (size_t)j->size); i++) {
+		e = init_val(t, i % NEL);
+		el_set(t->dt, base, es, i, e.v, e.idx);
+	}
+	for (i = 0; i < NEL; i++) {
+		e = origin_val(t, op, j->rank, i);
+		el_set(t->dt, src, es, i, e.v, e.idx);
+	}
+	TP_CHECK_OK(rcx_win_fence(w, 0));
+	for (tg = 0; tg < j->size; tg++) {
+		if (op != RCX_REPLACE || j->rank == 0)
+			TP_CHECK_OK(rcx_accumulate(w, src, NEL, t->dt, tg, 0,
+						   op));
+		TP_CHECK_OK(rcx_get_accumulate(w, src, res + (size_t)tg * bl,
+					       NEL, t->dt, tg,
+					       NEL * (1 + (size_t)j->rank),
+					       op));
+	}
+	TP_CHECK_OK(rcx_win_fence(w, 0));
+	for (i = 0; i < NEL; i++) {
+		want = init_val(t, i);
+		for (r = 0; r < j->size; r++)
+			if (op != RCX_REPLACE || r == 0)
+				want = ref_op(op, want, origin_val(t, op, r, i));
+		if (!ev_check(t, op, base, i, want, "accumulate"))
+			break;
+	}
+	for (r = 0; r < j->size; r++)
+		for (i = 0; i < NEL; i++) {
+			want = ref_op(op, init_val(t, i),
+				      origin_val(t, op, r, i));
+			if (!ev_check(t, op, base + bl * (1 + (size_t)r), i,
+				      want, "get_accumulate target"))
+				break;
+		}
+	for (tg = 0; tg < j->size; tg++)
+		for (i = 0; i < NEL; i++)
+			if (!ev_check(t, op, res + (size_t)tg * bl, i,
+				      init_val(t, i), "get_accumulate result"))
+				break;
+	TP_CHECK_OK(rcx_win_fence(w, RCX_MODE_NOSUCCEED));
+out:
+	if (w)
+		TP_CHECK_OK(rcx_win_free(&w));
+	free(src);
+	free(res);
+}
+
+/* allreduce of one type and op, by the group's collective and, when
+ * bound, by a bound collective */
+static void one_allreduce(struct tp_job *j, const struct ty *t, int op,
+			  bool bound)
+{
+	size_t es = t->size, i;
+	uint8_t *in = calloc(NEL, es), *out = calloc(NEL, es);
+	struct rcx_req *init = NULL, *c = NULL;
+	struct ev want, e;
+	int r;
+
+	if (!TP_CHECK(in && out))
+		goto out;
+	for (i = 0; i < NEL; i++) {
+		e = origin_val(t, op, j->rank, i);
+		el_set(t->dt, in, es, i, e.v, e.idx);
+	}
+	TP_CHECK_OK(rcx_group_allreduce(j->g, in, out, NEL, t->dt, op));
+	for (i = 0; i < NEL; i++) {
+		want = origin_val(t, op, 0, i);
+		for (r = 1; r < j->size; r++)
+			want = ref_op(op, want, origin_val(t, op, r, i));
+		if (!ev_check(t, op, out, i, want, "allreduce"))
+			break;
+	}
+	if (!bound)
+		goto out;
+	memset(out, 0, NEL * es);
+	if (TP_CHECK_OK(rcx_allreduce_init(in, out, NEL, t->dt, op, j->g, NULL,
+					   &init)) &&
+	    TP_CHECK_OK(rcx_bind_coll(init, NULL, &c))) {
+		TP_CHECK_OK(rcx_start(c));
+		TP_CHECK_OK(rcx_wait(&c, NULL));
+		for (i = 0; i < NEL; i++) {
+			want = origin_val(t, op, 0, i);
+			for (r = 1; r < j->size; r++)
+				want = ref_op(op, want,
+					      origin_val(t, op, r, i));
+			if (!ev_check(t, op, out, i, want, "bound allreduce"))
+				break;
+		}
+		TP_CHECK_OK(rcx_bind_free(&c, 1));
+	}
+	if (init)
+		TP_CHECK_OK(rcx_req_free(&init));
+out:
+	free(in);
+	free(out);
+}
+
+static void sc_types(struct tp_job *j)
+{
+	const int *ops;
+	size_t k, o, n;
+	int fails = tp_failures();
+
+	for (k = 0; k < TP_COUNT(types) && tp_failures() == fails; k++) {
+		ops = ops_of(&types[k], &n);
+		for (o = 0; o < n; o++) {
+			one_acc(j, &types[k], ops[o]);
+			if (ops[o] == RCX_REPLACE || ops[o] == RCX_NO_OP)
+				continue;
+			/* one bound allreduce per type, and MINLOC */
+			one_allreduce(j, &types[k], ops[o],
+				      o == 0 || ops[o] == RCX_MINLOC);
+		}
+	}
+}
+
+/* combinations that no call takes: -EINVAL, nothing changed */
+static void sc_refused(struct tp_job *j)
+{
+	static const int bad[][2] = {
+		{ RCX_INT32, RCX_MAXLOC },    { RCX_DOUBLE, RCX_MINLOC },
+		{ RCX_FLOAT, RCX_BAND },      { RCX_LONG_DOUBLE, RCX_BXOR },
+		{ RCX_2INT, RCX_SUM },	      { RCX_DOUBLE_INT, RCX_MAX },
+		{ RCX_SHORT_INT, RCX_BOR },   { RCX_UINT8, RCX_MAXLOC },
+		{ RCX_LONG_DOUBLE_INT + 1, RCX_SUM }, { 0, RCX_SUM },
+		{ RCX_INT16, RCX_MINLOC + 1 },
+	};
+	uint8_t src[64], res[64], cmp[64], *base = NULL, zero[256];
+	struct rcx_req *init = NULL;
+	struct rcx_win *w = NULL;
+	size_t k;
+	int t = (j->rank + 1) % j->size;
+
+	memset(src, 1, sizeof(src));
+	memset(cmp, 0, sizeof(cmp));
+	memset(zero, 0, sizeof(zero));
+	if (!TP_CHECK_OK(rcx_win_allocate(j->g, sizeof(zero), 1, NULL,
+					  (void **)&base, &w)))
+		return;
+	TP_CHECK_OK(rcx_win_fence(w, 0));
+	for (k = 0; k < TP_COUNT(bad); k++) {
+		TP_CHECK_EQ(rcx_accumulate(w, src, 2, bad[k][0], t, 0,
+					   bad[k][1]),
+			    -EINVAL);
+		TP_CHECK_EQ(rcx_get_accumulate(w, src, res, 2, bad[k][0], t, 0,
+					       bad[k][1]),
+			    -EINVAL);
+		TP_CHECK_EQ(rcx_fetch_and_op(w, src, res, bad[k][0], t, 0,
+					     bad[k][1]),
+			    -EINVAL);
+		TP_CHECK_EQ(rcx_group_allreduce(j->g, src, res, 2, bad[k][0],
+						bad[k][1]),
+			    -EINVAL);
+		TP_CHECK_EQ(rcx_allreduce_init(src, res, 2, bad[k][0],
+					       bad[k][1], j->g, NULL, &init),
+			    -EINVAL);
+		TP_CHECK(init == NULL);
+	}
+	/* REPLACE and NO_OP are not reductions */
+	TP_CHECK_EQ(rcx_group_allreduce(j->g, src, res, 2, RCX_2INT,
+					RCX_REPLACE),
+		    -EINVAL);
+	TP_CHECK_EQ(rcx_allreduce_init(src, res, 2, RCX_INT8, RCX_NO_OP, j->g,
+				       NULL, &init),
+		    -EINVAL);
+	/* compare-and-swap: integer types only */
+	TP_CHECK_EQ(rcx_compare_and_swap(w, src, cmp, res, RCX_LONG_DOUBLE, t,
+					 0),
+		    -EINVAL);
+	TP_CHECK_EQ(rcx_compare_and_swap(w, src, cmp, res, RCX_2INT, t, 0),
+		    -EINVAL);
+	TP_CHECK_OK(rcx_win_fence(w, 0));
+	TP_CHECK(!memcmp(base, zero, sizeof(zero)));
+	TP_CHECK_OK(rcx_group_barrier(j->g)); /* checked before the CAS */
+	/* 8- and 16-bit compare-and-swap, by the software path */
+	TP_CHECK_OK(rcx_compare_and_swap(w, src, cmp, res, RCX_INT8, t, 3));
+	TP_CHECK_OK(rcx_compare_and_swap(w, src, cmp, res + 2, RCX_UINT16, t,
+					 8));
+	TP_CHECK_OK(rcx_win_fence(w, RCX_MODE_NOSUCCEED));
+	TP_CHECK_EQ(base[3], 1);
+	TP_CHECK_EQ(base[8] + base[9], 2);
+	TP_CHECK_EQ(res[0] + res[2] + res[3], 0);
+	TP_CHECK_OK(rcx_win_free(&w));
+}
+
+/* ---- the peer role */
+
+static const struct tp_scenario scenarios[] = {
+	{ .name = "types", .run = sc_types },
+	{ .name = "refused", .run = sc_refused },
+};
+
+static int peer_main(int argc, char **argv)
+{
+	return tp_peer_main("wintypes", scenarios, TP_COUNT(scenarios), argc,
+			    argv);
+}
+
+const struct tu_peer tu_peer_wintypes = { "wintypes", peer_main };
+
+/* ---- the CUnit side: one job per test */
+
+static void job(int n, const char *scenario, int timeout_s)
+{
+	CU_ASSERT_EQUAL(tu_mp_run(n, "wintypes", scenario, timeout_s), 0);
+}
+
+static void test_types_2(void)
+{
+	job(2, "types", 600);
+}
+
+static void test_types_3(void)
+{
+	job(3, "types", 600);
+}
+
+static void test_types_4(void)
+{
+	job(4, "types", 600);
+}
+
+static void test_refused(void)
+{
+	job(2, "refused", 300);
+}
+
+static const CU_TestInfo tests[] = {
+	{ "every_type_and_op_2procs", test_types_2 },
+	{ "every_type_and_op_3procs", test_types_3 },
+	{ "every_type_and_op_4procs", test_types_4 },
+	{ "refused_type_op_combinations", test_refused },
+	CU_TEST_INFO_NULL,
+};
+
+const struct tu_suite tu_suite_wintypes = {
+	"wintypes", TU_DEVICE, NULL, NULL, tests,
+};
