@@ -31,7 +31,10 @@ struct ty {
 	int kind;
 };
 
-#define TY(dt, T, k) { dt, #dt, sizeof(T), k }
+#define TY(dt, T, k)                  \
+	{                             \
+		dt, #dt, sizeof(T), k \
+	}
 static const struct ty types[] = {
 	TY(RCX_INT8, int8_t, K_SINT),
 	TY(RCX_UINT8, uint8_t, K_UINT),
@@ -53,13 +56,13 @@ static const struct ty types[] = {
 };
 
 /* A pair type's element: the value as the type has it, and the index. */
-#define PAIR_SET(T, p, v, idx)                     \
-	do {                                       \
-		T e_;                              \
-		memset(&e_, 0, sizeof(e_));        \
+#define PAIR_SET(T, p, v, idx)                        \
+	do {                                          \
+		T e_;                                 \
+		memset(&e_, 0, sizeof(e_));           \
 		e_.value = (__typeof__(e_.value))(v); \
-		e_.index = (idx);                  \
-		memcpy((p), &e_, sizeof(e_));      \
+		e_.index = (idx);                     \
+		memcpy((p), &e_, sizeof(e_));         \
 	} while (0)
 #define PAIR_GET(T, p, v, idx)                \
 	do {                                  \
@@ -68,10 +71,10 @@ static const struct ty types[] = {
 		*(v) = (long long)e_.value;   \
 		*(idx) = e_.index;            \
 	} while (0)
-#define VAL_SET(T, p, v)                         \
-	do {                                     \
-		T e_ = (T)(v);                   \
-		memcpy((p), &e_, sizeof(e_));    \
+#define VAL_SET(T, p, v)                      \
+	do {                                  \
+		T e_ = (T)(v);                \
+		memcpy((p), &e_, sizeof(e_)); \
 	} while (0)
 #define VAL_GET(T, p, v)                      \
 	do {                                  \
@@ -88,22 +91,54 @@ static void el_set(int dt, void *base, size_t size, size_t i, long long v,
 
 	memset(p, 0, size); /* long double's padding compares equal */
 	switch (dt) {
-	case RCX_INT8: VAL_SET(int8_t, p, v); break;
-	case RCX_UINT8: VAL_SET(uint8_t, p, v); break;
-	case RCX_INT16: VAL_SET(int16_t, p, v); break;
-	case RCX_UINT16: VAL_SET(uint16_t, p, v); break;
-	case RCX_INT32: VAL_SET(int32_t, p, v); break;
-	case RCX_UINT32: VAL_SET(uint32_t, p, v); break;
-	case RCX_INT64: VAL_SET(int64_t, p, v); break;
-	case RCX_UINT64: VAL_SET(uint64_t, p, v); break;
-	case RCX_FLOAT: VAL_SET(float, p, v); break;
-	case RCX_DOUBLE: VAL_SET(double, p, v); break;
-	case RCX_LONG_DOUBLE: VAL_SET(long double, p, v); break;
-	case RCX_FLOAT_INT: PAIR_SET(struct rcx_float_int, p, v, idx); break;
-	case RCX_DOUBLE_INT: PAIR_SET(struct rcx_double_int, p, v, idx); break;
-	case RCX_LONG_INT: PAIR_SET(struct rcx_long_int, p, v, idx); break;
-	case RCX_2INT: PAIR_SET(struct rcx_2int, p, v, idx); break;
-	case RCX_SHORT_INT: PAIR_SET(struct rcx_short_int, p, v, idx); break;
+	case RCX_INT8:
+		VAL_SET(int8_t, p, v);
+		break;
+	case RCX_UINT8:
+		VAL_SET(uint8_t, p, v);
+		break;
+	case RCX_INT16:
+		VAL_SET(int16_t, p, v);
+		break;
+	case RCX_UINT16:
+		VAL_SET(uint16_t, p, v);
+		break;
+	case RCX_INT32:
+		VAL_SET(int32_t, p, v);
+		break;
+	case RCX_UINT32:
+		VAL_SET(uint32_t, p, v);
+		break;
+	case RCX_INT64:
+		VAL_SET(int64_t, p, v);
+		break;
+	case RCX_UINT64:
+		VAL_SET(uint64_t, p, v);
+		break;
+	case RCX_FLOAT:
+		VAL_SET(float, p, v);
+		break;
+	case RCX_DOUBLE:
+		VAL_SET(double, p, v);
+		break;
+	case RCX_LONG_DOUBLE:
+		VAL_SET(long double, p, v);
+		break;
+	case RCX_FLOAT_INT:
+		PAIR_SET(struct rcx_float_int, p, v, idx);
+		break;
+	case RCX_DOUBLE_INT:
+		PAIR_SET(struct rcx_double_int, p, v, idx);
+		break;
+	case RCX_LONG_INT:
+		PAIR_SET(struct rcx_long_int, p, v, idx);
+		break;
+	case RCX_2INT:
+		PAIR_SET(struct rcx_2int, p, v, idx);
+		break;
+	case RCX_SHORT_INT:
+		PAIR_SET(struct rcx_short_int, p, v, idx);
+		break;
 	case RCX_LONG_DOUBLE_INT:
 		PAIR_SET(struct rcx_long_double_int, p, v, idx);
 		break;
@@ -118,22 +153,54 @@ static long long el_get(int dt, const void *base, size_t size, size_t i,
 
 	*idx = 0;
 	switch (dt) {
-	case RCX_INT8: VAL_GET(int8_t, p, &v); break;
-	case RCX_UINT8: VAL_GET(uint8_t, p, &v); break;
-	case RCX_INT16: VAL_GET(int16_t, p, &v); break;
-	case RCX_UINT16: VAL_GET(uint16_t, p, &v); break;
-	case RCX_INT32: VAL_GET(int32_t, p, &v); break;
-	case RCX_UINT32: VAL_GET(uint32_t, p, &v); break;
-	case RCX_INT64: VAL_GET(int64_t, p, &v); break;
-	case RCX_UINT64: VAL_GET(uint64_t, p, &v); break;
-	case RCX_FLOAT: VAL_GET(float, p, &v); break;
-	case RCX_DOUBLE: VAL_GET(double, p, &v); break;
-	case RCX_LONG_DOUBLE: VAL_GET(long double, p, &v); break;
-	case RCX_FLOAT_INT: PAIR_GET(struct rcx_float_int, p, &v, idx); break;
-	case RCX_DOUBLE_INT: PAIR_GET(struct rcx_double_int, p, &v, idx); break;
-	case RCX_LONG_INT: PAIR_GET(struct rcx_long_int, p, &v, idx); break;
-	case RCX_2INT: PAIR_GET(struct rcx_2int, p, &v, idx); break;
-	case RCX_SHORT_INT: PAIR_GET(struct rcx_short_int, p, &v, idx); break;
+	case RCX_INT8:
+		VAL_GET(int8_t, p, &v);
+		break;
+	case RCX_UINT8:
+		VAL_GET(uint8_t, p, &v);
+		break;
+	case RCX_INT16:
+		VAL_GET(int16_t, p, &v);
+		break;
+	case RCX_UINT16:
+		VAL_GET(uint16_t, p, &v);
+		break;
+	case RCX_INT32:
+		VAL_GET(int32_t, p, &v);
+		break;
+	case RCX_UINT32:
+		VAL_GET(uint32_t, p, &v);
+		break;
+	case RCX_INT64:
+		VAL_GET(int64_t, p, &v);
+		break;
+	case RCX_UINT64:
+		VAL_GET(uint64_t, p, &v);
+		break;
+	case RCX_FLOAT:
+		VAL_GET(float, p, &v);
+		break;
+	case RCX_DOUBLE:
+		VAL_GET(double, p, &v);
+		break;
+	case RCX_LONG_DOUBLE:
+		VAL_GET(long double, p, &v);
+		break;
+	case RCX_FLOAT_INT:
+		PAIR_GET(struct rcx_float_int, p, &v, idx);
+		break;
+	case RCX_DOUBLE_INT:
+		PAIR_GET(struct rcx_double_int, p, &v, idx);
+		break;
+	case RCX_LONG_INT:
+		PAIR_GET(struct rcx_long_int, p, &v, idx);
+		break;
+	case RCX_2INT:
+		PAIR_GET(struct rcx_2int, p, &v, idx);
+		break;
+	case RCX_SHORT_INT:
+		PAIR_GET(struct rcx_short_int, p, &v, idx);
+		break;
 	case RCX_LONG_DOUBLE_INT:
 		PAIR_GET(struct rcx_long_double_int, p, &v, idx);
 		break;
@@ -142,11 +209,11 @@ static long long el_get(int dt, const void *base, size_t size, size_t i,
 }
 
 /* the operations a kind takes (accumulates: REPLACE and NO_OP too) */
-static const int int_ops[] = { RCX_SUM,	 RCX_PROD, RCX_MIN,	RCX_MAX,
-			       RCX_BAND, RCX_BOR,  RCX_BXOR,	RCX_REPLACE,
-			       RCX_NO_OP };
-static const int flt_ops[] = { RCX_SUM, RCX_PROD, RCX_MIN, RCX_MAX,
-			       RCX_REPLACE, RCX_NO_OP };
+static const int int_ops[] = { RCX_SUM,	 RCX_PROD,    RCX_MIN,
+			       RCX_MAX,	 RCX_BAND,    RCX_BOR,
+			       RCX_BXOR, RCX_REPLACE, RCX_NO_OP };
+static const int flt_ops[] = { RCX_SUM, RCX_PROD,    RCX_MIN,
+			       RCX_MAX, RCX_REPLACE, RCX_NO_OP };
 static const int pair_ops[] = { RCX_MAXLOC, RCX_MINLOC, RCX_REPLACE,
 				RCX_NO_OP };
 
@@ -203,14 +270,30 @@ static struct ev init_val(const struct ty *t, size_t i)
 static struct ev ref_op(int op, struct ev a, struct ev b)
 {
 	switch (op) {
-	case RCX_SUM: a.v += b.v; break;
-	case RCX_PROD: a.v *= b.v; break;
-	case RCX_MIN: a.v = b.v < a.v ? b.v : a.v; break;
-	case RCX_MAX: a.v = b.v > a.v ? b.v : a.v; break;
-	case RCX_BAND: a.v &= b.v; break;
-	case RCX_BOR: a.v |= b.v; break;
-	case RCX_BXOR: a.v ^= b.v; break;
-	case RCX_REPLACE: a = b; break;
+	case RCX_SUM:
+		a.v += b.v;
+		break;
+	case RCX_PROD:
+		a.v *= b.v;
+		break;
+	case RCX_MIN:
+		a.v = b.v < a.v ? b.v : a.v;
+		break;
+	case RCX_MAX:
+		a.v = b.v > a.v ? b.v : a.v;
+		break;
+	case RCX_BAND:
+		a.v &= b.v;
+		break;
+	case RCX_BOR:
+		a.v |= b.v;
+		break;
+	case RCX_BXOR:
+		a.v ^= b.v;
+		break;
+	case RCX_REPLACE:
+		a = b;
+		break;
 	case RCX_MAXLOC:
 	case RCX_MINLOC:
 		if (op == RCX_MAXLOC ? b.v > a.v : b.v < a.v)
@@ -230,8 +313,8 @@ static bool ev_check(const struct ty *t, int op, const void *base, size_t i,
 
 	if (v == want.v && (t->kind != K_PAIR || idx == want.idx))
 		return true;
-	TP_FAIL("%s %s op %d element %zu: %lld/%d, want %lld/%d", what,
-		t->name, op, i, v, idx, want.v, want.idx);
+	TP_FAIL("%s %s op %d element %zu: %lld/%d, want %lld/%d", what, t->name,
+		op, i, v, idx, want.v, want.idx);
 	return false;
 }
 
@@ -252,8 +335,8 @@ static void one_acc(struct tp_job *j, const struct ty *t, int op)
 	int r, tg;
 
 	if (!TP_CHECK(src && res) ||
-	    !TP_CHECK_OK(rcx_win_allocate(j->g, bl * (1 + (size_t)j->size),
-					  es, NULL, (void **)&base, &w)))
+	    !TP_CHECK_OK(rcx_win_allocate(j->g, bl * (1 + (size_t)j->size), es,
+					  NULL, (void **)&base, &w)))
 		goto out;
 	for (i = 0; i < NEL * (1 + (size_t)j->size); i++) {
 		e = init_val(t, i % NEL);
@@ -266,19 +349,19 @@ static void one_acc(struct tp_job *j, const struct ty *t, int op)
 	TP_CHECK_OK(rcx_win_fence(w, 0));
 	for (tg = 0; tg < j->size; tg++) {
 		if (op != RCX_REPLACE || j->rank == 0)
-			TP_CHECK_OK(rcx_accumulate(w, src, NEL, t->dt, tg, 0,
-						   op));
-		TP_CHECK_OK(rcx_get_accumulate(w, src, res + (size_t)tg * bl,
-					       NEL, t->dt, tg,
-					       NEL * (1 + (size_t)j->rank),
-					       op));
+			TP_CHECK_OK(
+				rcx_accumulate(w, src, NEL, t->dt, tg, 0, op));
+		TP_CHECK_OK(rcx_get_accumulate(
+			w, src, res + (size_t)tg * bl, NEL, t->dt, tg,
+			NEL * (1 + (size_t)j->rank), op));
 	}
 	TP_CHECK_OK(rcx_win_fence(w, 0));
 	for (i = 0; i < NEL; i++) {
 		want = init_val(t, i);
 		for (r = 0; r < j->size; r++)
 			if (op != RCX_REPLACE || r == 0)
-				want = ref_op(op, want, origin_val(t, op, r, i));
+				want = ref_op(op, want,
+					      origin_val(t, op, r, i));
 		if (!ev_check(t, op, base, i, want, "accumulate"))
 			break;
 	}
@@ -376,11 +459,16 @@ static void sc_types(struct tp_job *j)
 static void sc_refused(struct tp_job *j)
 {
 	static const int bad[][2] = {
-		{ RCX_INT32, RCX_MAXLOC },    { RCX_DOUBLE, RCX_MINLOC },
-		{ RCX_FLOAT, RCX_BAND },      { RCX_LONG_DOUBLE, RCX_BXOR },
-		{ RCX_2INT, RCX_SUM },	      { RCX_DOUBLE_INT, RCX_MAX },
-		{ RCX_SHORT_INT, RCX_BOR },   { RCX_UINT8, RCX_MAXLOC },
-		{ RCX_LONG_DOUBLE_INT + 1, RCX_SUM }, { 0, RCX_SUM },
+		{ RCX_INT32, RCX_MAXLOC },
+		{ RCX_DOUBLE, RCX_MINLOC },
+		{ RCX_FLOAT, RCX_BAND },
+		{ RCX_LONG_DOUBLE, RCX_BXOR },
+		{ RCX_2INT, RCX_SUM },
+		{ RCX_DOUBLE_INT, RCX_MAX },
+		{ RCX_SHORT_INT, RCX_BOR },
+		{ RCX_UINT8, RCX_MAXLOC },
+		{ RCX_LONG_DOUBLE_INT + 1, RCX_SUM },
+		{ 0, RCX_SUM },
 		{ RCX_INT16, RCX_MINLOC + 1 },
 	};
 	uint8_t src[64], res[64], cmp[64], *base = NULL, zero[256];
@@ -397,9 +485,9 @@ static void sc_refused(struct tp_job *j)
 		return;
 	TP_CHECK_OK(rcx_win_fence(w, 0));
 	for (k = 0; k < TP_COUNT(bad); k++) {
-		TP_CHECK_EQ(rcx_accumulate(w, src, 2, bad[k][0], t, 0,
-					   bad[k][1]),
-			    -EINVAL);
+		TP_CHECK_EQ(
+			rcx_accumulate(w, src, 2, bad[k][0], t, 0, bad[k][1]),
+			-EINVAL);
 		TP_CHECK_EQ(rcx_get_accumulate(w, src, res, 2, bad[k][0], t, 0,
 					       bad[k][1]),
 			    -EINVAL);
@@ -415,16 +503,16 @@ static void sc_refused(struct tp_job *j)
 		TP_CHECK(init == NULL);
 	}
 	/* REPLACE and NO_OP are not reductions */
-	TP_CHECK_EQ(rcx_group_allreduce(j->g, src, res, 2, RCX_2INT,
-					RCX_REPLACE),
-		    -EINVAL);
+	TP_CHECK_EQ(
+		rcx_group_allreduce(j->g, src, res, 2, RCX_2INT, RCX_REPLACE),
+		-EINVAL);
 	TP_CHECK_EQ(rcx_allreduce_init(src, res, 2, RCX_INT8, RCX_NO_OP, j->g,
 				       NULL, &init),
 		    -EINVAL);
 	/* compare-and-swap: integer types only */
-	TP_CHECK_EQ(rcx_compare_and_swap(w, src, cmp, res, RCX_LONG_DOUBLE, t,
-					 0),
-		    -EINVAL);
+	TP_CHECK_EQ(
+		rcx_compare_and_swap(w, src, cmp, res, RCX_LONG_DOUBLE, t, 0),
+		-EINVAL);
 	TP_CHECK_EQ(rcx_compare_and_swap(w, src, cmp, res, RCX_2INT, t, 0),
 		    -EINVAL);
 	TP_CHECK_OK(rcx_win_fence(w, 0));
@@ -432,12 +520,100 @@ static void sc_refused(struct tp_job *j)
 	TP_CHECK_OK(rcx_group_barrier(j->g)); /* checked before the CAS */
 	/* 8- and 16-bit compare-and-swap, by the software path */
 	TP_CHECK_OK(rcx_compare_and_swap(w, src, cmp, res, RCX_INT8, t, 3));
-	TP_CHECK_OK(rcx_compare_and_swap(w, src, cmp, res + 2, RCX_UINT16, t,
-					 8));
+	TP_CHECK_OK(
+		rcx_compare_and_swap(w, src, cmp, res + 2, RCX_UINT16, t, 8));
 	TP_CHECK_OK(rcx_win_fence(w, RCX_MODE_NOSUCCEED));
 	TP_CHECK_EQ(base[3], 1);
 	TP_CHECK_EQ(base[8] + base[9], 2);
 	TP_CHECK_EQ(res[0] + res[2] + res[3], 0);
+	TP_CHECK_OK(rcx_win_free(&w));
+}
+
+/* ---- RCX_PROC_NULL as a target */
+
+/* every operation to RCX_PROC_NULL: 0, nothing touched, requests done */
+static void null_ops(struct rcx_win *w)
+{
+	struct rcx_req *rq[4] = { NULL };
+	struct rcx_status st;
+	uint64_t buf = 7, res = 9, cmp = 0, got = 5;
+	int k, flag;
+
+	TP_CHECK_OK(rcx_put(w, &buf, 8, RCX_PROC_NULL, 0));
+	TP_CHECK_OK(rcx_get(w, &got, 8, RCX_PROC_NULL, 1u << 30));
+	TP_CHECK_OK(rcx_accumulate(w, &buf, 1, RCX_INT64, RCX_PROC_NULL, 0,
+				   RCX_SUM));
+	TP_CHECK_OK(rcx_get_accumulate(w, &buf, &res, 1, RCX_UINT64,
+				       RCX_PROC_NULL, 0, RCX_SUM));
+	TP_CHECK_OK(rcx_fetch_and_op(w, &buf, &res, RCX_INT64, RCX_PROC_NULL, 0,
+				     RCX_NO_OP));
+	TP_CHECK_OK(rcx_compare_and_swap(w, &buf, &cmp, &res, RCX_INT64,
+					 RCX_PROC_NULL, 0));
+	/* a bad type or op is still refused */
+	TP_CHECK_EQ(rcx_accumulate(w, &buf, 1, RCX_FLOAT, RCX_PROC_NULL, 0,
+				   RCX_BAND),
+		    -EINVAL);
+	TP_CHECK_OK(rcx_rput(w, &buf, 8, RCX_PROC_NULL, 0, &rq[0]));
+	TP_CHECK_OK(rcx_rget(w, &got, 8, RCX_PROC_NULL, 0, &rq[1]));
+	TP_CHECK_OK(rcx_raccumulate(w, &buf, 1, RCX_INT64, RCX_PROC_NULL, 0,
+				    RCX_MAX, &rq[2]));
+	TP_CHECK_OK(rcx_rget_accumulate(w, &buf, &res, 1, RCX_INT64,
+					RCX_PROC_NULL, 0, RCX_SUM, &rq[3]));
+	for (k = 0; k < 4; k++) {
+		flag = 0;
+		if (!TP_CHECK(rq[k]))
+			continue;
+		/* complete at once: the first test says so */
+		TP_CHECK_OK(rcx_test(&rq[k], &flag, &st));
+		TP_CHECK_EQ(flag, 1);
+		TP_CHECK_EQ(st.source, RCX_PROC_NULL);
+		TP_CHECK_EQ(st.error, 0);
+		TP_CHECK(rq[k] == NULL);
+	}
+	TP_CHECK_OK(rcx_win_flush(w, RCX_PROC_NULL));
+	TP_CHECK_OK(rcx_win_flush_local(w, RCX_PROC_NULL));
+	TP_CHECK_EQ(got, 5);
+	TP_CHECK_EQ(res, 9);
+}
+
+static void sc_procnull(struct tp_job *j)
+{
+	uint64_t *base = NULL;
+	struct rcx_win *w = NULL;
+	int t = (j->rank + 1) % j->size, i;
+
+	if (!TP_CHECK_OK(
+		    rcx_win_allocate(j->g, 64, 8, NULL, (void **)&base, &w)))
+		return;
+	for (i = 0; i < 8; i++)
+		base[i] = 100 + (uint64_t)i;
+	/* no epoch at all */
+	null_ops(w);
+	/* fence */
+	TP_CHECK_OK(rcx_win_fence(w, 0));
+	null_ops(w);
+	TP_CHECK_OK(rcx_win_fence(w, 0));
+	/* lock of PROC_NULL: no epoch opens, and nothing stops a lock_all */
+	TP_CHECK_OK(rcx_win_lock(w, RCX_LOCK_EXCLUSIVE, RCX_PROC_NULL));
+	null_ops(w);
+	TP_CHECK_OK(rcx_win_unlock(w, RCX_PROC_NULL));
+	TP_CHECK_EQ(rcx_win_lock(w, 3, RCX_PROC_NULL), -EINVAL);
+	TP_CHECK_EQ(rcx_win_lock(w, RCX_LOCK_SHARED, -3), -EINVAL);
+	/* lock of a real target, PROC_NULL inside it */
+	TP_CHECK_OK(rcx_win_lock(w, RCX_LOCK_SHARED, t));
+	null_ops(w);
+	TP_CHECK_OK(rcx_win_lock(w, RCX_LOCK_SHARED, RCX_PROC_NULL));
+	TP_CHECK_OK(rcx_win_unlock(w, RCX_PROC_NULL));
+	TP_CHECK_OK(rcx_win_unlock(w, t));
+	/* lock_all */
+	TP_CHECK_OK(rcx_win_lock_all(w));
+	null_ops(w);
+	TP_CHECK_OK(rcx_win_lock(w, RCX_LOCK_SHARED, RCX_PROC_NULL));
+	TP_CHECK_OK(rcx_win_unlock(w, RCX_PROC_NULL));
+	TP_CHECK_OK(rcx_win_unlock_all(w));
+	TP_CHECK_OK(rcx_group_barrier(j->g));
+	for (i = 0; i < 8; i++)
+		TP_CHECK_EQ(base[i], 100 + i);
 	TP_CHECK_OK(rcx_win_free(&w));
 }
 
@@ -446,6 +622,7 @@ static void sc_refused(struct tp_job *j)
 static const struct tp_scenario scenarios[] = {
 	{ .name = "types", .run = sc_types },
 	{ .name = "refused", .run = sc_refused },
+	{ .name = "procnull", .run = sc_procnull },
 };
 
 static int peer_main(int argc, char **argv)
@@ -483,11 +660,17 @@ static void test_refused(void)
 	job(2, "refused", 300);
 }
 
+static void test_procnull(void)
+{
+	job(2, "procnull", 300);
+}
+
 static const CU_TestInfo tests[] = {
 	{ "every_type_and_op_2procs", test_types_2 },
 	{ "every_type_and_op_3procs", test_types_3 },
 	{ "every_type_and_op_4procs", test_types_4 },
 	{ "refused_type_op_combinations", test_refused },
+	{ "proc_null_target_every_epoch", test_procnull },
 	CU_TEST_INFO_NULL,
 };
 

@@ -34,6 +34,15 @@ struct rcx_req;
  * rget_accumulate: when the data has arrived); they are allowed in
  * passive-target epochs only, as in MPI.
  *
+ * RCX_PROC_NULL (<rcx/p2p.h>) is a valid target of every operation and
+ * of rcx_win_lock, rcx_win_unlock, rcx_win_flush and
+ * rcx_win_flush_local, as in MPI: the call does nothing and returns 0 in
+ * any epoch state (in none too); buffers are not touched, the
+ * displacement is not checked, a request-based form returns a request
+ * already complete (status.source RCX_PROC_NULL, count 0), and a lock of
+ * RCX_PROC_NULL opens no epoch. The datatype and operation of an
+ * accumulate are still checked.
+ *
  * Synchronisation: passive target (rcx_win_lock/unlock, lock_all/
  * unlock_all, flush*, sync) and active target (rcx_win_fence). An RMA
  * operation outside an access epoch to its target, or a synchronisation

@@ -622,6 +622,19 @@ void rcx__win_req_drop(struct rcx_req *r, int err)
  * issued the request is discarded; with ops issued it frees itself when
  * they complete.
  */
+int rcx__win_null(struct rcx_win *w, struct rcx_req **req)
+{
+	struct rcx_req *r;
+
+	if (!req)
+		return 0;
+	r = rcx__win_req_new(w);
+	if (!r)
+		return -ENOMEM;
+	r->status.source = RCX_PROC_NULL;
+	return rcx__win_req_finish(r, 0, req);
+}
+
 int rcx__win_req_finish(struct rcx_req *r, int ret, struct rcx_req **out)
 {
 	if (!r)
@@ -1367,6 +1380,11 @@ static int rma_call(struct rcx_win *w, bool put, void *buf, size_t len,
 	if (!rcx__win_live(w))
 		return -EINVAL;
 	rcx__lock(w->ctx);
+	if (target == RCX_PROC_NULL) {
+		ret = rcx__win_null(w, req);
+		rcx__unlock(w->ctx);
+		return ret;
+	}
 	ret = rma_check(w, buf, len, target, disp, req != NULL, &off);
 	if (!ret && req) {
 		r = rcx__win_req_new(w);

@@ -666,6 +666,14 @@ static int acc_call(const char *fn, struct rcx_win *w, struct acc *a,
 	if (!rcx__win_live(w))
 		return -EINVAL;
 	rcx__lock(w->ctx);
+	if (a->target == RCX_PROC_NULL) {
+		ret = rcx__dtype_check("win", fn, a->dtype, a->op,
+				       a->op == RCX__OP_CAS ? RCX__DT_CAS
+							    : RCX__DT_ACC);
+		ret = ret ? ret : rcx__win_null(w, req);
+		rcx__unlock(w->ctx);
+		return ret;
+	}
 	ret = acc_check(fn, w, a, disp, req != NULL);
 	if (!ret && req) {
 		r = rcx__win_req_new(w);

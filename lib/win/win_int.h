@@ -294,6 +294,11 @@ int rcx__win_ep(struct rcx_win *w, int target, struct rcx_ep **ep,
 struct rcx_req *rcx__win_req_new(struct rcx_win *w);
 void rcx__win_req_hold(struct rcx_req *r);
 void rcx__win_req_drop(struct rcx_req *r, int err);
+/*
+ * An operation to RCX_PROC_NULL: nothing to do; with req, *req is a
+ * request already complete (status.source RCX_PROC_NULL). Lock held.
+ */
+int rcx__win_null(struct rcx_win *w, struct rcx_req **req);
 /* End of an issuing call: *out = r, or discard r / let it run out. */
 int rcx__win_req_finish(struct rcx_req *r, int ret, struct rcx_req **out);
 /* A new id for w (validate). */
