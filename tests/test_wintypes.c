@@ -529,6 +529,92 @@ static void sc_refused(struct tp_job *j)
 	TP_CHECK_OK(rcx_win_free(&w));
 }
 
+/* ---- queries */
+
+static void check_info(struct rcx_win *w, const char *scope, const char *ord,
+		       const char *nic)
+{
+	struct rcx_info *info = NULL;
+	char v[RCX_INFO_VAL_MAX + 1];
+	int flag = 0;
+
+	if (!TP_CHECK_OK(rcx_win_get_info(w, &info)))
+		return;
+	TP_CHECK_OK(rcx_info_get(info, "rcx_order_scope", v, sizeof(v), &flag));
+	TP_CHECK(flag && !strcmp(v, scope));
+	TP_CHECK_OK(
+		rcx_info_get(info, "accumulate_ordering", v, sizeof(v), &flag));
+	TP_CHECK(flag && !strcmp(v, ord));
+	TP_CHECK_OK(
+		rcx_info_get(info, "rcx_accumulate_nic", v, sizeof(v), &flag));
+	TP_CHECK(flag && !strcmp(v, nic));
+	TP_CHECK_OK(rcx_info_free(&info));
+}
+
+static void sc_queries(struct tp_job *j)
+{
+	struct rcx_win *w = NULL, *w2 = NULL;
+	struct rcx_group *g = NULL;
+	struct rcx_info *info = NULL, *out = NULL;
+	char name[RCX_MAX_OBJECT_NAME + 8], longname[200];
+	uint64_t v = 0, *base;
+	int len = -1;
+
+	if (!TP_CHECK_OK(
+		    rcx_win_allocate(j->g, 64, 8, NULL, (void **)&base, &w)))
+		return;
+	/* the group: a handle of our own, freed while the window lives */
+	TP_CHECK_OK(rcx_win_get_group(w, &g));
+	TP_CHECK_EQ(rcx_group_rank(g), j->rank);
+	TP_CHECK_EQ(rcx_group_size(g), j->size);
+	TP_CHECK_OK(rcx_group_barrier(g));
+	TP_CHECK_OK(rcx_group_free(&g));
+	TP_CHECK_EQ(rcx_win_get_group(w, NULL), -EINVAL);
+	TP_CHECK_EQ(rcx_win_get_group(NULL, &g), -EINVAL);
+	TP_CHECK(g == NULL);
+	/* the info: the defaults, then what creation was given */
+	check_info(w, "thread", "rar,raw,war,waw", "true");
+	TP_CHECK_EQ(rcx_win_get_info(w, NULL), -EINVAL);
+	TP_CHECK_EQ(rcx_win_get_info(NULL, &out), -EINVAL);
+	TP_CHECK(out == NULL);
+	TP_CHECK_OK(rcx_info_create(&info));
+	TP_CHECK_OK(rcx_info_set(info, "rcx_order_scope", "process"));
+	TP_CHECK_OK(rcx_info_set(info, "accumulate_ordering", "none"));
+	TP_CHECK_OK(rcx_info_set(info, "rcx_accumulate_nic", "false"));
+	TP_CHECK_OK(rcx_info_set(info, "unknown_key", "x"));
+	if (TP_CHECK_OK(rcx_win_create(j->g, &v, 8, 8, info, &w2))) {
+		check_info(w2, "process", "none", "false");
+		TP_CHECK_OK(rcx_win_free(&w2));
+	}
+	TP_CHECK_OK(rcx_info_free(&info));
+	/* the name: "" at first, set, cut at RCX_MAX_OBJECT_NAME - 1 */
+	memset(name, 'x', sizeof(name));
+	TP_CHECK_OK(rcx_win_get_name(w, name, &len));
+	TP_CHECK_EQ(len, 0);
+	TP_CHECK_EQ(name[0], '\0');
+	TP_CHECK_OK(rcx_win_set_name(w, "matrix"));
+	TP_CHECK_OK(rcx_win_get_name(w, name, &len));
+	TP_CHECK(len == 6 && !strcmp(name, "matrix"));
+	memset(longname, 'n', sizeof(longname) - 1);
+	longname[sizeof(longname) - 1] = '\0';
+	TP_CHECK_OK(rcx_win_set_name(w, longname));
+	memset(name, 'x', sizeof(name));
+	TP_CHECK_OK(rcx_win_get_name(w, name, &len));
+	TP_CHECK_EQ(len, RCX_MAX_OBJECT_NAME - 1);
+	TP_CHECK(!strncmp(name, longname, RCX_MAX_OBJECT_NAME - 1) &&
+		 name[RCX_MAX_OBJECT_NAME - 1] == '\0' &&
+		 name[RCX_MAX_OBJECT_NAME] == 'x');
+	/* refused: nothing changes */
+	TP_CHECK_EQ(rcx_win_set_name(w, NULL), -EINVAL);
+	TP_CHECK_EQ(rcx_win_set_name(NULL, "a"), -EINVAL);
+	TP_CHECK_EQ(rcx_win_get_name(w, NULL, &len), -EINVAL);
+	TP_CHECK_EQ(rcx_win_get_name(w, name, NULL), -EINVAL);
+	TP_CHECK_OK(rcx_win_set_name(w, ""));
+	TP_CHECK_OK(rcx_win_get_name(w, name, &len));
+	TP_CHECK_EQ(len, 0);
+	TP_CHECK_OK(rcx_win_free(&w));
+}
+
 /* ---- RCX_PROC_NULL as a target */
 
 /* every operation to RCX_PROC_NULL: 0, nothing touched, requests done */
@@ -623,6 +709,7 @@ static const struct tp_scenario scenarios[] = {
 	{ .name = "types", .run = sc_types },
 	{ .name = "refused", .run = sc_refused },
 	{ .name = "procnull", .run = sc_procnull },
+	{ .name = "queries", .run = sc_queries },
 };
 
 static int peer_main(int argc, char **argv)
@@ -665,12 +752,18 @@ static void test_procnull(void)
 	job(2, "procnull", 300);
 }
 
+static void test_queries(void)
+{
+	job(3, "queries", 300);
+}
+
 static const CU_TestInfo tests[] = {
 	{ "every_type_and_op_2procs", test_types_2 },
 	{ "every_type_and_op_3procs", test_types_3 },
 	{ "every_type_and_op_4procs", test_types_4 },
 	{ "refused_type_op_combinations", test_refused },
 	{ "proc_null_target_every_epoch", test_procnull },
+	{ "group_info_name", test_queries },
 	CU_TEST_INFO_NULL,
 };
 

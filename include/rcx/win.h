@@ -301,6 +301,42 @@ RCX_API int rcx_win_get_undefined(struct rcx_win *win,
 				  int *n);
 
 /*
+ * The group of the window, as one more handle of the caller's own: free
+ * it with rcx_group_free (as MPI_Win_get_group returns a new group). It
+ * is the group the window was made on (the same object as the handle
+ * given to rcx_win_create), live even if the caller had freed that
+ * handle. Local. *group is written on success only.
+ * Errors: -EINVAL win not a live window or group NULL (logged).
+ */
+RCX_API int rcx_win_get_group(struct rcx_win *win, struct rcx_group **group);
+
+/*
+ * The info keys in force on the window, in a new info the caller frees
+ * with rcx_info_free (as MPI_Win_get_info): rcx_order_scope ("thread" or
+ * "process"), accumulate_ordering ("rar,raw,war,waw" when accumulates
+ * are ordered, whatever non-empty list was given, or "none") and
+ * rcx_accumulate_nic ("true" or "false"); the defaults where creation
+ * had none. Local. *info is written on success only.
+ * Errors: -EINVAL win not a live window or info NULL (logged); -ENOMEM.
+ */
+RCX_API int rcx_win_get_info(struct rcx_win *win, struct rcx_info **info);
+
+/* Longest window name with its NUL (MPI_MAX_OBJECT_NAME). */
+#define RCX_MAX_OBJECT_NAME 64
+
+/*
+ * Name a window, for the user's own messages and tools (MPI_Win_set_name):
+ * name is copied; a longer name than RCX_MAX_OBJECT_NAME - 1 bytes is
+ * cut to that many bytes (byte-wise, as MPI; a multi-byte character may
+ * be cut). Local: each process names its own handle. A window's name is
+ * "" until set. rcx_win_get_name copies the name and its NUL into name,
+ * which must hold RCX_MAX_OBJECT_NAME bytes, and its length into *len.
+ * Errors: -EINVAL win not a live window, name NULL, len NULL (logged).
+ */
+RCX_API int rcx_win_set_name(struct rcx_win *win, const char *name);
+RCX_API int rcx_win_get_name(struct rcx_win *win, char *name, int *len);
+
+/*
  * Put len bytes from buf at byte offset disp * disp_unit of target's
  * window (disp_unit being the target's); get len bytes from there into
  * buf. Nonblocking: one RDMA WRITE or READ is posted (a long one in

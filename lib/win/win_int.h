@@ -254,6 +254,7 @@ struct rcx_win {
 	int nundef;
 	uint8_t *lost;	      /* [size]: failed since the last rebuild */
 	struct rcx_win *next; /* all windows of the process */
+	char name[RCX_MAX_OBJECT_NAME]; /* rcx_win_set_name, "" at first */
 };
 
 static inline bool rcx__win_live(const struct rcx_win *w)
