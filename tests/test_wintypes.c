@@ -529,6 +529,231 @@ static void sc_refused(struct tp_job *j)
 	TP_CHECK_OK(rcx_win_free(&w));
 }
 
+/* ---- strided layouts */
+
+#define GAP  0xee /* bytes no operation may touch */
+#define OGAP 0xdd /* the same at the origin */
+
+static uint8_t sval(size_t i, int src)
+{
+	return (uint8_t)(i * 29 + (size_t)src * 71 + 1) % 200;
+}
+
+/* bytes of a layout (unit 1) from its first block at base: each in the
+ * blocks gets sval(position in the data, src), gaps get gap */
+static void layout_fill(uint8_t *base, ptrdiff_t lo, ptrdiff_t hi,
+			const struct rcx_strided *l, int src, uint8_t gap)
+{
+	size_t b, k, n = 0;
+
+	memset(base + lo, gap, (size_t)(hi - lo));
+	for (b = 0; b < l->count; b++)
+		for (k = 0; k < l->blocklen; k++)
+			base[(ptrdiff_t)b * l->stride + (ptrdiff_t)k] =
+				sval(n++, src);
+}
+
+/* the same as a check; false (reported) at the first wrong byte */
+static bool layout_check(const uint8_t *base, ptrdiff_t lo, ptrdiff_t hi,
+			 const struct rcx_strided *l, int src, uint8_t gap,
+			 const char *what)
+{
+	uint8_t *want = malloc((size_t)(hi - lo));
+	ptrdiff_t x;
+	bool ok = true;
+
+	if (!TP_CHECK(want))
+		return false;
+	layout_fill(want - lo, lo, hi, l, src, gap);
+	for (x = lo; x < hi && ok; x++)
+		if (base[x] != want[x - lo]) {
+			TP_FAIL("%s: byte %td is %#x, want %#x (%s)", what, x,
+				base[x], want[x - lo],
+				want[x - lo] == gap ? "a gap" : "data");
+			ok = false;
+		}
+	free(want);
+	return ok;
+}
+
+/* a target shape, and an origin shape of the same bytes */
+struct shape {
+	struct rcx_strided t, o;
+	ptrdiff_t tfirst; /* byte of the target's first block */
+};
+
+static const struct shape shapes[] = {
+	/* contiguous origin, a column of 3-byte blocks */
+	{ { 40, 3, 7 }, { 1, 120, 0 }, 0 },
+	/* both strided, different shapes: 4 x 30 against 40 x 3 */
+	{ { 40, 3, 11 }, { 4, 30, 33 }, 0 },
+	/* more blocks than the send queue holds (RCX__WIN_SQ_DEPTH 128) */
+	{ { 700, 2, 5 }, { 350, 4, 6 }, 0 },
+	/* a negative stride: blocks below the first one */
+	{ { 50, 4, -9 }, { 50, 4, 9 }, 49 * 9 },
+	/* blocks longer than a bounce buffer */
+	{ { 3, 1500, 1700 }, { 1, 4500, 0 }, 0 },
+};
+
+static void lo_hi(const struct rcx_strided *l, ptrdiff_t *lo, ptrdiff_t *hi)
+{
+	ptrdiff_t last = (ptrdiff_t)(l->count - 1) * l->stride;
+
+	*lo = last < 0 ? last : 0;
+	*hi = (last > 0 ? last : 0) + (ptrdiff_t)l->blocklen;
+}
+
+#define SWIN 8192
+
+/* lock: a lock of type on tg; -1 its unlock; 0 a fence */
+static void epoch(struct rcx_win *w, int lock, int tg)
+{
+	if (lock > 0)
+		TP_CHECK_OK(rcx_win_lock(w, lock, tg));
+	else if (lock < 0)
+		TP_CHECK_OK(rcx_win_unlock(w, tg));
+	else
+		TP_CHECK_OK(rcx_win_fence(w, 0));
+}
+
+static void one_shape(struct tp_job *j, struct rcx_win *w, uint8_t *base,
+		      const struct shape *sh, bool lock)
+{
+	int t = (j->rank + 1) % j->size,
+	    from = (j->rank + j->size - 1) % j->size;
+	ptrdiff_t olo, ohi, tlo, thi;
+	uint8_t *ob;
+	int pass;
+
+	lo_hi(&sh->o, &olo, &ohi);
+	lo_hi(&sh->t, &tlo, &thi);
+	ob = malloc((size_t)(ohi - olo));
+	if (!TP_CHECK(ob))
+		return;
+	/* twice: to the next rank, then to this one (copies) */
+	for (pass = 0; pass < 2; pass++) {
+		int tg = pass ? j->rank : t, src = pass ? j->rank : from;
+
+		memset(base, GAP, SWIN);
+		layout_fill(ob - olo, olo, ohi, &sh->o, j->rank, OGAP);
+		TP_CHECK_OK(rcx_group_barrier(j->g));
+		epoch(w, lock ? RCX_LOCK_EXCLUSIVE : 0, tg);
+		TP_CHECK_OK(rcx_put_strided(w, ob - olo, &sh->o, tg,
+					    (size_t)sh->tfirst, &sh->t));
+		epoch(w, lock ? -1 : 0, tg);
+		TP_CHECK_OK(rcx_group_barrier(j->g));
+		layout_check(base + sh->tfirst, tlo - sh->tfirst,
+			     SWIN - sh->tfirst, &sh->t, src, GAP,
+			     "put_strided at the target");
+		/* and back: the target's layout into the origin's shape,
+		 * whose gaps stay */
+		memset(ob, OGAP, (size_t)(ohi - olo));
+		epoch(w, lock ? RCX_LOCK_SHARED : 0, tg);
+		TP_CHECK_OK(rcx_get_strided(w, ob - olo, &sh->o, tg,
+					    (size_t)sh->tfirst, &sh->t));
+		epoch(w, lock ? -1 : 0, tg);
+		layout_check(ob - olo, olo, ohi, &sh->o, j->rank, OGAP,
+			     "get_strided at the origin");
+		/* no rank refills its window while another reads it */
+		TP_CHECK_OK(rcx_group_barrier(j->g));
+	}
+	free(ob);
+}
+
+/* accumulate: every rank adds into the next rank's target layout */
+static void strided_acc(struct tp_job *j, struct rcx_win *w, uint8_t *base)
+{
+	/* doubles: 300 blocks of 2, stride 3 at the target; 150 of 4,
+	 * stride 9 at the origin */
+	const struct rcx_strided tl = { 300, 2, 3 }, ol = { 150, 4, 9 };
+	double *src = malloc(150 * 9 * sizeof(double)), *tb = (double *)base;
+	int t = (j->rank + 1) % j->size, r;
+	size_t b, k, n;
+	double want;
+
+	if (!TP_CHECK(src))
+		return;
+	for (n = 0; n < 150 * 9; n++)
+		src[n] = -1e9;
+	for (b = 0, n = 0; b < ol.count; b++)
+		for (k = 0; k < ol.blocklen; k++)
+			src[b * 9 + k] = (double)(n++ % 17) + j->rank;
+	for (n = 0; n < SWIN / sizeof(double); n++)
+		tb[n] = 0.5;
+	TP_CHECK_OK(rcx_win_fence(w, 0));
+	/* every rank to t, and to t's neighbours: 1 to 3 origins each */
+	for (r = 0; r < (j->size < 3 ? j->size : 3); r++)
+		TP_CHECK_OK(rcx_accumulate_strided(w, src, &ol, RCX_DOUBLE,
+						   (t + r) % j->size, 0, &tl,
+						   RCX_SUM));
+	TP_CHECK_OK(rcx_win_fence(w, 0));
+	for (n = 0; n < SWIN / sizeof(double); n++) {
+		want = 0.5;
+		if (n < tl.count * 3 && n % 3 < 2)
+			for (r = 0; r < (j->size < 3 ? j->size : 3); r++)
+				/* origins rank - 1 - r */
+				want += (double)((n / 3 * 2 + n % 3) % 17) +
+					(j->rank + 2 * j->size - 1 - r) %
+						j->size;
+		if (tb[n] != want) {
+			TP_FAIL("accumulate_strided: element %zu is %g, "
+				"want %g",
+				n, tb[n], want);
+			break;
+		}
+	}
+	free(src);
+}
+
+static void sc_strided(struct tp_job *j)
+{
+	uint8_t *base = NULL, buf[64];
+	struct rcx_win *w = NULL;
+	const struct rcx_strided big = { 2, 8, SWIN }, l8 = { 1, 8, 0 },
+				 l16 = { 2, 8, 8 },
+				 huge = { 3, 1, PTRDIFF_MAX };
+	size_t k;
+	int t = (j->rank + 1) % j->size;
+
+	if (!TP_CHECK_OK(
+		    rcx_win_allocate(j->g, SWIN, 1, NULL, (void **)&base, &w)))
+		return;
+	for (k = 0; k < TP_COUNT(shapes); k++) {
+		one_shape(j, w, base, &shapes[k], false);
+		one_shape(j, w, base, &shapes[k], true);
+	}
+	strided_acc(j, w, base);
+	/* refused, with nothing touched */
+	memset(base, GAP, SWIN);
+	memset(buf, 1, sizeof(buf));
+	TP_CHECK_OK(rcx_win_fence(w, 0));
+	TP_CHECK_EQ(rcx_put_strided(w, buf, &l16, t, 0, &big), -EINVAL);
+	TP_CHECK_EQ(rcx_put_strided(w, buf, &l8, t, SWIN - 4, &l8), -EINVAL);
+	TP_CHECK_EQ(rcx_put_strided(w, buf, &l8, t, 0, &l16), -EINVAL);
+	TP_CHECK_EQ(rcx_get_strided(w, buf, NULL, t, 0, &l8), -EINVAL);
+	TP_CHECK_EQ(rcx_get_strided(w, buf, &l8, t, 0, NULL), -EINVAL);
+	TP_CHECK_EQ(rcx_get_strided(w, NULL, &l8, t, 0, &l8), -EINVAL);
+	TP_CHECK_EQ(rcx_put_strided(w, buf, &huge, t, 0, &huge), -EINVAL);
+	TP_CHECK_EQ(rcx_get_strided(w, buf, &l8, j->size, 0, &l8), -EINVAL);
+	TP_CHECK_EQ(rcx_accumulate_strided(w, buf, &l8, RCX_FLOAT, t, 0, &l8,
+					   RCX_BOR),
+		    -EINVAL);
+	TP_CHECK_EQ(rcx_accumulate_strided(w, buf, &l8, RCX_INT32, t, SWIN - 16,
+					   &l16, RCX_SUM),
+		    -EINVAL);
+	/* PROC_NULL: nothing */
+	TP_CHECK_OK(rcx_put_strided(w, buf, &l8, RCX_PROC_NULL, 0, &l8));
+	TP_CHECK_OK(rcx_accumulate_strided(w, buf, &l8, RCX_INT8, RCX_PROC_NULL,
+					   0, &l8, RCX_SUM));
+	TP_CHECK_OK(rcx_win_fence(w, RCX_MODE_NOSUCCEED));
+	for (k = 0; k < SWIN; k++)
+		if (!TP_CHECK_EQ(base[k], GAP))
+			break;
+	/* outside an epoch */
+	TP_CHECK_EQ(rcx_put_strided(w, buf, &l8, t, 0, &l8), RCX_ERR_EPOCH);
+	TP_CHECK_OK(rcx_win_free(&w));
+}
+
 /* ---- queries */
 
 static void check_info(struct rcx_win *w, const char *scope, const char *ord,
@@ -710,6 +935,7 @@ static const struct tp_scenario scenarios[] = {
 	{ .name = "refused", .run = sc_refused },
 	{ .name = "procnull", .run = sc_procnull },
 	{ .name = "queries", .run = sc_queries },
+	{ .name = "strided", .run = sc_strided },
 };
 
 static int peer_main(int argc, char **argv)
@@ -757,6 +983,16 @@ static void test_queries(void)
 	job(3, "queries", 300);
 }
 
+static void test_strided_2(void)
+{
+	job(2, "strided", 600);
+}
+
+static void test_strided_4(void)
+{
+	job(4, "strided", 600);
+}
+
 static const CU_TestInfo tests[] = {
 	{ "every_type_and_op_2procs", test_types_2 },
 	{ "every_type_and_op_3procs", test_types_3 },
@@ -764,6 +1000,8 @@ static const CU_TestInfo tests[] = {
 	{ "refused_type_op_combinations", test_refused },
 	{ "proc_null_target_every_epoch", test_procnull },
 	{ "group_info_name", test_queries },
+	{ "strided_put_get_acc_2procs", test_strided_2 },
+	{ "strided_put_get_acc_4procs", test_strided_4 },
 	CU_TEST_INFO_NULL,
 };
 

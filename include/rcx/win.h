@@ -410,6 +410,57 @@ RCX_API int rcx_compare_and_swap(struct rcx_win *win, const void *buf,
 				 int target, size_t disp);
 
 /*
+ * A strided layout, as MPI_Type_vector(count, blocklen, stride, type):
+ * count blocks of blocklen units, the start of each stride units after
+ * the start of the one before (stride may be negative or smaller than
+ * blocklen; blocks of a put's or accumulate's target should not overlap,
+ * or which write lands last is not defined). The unit is a byte for
+ * rcx_put_strided and rcx_get_strided, an element of dtype for
+ * rcx_accumulate_strided. count or blocklen 0: nothing.
+ */
+struct rcx_strided {
+	size_t count;	  /* blocks */
+	size_t blocklen;  /* units in a block */
+	ptrdiff_t stride; /* units from one block's start to the next's */
+};
+
+/*
+ * Strided put, get and accumulate: the data of the origin layout o at
+ * buf (its first block at buf) moves, in order, to (from) the target
+ * layout t whose first block is at disp of target's window (disp in the
+ * target's disp_unit, as rcx_put; the units of t are the call's units,
+ * not disp_unit). The layouts may differ in shape but must hold the
+ * same number of units. Nonblocking, like rcx_put, rcx_get and
+ * rcx_accumulate, with their epochs, ordering (rcx_win_order) and
+ * completion: buf's blocks are in use until the operation is complete at
+ * the origin. A put or get to another process is one list of RDMA
+ * WRITEs or READs, one WR per contiguous piece, posted in lists of at
+ * most the window's send-queue budget (more pieces wait for room, as
+ * rcx_put does); to this process, copies. An accumulate is one
+ * rcx_accumulate per contiguous piece (each element atomic, as there).
+ * Gaps between blocks are not touched, at the origin or the target.
+ * RCX_PROC_NULL as target: nothing, 0.
+ * Errors: as rcx_put (rcx_accumulate for the accumulate); -EINVAL o or t
+ * NULL, the layouts hold different numbers of units, a layout whose
+ * extent overflows, buf NULL with units to move, or a block of t outside
+ * the target's window (logged, naming the layout and the window's
+ * size). Nothing is sent on an error found before the first piece; a
+ * failure of the target or of memory on the way
+ * (RCX_ERR_PROC_FAILED, -ENOMEM) can leave pieces sent, as for a long
+ * rcx_put.
+ */
+RCX_API int rcx_put_strided(struct rcx_win *win, const void *buf,
+			    const struct rcx_strided *o, int target,
+			    size_t disp, const struct rcx_strided *t);
+RCX_API int rcx_get_strided(struct rcx_win *win, void *buf,
+			    const struct rcx_strided *o, int target,
+			    size_t disp, const struct rcx_strided *t);
+RCX_API int rcx_accumulate_strided(struct rcx_win *win, const void *buf,
+				   const struct rcx_strided *o, int dtype,
+				   int target, size_t disp,
+				   const struct rcx_strided *t, int op);
+
+/*
  * Request-based RMA: rcx_put, rcx_get, rcx_accumulate and
  * rcx_get_accumulate with a request. Same arguments and the same
  * nonblocking start. *req is written on success; it completes when the origin

@@ -621,11 +621,22 @@ static int acc_issue(struct rcx_win *w, const struct acc *a,
 	return ret;
 }
 
+/* what an accumulate does to target memory (RCX__ACC_*) */
+static unsigned int acc_cls(const struct acc *a)
+{
+	unsigned int cls = RCX__ACC_ACC;
+
+	if (a->op != RCX_NO_OP)
+		cls |= RCX__ACC_WR;
+	if (a->result || a->op == RCX__OP_CAS)
+		cls |= RCX__ACC_RD;
+	return cls;
+}
+
 static int acc_check(const char *fn, struct rcx_win *w, struct acc *a,
 		     size_t disp, bool req)
 {
 	size_t es = rcx__dtype_size(a->dtype);
-	bool fetch = a->result != NULL;
 	int ret;
 
 	ret = rcx__dtype_check("win", fn, a->dtype, a->op,
@@ -649,12 +660,43 @@ static int acc_check(const char *fn, struct rcx_win *w, struct acc *a,
 	if (a->count && a->target != w->rank && !nic_path(w, a) &&
 	    !sw_max(w, a))
 		return -EMSGSIZE;
-	a->cls = RCX__ACC_ACC;
-	if (a->op != RCX_NO_OP)
-		a->cls |= RCX__ACC_WR;
-	if (fetch || a->op == RCX__OP_CAS)
-		a->cls |= RCX__ACC_RD;
+	a->cls = acc_cls(a);
 	return 0;
+}
+
+int rcx__win_acc_check(struct rcx_win *w, const char *fn, const void *buf,
+		       int dtype, int op, int target, size_t disp,
+		       uint64_t *off)
+{
+	struct acc a = { .buf = buf,
+			 .count = 1,
+			 .dtype = dtype,
+			 .op = op,
+			 .target = target };
+	int ret = acc_check(fn, w, &a, disp, false);
+
+	if (!ret)
+		*off = a.off;
+	return ret;
+}
+
+int rcx__win_acc_piece(struct rcx_win *w, const void *buf, size_t count,
+		       int dtype, int op, int target, uint64_t off)
+{
+	struct acc a = { .buf = buf,
+			 .count = count,
+			 .dtype = dtype,
+			 .op = op,
+			 .target = target,
+			 .off = off };
+	int ret;
+
+	a.cls = acc_cls(&a);
+	ret = acc_issue(w, &a, NULL);
+	if (!ret && (a.cls & RCX__ACC_WR))
+		rcx__win_span_add(w, target, off,
+				  count * rcx__dtype_size(dtype));
+	return ret;
 }
 
 static int acc_call(const char *fn, struct rcx_win *w, struct acc *a,

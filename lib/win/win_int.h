@@ -271,6 +271,21 @@ static inline struct rcx__conn *rcx__win_conn(struct rcx_win *w, int t)
 /* Validate target and byte range [off, off + len) of disp; *off out. */
 int rcx__win_range(struct rcx_win *w, int target, size_t disp, size_t len,
 		   uint64_t *off);
+/* The longest RDMA READ or WRITE of one WR (win.c, rma_wr_max). */
+uint32_t rcx__win_rma_wr_max(const struct rcx_ctx *ctx);
+/*
+ * rcx_put/rcx_get's checks but for buf: target, the range [disp, len),
+ * the epoch (passive only when req), the target alive; *off out.
+ */
+int rcx__win_rma_check(struct rcx_win *w, const void *buf, size_t len,
+		       int target, size_t disp, bool req, uint64_t *off);
+/*
+ * The local key of n bytes at buf for op's WRs (lock held): the window's
+ * registration when buf lies in the window, else one op holds until it
+ * completes. op then holds origin memory (op->local).
+ */
+int rcx__win_lkey(struct rcx_win *w, struct rcx__win_op *op, const void *buf,
+		  size_t n, bool put, uint32_t *lkey);
 /* A free slot; progresses until one is free. */
 int rcx__win_op_get(struct rcx_win *w, int target, struct rcx__win_op **out);
 void rcx__win_op_put(struct rcx_win *w, struct rcx__win_op *op);
@@ -320,6 +335,17 @@ int rcx__win_flush_locked(struct rcx_win *w, int target, bool local);
 /* ---- win_acc.c */
 void rcx__win_am(struct rcx__conn *c, const struct rcx__hdr *h,
 		 const uint8_t *payload);
+/*
+ * Strided accumulates (win_strided.c): rcx_accumulate's checks for an
+ * accumulate of dtype and op whose first element is at disp (*off: its
+ * byte offset); then each contiguous piece of count elements at byte
+ * offset off, issued as rcx_accumulate issues one. Lock held.
+ */
+int rcx__win_acc_check(struct rcx_win *w, const char *fn, const void *buf,
+		       int dtype, int op, int target, size_t disp,
+		       uint64_t *off);
+int rcx__win_acc_piece(struct rcx_win *w, const void *buf, size_t count,
+		       int dtype, int op, int target, uint64_t off);
 /* Complete software ops to failed peers with error. */
 void rcx__win_fail_sw(struct rcx_win *w);
 /* Go on with the held-back messages (room on the loopback queue). */

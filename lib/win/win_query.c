@@ -2,7 +2,8 @@
 /*
  * Window queries: its group, the info keys in force, its name
  * (MPI_Win_get_group, MPI_Win_get_info, MPI_Win_set_name/get_name).
- * Local: none of them communicates.
+ * Local: none of them communicates. And what an operation to
+ * RCX_PROC_NULL comes to.
  */
 #include <errno.h>
 #include <string.h>
@@ -85,4 +86,17 @@ RCX_API int rcx_win_get_name(struct rcx_win *win, char *name, int *len)
 	rcx__unlock(win->ctx);
 	*len = (int)n;
 	return 0;
+}
+
+int rcx__win_null(struct rcx_win *w, struct rcx_req **req)
+{
+	struct rcx_req *r;
+
+	if (!req)
+		return 0;
+	r = rcx__win_req_new(w);
+	if (!r)
+		return -ENOMEM;
+	r->status.source = RCX_PROC_NULL;
+	return rcx__win_req_finish(r, 0, req);
 }
