@@ -754,6 +754,182 @@ static void sc_strided(struct tp_job *j)
 	TP_CHECK_OK(rcx_win_free(&w));
 }
 
+/* ---- MPICH's test/mpi/rma, written again against rcx */
+
+/*
+ * After MPICH's test/mpi/rma/transpose1.c: rank 0 puts its matrix into
+ * rank 1's window transposed. MPICH describes the origin with a vector
+ * of columns inside an hvector; here each column is one strided layout
+ * (NROWS blocks of one int, a row apart) put to a contiguous row of the
+ * target. Smaller than MPICH's 1000 x 1000 and not square.
+ */
+#define T_ROWS 200
+#define T_COLS 150
+
+static void sc_transpose(struct tp_job *j)
+{
+	const struct rcx_strided col = { T_ROWS, sizeof(int),
+					 T_COLS * sizeof(int) },
+				 row = { 1, T_ROWS * sizeof(int), 0 };
+	int *a = calloc(T_ROWS * T_COLS, sizeof(int));
+	struct rcx_win *w = NULL;
+	int r, c, errs = 0;
+
+	if (!TP_CHECK(a))
+		return;
+	for (r = 0; r < T_ROWS; r++)
+		for (c = 0; c < T_COLS; c++)
+			a[r * T_COLS + c] = j->rank == 0 ? r * T_COLS + c : -1;
+	/* rank 1 exposes its matrix; the others nothing */
+	if (!TP_CHECK_OK(rcx_win_create(
+		    j->g, j->rank == 1 ? a : NULL,
+		    j->rank == 1 ? T_ROWS * T_COLS * sizeof(int) : 0,
+		    sizeof(int), NULL, &w)))
+		goto out;
+	TP_CHECK_OK(rcx_win_fence(w, 0));
+	if (j->rank == 0)
+		for (c = 0; c < T_COLS; c++)
+			TP_CHECK_OK(rcx_put_strided(w, &a[c], &col, 1,
+						    (size_t)c * T_ROWS, &row));
+	TP_CHECK_OK(rcx_win_fence(w, 0));
+	if (j->rank == 1)
+		for (c = 0; c < T_COLS; c++)
+			for (r = 0; r < T_ROWS; r++)
+				if (a[c * T_ROWS + r] != r * T_COLS + c &&
+				    errs++ < 5)
+					TP_FAIL("transpose: [%d][%d] = %d, "
+						"want %d",
+						c, r, a[c * T_ROWS + r],
+						r * T_COLS + c);
+	TP_CHECK_EQ(errs, 0);
+	TP_CHECK_OK(rcx_win_free(&w));
+out:
+	free(a);
+}
+
+/*
+ * After MPICH's test/mpi/rma/strided_putget_indexed.c: ITERATIONS times
+ * a strided put, then a strided get, of a SUB_YDIM x SUB_XDIM block of
+ * doubles in an XDIM-wide matrix, each under its own exclusive lock of
+ * the next rank; then each rank checks its window. MPICH's indexed
+ * types with equal blocks are a vector: one rcx_strided. SUB_XDIM is 5
+ * here, not 8 (= XDIM), so that the rows have gaps to keep.
+ */
+#define P_XDIM	     8
+#define P_YDIM	     1024
+#define P_SUB_XDIM   5
+#define P_SUB_YDIM   255
+#define P_ITERATIONS 10
+
+static void sc_putget_indexed(struct tp_job *j)
+{
+	const struct rcx_strided l = { P_SUB_YDIM, P_SUB_XDIM * sizeof(double),
+				       P_XDIM * sizeof(double) };
+	size_t n = P_XDIM * P_YDIM, x, y;
+	double *win_buf = NULL, *src = malloc(n * sizeof(double)),
+	       *dst = malloc(n * sizeof(double)), want;
+	struct rcx_win *w = NULL;
+	int peer = (j->rank + 1) % j->size, i, errs = 0;
+
+	if (!TP_CHECK(src && dst) ||
+	    !TP_CHECK_OK(rcx_win_allocate(j->g, n * sizeof(double), 1, NULL,
+					  (void **)&win_buf, &w)))
+		goto out;
+	for (x = 0; x < n; x++) {
+		win_buf[x] = -1.0;
+		src[x] = 1.0 + j->rank;
+		dst[x] = -2.0;
+	}
+	TP_CHECK_OK(rcx_group_barrier(j->g));
+	for (i = 0; i < P_ITERATIONS; i++) {
+		TP_CHECK_OK(rcx_win_lock(w, RCX_LOCK_EXCLUSIVE, peer));
+		TP_CHECK_OK(rcx_put_strided(w, src, &l, peer, 0, &l));
+		TP_CHECK_OK(rcx_win_unlock(w, peer));
+		TP_CHECK_OK(rcx_win_lock(w, RCX_LOCK_EXCLUSIVE, peer));
+		TP_CHECK_OK(rcx_get_strided(w, dst, &l, peer, 0, &l));
+		TP_CHECK_OK(rcx_win_unlock(w, peer));
+	}
+	TP_CHECK_OK(rcx_group_barrier(j->g));
+	TP_CHECK_OK(rcx_win_lock(w, RCX_LOCK_EXCLUSIVE, j->rank));
+	for (y = 0; y < P_YDIM; y++)
+		for (x = 0; x < P_XDIM; x++) {
+			bool in = y < P_SUB_YDIM && x < P_SUB_XDIM;
+
+			want = in ? 1.0 + (j->rank + j->size - 1) % j->size
+				  : -1.0;
+			if (win_buf[y * P_XDIM + x] != want && errs++ < 5)
+				TP_FAIL("putget_indexed: window [%zu, %zu] = "
+					"%g, want %g",
+					y, x, win_buf[y * P_XDIM + x], want);
+			/* what the get brought back; its gaps untouched */
+			want = in ? 1.0 + j->rank : -2.0;
+			if (dst[y * P_XDIM + x] != want && errs++ < 5)
+				TP_FAIL("putget_indexed: got [%zu, %zu] = %g, "
+					"want %g",
+					y, x, dst[y * P_XDIM + x], want);
+		}
+	TP_CHECK_OK(rcx_win_unlock(w, j->rank));
+	TP_CHECK_EQ(errs, 0);
+out:
+	if (w)
+		TP_CHECK_OK(rcx_win_free(&w));
+	free(src);
+	free(dst);
+}
+
+/*
+ * After MPICH's test/mpi/rma/acc_loc.c: every rank accumulates
+ * { nproc - me, me } (RCX_2INT) into rank 0's one element with MAXLOC
+ * (rank 0 wins), then MINLOC (the last rank wins), under fences; then
+ * { 1, me } under shared locks, where every value ties and the lowest
+ * index, rank 0, wins both.
+ */
+static void accloc_round(struct tp_job *j, struct rcx_win *w,
+			 struct rcx_2int *data, int op, int val, bool lock,
+			 int want_val, int want_loc)
+{
+	struct rcx_2int mine = { val, j->rank };
+
+	if (j->rank == 0) {
+		data->value = op == RCX_MAXLOC ? 0 : j->size;
+		data->index = -1;
+	}
+	TP_CHECK_OK(rcx_win_fence(w, lock ? RCX_MODE_NOSUCCEED : 0));
+	if (lock)
+		TP_CHECK_OK(rcx_win_lock(w, RCX_LOCK_SHARED, 0));
+	TP_CHECK_OK(rcx_accumulate(w, &mine, 1, RCX_2INT, 0, 0, op));
+	if (lock) {
+		TP_CHECK_OK(rcx_win_unlock(w, 0));
+		TP_CHECK_OK(rcx_group_barrier(j->g));
+	} else {
+		TP_CHECK_OK(rcx_win_fence(w, 0));
+	}
+	if (j->rank == 0 &&
+	    (data->index != want_loc || data->value != want_val))
+		TP_FAIL("acc_loc: op %d lock %d: { %d, %d }, want { %d, %d }",
+			op, lock, data->value, data->index, want_val, want_loc);
+	if (lock)
+		TP_CHECK_OK(rcx_win_fence(w, RCX_MODE_NOPRECEDE));
+}
+
+static void sc_accloc(struct tp_job *j)
+{
+	struct rcx_2int *data = NULL;
+	struct rcx_win *w = NULL;
+	int n = j->size, me = j->rank;
+
+	if (!TP_CHECK_OK(rcx_win_allocate(j->g, me == 0 ? sizeof(*data) : 0, 1,
+					  NULL, (void **)&data, &w)))
+		return;
+	TP_CHECK_OK(rcx_win_fence(w, RCX_MODE_NOPRECEDE));
+	accloc_round(j, w, data, RCX_MAXLOC, n - me, false, n, 0);
+	accloc_round(j, w, data, RCX_MINLOC, n - me, false, 1, n - 1);
+	accloc_round(j, w, data, RCX_MAXLOC, 1, true, 1, 0);
+	accloc_round(j, w, data, RCX_MINLOC, 1, true, 1, 0);
+	TP_CHECK_OK(rcx_win_fence(w, RCX_MODE_NOSUCCEED));
+	TP_CHECK_OK(rcx_win_free(&w));
+}
+
 /* ---- queries */
 
 static void check_info(struct rcx_win *w, const char *scope, const char *ord,
@@ -936,6 +1112,9 @@ static const struct tp_scenario scenarios[] = {
 	{ .name = "procnull", .run = sc_procnull },
 	{ .name = "queries", .run = sc_queries },
 	{ .name = "strided", .run = sc_strided },
+	{ .name = "transpose", .run = sc_transpose },
+	{ .name = "putget_indexed", .run = sc_putget_indexed },
+	{ .name = "accloc", .run = sc_accloc },
 };
 
 static int peer_main(int argc, char **argv)
@@ -993,6 +1172,21 @@ static void test_strided_4(void)
 	job(4, "strided", 600);
 }
 
+static void test_transpose(void)
+{
+	job(2, "transpose", 600);
+}
+
+static void test_putget_indexed(void)
+{
+	job(3, "putget_indexed", 600);
+}
+
+static void test_accloc(void)
+{
+	job(4, "accloc", 300);
+}
+
 static const CU_TestInfo tests[] = {
 	{ "every_type_and_op_2procs", test_types_2 },
 	{ "every_type_and_op_3procs", test_types_3 },
@@ -1002,6 +1196,9 @@ static const CU_TestInfo tests[] = {
 	{ "group_info_name", test_queries },
 	{ "strided_put_get_acc_2procs", test_strided_2 },
 	{ "strided_put_get_acc_4procs", test_strided_4 },
+	{ "mpich_transpose1", test_transpose },
+	{ "mpich_strided_putget_indexed", test_putget_indexed },
+	{ "mpich_acc_loc", test_accloc },
 	CU_TEST_INFO_NULL,
 };
 

@@ -35,7 +35,7 @@ struct str {
 	size_t unit;  /* bytes */
 	size_t total; /* units of each layout */
 	int target;
-	uint64_t off;	   /* byte offset of t's first block */
+	uint64_t off;	    /* byte offset of t's first block */
 	ptrdiff_t tlo, thi; /* t's extent, bytes from its first block */
 };
 
@@ -157,10 +157,9 @@ static int rw_self(struct str *s, struct rcx__win_strm *st, bool put)
 	bool f;
 	int ret;
 
-	ret = rcx__order_prepare(w, st, s->target,
-				 put ? RCX__ACC_WR : RCX__ACC_RD, RCX__VIA_CPU,
-				 s->off + s->tlo, (uint64_t)(s->thi - s->tlo),
-				 &f);
+	ret = rcx__order_prepare(
+		w, st, s->target, put ? RCX__ACC_WR : RCX__ACC_RD, RCX__VIA_CPU,
+		s->off + s->tlo, (uint64_t)(s->thi - s->tlo), &f);
 	if (ret)
 		return ret;
 	while (walk(s, &o, &t, &len))
@@ -248,8 +247,7 @@ static int rw_call(struct str *s, size_t disp, bool put)
 		return bad(s->fn, "layout NULL (origin %lld, target %lld)",
 			   !s->o.l, !s->t.l);
 	rcx__lock(w->ctx);
-	ret = rcx__win_rma_check(w, s->buf, 0, s->target, disp, false,
-				 &s->off);
+	ret = rcx__win_rma_check(w, s->buf, 0, s->target, disp, false, &s->off);
 	if (!ret)
 		ret = layouts_ok(s);
 	st = ret ? NULL : rcx__order_strm(w);
