@@ -317,7 +317,8 @@ RCX_API int rcx_win_get_group(struct rcx_win *win, struct rcx_group **group);
  * are ordered, whatever non-empty list was given, or "none") and
  * rcx_accumulate_nic ("true" or "false"); the defaults where creation
  * had none. Local. *info is written on success only.
- * Errors: -EINVAL win not a live window or info NULL (logged); -ENOMEM.
+ * Errors: -EINVAL win not a live window or info NULL (logged); -ENOMEM
+ * no memory for the info.
  */
 RCX_API int rcx_win_get_info(struct rcx_win *win, struct rcx_info **info);
 
@@ -433,10 +434,10 @@ struct rcx_strided {
  * same number of units. Nonblocking, like rcx_put, rcx_get and
  * rcx_accumulate, with their epochs, ordering (rcx_win_order) and
  * completion: buf's blocks are in use until the operation is complete at
- * the origin. A put or get to another process is one list of RDMA
- * WRITEs or READs, one WR per contiguous piece, posted in lists of at
- * most the window's send-queue budget (more pieces wait for room, as
- * rcx_put does); to this process, copies. An accumulate is one
+ * the origin. A put or get to another process is RDMA WRITEs or READs,
+ * one WR per contiguous piece, posted as linked lists of up to 32 WRs,
+ * each list waiting for room in the window's send-queue budget as
+ * rcx_put does (so any number of blocks goes); to this process, copies. An accumulate is one
  * rcx_accumulate per contiguous piece (each element atomic, as there).
  * Gaps between blocks are not touched, at the origin or the target.
  * RCX_PROC_NULL as target: nothing, 0.
