@@ -621,12 +621,11 @@ static void one_shape(struct tp_job *j, struct rcx_win *w, uint8_t *base,
 {
 	int t = (j->rank + 1) % j->size,
 	    from = (j->rank + j->size - 1) % j->size;
-	ptrdiff_t olo, ohi, tlo, thi;
+	ptrdiff_t olo, ohi;
 	uint8_t *ob;
 	int pass;
 
 	lo_hi(&sh->o, &olo, &ohi);
-	lo_hi(&sh->t, &tlo, &thi);
 	ob = malloc((size_t)(ohi - olo));
 	if (!TP_CHECK(ob))
 		return;
@@ -642,9 +641,9 @@ static void one_shape(struct tp_job *j, struct rcx_win *w, uint8_t *base,
 					    (size_t)sh->tfirst, &sh->t));
 		epoch(w, lock ? -1 : 0, tg);
 		TP_CHECK_OK(rcx_group_barrier(j->g));
-		layout_check(base + sh->tfirst, tlo - sh->tfirst,
-			     SWIN - sh->tfirst, &sh->t, src, GAP,
-			     "put_strided at the target");
+		/* the whole window, counted from the first block */
+		layout_check(base + sh->tfirst, -sh->tfirst, SWIN - sh->tfirst,
+			     &sh->t, src, GAP, "put_strided at the target");
 		/* and back: the target's layout into the origin's shape,
 		 * whose gaps stay */
 		memset(ob, OGAP, (size_t)(ohi - olo));
