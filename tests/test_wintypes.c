@@ -55,33 +55,89 @@ static const struct ty types[] = {
 	TY(RCX_LONG_DOUBLE_INT, struct rcx_long_double_int, K_PAIR),
 };
 
-/* A pair type's element: the value as the type has it, and the index. */
-#define PAIR_SET(T, p, v, idx)                        \
-	do {                                          \
-		T e_;                                 \
-		memset(&e_, 0, sizeof(e_));           \
-		e_.value = (__typeof__(e_.value))(v); \
-		e_.index = (idx);                     \
-		memcpy((p), &e_, sizeof(e_));         \
+/* An element to or from a value (and an index, for a pair type). */
+#define VAL(T)                                      \
+	do {                                        \
+		T e_;                               \
+		if (set) {                          \
+			e_ = (T)*v;                 \
+			memcpy(p, &e_, sizeof(e_)); \
+		} else {                            \
+			memcpy(&e_, p, sizeof(e_)); \
+			*v = (long long)e_;         \
+		}                                   \
 	} while (0)
-#define PAIR_GET(T, p, v, idx)                \
-	do {                                  \
-		T e_;                         \
-		memcpy(&e_, (p), sizeof(e_)); \
-		*(v) = (long long)e_.value;   \
-		*(idx) = e_.index;            \
+#define PAIR(T)                                              \
+	do {                                                 \
+		T e_;                                        \
+		memset(&e_, 0, sizeof(e_));                  \
+		if (set) {                                   \
+			e_.value = (__typeof__(e_.value))*v; \
+			e_.index = *idx;                     \
+			memcpy(p, &e_, sizeof(e_));          \
+		} else {                                     \
+			memcpy(&e_, p, sizeof(e_));          \
+			*v = (long long)e_.value;            \
+			*idx = e_.index;                     \
+		}                                            \
 	} while (0)
-#define VAL_SET(T, p, v)                      \
-	do {                                  \
-		T e_ = (T)(v);                \
-		memcpy((p), &e_, sizeof(e_)); \
-	} while (0)
-#define VAL_GET(T, p, v)                      \
-	do {                                  \
-		T e_;                         \
-		memcpy(&e_, (p), sizeof(e_)); \
-		*(v) = (long long)e_;         \
-	} while (0)
+
+static void el_io(int dt, uint8_t *p, long long *v, int *idx, bool set)
+{
+	switch (dt) {
+	case RCX_INT8:
+		VAL(int8_t);
+		break;
+	case RCX_UINT8:
+		VAL(uint8_t);
+		break;
+	case RCX_INT16:
+		VAL(int16_t);
+		break;
+	case RCX_UINT16:
+		VAL(uint16_t);
+		break;
+	case RCX_INT32:
+		VAL(int32_t);
+		break;
+	case RCX_UINT32:
+		VAL(uint32_t);
+		break;
+	case RCX_INT64:
+		VAL(int64_t);
+		break;
+	case RCX_UINT64:
+		VAL(uint64_t);
+		break;
+	case RCX_FLOAT:
+		VAL(float);
+		break;
+	case RCX_DOUBLE:
+		VAL(double);
+		break;
+	case RCX_LONG_DOUBLE:
+		VAL(long double);
+		break;
+	case RCX_FLOAT_INT:
+		PAIR(struct rcx_float_int);
+		break;
+	case RCX_DOUBLE_INT:
+		PAIR(struct rcx_double_int);
+		break;
+	case RCX_LONG_INT:
+		PAIR(struct rcx_long_int);
+		break;
+	case RCX_2INT:
+		PAIR(struct rcx_2int);
+		break;
+	case RCX_SHORT_INT:
+		PAIR(struct rcx_short_int);
+		break;
+	case RCX_LONG_DOUBLE_INT:
+		PAIR(struct rcx_long_double_int);
+		break;
+	}
+}
 
 /* element i of base: value v (and index idx for a pair) */
 static void el_set(int dt, void *base, size_t size, size_t i, long long v,
@@ -90,121 +146,16 @@ static void el_set(int dt, void *base, size_t size, size_t i, long long v,
 	uint8_t *p = (uint8_t *)base + i * size;
 
 	memset(p, 0, size); /* long double's padding compares equal */
-	switch (dt) {
-	case RCX_INT8:
-		VAL_SET(int8_t, p, v);
-		break;
-	case RCX_UINT8:
-		VAL_SET(uint8_t, p, v);
-		break;
-	case RCX_INT16:
-		VAL_SET(int16_t, p, v);
-		break;
-	case RCX_UINT16:
-		VAL_SET(uint16_t, p, v);
-		break;
-	case RCX_INT32:
-		VAL_SET(int32_t, p, v);
-		break;
-	case RCX_UINT32:
-		VAL_SET(uint32_t, p, v);
-		break;
-	case RCX_INT64:
-		VAL_SET(int64_t, p, v);
-		break;
-	case RCX_UINT64:
-		VAL_SET(uint64_t, p, v);
-		break;
-	case RCX_FLOAT:
-		VAL_SET(float, p, v);
-		break;
-	case RCX_DOUBLE:
-		VAL_SET(double, p, v);
-		break;
-	case RCX_LONG_DOUBLE:
-		VAL_SET(long double, p, v);
-		break;
-	case RCX_FLOAT_INT:
-		PAIR_SET(struct rcx_float_int, p, v, idx);
-		break;
-	case RCX_DOUBLE_INT:
-		PAIR_SET(struct rcx_double_int, p, v, idx);
-		break;
-	case RCX_LONG_INT:
-		PAIR_SET(struct rcx_long_int, p, v, idx);
-		break;
-	case RCX_2INT:
-		PAIR_SET(struct rcx_2int, p, v, idx);
-		break;
-	case RCX_SHORT_INT:
-		PAIR_SET(struct rcx_short_int, p, v, idx);
-		break;
-	case RCX_LONG_DOUBLE_INT:
-		PAIR_SET(struct rcx_long_double_int, p, v, idx);
-		break;
-	}
+	el_io(dt, p, &v, &idx, true);
 }
 
 static long long el_get(int dt, const void *base, size_t size, size_t i,
 			int *idx)
 {
-	const uint8_t *p = (const uint8_t *)base + i * size;
 	long long v = 0;
 
 	*idx = 0;
-	switch (dt) {
-	case RCX_INT8:
-		VAL_GET(int8_t, p, &v);
-		break;
-	case RCX_UINT8:
-		VAL_GET(uint8_t, p, &v);
-		break;
-	case RCX_INT16:
-		VAL_GET(int16_t, p, &v);
-		break;
-	case RCX_UINT16:
-		VAL_GET(uint16_t, p, &v);
-		break;
-	case RCX_INT32:
-		VAL_GET(int32_t, p, &v);
-		break;
-	case RCX_UINT32:
-		VAL_GET(uint32_t, p, &v);
-		break;
-	case RCX_INT64:
-		VAL_GET(int64_t, p, &v);
-		break;
-	case RCX_UINT64:
-		VAL_GET(uint64_t, p, &v);
-		break;
-	case RCX_FLOAT:
-		VAL_GET(float, p, &v);
-		break;
-	case RCX_DOUBLE:
-		VAL_GET(double, p, &v);
-		break;
-	case RCX_LONG_DOUBLE:
-		VAL_GET(long double, p, &v);
-		break;
-	case RCX_FLOAT_INT:
-		PAIR_GET(struct rcx_float_int, p, &v, idx);
-		break;
-	case RCX_DOUBLE_INT:
-		PAIR_GET(struct rcx_double_int, p, &v, idx);
-		break;
-	case RCX_LONG_INT:
-		PAIR_GET(struct rcx_long_int, p, &v, idx);
-		break;
-	case RCX_2INT:
-		PAIR_GET(struct rcx_2int, p, &v, idx);
-		break;
-	case RCX_SHORT_INT:
-		PAIR_GET(struct rcx_short_int, p, &v, idx);
-		break;
-	case RCX_LONG_DOUBLE_INT:
-		PAIR_GET(struct rcx_long_double_int, p, &v, idx);
-		break;
-	}
+	el_io(dt, (uint8_t *)base + i * size, &v, idx, false);
 	return v;
 }
 
