@@ -47,6 +47,7 @@ TU_SUITE(tu_suite_coll);
 TU_SUITE(tu_suite_syscalls);
 TU_SUITE(tu_suite_bcoll);
 TU_SUITE(tu_suite_stop);
+TU_SUITE(tu_suite_wintypes);
 TU_PEER(tu_peer_api);
 TU_PEER(tu_peer_log);
 TU_PEER(tu_peer_smoke);
@@ -67,6 +68,7 @@ TU_PEER(tu_peer_coll);
 TU_PEER(tu_peer_syscalls);
 TU_PEER(tu_peer_bcoll);
 TU_PEER(tu_peer_stop);
+TU_PEER(tu_peer_wintypes);
 
 /* clang-format off */
 static const struct tu_suite *const suites[] = {
@@ -93,6 +95,7 @@ static const struct tu_suite *const suites[] = {
 	&tu_suite_syscalls,
 	&tu_suite_bcoll,
 	&tu_suite_stop,
+	&tu_suite_wintypes,
 	NULL,
 };
 
@@ -117,6 +120,7 @@ static const struct tu_peer *const peers[] = {
 	&tu_peer_syscalls,
 	&tu_peer_bcoll,
 	&tu_peer_stop,
+	&tu_peer_wintypes,
 	NULL,
 };
 /* clang-format on */

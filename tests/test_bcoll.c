@@ -420,12 +420,8 @@ static int peer_main(int argc, char **argv)
 		return 2;
 	if (getenv("TEST_BCOLL_ITERS"))
 		iters = atoi(getenv("TEST_BCOLL_ITERS"));
-	if (!TP_CHECK_OK(rcx_ctx_create(NULL, &ctx)) ||
-	    !TP_CHECK_OK(rcx_group_world(ctx, &g)))
+	if (!tp_world(NULL, &ctx, &g, &rank, &size))
 		return tp_exit();
-	rank = rcx_group_rank(g);
-	size = rcx_group_size(g);
-	tp_set_rank(rank);
 	for (i = 0; i < sizeof(scenarios) / sizeof(scenarios[0]); i++) {
 		if (strcmp(scenarios[i].name, argv[0]))
 			continue;

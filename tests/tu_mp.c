@@ -136,6 +136,21 @@ int tp_exit(void)
 	return n ? 1 : 0;
 }
 
+bool tp_world(const struct rcx_ctx_attr *a, struct rcx_ctx **ctx,
+	      struct rcx_group **g, int *rank, int *size)
+{
+	if (!TP_CHECK_OK(rcx_ctx_create(a, ctx)))
+		return false;
+	if (!TP_CHECK_OK(rcx_group_world(*ctx, g))) {
+		TP_CHECK_OK(rcx_ctx_destroy(*ctx));
+		return false;
+	}
+	*rank = rcx_group_rank(*g);
+	*size = rcx_group_size(*g);
+	tp_set_rank(*rank);
+	return true;
+}
+
 int tp_peer_main(const char *role, const struct tp_scenario *sc, size_t n,
 		 int argc, char **argv)
 {
@@ -155,20 +170,15 @@ int tp_peer_main(const char *role, const struct tp_scenario *sc, size_t n,
 		sc[i].setup();
 	a.provider = sc[i].provider;
 	a.thread_level = sc[i].thread_level;
-	if (!TP_CHECK_OK(rcx_ctx_create(&a, &j.ctx)))
+	if (!tp_world(&a, &j.ctx, &j.g, &j.rank, &j.size))
 		return tp_exit();
-	if (TP_CHECK_OK(rcx_group_world(j.ctx, &j.g))) {
-		j.rank = rcx_group_rank(j.g);
-		j.size = rcx_group_size(j.g);
-		tp_set_rank(j.rank);
-		if (TP_CHECK(j.rank >= 0 && j.size >= 2) &&
-		    (!sc[i].size || TP_CHECK_EQ(j.size, sc[i].size)))
-			sc[i].run(&j);
-		/* a scenario may free the world itself (j.g NULL) */
-		if (j.g) {
-			TP_CHECK_OK(rcx_group_barrier(j.g));
-			TP_CHECK_OK(rcx_group_free(&j.g));
-		}
+	if (TP_CHECK(j.rank >= 0 && j.size >= 2) &&
+	    (!sc[i].size || TP_CHECK_EQ(j.size, sc[i].size)))
+		sc[i].run(&j);
+	/* a scenario may free the world itself (j.g NULL) */
+	if (j.g) {
+		TP_CHECK_OK(rcx_group_barrier(j.g));
+		TP_CHECK_OK(rcx_group_free(&j.g));
 	}
 	TP_CHECK_OK(rcx_ctx_destroy(j.ctx));
 	return tp_exit();

@@ -12,6 +12,7 @@
 
 struct rcx_ctx;
 struct rcx_group;
+struct rcx_ctx_attr;
 
 /*
  * Run `rcx-run -n nprocs --timeout timeout_s <this runner> --peer peer
@@ -58,6 +59,15 @@ struct tp_job {
 	int rank;
 	int size;
 };
+
+/*
+ * A context (attributes a, or NULL for the defaults) and its world
+ * group, with this process's rank and the group's size; the rank of the
+ * checks' messages set. False (checked, the context destroyed again)
+ * when either fails.
+ */
+bool tp_world(const struct rcx_ctx_attr *a, struct rcx_ctx **ctx,
+	      struct rcx_group **g, int *rank, int *size);
 
 /* A scenario of a peer role. */
 struct tp_scenario {

@@ -65,7 +65,8 @@ struct rcx_group;
  * registered yet. Local: each rank describes the same collective with the
  * same arguments (count, datatype, op, root). Datatypes and operations are
  * those of the accumulates (enum rcx_datatype, enum rcx_acc_op of
- * <rcx/win.h>; the bitwise operations take integer types only;
+ * <rcx/win.h>; the bitwise operations take integer types only,
+ * RCX_MAXLOC and RCX_MINLOC the value-index pair types only;
  * RCX_REPLACE and RCX_NO_OP are not reductions). RCX_IN_PLACE as sendbuf:
  * the data is taken from and the result left in recvbuf. The buffers must
  * stay valid until the bound collective is freed. *req is written on

@@ -37,7 +37,8 @@ struct rcx_req;
  * others, which may then wait for it (as in MPI).
  * Errors of all calls below: -EINVAL g not live, req NULL, root out of
  * range, an unknown dtype or op, a bitwise op on a floating type,
- * RCX_REPLACE or RCX_NO_OP, a buffer NULL where bytes are due
+ * RCX_MAXLOC/RCX_MINLOC on a type that is not a value-index pair (or
+ * another op on a pair type), RCX_REPLACE or RCX_NO_OP, a buffer NULL where bytes are due
  * (logged, naming the value); RCX_ERR_PROC_FAILED a rank of g failed
  * (before: nothing is started; during: the request completes with it);
  * RCX_ERR_TRUNCATE (status) ranks gave different sizes; -ENOMEM no

@@ -34,6 +34,15 @@ struct rcx_req;
  * rget_accumulate: when the data has arrived); they are allowed in
  * passive-target epochs only, as in MPI.
  *
+ * RCX_PROC_NULL (<rcx/p2p.h>) is a valid target of every operation and
+ * of rcx_win_lock, rcx_win_unlock, rcx_win_flush and
+ * rcx_win_flush_local, as in MPI: the call does nothing and returns 0 in
+ * any epoch state (in none too); buffers are not touched, the
+ * displacement is not checked, a request-based form returns a request
+ * already complete (status.source RCX_PROC_NULL, count 0), and a lock of
+ * RCX_PROC_NULL opens no epoch. The datatype and operation of an
+ * accumulate are still checked.
+ *
  * Synchronisation: passive target (rcx_win_lock/unlock, lock_all/
  * unlock_all, flush*, sync) and active target (rcx_win_fence). An RMA
  * operation outside an access epoch to its target, or a synchronisation
@@ -80,16 +89,71 @@ struct rcx_win;
 #define RCX_ACC_ORDERING   "accumulate_ordering"
 #define RCX_ACCUMULATE_NIC "rcx_accumulate_nic"
 
-/* Element types of the accumulate operations. */
+/*
+ * Element types of the accumulates and of the reductions (coll.h,
+ * bcoll.h). New types are appended: the values of the others never
+ * change.
+ */
 enum rcx_datatype {
 	RCX_INT32 = 1,
 	RCX_INT64,
 	RCX_UINT64,
 	RCX_FLOAT,
 	RCX_DOUBLE,
+	RCX_INT8,	 /* int8_t */
+	RCX_UINT8,	 /* uint8_t */
+	RCX_INT16,	 /* int16_t */
+	RCX_UINT16,	 /* uint16_t */
+	RCX_UINT32,	 /* uint32_t */
+	RCX_LONG_DOUBLE, /* long double: a floating type */
+	/*
+	 * Value-index pairs, for RCX_MAXLOC and RCX_MINLOC (MPI_FLOAT_INT,
+	 * MPI_DOUBLE_INT, MPI_LONG_INT, MPI_2INT, MPI_SHORT_INT,
+	 * MPI_LONG_DOUBLE_INT): each element is the C struct
+	 * { T value; int index; } with the compiler's layout and padding,
+	 * as struct rcx_float_int and the others below.
+	 */
+	RCX_FLOAT_INT,
+	RCX_DOUBLE_INT,
+	RCX_LONG_INT,
+	RCX_2INT,
+	RCX_SHORT_INT,
+	RCX_LONG_DOUBLE_INT,
 };
 
-/* Accumulate operations; the bitwise ones take integer types only. */
+/* The elements of the pair types. */
+struct rcx_float_int {
+	float value;
+	int index;
+};
+struct rcx_double_int {
+	double value;
+	int index;
+};
+struct rcx_long_int {
+	long value;
+	int index;
+};
+struct rcx_2int {
+	int value;
+	int index;
+};
+struct rcx_short_int {
+	short value;
+	int index;
+};
+struct rcx_long_double_int {
+	long double value;
+	int index;
+};
+
+/*
+ * Accumulate and reduction operations (new ones appended). SUM, PROD,
+ * MIN and MAX take the integer and floating types; the bitwise ones
+ * integer types only; MAXLOC and MINLOC the pair types only: the larger
+ * (smaller) value with its index, and of equal values the lower index,
+ * as MPI. REPLACE and NO_OP (accumulates only) take every type.
+ */
 enum rcx_acc_op {
 	RCX_SUM = 1,
 	RCX_PROD,
@@ -100,6 +164,8 @@ enum rcx_acc_op {
 	RCX_BXOR,
 	RCX_REPLACE,
 	RCX_NO_OP,
+	RCX_MAXLOC,
+	RCX_MINLOC,
 };
 
 enum rcx_lock_type {
@@ -344,6 +410,43 @@ RCX_API int rcx_win_get_undefined(struct rcx_win *win,
 				  int *n);
 
 /*
+ * The group of the window, as one more handle of the caller's own: free
+ * it with rcx_group_free (as MPI_Win_get_group returns a new group). It
+ * is the group the window was made on (the same object as the handle
+ * given to rcx_win_create), live even if the caller had freed that
+ * handle. Local. *group is written on success only.
+ * Errors: -EINVAL win not a live window or group NULL (logged).
+ */
+RCX_API int rcx_win_get_group(struct rcx_win *win, struct rcx_group **group);
+
+/*
+ * The info keys in force on the window, in a new info the caller frees
+ * with rcx_info_free (as MPI_Win_get_info): rcx_order_scope ("thread" or
+ * "process"), accumulate_ordering ("rar,raw,war,waw" when accumulates
+ * are ordered, whatever non-empty list was given, or "none") and
+ * rcx_accumulate_nic ("true" or "false"); the defaults where creation
+ * had none. Local. *info is written on success only.
+ * Errors: -EINVAL win not a live window or info NULL (logged); -ENOMEM
+ * no memory for the info.
+ */
+RCX_API int rcx_win_get_info(struct rcx_win *win, struct rcx_info **info);
+
+/* Longest window name with its NUL (MPI_MAX_OBJECT_NAME). */
+#define RCX_MAX_OBJECT_NAME 64
+
+/*
+ * Name a window, for the user's own messages and tools (MPI_Win_set_name):
+ * name is copied; a longer name than RCX_MAX_OBJECT_NAME - 1 bytes is
+ * cut to that many bytes (byte-wise, as MPI; a multi-byte character may
+ * be cut). Local: each process names its own handle. A window's name is
+ * "" until set. rcx_win_get_name copies the name and its NUL into name,
+ * which must hold RCX_MAX_OBJECT_NAME bytes, and its length into *len.
+ * Errors: -EINVAL win not a live window, name NULL, len NULL (logged).
+ */
+RCX_API int rcx_win_set_name(struct rcx_win *win, const char *name);
+RCX_API int rcx_win_get_name(struct rcx_win *win, char *name, int *len);
+
+/*
  * Put len bytes from buf at byte offset disp * disp_unit of target's
  * window (disp_unit being the target's); get len bytes from there into
  * buf. Nonblocking: one RDMA WRITE or READ is posted (a long one in
@@ -371,8 +474,13 @@ RCX_API int rcx_get(struct rcx_win *win, void *buf, size_t len, int target,
  * with respect to other accumulates (see the ordering rules above).
  * Nonblocking, like rcx_put: buf is in use until the operation is
  * complete at the origin; a software accumulate completes only when the
- * target makes progress. Errors: as rcx_put; -EINVAL unknown dtype or op, a bitwise op on
- * a floating type.
+ * target makes progress. Every type and op of enum rcx_datatype and
+ * enum rcx_acc_op where the op applies to the type (see there); only
+ * 64-bit SUM and NO_OP go to the NIC, the other types and ops by the
+ * software path. Errors: as rcx_put; -EINVAL unknown dtype or op, an op
+ * the type does not take (a bitwise op on a floating type, MAXLOC or
+ * MINLOC on a type that is not a pair, SUM on a pair; logged naming
+ * both).
  */
 RCX_API int rcx_accumulate(struct rcx_win *win, const void *buf, size_t count,
 			   int dtype, int target, size_t disp, int op);
@@ -410,6 +518,57 @@ RCX_API int rcx_fetch_and_op(struct rcx_win *win, const void *buf, void *result,
 RCX_API int rcx_compare_and_swap(struct rcx_win *win, const void *buf,
 				 const void *compare, void *result, int dtype,
 				 int target, size_t disp);
+
+/*
+ * A strided layout, as MPI_Type_vector(count, blocklen, stride, type):
+ * count blocks of blocklen units, the start of each stride units after
+ * the start of the one before (stride may be negative or smaller than
+ * blocklen; blocks of a put's or accumulate's target should not overlap,
+ * or which write lands last is not defined). The unit is a byte for
+ * rcx_put_strided and rcx_get_strided, an element of dtype for
+ * rcx_accumulate_strided. count or blocklen 0: nothing.
+ */
+struct rcx_strided {
+	size_t count;	  /* blocks */
+	size_t blocklen;  /* units in a block */
+	ptrdiff_t stride; /* units from one block's start to the next's */
+};
+
+/*
+ * Strided put, get and accumulate: the data of the origin layout o at
+ * buf (its first block at buf) moves, in order, to (from) the target
+ * layout t whose first block is at disp of target's window (disp in the
+ * target's disp_unit, as rcx_put; the units of t are the call's units,
+ * not disp_unit). The layouts may differ in shape but must hold the
+ * same number of units. Nonblocking, like rcx_put, rcx_get and
+ * rcx_accumulate, with their epochs, ordering (rcx_win_order) and
+ * completion: buf's blocks are in use until the operation is complete at
+ * the origin. A put or get to another process is RDMA WRITEs or READs,
+ * one WR per contiguous piece, posted as linked lists of up to 32 WRs,
+ * each list waiting for room in the window's send-queue budget as
+ * rcx_put does (so any number of blocks goes); to this process, copies. An accumulate is one
+ * rcx_accumulate per contiguous piece (each element atomic, as there).
+ * Gaps between blocks are not touched, at the origin or the target.
+ * RCX_PROC_NULL as target: nothing, 0.
+ * Errors: as rcx_put (rcx_accumulate for the accumulate); -EINVAL o or t
+ * NULL, the layouts hold different numbers of units, a layout whose
+ * extent overflows, buf NULL with units to move, or a block of t outside
+ * the target's window (logged, naming the layout and the window's
+ * size). Nothing is sent on an error found before the first piece; a
+ * failure of the target or of memory on the way
+ * (RCX_ERR_PROC_FAILED, -ENOMEM) can leave pieces sent, as for a long
+ * rcx_put.
+ */
+RCX_API int rcx_put_strided(struct rcx_win *win, const void *buf,
+			    const struct rcx_strided *o, int target,
+			    size_t disp, const struct rcx_strided *t);
+RCX_API int rcx_get_strided(struct rcx_win *win, void *buf,
+			    const struct rcx_strided *o, int target,
+			    size_t disp, const struct rcx_strided *t);
+RCX_API int rcx_accumulate_strided(struct rcx_win *win, const void *buf,
+				   const struct rcx_strided *o, int dtype,
+				   int target, size_t disp,
+				   const struct rcx_strided *t, int op);
 
 /*
  * Request-based RMA: rcx_put, rcx_get, rcx_accumulate and

@@ -78,7 +78,7 @@ static int check_init(const char *fn, struct rcx_group *g, struct rcx_req **req)
 /* ... and those of a collective with data */
 static int check_data(const char *fn, const void *buf, size_t count, int dtype)
 {
-	size_t es = rcx__bcoll_esize(dtype);
+	size_t es = rcx__dtype_size(dtype);
 
 	if (!es)
 		return bad(fn, "unknown datatype", dtype);
@@ -89,66 +89,72 @@ static int check_data(const char *fn, const void *buf, size_t count, int dtype)
 	return 0;
 }
 
+/* ... and those of a reduction */
+static int check_reduce(const char *fn, const struct bc_desc *d)
+{
+	int ret =
+		rcx__dtype_check("bcoll", fn, d->dtype, d->op, RCX__DT_REDUCE);
+
+	if (ret)
+		return ret;
+	if (d->sendbuf == d->buf)
+		return bad(fn, "sendbuf is recvbuf (use RCX_IN_PLACE):", 0);
+	return 0;
+}
+
+/* the collective described by d: checked, then its request */
+static int init(const char *fn, const struct bc_desc *d, struct rcx_req **req)
+{
+	int ret = check_init(fn, d->g, req);
+
+	if (!ret && d->kind != BC_BARRIER)
+		ret = check_data(fn, d->buf, d->count, d->dtype);
+	if (!ret && (d->kind == BC_BCAST || d->kind == BC_REDUCE) &&
+	    (d->root < 0 || d->root >= d->g->size))
+		ret = bad(fn, "root out of range:", d->root);
+	if (!ret && d->kind == BC_ALLGATHER &&
+	    d->count >
+		    UINT32_MAX / rcx__dtype_size(d->dtype) / (size_t)d->g->size)
+		ret = bad(fn, "count too large for the group:",
+			  (long long)d->count);
+	if (!ret && (d->kind == BC_REDUCE || d->kind == BC_ALLREDUCE))
+		ret = check_reduce(fn, d);
+	if (!ret && d->kind != BC_BARRIER && d->kind != BC_BCAST && !d->sendbuf)
+		ret = bad(fn, "sendbuf NULL:", 0);
+	return ret ? ret : desc_new(d, req);
+}
+
+/* a collective's description, checked, then its request */
+static int describe(const char *fn, enum bc_kind kind, const void *sendbuf,
+		    void *buf, size_t count, int dtype, int op, int root,
+		    struct rcx_group *g, struct rcx_req **req)
+{
+	struct bc_desc d = { .kind = kind,
+			     .sendbuf = sendbuf,
+			     .buf = buf,
+			     .count = count,
+			     .dtype = dtype,
+			     .op = op,
+			     .root = root,
+			     .g = g };
+
+	return init(fn, &d, req);
+}
+
 RCX_API int rcx_barrier_init(struct rcx_group *g, const struct rcx_info *info,
 			     struct rcx_req **req)
 {
-	struct bc_desc d = { .kind = BC_BARRIER, .g = g };
-	int ret = check_init(__func__, g, req);
-
 	(void)info;
-	return ret ? ret : desc_new(&d, req);
+	return describe(__func__, BC_BARRIER, NULL, NULL, 0, 0, 0, 0, g, req);
 }
 
 RCX_API int rcx_bcast_init(void *buf, size_t count, int datatype, int root,
 			   struct rcx_group *g, const struct rcx_info *info,
 			   struct rcx_req **req)
 {
-	struct bc_desc d = { .kind = BC_BCAST,
-			     .buf = buf,
-			     .count = count,
-			     .dtype = datatype,
-			     .root = root,
-			     .g = g };
-	int ret = check_init(__func__, g, req);
-
 	(void)info;
-	if (!ret)
-		ret = check_data(__func__, buf, count, datatype);
-	if (!ret && (root < 0 || root >= g->size))
-		ret = bad(__func__, "root out of range:", root);
-	return ret ? ret : desc_new(&d, req);
-}
-
-/* ... and those of a reduction */
-static int check_reduce(const char *fn, const void *sendbuf, void *recvbuf,
-			size_t count, int dtype, int op)
-{
-	int ret = check_data(fn, recvbuf, count, dtype);
-
-	if (ret)
-		return ret;
-	if (!rcx__bcoll_op_ok(op, dtype))
-		return bad(fn, "operation not a reduction of its type:", op);
-	if (!sendbuf)
-		return bad(fn, "sendbuf NULL:", 0);
-	if (sendbuf == recvbuf)
-		return bad(fn, "sendbuf is recvbuf (use RCX_IN_PLACE):", 0);
-	return 0;
-}
-
-/* an allreduce or reduce described by d: checked, then its request */
-static int reduction_new(const char *fn, const struct bc_desc *d,
-			 struct rcx_req **req)
-{
-	int ret = check_init(fn, d->g, req);
-
-	if (!ret)
-		ret = check_reduce(fn, d->sendbuf, d->buf, d->count, d->dtype,
-				   d->op);
-	if (!ret && d->kind == BC_REDUCE &&
-	    (d->root < 0 || d->root >= d->g->size))
-		ret = bad(fn, "root out of range:", d->root);
-	return ret ? ret : desc_new(d, req);
+	return describe(__func__, BC_BCAST, NULL, buf, count, datatype, 0, root,
+			g, req);
 }
 
 RCX_API int rcx_allreduce_init(const void *sendbuf, void *recvbuf, size_t count,
@@ -156,33 +162,18 @@ RCX_API int rcx_allreduce_init(const void *sendbuf, void *recvbuf, size_t count,
 			       const struct rcx_info *info,
 			       struct rcx_req **req)
 {
-	struct bc_desc d = { .kind = BC_ALLREDUCE,
-			     .sendbuf = sendbuf,
-			     .buf = recvbuf,
-			     .count = count,
-			     .dtype = datatype,
-			     .op = op,
-			     .g = g };
-
 	(void)info;
-	return reduction_new(__func__, &d, req);
+	return describe(__func__, BC_ALLREDUCE, sendbuf, recvbuf, count,
+			datatype, op, 0, g, req);
 }
 
 RCX_API int rcx_reduce_init(const void *sendbuf, void *recvbuf, size_t count,
 			    int datatype, int op, int root, struct rcx_group *g,
 			    const struct rcx_info *info, struct rcx_req **req)
 {
-	struct bc_desc d = { .kind = BC_REDUCE,
-			     .sendbuf = sendbuf,
-			     .buf = recvbuf,
-			     .count = count,
-			     .dtype = datatype,
-			     .op = op,
-			     .root = root,
-			     .g = g };
-
 	(void)info;
-	return reduction_new(__func__, &d, req);
+	return describe(__func__, BC_REDUCE, sendbuf, recvbuf, count, datatype,
+			op, root, g, req);
 }
 
 RCX_API int rcx_allgather_init(const void *sendbuf, void *recvbuf, size_t count,
@@ -190,24 +181,9 @@ RCX_API int rcx_allgather_init(const void *sendbuf, void *recvbuf, size_t count,
 			       const struct rcx_info *info,
 			       struct rcx_req **req)
 {
-	struct bc_desc d = { .kind = BC_ALLGATHER,
-			     .sendbuf = sendbuf,
-			     .buf = recvbuf,
-			     .count = count,
-			     .dtype = datatype,
-			     .g = g };
-	int ret = check_init(__func__, g, req);
-
 	(void)info;
-	if (!ret)
-		ret = check_data(__func__, recvbuf, count, datatype);
-	if (!ret &&
-	    count > UINT32_MAX / rcx__bcoll_esize(datatype) / (size_t)g->size)
-		ret = bad(__func__,
-			  "count too large for the group:", (long long)count);
-	if (!ret && !sendbuf)
-		ret = bad(__func__, "sendbuf NULL:", 0);
-	return ret ? ret : desc_new(&d, req);
+	return describe(__func__, BC_ALLGATHER, sendbuf, recvbuf, count,
+			datatype, 0, 0, g, req);
 }
 
 /* ---- schedules: for each step, whom to write and whom to wait for */
@@ -509,7 +485,7 @@ RCX_API int rcx_bind_coll(struct rcx_req *init, const struct rcx_info *info,
 	b->d = *d;
 	b->g = d->g;
 	b->len = d->kind == BC_BARRIER ? 0
-				       : d->count * rcx__bcoll_esize(d->dtype);
+				       : d->count * rcx__dtype_size(d->dtype);
 	slot = d->kind == BC_BARRIER ? BC_TOKEN_LEN : b->len;
 	b->nsteps = plan(b, p);
 	for (i = 0; i < b->nsteps; i++)

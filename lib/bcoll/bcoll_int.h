@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <rcx/rcx.h>
 #include "lib/core/core.h"
+#include "lib/core/dtype.h"
 #include "lib/bcoll/bcoll.h"
 
 enum bc_kind {
@@ -78,10 +79,6 @@ extern const struct rcx__req_ops rcx__bcoll_ops;
 extern const struct rcx__req_ops rcx__bcoll_init_ops;
 
 /* bcoll.c */
-/* bytes of one element of dtype, 0 for an unknown one */
-size_t rcx__bcoll_esize(int dtype);
-/* does op reduce elements of dtype? */
-bool rcx__bcoll_op_ok(int op, int dtype);
 /* complete b's start (if active) with err; later starts return it */
 void rcx__bcoll_fail(struct bcoll *b, int err);
 /* the completion hook of every channel of b (its done_arg: the step) */

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "lib/core/core.h"
+#include "lib/core/dtype.h"
 
 /* allreduce's rounds: the fold, the exchanges (1 + log2), the unfold */
 enum { ROUND_FOLD = 0, ROUND_XCHG = 1, ROUND_UNFOLD = 62 };
@@ -39,99 +40,6 @@ struct coll {
 	int pending;  /* parts in flight (+1 while a round is posted) */
 	int err;
 };
-
-static size_t dtype_size(int dtype)
-{
-	switch (dtype) {
-	case RCX_INT32:
-	case RCX_FLOAT:
-		return 4;
-	case RCX_INT64:
-	case RCX_UINT64:
-	case RCX_DOUBLE:
-		return 8;
-	}
-	return 0;
-}
-
-static bool op_ok(int dtype, int op)
-{
-	bool flt = dtype == RCX_FLOAT || dtype == RCX_DOUBLE;
-
-	switch (op) {
-	case RCX_SUM:
-	case RCX_PROD:
-	case RCX_MIN:
-	case RCX_MAX:
-		return true;
-	case RCX_BAND:
-	case RCX_BOR:
-	case RCX_BXOR:
-		return !flt;
-	}
-	return false;
-}
-
-/* x = x op y, arithmetic in U (integers wrap: U is unsigned) */
-#define FOLD(T, U)                                                \
-	do {                                                      \
-		T *x = acc;                                       \
-		const T *y = in;                                  \
-		for (i = 0; i < n; i++)                           \
-			switch (op) {                             \
-			case RCX_SUM:                             \
-				x[i] = (T)((U)x[i] + (U)y[i]);    \
-				break;                            \
-			case RCX_PROD:                            \
-				x[i] = (T)((U)x[i] * (U)y[i]);    \
-				break;                            \
-			case RCX_MIN:                             \
-				x[i] = y[i] < x[i] ? y[i] : x[i]; \
-				break;                            \
-			case RCX_MAX:                             \
-				x[i] = y[i] > x[i] ? y[i] : x[i]; \
-				break;                            \
-			}                                         \
-	} while (0)
-
-/*
- * acc[i] = acc[i] op in[i] for n elements. Every op is commutative, and
- * IEEE sum, product, min and max give the same bits for a op b and
- * b op a: the two ends of an exchange agree.
- */
-static void fold(int dtype, int op, void *acc, const void *in, size_t n)
-{
-	uint8_t *xb = acc;
-	const uint8_t *yb = in;
-	size_t i;
-
-	if (op == RCX_BAND || op == RCX_BOR || op == RCX_BXOR) {
-		/* bitwise ops on integers are bitwise on their bytes */
-		n *= dtype_size(dtype);
-		for (i = 0; i < n; i++)
-			xb[i] = op == RCX_BAND	? xb[i] & yb[i]
-				: op == RCX_BOR ? xb[i] | yb[i]
-						: xb[i] ^ yb[i];
-		return;
-	}
-	switch (dtype) {
-	case RCX_INT32:
-		FOLD(int32_t, uint32_t);
-		break;
-	case RCX_INT64:
-		FOLD(int64_t, uint64_t);
-		break;
-	case RCX_UINT64:
-		FOLD(uint64_t, uint64_t);
-		break;
-	case RCX_FLOAT:
-		FOLD(float, float);
-		break;
-	case RCX_DOUBLE:
-		FOLD(double, double);
-		break;
-	}
-}
 
 static int coll_tag(const struct coll *c, int round)
 {
@@ -196,7 +104,8 @@ static void advance(struct coll *c)
 
 	while (!c->err && !c->last) {
 		if (c->combine) {
-			fold(c->dtype, c->op, c->acc, c->tmp, c->count);
+			rcx__dtype_fold(c->dtype, c->op, c->acc, c->tmp,
+					c->count);
 			c->combine = false;
 		}
 		c->pending = 1;
@@ -377,12 +286,10 @@ static bool args_ok(const char *fn, struct rcx_group *g, int root,
 /* A reduction's type, op and size; *len its bytes. */
 static bool red_ok(const char *fn, size_t count, int dtype, int op, size_t *len)
 {
-	size_t es = dtype_size(dtype);
+	size_t es = rcx__dtype_size(dtype);
 
-	if (!es)
-		return !bad(fn, "dtype", dtype);
-	if (!op_ok(dtype, op))
-		return !bad(fn, "op", op);
+	if (rcx__dtype_check("coll", fn, dtype, op, RCX__DT_REDUCE))
+		return false;
 	if (count > SIZE_MAX / 2 / es)
 		return !bad(fn, "count", (long long)count);
 	*len = count * es;

@@ -735,6 +735,11 @@ static inline void rcx__group_hold(struct rcx_group *g)
 	g->refs++;
 }
 void rcx__group_release(struct rcx_group *g);
+/*
+ * One more user handle to g (rcx_group_free releases it), live again
+ * even if the user had freed every handle while something held it.
+ */
+void rcx__group_user_hold(struct rcx_group *g);
 /* g exists for internal use: live, or freed by the user but held */
 static inline bool rcx__group_exists(const struct rcx_group *g)
 {

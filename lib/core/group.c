@@ -356,9 +356,7 @@ RCX_API int rcx_group_world(struct rcx_ctx *ctx, struct rcx_group **out)
 	if (ctx->world) {
 		/* the world again, perhaps after the user freed it while
 		 * a window or a persistent request held it */
-		ctx->world->refs++;
-		ctx->world->urefs++;
-		ctx->world->magic = RCX__GROUP_MAGIC;
+		rcx__group_user_hold(ctx->world);
 	} else {
 		ret = world_create(ctx, &ctx->world);
 	}
@@ -971,6 +969,13 @@ RCX_API int rcx_group_free(struct rcx_group **gp)
 	rcx__unlock(ctx);
 	*gp = NULL;
 	return 0;
+}
+
+void rcx__group_user_hold(struct rcx_group *g)
+{
+	g->refs++;
+	g->urefs++;
+	g->magic = RCX__GROUP_MAGIC;
 }
 
 void rcx__group_release(struct rcx_group *g)

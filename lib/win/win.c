@@ -1211,8 +1211,8 @@ int rcx__win_range(struct rcx_win *w, int target, size_t disp, size_t len,
 	return 0;
 }
 
-static int rma_check(struct rcx_win *w, const void *buf, size_t len, int target,
-		     size_t disp, bool req, uint64_t *off)
+int rcx__win_rma_check(struct rcx_win *w, const void *buf, size_t len,
+		       int target, size_t disp, bool req, uint64_t *off)
 {
 	int ret;
 
@@ -1238,13 +1238,37 @@ static int rma_check(struct rcx_win *w, const void *buf, size_t len, int target,
  * length. Longer transfers go out in pieces, one WR each, on the same
  * queue (RC executes them in order, so rcx_win_order's decisions hold).
  */
-static uint32_t rma_wr_max(const struct rcx_ctx *ctx)
+uint32_t rcx__win_rma_wr_max(const struct rcx_ctx *ctx)
 {
 	uint64_t m = ctx->info.max_msg_sz ? ctx->info.max_msg_sz : 1ull << 31;
 
 	if (ctx->cfg.rma_wr_max && ctx->cfg.rma_wr_max < m)
 		m = ctx->cfg.rma_wr_max;
 	return m < UINT32_MAX ? (uint32_t)m : UINT32_MAX;
+}
+
+int rcx__win_lkey(struct rcx_win *w, struct rcx__win_op *op, const void *buf,
+		  size_t n, bool put, uint32_t *lkey)
+{
+	int ret;
+
+	/* a get's buffer, a put's unless copied: held until done */
+	op->local = 1;
+	if (w->reg && (const uint8_t *)buf >= w->base &&
+	    (const uint8_t *)buf - w->base <= (ptrdiff_t)(w->len - n)) {
+		/*
+		 * The window's own memory: its registration (kept apart from
+		 * the shared ones, validate revokes its keys) outlives every
+		 * op, which quiesce waits for
+		 */
+		*lkey = w->reg->lkey;
+		return 0;
+	}
+	ret = rcx__reg_get(w->ctx, buf, n, put ? 0 : RCX_ACCESS_LOCAL_WRITE,
+			   &op->reg);
+	if (!ret)
+		*lkey = op->reg->lkey;
+	return ret;
 }
 
 /* Lock held, arguments checked. */
@@ -1256,7 +1280,7 @@ static int rma(struct rcx_win *w, bool put, void *buf, size_t len, int target,
 	struct rcx__win_op *op;
 	struct rcx_wr wr;
 	struct rcx_ep *ep;
-	uint32_t *sq, n, inl, max = rma_wr_max(w->ctx);
+	uint32_t *sq, n, inl, max = rcx__win_rma_wr_max(w->ctx);
 	bool f;
 	int ret;
 
@@ -1307,33 +1331,18 @@ static int rma(struct rcx_win *w, bool put, void *buf, size_t len, int target,
 			} else {
 				op->result = buf;
 				op->rsize = n;
+				op->local = 1;
 			}
 			wr.addr = (uintptr_t)op->bounce;
 			wr.lkey = w->bounce_reg->lkey;
-		} else if (w->reg && (uint8_t *)buf >= w->base &&
-			   (uint8_t *)buf - w->base <=
-				   (ptrdiff_t)(w->len - n)) {
-			/*
-			 * The window's own memory: its registration (kept
-			 * apart from the shared ones, validate revokes its
-			 * keys) outlives every op, which quiesce waits for
-			 */
-			wr.addr = (uintptr_t)buf;
-			wr.lkey = w->reg->lkey;
-			op->local = 1;
 		} else {
-			ret = rcx__reg_get(w->ctx, buf, n,
-					   put ? 0 : RCX_ACCESS_LOCAL_WRITE,
-					   &op->reg);
+			ret = rcx__win_lkey(w, op, buf, n, put, &wr.lkey);
 			if (ret) {
 				rcx__win_op_put(w, op);
 				return ret;
 			}
 			wr.addr = (uintptr_t)buf;
-			wr.lkey = op->reg->lkey;
 		}
-		/* a get's buffer, a put's unless copied: held until done */
-		op->local |= !put || op->reg;
 		ret = rcx__win_post(w, op, &wr, 1);
 		if (ret) {
 			rcx__win_op_put(w, op);
@@ -1357,7 +1366,12 @@ static int rma_call(struct rcx_win *w, bool put, void *buf, size_t len,
 	if (!rcx__win_live(w))
 		return -EINVAL;
 	rcx__lock(w->ctx);
-	ret = rma_check(w, buf, len, target, disp, req != NULL, &off);
+	if (target == RCX_PROC_NULL) {
+		ret = rcx__win_null(w, req);
+		rcx__unlock(w->ctx);
+		return ret;
+	}
+	ret = rcx__win_rma_check(w, buf, len, target, disp, req != NULL, &off);
 	if (!ret && req) {
 		r = rcx__win_req_new(w);
 		if (!r)

@@ -49,145 +49,21 @@ struct rcx__wam {
 	 * values for CAS; reply: count old values when fetch */
 };
 
-size_t rcx__win_esize(int dtype)
-{
-	switch (dtype) {
-	case RCX_INT32:
-	case RCX_FLOAT:
-		return 4;
-	case RCX_INT64:
-	case RCX_UINT64:
-	case RCX_DOUBLE:
-		return 8;
-	default:
-		return 0;
-	}
-}
-
-static bool is_float(int dtype)
-{
-	return dtype == RCX_FLOAT || dtype == RCX_DOUBLE;
-}
-
-static bool op_valid(int op, int dtype)
-{
-	if (op < RCX_SUM || op > RCX_NO_OP)
-		return false;
-	return !(is_float(dtype) &&
-		 (op == RCX_BAND || op == RCX_BOR || op == RCX_BXOR));
-}
-
-/*
- * Element operations on possibly unaligned memory. Integer sums and
- * products wrap (computed unsigned); MIN/MAX compare as the type.
- */
-#define RCX__APPLY_INT(name, T, U)                       \
-	static void name(int op, void *t, const void *o) \
-	{                                                \
-		T a, b;                                  \
-		memcpy(&a, t, sizeof(a));                \
-		memcpy(&b, o, sizeof(b));                \
-		switch (op) {                            \
-		case RCX_SUM:                            \
-			a = (T)((U)a + (U)b);            \
-			break;                           \
-		case RCX_PROD:                           \
-			a = (T)((U)a * (U)b);            \
-			break;                           \
-		case RCX_MIN:                            \
-			a = b < a ? b : a;               \
-			break;                           \
-		case RCX_MAX:                            \
-			a = b > a ? b : a;               \
-			break;                           \
-		case RCX_BAND:                           \
-			a &= b;                          \
-			break;                           \
-		case RCX_BOR:                            \
-			a |= b;                          \
-			break;                           \
-		case RCX_BXOR:                           \
-			a ^= b;                          \
-			break;                           \
-		case RCX_REPLACE:                        \
-			a = b;                           \
-			break;                           \
-		default:                                 \
-			return;                          \
-		}                                        \
-		memcpy(t, &a, sizeof(a));                \
-	}
-
-#define RCX__APPLY_FLT(name, T)                          \
-	static void name(int op, void *t, const void *o) \
-	{                                                \
-		T a, b;                                  \
-		memcpy(&a, t, sizeof(a));                \
-		memcpy(&b, o, sizeof(b));                \
-		switch (op) {                            \
-		case RCX_SUM:                            \
-			a = a + b;                       \
-			break;                           \
-		case RCX_PROD:                           \
-			a = a * b;                       \
-			break;                           \
-		case RCX_MIN:                            \
-			a = b < a ? b : a;               \
-			break;                           \
-		case RCX_MAX:                            \
-			a = b > a ? b : a;               \
-			break;                           \
-		case RCX_REPLACE:                        \
-			a = b;                           \
-			break;                           \
-		default:                                 \
-			return;                          \
-		}                                        \
-		memcpy(t, &a, sizeof(a));                \
-	}
-
-RCX__APPLY_INT(apply_i32, int32_t, uint32_t)
-RCX__APPLY_INT(apply_i64, int64_t, uint64_t)
-RCX__APPLY_INT(apply_u64, uint64_t, uint64_t)
-RCX__APPLY_FLT(apply_f32, float)
-RCX__APPLY_FLT(apply_f64, double)
-
 /* target[i] op= o[i] for n elements; old values to old (may be NULL). */
 void rcx__win_apply(int op, int dtype, uint8_t *t, const uint8_t *o,
 		    const uint8_t *cmp, uint8_t *old, size_t n)
 {
-	void (*f)(int, void *, const void *) = NULL;
-	size_t es = rcx__win_esize(dtype), i;
-	uint8_t tmp[8];
+	size_t es = rcx__dtype_size(dtype), i;
 
-	switch (dtype) {
-	case RCX_INT32:
-		f = apply_i32;
-		break;
-	case RCX_INT64:
-		f = apply_i64;
-		break;
-	case RCX_UINT64:
-		f = apply_u64;
-		break;
-	case RCX_FLOAT:
-		f = apply_f32;
-		break;
-	case RCX_DOUBLE:
-		f = apply_f64;
-		break;
+	if (old)
+		memmove(old, t, n * es);
+	if (op != RCX__OP_CAS) {
+		rcx__dtype_fold(dtype, op, t, o, n);
+		return;
 	}
-	for (i = 0; i < n; i++, t += es) {
-		memcpy(tmp, t, es);
-		if (op == RCX__OP_CAS) {
-			if (!memcmp(t, cmp + i * es, es))
-				memcpy(t, o + i * es, es);
-		} else if (op != RCX_NO_OP) {
-			f(op, t, o + i * es);
-		}
-		if (old)
-			memcpy(old + i * es, tmp, es);
-	}
+	for (i = 0; i < n; i++, t += es)
+		if (!memcmp(t, cmp + i * es, es))
+			memcpy(t, o + i * es, es);
 }
 
 /* ---- the target's side of the software path */
@@ -208,15 +84,15 @@ static void sw_exec(struct rcx_win *w, struct rcx__conn *c,
 		    const struct rcx__wam *m, const uint8_t *data, size_t dlen)
 {
 	struct rcx__wam *r = (struct rcx__wam *)w->scratch;
-	size_t es = rcx__win_esize(m->dtype), n = m->count, need;
+	size_t es = rcx__dtype_size(m->dtype), n = m->count, need;
 	size_t max = w->ctx->cfg.eager_size;
 	int ret, st = 0;
 
 	need = m->op == RCX_NO_OP ? 0 : n * es * (m->op == RCX__OP_CAS ? 2 : 1);
 	if (!es || !n || n > max ||
-	    (m->op != RCX__OP_CAS && !op_valid(m->op, m->dtype)) ||
-	    (m->op == RCX__OP_CAS && is_float(m->dtype)) || dlen < need ||
-	    (m->fetch && sizeof(*r) + n * es > max))
+	    !rcx__dtype_ok(m->dtype, m->op,
+			   m->op == RCX__OP_CAS ? RCX__DT_CAS : RCX__DT_ACC) ||
+	    dlen < need || (m->fetch && sizeof(*r) + n * es > max))
 		st = RCX_ERR_PROTO;
 	else if (!rcx__win_local(w, m->off, n * es))
 		st = RCX_ERR_REMOTE_ACCESS;
@@ -551,7 +427,7 @@ struct acc {
 /* Elements one software message carries (0: not even one fits). */
 static size_t sw_max(const struct rcx_win *w, const struct acc *a)
 {
-	size_t es = rcx__win_esize(a->dtype);
+	size_t es = rcx__dtype_size(a->dtype);
 	size_t room = w->ctx->cfg.eager_size;
 
 	if (room < sizeof(struct rcx__wam))
@@ -578,7 +454,7 @@ static bool nic_path(const struct rcx_win *w, const struct acc *a)
 static int acc_cpu(struct rcx_win *w, struct rcx__win_strm *s,
 		   const struct acc *a)
 {
-	size_t es = rcx__win_esize(a->dtype);
+	size_t es = rcx__dtype_size(a->dtype);
 	uint8_t *t = rcx__win_tptr(w, a->target, a->off);
 	bool f;
 	int ret;
@@ -660,7 +536,7 @@ static int acc_sw(struct rcx_win *w, struct rcx__win_strm *s,
 		  const struct acc *a, size_t first, size_t k,
 		  struct rcx_req *req, bool bulk)
 {
-	size_t es = rcx__win_esize(a->dtype), len;
+	size_t es = rcx__dtype_size(a->dtype), len;
 	struct rcx__conn *c = rcx__win_conn(w, a->target);
 	uint8_t *msg = w->scratch + w->ctx->cfg.eager_size + 64;
 	struct rcx__wam *m = (struct rcx__wam *)msg;
@@ -756,21 +632,32 @@ static int acc_issue(struct rcx_win *w, const struct acc *a,
 	return ret;
 }
 
-static int acc_check(struct rcx_win *w, struct acc *a, size_t disp, bool req)
+/* what an accumulate does to target memory (RCX__ACC_*) */
+static unsigned int acc_cls(const struct acc *a)
 {
-	size_t es = rcx__win_esize(a->dtype);
-	bool fetch = a->result != NULL;
+	unsigned int cls = RCX__ACC_ACC;
+
+	if (a->op != RCX_NO_OP)
+		cls |= RCX__ACC_WR;
+	if (a->result || a->op == RCX__OP_CAS)
+		cls |= RCX__ACC_RD;
+	return cls;
+}
+
+static int acc_check(const char *fn, struct rcx_win *w, struct acc *a,
+		     size_t disp, bool req)
+{
+	size_t es = rcx__dtype_size(a->dtype);
 	int ret;
 
-	if (!es || a->count > SIZE_MAX / es)
+	ret = rcx__dtype_check("win", fn, a->dtype, a->op,
+			       a->op == RCX__OP_CAS ? RCX__DT_CAS
+						    : RCX__DT_ACC);
+	if (ret || a->count > SIZE_MAX / es)
 		return -EINVAL;
-	if (a->op == RCX__OP_CAS) {
-		if (is_float(a->dtype) || !a->cmp || !a->buf)
-			return -EINVAL;
-	} else if (!op_valid(a->op, a->dtype) ||
-		   (a->op != RCX_NO_OP && !a->buf && a->count)) {
+	if (a->op == RCX__OP_CAS ? !a->cmp || !a->buf
+				 : a->op != RCX_NO_OP && !a->buf && a->count)
 		return -EINVAL;
-	}
 	ret = rcx__win_range(w, a->target, disp, a->count * es, &a->off);
 	if (ret)
 		return ret;
@@ -784,16 +671,47 @@ static int acc_check(struct rcx_win *w, struct acc *a, size_t disp, bool req)
 	if (a->count && a->target != w->rank && !w->shr && !nic_path(w, a) &&
 	    !sw_max(w, a))
 		return -EMSGSIZE;
-	a->cls = RCX__ACC_ACC;
-	if (a->op != RCX_NO_OP)
-		a->cls |= RCX__ACC_WR;
-	if (fetch || a->op == RCX__OP_CAS)
-		a->cls |= RCX__ACC_RD;
+	a->cls = acc_cls(a);
 	return 0;
 }
 
-static int acc_call(struct rcx_win *w, struct acc *a, size_t disp,
-		    struct rcx_req **req)
+int rcx__win_acc_check(struct rcx_win *w, const char *fn, const void *buf,
+		       int dtype, int op, int target, size_t disp,
+		       uint64_t *off)
+{
+	struct acc a = { .buf = buf,
+			 .count = 1,
+			 .dtype = dtype,
+			 .op = op,
+			 .target = target };
+	int ret = acc_check(fn, w, &a, disp, false);
+
+	if (!ret)
+		*off = a.off;
+	return ret;
+}
+
+int rcx__win_acc_piece(struct rcx_win *w, const void *buf, size_t count,
+		       int dtype, int op, int target, uint64_t off)
+{
+	struct acc a = { .buf = buf,
+			 .count = count,
+			 .dtype = dtype,
+			 .op = op,
+			 .target = target,
+			 .off = off };
+	int ret;
+
+	a.cls = acc_cls(&a);
+	ret = acc_issue(w, &a, NULL);
+	if (!ret && (a.cls & RCX__ACC_WR))
+		rcx__win_span_add(w, target, off,
+				  count * rcx__dtype_size(dtype));
+	return ret;
+}
+
+static int acc_call(const char *fn, struct rcx_win *w, struct acc *a,
+		    size_t disp, struct rcx_req **req)
 {
 	struct rcx_req *r = NULL;
 	int ret;
@@ -801,19 +719,27 @@ static int acc_call(struct rcx_win *w, struct acc *a, size_t disp,
 	if (!rcx__win_live(w))
 		return -EINVAL;
 	rcx__lock(w->ctx);
-	ret = acc_check(w, a, disp, req != NULL);
+	if (a->target == RCX_PROC_NULL) {
+		ret = rcx__dtype_check("win", fn, a->dtype, a->op,
+				       a->op == RCX__OP_CAS ? RCX__DT_CAS
+							    : RCX__DT_ACC);
+		ret = ret ? ret : rcx__win_null(w, req);
+		rcx__unlock(w->ctx);
+		return ret;
+	}
+	ret = acc_check(fn, w, a, disp, req != NULL);
 	if (!ret && req) {
 		r = rcx__win_req_new(w);
 		if (!r)
 			ret = -ENOMEM;
 		else
-			r->status.count = a->count * rcx__win_esize(a->dtype);
+			r->status.count = a->count * rcx__dtype_size(a->dtype);
 	}
 	if (!ret)
 		ret = acc_issue(w, a, r);
 	if (!ret && (a->cls & RCX__ACC_WR))
 		rcx__win_span_add(w, a->target, a->off,
-				  a->count * rcx__win_esize(a->dtype));
+				  a->count * rcx__dtype_size(a->dtype));
 	if (req)
 		ret = rcx__win_req_finish(r, ret, req);
 	rcx__unlock(w->ctx);
@@ -829,7 +755,7 @@ RCX_API int rcx_accumulate(struct rcx_win *win, const void *buf, size_t count,
 			 .op = op,
 			 .target = target };
 
-	return acc_call(win, &a, disp, NULL);
+	return acc_call(__func__, win, &a, disp, NULL);
 }
 
 RCX_API int rcx_get_accumulate(struct rcx_win *win, const void *buf,
@@ -845,7 +771,7 @@ RCX_API int rcx_get_accumulate(struct rcx_win *win, const void *buf,
 
 	if (!result && count)
 		return -EINVAL;
-	return acc_call(win, &a, disp, NULL);
+	return acc_call(__func__, win, &a, disp, NULL);
 }
 
 RCX_API int rcx_fetch_and_op(struct rcx_win *win, const void *buf, void *result,
@@ -860,7 +786,7 @@ RCX_API int rcx_fetch_and_op(struct rcx_win *win, const void *buf, void *result,
 
 	if (!result)
 		return -EINVAL;
-	return acc_call(win, &a, disp, NULL);
+	return acc_call(__func__, win, &a, disp, NULL);
 }
 
 RCX_API int rcx_compare_and_swap(struct rcx_win *win, const void *buf,
@@ -877,7 +803,7 @@ RCX_API int rcx_compare_and_swap(struct rcx_win *win, const void *buf,
 
 	if (!result)
 		return -EINVAL;
-	return acc_call(win, &a, disp, NULL);
+	return acc_call(__func__, win, &a, disp, NULL);
 }
 
 RCX_API int rcx_raccumulate(struct rcx_win *win, const void *buf, size_t count,
@@ -892,7 +818,7 @@ RCX_API int rcx_raccumulate(struct rcx_win *win, const void *buf, size_t count,
 
 	if (!req)
 		return -EINVAL;
-	return acc_call(win, &a, disp, req);
+	return acc_call(__func__, win, &a, disp, req);
 }
 
 RCX_API int rcx_rget_accumulate(struct rcx_win *win, const void *buf,
@@ -909,5 +835,5 @@ RCX_API int rcx_rget_accumulate(struct rcx_win *win, const void *buf,
 
 	if (!req || (!result && count))
 		return -EINVAL;
-	return acc_call(win, &a, disp, req);
+	return acc_call(__func__, win, &a, disp, req);
 }

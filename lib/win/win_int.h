@@ -10,6 +10,7 @@
 #include <pthread.h>
 #include <rcx/win.h>
 #include "lib/core/core.h"
+#include "lib/core/dtype.h"
 #include "lib/ft/ft.h"
 #include "lib/win/win.h"
 
@@ -256,7 +257,8 @@ struct rcx_win {
 	struct rcx__win_dyn *dyn;
 	/* a shared window's segment and every rank's part (win_shared.c) */
 	struct rcx__win_shr *shr;
-	struct rcx_win *next; /* all windows of the process */
+	struct rcx_win *next;		/* all windows of the process */
+	char name[RCX_MAX_OBJECT_NAME]; /* rcx_win_set_name, "" at first */
 };
 
 /*
@@ -353,6 +355,21 @@ int rcx__win_create(struct rcx_group *g, void *base, size_t size,
 		    bool allocated, int err, struct rcx_win **out);
 /* -EFAULT (logged, naming call) unless [base, base + size) is mapped. */
 int rcx__win_mem_check(const char *call, const void *base, size_t size);
+/* The longest RDMA READ or WRITE of one WR (win.c, rma_wr_max). */
+uint32_t rcx__win_rma_wr_max(const struct rcx_ctx *ctx);
+/*
+ * rcx_put/rcx_get's checks but for buf: target, the range [disp, len),
+ * the epoch (passive only when req), the target alive; *off out.
+ */
+int rcx__win_rma_check(struct rcx_win *w, const void *buf, size_t len,
+		       int target, size_t disp, bool req, uint64_t *off);
+/*
+ * The local key of n bytes at buf for op's WRs (lock held): the window's
+ * registration when buf lies in the window, else one op holds until it
+ * completes. op then holds origin memory (op->local).
+ */
+int rcx__win_lkey(struct rcx_win *w, struct rcx__win_op *op, const void *buf,
+		  size_t n, bool put, uint32_t *lkey);
 /* A free slot; progresses until one is free. */
 int rcx__win_op_get(struct rcx_win *w, int target, struct rcx__win_op **out);
 void rcx__win_op_put(struct rcx_win *w, struct rcx__win_op *op);
@@ -377,6 +394,11 @@ int rcx__win_ep(struct rcx_win *w, int target, struct rcx_ep **ep,
 struct rcx_req *rcx__win_req_new(struct rcx_win *w);
 void rcx__win_req_hold(struct rcx_req *r);
 void rcx__win_req_drop(struct rcx_req *r, int err);
+/*
+ * An operation to RCX_PROC_NULL: nothing to do; with req, *req is a
+ * request already complete (status.source RCX_PROC_NULL). Lock held.
+ */
+int rcx__win_null(struct rcx_win *w, struct rcx_req **req);
 /* End of an issuing call: *out = r, or discard r / let it run out. */
 int rcx__win_req_finish(struct rcx_req *r, int ret, struct rcx_req **out);
 /* A new id for w (validate). */
@@ -404,13 +426,23 @@ int rcx__win_waited(struct rcx_win *w, int target, struct rcx_wr *wr, void *out,
 /* ---- win_acc.c */
 void rcx__win_am(struct rcx__conn *c, const struct rcx__hdr *h,
 		 const uint8_t *payload);
+/*
+ * Strided accumulates (win_strided.c): rcx_accumulate's checks for an
+ * accumulate of dtype and op whose first element is at disp (*off: its
+ * byte offset); then each contiguous piece of count elements at byte
+ * offset off, issued as rcx_accumulate issues one. Lock held.
+ */
+int rcx__win_acc_check(struct rcx_win *w, const char *fn, const void *buf,
+		       int dtype, int op, int target, size_t disp,
+		       uint64_t *off);
+int rcx__win_acc_piece(struct rcx_win *w, const void *buf, size_t count,
+		       int dtype, int op, int target, uint64_t off);
 /* Complete software ops to failed peers with error. */
 void rcx__win_fail_sw(struct rcx_win *w);
 /* Go on with the held-back messages (room on the loopback queue). */
 void rcx__win_jobs_pump(struct rcx_win *w);
 /* Drop what is held back (window destroyed). */
 void rcx__win_jobs_free(struct rcx_win *w);
-size_t rcx__win_esize(int dtype);
 /* target[i] op= o[i] for n elements, in place (no other writer). */
 void rcx__win_apply(int op, int dtype, uint8_t *t, const uint8_t *o,
 		    const uint8_t *cmp, uint8_t *old, size_t n);

@@ -325,17 +325,35 @@ RCX_API int rcx_win_shared_query(struct rcx_win *w, int rank, size_t *size,
 static void shr_elem(int op, int dtype, uint8_t *t, const uint8_t *o,
 		     const uint8_t *cmp, uint8_t *old)
 {
-	if (rcx__win_esize(dtype) == 4)
+	switch (rcx__dtype_size(dtype)) {
+	case 1:
+		SHR_ELEM(uint8_t);
+		break;
+	case 2:
+		SHR_ELEM(uint16_t);
+		break;
+	case 4:
 		SHR_ELEM(uint32_t);
-	else
+		break;
+	default:
 		SHR_ELEM(uint64_t);
+		break;
+	}
 }
 
 int rcx__win_shared_apply(int op, int dtype, uint8_t *t, const uint8_t *o,
 			  const uint8_t *cmp, uint8_t *old, size_t count)
 {
-	size_t es = rcx__win_esize(dtype), i;
+	size_t es = rcx__dtype_size(dtype), i;
 
+	/* a CPU compare-and-swap takes at most 8 bytes */
+	if (es > 8) {
+		rcx__log(RCX__LOG_ERROR, "win",
+			 "accumulate of %s on a shared window: %zu-byte "
+			 "elements have no CPU atomic",
+			 rcx__dtype_name(dtype), es);
+		return -ENOTSUP;
+	}
 	if ((uintptr_t)t % es) {
 		rcx__log(RCX__LOG_ERROR, "win",
 			 "accumulate on a shared window at %p: not aligned "

@@ -86,8 +86,11 @@ static int flush_call(struct rcx_win *w, int target, bool local)
 {
 	int ret;
 
-	if (!rcx__win_live(w) || target < -1 || target >= w->size)
+	if (!rcx__win_live(w) || target >= w->size ||
+	    (target < -1 && target != RCX_PROC_NULL))
 		return -EINVAL;
+	if (target == RCX_PROC_NULL)
+		return 0; /* MPI: PROC_NULL is a valid target of every call */
 	rcx__lock(w->ctx);
 	ret = rcx__win_epoch_passive(w, target);
 	w->ctx->st.flushes += !ret;
@@ -99,7 +102,7 @@ static int flush_call(struct rcx_win *w, int target, bool local)
 
 RCX_API int rcx_win_flush(struct rcx_win *win, int target)
 {
-	if (target < 0)
+	if (target < 0 && target != RCX_PROC_NULL)
 		return -EINVAL;
 	return flush_call(win, target, false);
 }
@@ -111,7 +114,7 @@ RCX_API int rcx_win_flush_all(struct rcx_win *win)
 
 RCX_API int rcx_win_flush_local(struct rcx_win *win, int target)
 {
-	if (target < 0)
+	if (target < 0 && target != RCX_PROC_NULL)
 		return -EINVAL;
 	return flush_call(win, target, true);
 }
@@ -255,9 +258,12 @@ RCX_API int rcx_win_lock(struct rcx_win *w, int type, int target)
 {
 	int ret;
 
-	if (!rcx__win_live(w) || target < 0 || target >= w->size ||
+	if (!rcx__win_live(w) || target >= w->size ||
+	    (target < 0 && target != RCX_PROC_NULL) ||
 	    (type != RCX_LOCK_SHARED && type != RCX_LOCK_EXCLUSIVE))
 		return -EINVAL;
+	if (target == RCX_PROC_NULL)
+		return 0; /* no epoch to open: MPI allows it */
 	rcx__lock(w->ctx);
 	if (w->invalid) {
 		ret = RCX_ERR_WIN_INVALID;
@@ -287,8 +293,11 @@ RCX_API int rcx_win_unlock(struct rcx_win *w, int target)
 {
 	int ret, ret2;
 
-	if (!rcx__win_live(w) || target < 0 || target >= w->size)
+	if (!rcx__win_live(w) || target >= w->size ||
+	    (target < 0 && target != RCX_PROC_NULL))
 		return -EINVAL;
+	if (target == RCX_PROC_NULL)
+		return 0;
 	rcx__lock(w->ctx);
 	if (w->invalid || !w->tgt[target].lock) {
 		rcx__unlock(w->ctx);
