@@ -35,6 +35,7 @@ TU_SUITE(tu_suite_api);
 TU_SUITE(tu_suite_cont);
 TU_SUITE(tu_suite_verbs_smoke);
 TU_SUITE(tu_suite_win);
+TU_SUITE(tu_suite_pscw);
 TU_SUITE(tu_suite_order);
 TU_SUITE(tu_suite_ft);
 TU_SUITE(tu_suite_stress);
@@ -52,6 +53,7 @@ TU_PEER(tu_peer_chan);
 TU_PEER(tu_peer_p2p);
 TU_PEER(tu_peer_cont);
 TU_PEER(tu_peer_win);
+TU_PEER(tu_peer_pscw);
 TU_PEER(tu_peer_order);
 TU_PEER(tu_peer_ft);
 TU_PEER(tu_peer_stress);
@@ -75,6 +77,7 @@ static const struct tu_suite *const suites[] = {
 	&tu_suite_chan,
 	&tu_suite_cont,
 	&tu_suite_win,
+	&tu_suite_pscw,
 	&tu_suite_order,
 	&tu_suite_ft,
 	&tu_suite_stress,
@@ -96,6 +99,7 @@ static const struct tu_peer *const peers[] = {
 	&tu_peer_p2p,
 	&tu_peer_cont,
 	&tu_peer_win,
+	&tu_peer_pscw,
 	&tu_peer_order,
 	&tu_peer_ft,
 	&tu_peer_stress,

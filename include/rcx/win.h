@@ -107,9 +107,24 @@ enum rcx_lock_type {
 	RCX_LOCK_EXCLUSIVE = 2,
 };
 
-/* Fence assertions (rcx_win_fence), like MPI_MODE_*. */
+/*
+ * Assertions of the synchronisation calls, like MPI_MODE_*: an or of
+ * these, each accepted only where MPI accepts it (rcx_win_fence:
+ * NOPRECEDE, NOSUCCEED, NOSTORE, NOPUT; rcx_win_post: NOCHECK, NOSTORE,
+ * NOPUT; rcx_win_start: NOCHECK); any other bit is -EINVAL.
+ */
 #define RCX_MODE_NOPRECEDE 1 /* no operation of this process precedes */
 #define RCX_MODE_NOSUCCEED 2 /* no operation follows: the epoch ends */
+/* the matching post was made before this start (post: and every start
+ * that matches it says so): start does not wait for it */
+#define RCX_MODE_NOCHECK 4
+#define RCX_MODE_NOSTORE \
+	8 /* the local window was not stored to since
+			    * the last synchronisation (a hint) */
+#define RCX_MODE_NOPUT \
+	16 /* no put or accumulate will reach the local
+			     * window until the next synchronisation (a
+			     * hint) */
 
 /*
  * Kinds of rcx_win_order (discrete values, not flags): which operations
@@ -161,8 +176,8 @@ RCX_API int rcx_win_allocate(struct rcx_group *g, size_t size, size_t disp_unit,
  * operations, waits until every rank has done so, then releases the
  * memory registration; *win = NULL. On an invalid window (a member
  * failed) it frees at once, without the others and without error.
- * Errors: -EINVAL win NULL or not a live window; RCX_ERR_EPOCH a lock or
- * lock_all epoch is open (nothing is freed); RCX_ERR_PROC_FAILED (the
+ * Errors: -EINVAL win NULL or not a live window; RCX_ERR_EPOCH a lock,
+ * lock_all, post or start epoch is open (nothing is freed); RCX_ERR_PROC_FAILED (the
  * window is freed all the same).
  */
 RCX_API int rcx_win_free(struct rcx_win **win);
@@ -331,7 +346,8 @@ RCX_API int rcx_rget_accumulate(struct rcx_win *win, const void *buf,
  * retrying while another process holds it in a conflicting mode. Opens
  * an access epoch to target, ended by rcx_win_unlock. Errors: -EINVAL win not live, bad type
  * or target; RCX_ERR_EPOCH target already locked by this process, a
- * lock_all epoch is open, or a fence epoch with operations is open;
+ * lock_all epoch is open, a fence epoch with operations is open, or a
+ * post/start epoch is open;
  * RCX_ERR_PROC_FAILED target is known to have failed (the window is then
  * invalid).
  */
@@ -356,7 +372,8 @@ RCX_API int rcx_win_unlock(struct rcx_win *win, int target);
  * all of them. rcx_win_unlock_all completes every operation of this
  * process at its target and releases the locks, blocking until done.
  * Errors: -EINVAL win not a live window; RCX_ERR_EPOCH (lock_all: a lock
- * or lock_all is held or a fence epoch with operations is open;
+ * or lock_all is held, a fence epoch with operations or a post/start
+ * epoch is open;
  * unlock_all: no lock_all epoch); RCX_ERR_PROC_FAILED a member is known
  * to have failed (the window is then invalid); the first error of an
  * operation.
@@ -395,11 +412,60 @@ RCX_API int rcx_win_sync(struct rcx_win *win);
  * every target, then synchronises the group; a new access and exposure
  * epoch starts unless RCX_MODE_NOSUCCEED. asserts is 0 or an or of
  * RCX_MODE_* values. Errors: -EINVAL win not a live window or unknown
- * assert bits; RCX_ERR_EPOCH a lock or lock_all epoch is open;
- * RCX_ERR_PROC_FAILED a member is known to have failed (the window is
+ * assert bits; RCX_ERR_EPOCH a lock, lock_all or post/start epoch is
+ * open; RCX_ERR_PROC_FAILED a member is known to have failed (the window is
  * then invalid); the first error of an operation.
  */
 RCX_API int rcx_win_fence(struct rcx_win *win, int asserts);
+
+/*
+ * General active target synchronisation (MPI_Win_post/start/complete/
+ * wait/test). The groups are given as n distinct ranks of the window's
+ * group in ranks[] (what MPI_Group_translate_ranks gives an MPI program
+ * for the window's group; n = 0 is an empty epoch); a rank out of range
+ * or given twice is -EINVAL.
+ *
+ * rcx_win_post opens an exposure epoch of the local window to the
+ * origins in ranks[] and tells each that it may access it (an RDMA write
+ * of a counter into the origin's control words; nothing when asserts has
+ * RCX_MODE_NOCHECK, which the matching starts must assert too). It does
+ * not block. rcx_win_wait blocks until every one of those origins has
+ * called rcx_win_complete, and ends the exposure epoch: their operations
+ * are then complete in the local window. rcx_win_test is its
+ * nonblocking form: *flag = 1 and the epoch ends as with wait, or
+ * *flag = 0 and the epoch stays open; it makes progress.
+ *
+ * rcx_win_start opens an access epoch to the targets in ranks[]: RMA
+ * operations to them are allowed until rcx_win_complete (to any other
+ * rank they return RCX_ERR_EPOCH). It blocks until each target has
+ * posted a matching exposure epoch, unless asserts has RCX_MODE_NOCHECK
+ * (the program knows the posts were made). rcx_win_complete makes every
+ * operation of the epoch complete at its target, then tells each target
+ * that this origin is done (an RDMA write of a counter, ordered behind
+ * the operations by the rules of rcx_win_order: no extra round trip
+ * where RC order holds), and waits until the origin buffers are usable.
+ * rcx_win_order works inside the access epoch.
+ *
+ * A process may be in an access and an exposure epoch at once (post,
+ * start, complete, wait), but in neither while a lock, lock_all or a
+ * fence epoch with operations is open, and the reverse.
+ * Errors: -EINVAL win not live, n out of 0..size, ranks NULL with n > 0,
+ * a rank out of range or given twice, unknown assert bits, flag NULL
+ * (logged); RCX_ERR_EPOCH post while an exposure epoch is open, start
+ * while an access epoch is open, complete without start, wait or test
+ * without post, a lock, lock_all or fence epoch with operations is open;
+ * RCX_ERR_WIN_INVALID the window was invalidated; RCX_ERR_PROC_FAILED a
+ * member failed while the call waited (the window is then invalid and
+ * the epoch ended), never a hang; the first error of an operation
+ * (complete).
+ */
+RCX_API int rcx_win_post(struct rcx_win *win, int n, const int *ranks,
+			 int asserts);
+RCX_API int rcx_win_start(struct rcx_win *win, int n, const int *ranks,
+			  int asserts);
+RCX_API int rcx_win_complete(struct rcx_win *win);
+RCX_API int rcx_win_wait(struct rcx_win *win);
+RCX_API int rcx_win_test(struct rcx_win *win, int *flag);
 
 /*
  * Order: every operation this thread (rcx_order_scope=process: this
