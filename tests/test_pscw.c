@@ -27,8 +27,8 @@ static struct rcx_win *win_new(struct tp_job *j, int64_t **base)
 {
 	struct rcx_win *w = NULL;
 
-	TP_CHECK_OK(rcx_win_allocate(j->g, NSLOT * 8, 8, NULL, (void **)base,
-				     &w));
+	TP_CHECK_OK(
+		rcx_win_allocate(j->g, NSLOT * 8, 8, NULL, (void **)base, &w));
 	return w;
 }
 
@@ -75,9 +75,10 @@ static void sc_basic(struct tp_job *j)
 		for (i = 0; i < 8; i++) {
 			TP_CHECK_EQ(base[i], val(left, j->rank, i, round));
 			/* sums over the rounds so far */
-			TP_CHECK_EQ(base[8 + i], (round + 1) * (int64_t)val(
-							 left, j->rank, i, 0) +
-							 round * (round + 1) / 2);
+			TP_CHECK_EQ(base[8 + i],
+				    (round + 1) * (int64_t)val(left, j->rank, i,
+							       0) +
+					    round * (round + 1) / 2);
 		}
 		TP_CHECK_EQ(base[40], round + 1);
 		for (i = 0; i < 4; i++)
@@ -276,8 +277,8 @@ static void sc_order(struct tp_job *j)
 		rcx__win_stats(w, &st1);
 		TP_CHECK_EQ(st1.orders - st0.orders, 3);
 		/* an atomic last: complete's word must not pass it */
-		TP_CHECK_OK(rcx_fetch_and_op(w, &add, &res2, RCX_INT64, peer,
-					     3, RCX_SUM));
+		TP_CHECK_OK(rcx_fetch_and_op(w, &add, &res2, RCX_INT64, peer, 3,
+					     RCX_SUM));
 		TP_CHECK_OK(rcx_win_complete(w));
 		TP_CHECK_EQ(old, 7);
 		TP_CHECK_EQ(res, 7);
@@ -546,8 +547,8 @@ static void fill(int dtype, void *buf, size_t count, int salt)
 
 static void sc_mpich_acc(struct tp_job *j)
 {
-	static const int dts[] = { RCX_INT32, RCX_INT64, RCX_UINT64,
-				   RCX_FLOAT, RCX_DOUBLE };
+	static const int dts[] = { RCX_INT32, RCX_INT64, RCX_UINT64, RCX_FLOAT,
+				   RCX_DOUBLE };
 	static const size_t counts[] = { 1, 2, 17, 100, 1000 };
 	int orig = 0, target = j->size - 1;
 	size_t d, c, es, len, i, bad;
@@ -569,8 +570,8 @@ static void sc_mpich_acc(struct tp_job *j)
 			memset(mem, 0xee, len);
 			fill(dts[d], src, counts[c], (int)(d + c));
 			w = NULL;
-			TP_CHECK_OK(rcx_win_create(j->g, mem, len, es, NULL,
-						   &w));
+			TP_CHECK_OK(
+				rcx_win_create(j->g, mem, len, es, NULL, &w));
 			if (w && j->rank == orig) {
 				TP_CHECK_OK(rcx_win_start(w, 1, &target, 0));
 				TP_CHECK_OK(rcx_accumulate(w, src, counts[c],

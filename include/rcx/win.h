@@ -419,52 +419,100 @@ RCX_API int rcx_win_sync(struct rcx_win *win);
 RCX_API int rcx_win_fence(struct rcx_win *win, int asserts);
 
 /*
- * General active target synchronisation (MPI_Win_post/start/complete/
- * wait/test). The groups are given as n distinct ranks of the window's
- * group in ranks[] (what MPI_Group_translate_ranks gives an MPI program
- * for the window's group; n = 0 is an empty epoch); a rank out of range
- * or given twice is -EINVAL.
- *
- * rcx_win_post opens an exposure epoch of the local window to the
- * origins in ranks[] and tells each that it may access it (an RDMA write
- * of a counter into the origin's control words; nothing when asserts has
- * RCX_MODE_NOCHECK, which the matching starts must assert too). It does
- * not block. rcx_win_wait blocks until every one of those origins has
- * called rcx_win_complete, and ends the exposure epoch: their operations
- * are then complete in the local window. rcx_win_test is its
- * nonblocking form: *flag = 1 and the epoch ends as with wait, or
- * *flag = 0 and the epoch stays open; it makes progress.
- *
- * rcx_win_start opens an access epoch to the targets in ranks[]: RMA
- * operations to them are allowed until rcx_win_complete (to any other
- * rank they return RCX_ERR_EPOCH). It blocks until each target has
- * posted a matching exposure epoch, unless asserts has RCX_MODE_NOCHECK
- * (the program knows the posts were made). rcx_win_complete makes every
- * operation of the epoch complete at its target, then tells each target
- * that this origin is done (an RDMA write of a counter, ordered behind
- * the operations by the rules of rcx_win_order: no extra round trip
- * where RC order holds), and waits until the origin buffers are usable.
- * rcx_win_order works inside the access epoch.
- *
- * A process may be in an access and an exposure epoch at once (post,
- * start, complete, wait), but in neither while a lock, lock_all or a
- * fence epoch with operations is open, and the reverse.
+ * General active target synchronisation (MPI_Win_post, MPI_Win_start,
+ * MPI_Win_complete, MPI_Win_wait, MPI_Win_test). A target opens an
+ * exposure epoch for a group of origins with rcx_win_post and ends it
+ * with rcx_win_wait (or rcx_win_test); an origin opens an access epoch
+ * to a group of targets with rcx_win_start and ends it with
+ * rcx_win_complete. The groups are given as n distinct ranks of the
+ * window's group in ranks[] (for an MPI program: the ranks that
+ * MPI_Group_translate_ranks gives for the window's group; n = 0 is an
+ * empty epoch). A process may be in an access and an exposure epoch at
+ * once, but in neither while a lock, lock_all or a fence epoch with
+ * operations is open, and the reverse: those calls return RCX_ERR_EPOCH.
+ * The notices between the sides are RDMA writes of counters into the
+ * peers' control words, so no side's CPU has to answer the other.
+ */
+
+/*
+ * Open an exposure epoch of the local window to the n origins in
+ * ranks[], and tell each that it may access the window. Nonblocking: the
+ * notice to each origin (an RDMA write of a counter into its control
+ * words) is started and the call returns; with RCX_MODE_NOCHECK in
+ * asserts nothing is sent, and every matching rcx_win_start must assert
+ * RCX_MODE_NOCHECK too. asserts is 0 or an or of RCX_MODE_NOCHECK,
+ * RCX_MODE_NOSTORE and RCX_MODE_NOPUT. The epoch ends with rcx_win_wait
+ * or a successful rcx_win_test.
  * Errors: -EINVAL win not live, n out of 0..size, ranks NULL with n > 0,
- * a rank out of range or given twice, unknown assert bits, flag NULL
- * (logged); RCX_ERR_EPOCH post while an exposure epoch is open, start
- * while an access epoch is open, complete without start, wait or test
- * without post, a lock, lock_all or fence epoch with operations is open;
- * RCX_ERR_WIN_INVALID the window was invalidated; RCX_ERR_PROC_FAILED a
- * member failed while the call waited (the window is then invalid and
- * the epoch ended), never a hang; the first error of an operation
- * (complete).
+ * a rank out of range or given twice, an assert bit post does not take
+ * (logged); RCX_ERR_EPOCH an exposure epoch is open already, or a lock,
+ * lock_all or fence epoch with operations; RCX_ERR_WIN_INVALID the
+ * window was invalidated; RCX_ERR_PROC_FAILED a rank of ranks[] is
+ * known to have failed; -ENOMEM no memory for the epoch's state.
  */
 RCX_API int rcx_win_post(struct rcx_win *win, int n, const int *ranks,
 			 int asserts);
+
+/*
+ * Open an access epoch to the n targets in ranks[]: RMA operations to
+ * them are allowed until rcx_win_complete, and to any other rank they
+ * return RCX_ERR_EPOCH (request-based ones too, as in MPI). Blocks until
+ * each target has called the matching rcx_win_post, unless asserts has
+ * RCX_MODE_NOCHECK: the program knows the posts were made, and the call
+ * does not wait. asserts is 0 or RCX_MODE_NOCHECK. rcx_win_order
+ * works inside the epoch.
+ * Errors: -EINVAL win not live, n out of 0..size, ranks NULL with n > 0,
+ * a rank out of range or given twice, an assert bit start does not take
+ * (logged); RCX_ERR_EPOCH an access epoch is open already, or a lock,
+ * lock_all or fence epoch with operations; RCX_ERR_WIN_INVALID the
+ * window was invalidated; RCX_ERR_PROC_FAILED a target is known to have
+ * failed, or failed while the call waited for its post (the window is
+ * then invalid and no epoch opened); -ENOMEM no memory for the epoch's
+ * state.
+ */
 RCX_API int rcx_win_start(struct rcx_win *win, int n, const int *ranks,
 			  int asserts);
+
+/*
+ * End the access epoch of rcx_win_start. Every operation of the epoch
+ * is made complete at its target, then each target is told that this
+ * origin is done: an RDMA write of a counter ordered behind the
+ * operations by the rules of rcx_win_order (nothing where RC order
+ * holds, the fence indicator behind reads and atomics, a wait for
+ * software accumulates), so it costs no extra round trip. Blocks until
+ * the origin buffers of the operations are usable again.
+ * Errors: -EINVAL win not live; RCX_ERR_EPOCH no access epoch is open;
+ * RCX_ERR_WIN_INVALID the window was invalidated before the call;
+ * RCX_ERR_PROC_FAILED a member failed during the call (the window is
+ * then invalid and the epoch ended); the first error of an operation of
+ * the epoch.
+ */
 RCX_API int rcx_win_complete(struct rcx_win *win);
+
+/*
+ * End the exposure epoch of rcx_win_post. Blocks until every origin of
+ * the post has called rcx_win_complete, making progress meanwhile (the
+ * software accumulates of the origins run here); their operations are
+ * then complete in the local window and visible to this process's
+ * loads. A failed origin never hangs it: the window becomes invalid and
+ * the call returns.
+ * Errors: -EINVAL win not live; RCX_ERR_EPOCH no exposure epoch is open;
+ * RCX_ERR_WIN_INVALID the window was invalidated before the call;
+ * RCX_ERR_PROC_FAILED a member failed while the call waited (the window
+ * is then invalid and the epoch ended).
+ */
 RCX_API int rcx_win_wait(struct rcx_win *win);
+
+/*
+ * The nonblocking form of rcx_win_wait. It makes progress once, then
+ * sets *flag to 1 and ends the exposure epoch as rcx_win_wait does when
+ * every origin of the post has completed, or sets *flag to 0 and leaves
+ * the epoch open. *flag is written only on success.
+ * Errors: -EINVAL win not live or flag NULL (logged); RCX_ERR_EPOCH no
+ * exposure epoch is open; RCX_ERR_WIN_INVALID the window was invalidated
+ * before the call; RCX_ERR_PROC_FAILED a member failed (the window is
+ * then invalid and the epoch ended).
+ */
 RCX_API int rcx_win_test(struct rcx_win *win, int *flag);
 
 /*

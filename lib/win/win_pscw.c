@@ -90,8 +90,8 @@ void rcx__win_pscw_reset(struct rcx_win *w)
  * Can an epoch of this kind open, with the ranks given? The ranks are
  * marked in mark[] ([size], cleared again on an error). Lock held.
  */
-static int open_check(struct rcx_win *w, const char *call, bool expose,
-		      int n, const int *ranks, uint8_t *mark)
+static int open_check(struct rcx_win *w, const char *call, bool expose, int n,
+		      const int *ranks, uint8_t *mark)
 {
 	struct rcx__win_pscw *p = w->pscw;
 	int i, r, ret = 0;
@@ -116,8 +116,8 @@ static int open_check(struct rcx_win *w, const char *call, bool expose,
 						       : "given twice");
 			ret = -EINVAL;
 		} else if (rcx__win_excluded(w, r) ||
-			   (r != w->rank && rcx__win_conn(w, r)->state ==
-						    RCX__CONN_FAILED)) {
+			   (r != w->rank &&
+			    rcx__win_conn(w, r)->state == RCX__CONN_FAILED)) {
 			ret = RCX_ERR_PROC_FAILED;
 		}
 		if (!ret)
@@ -171,8 +171,8 @@ static int asserts_check(const char *call, int asserts, int allowed)
 {
 	if (!(asserts & ~allowed))
 		return 0;
-	rcx__log(RCX__LOG_ERROR, "win", "%s: asserts 0x%x: not one it takes", call,
-		 (unsigned int)asserts);
+	rcx__log(RCX__LOG_ERROR, "win", "%s: asserts 0x%x: not one it takes",
+		 call, (unsigned int)asserts);
 	return -EINVAL;
 }
 
@@ -228,7 +228,8 @@ static bool posts_arrived(struct rcx_win *w, void *arg)
 	if (w->invalid)
 		return true;
 	for (t = 0; t < w->size; t++)
-		if (p->in_access[t] && word_load(w, post_word(t)) <= p->started[t])
+		if (p->in_access[t] &&
+		    word_load(w, post_word(t)) <= p->started[t])
 			return false;
 	return true;
 }
@@ -345,7 +346,8 @@ static bool completes_arrived(struct rcx_win *w, void *arg)
 	if (w->invalid)
 		return true;
 	for (o = 0; o < w->size; o++)
-		if (p->in_expose[o] && word_load(w, done_word(w, o)) < p->posted[o])
+		if (p->in_expose[o] &&
+		    word_load(w, done_word(w, o)) < p->posted[o])
 			return false;
 	return true;
 }
