@@ -237,7 +237,7 @@ static void sc_order(struct tp_job *j)
 {
 	int peer = 1 - j->rank, round;
 	int64_t *base, v, old = -1, res = -1, res2 = -1, add = 5;
-	struct rcx__win_stats st0, st1;
+	struct rcx__win_stats st0, st1, st2;
 	struct rcx_win *w = win_new(j, &base);
 
 	if (!w)
@@ -276,10 +276,14 @@ static void sc_order(struct tp_job *j)
 		TP_CHECK_OK(rcx_put(w, &v, 8, peer, 2));
 		rcx__win_stats(w, &st1);
 		TP_CHECK_EQ(st1.orders - st0.orders, 3);
-		/* an atomic last: complete's word must not pass it */
+		/* an atomic last: complete's word must not pass it, so on a
+		 * device that may reorder it goes with the fence indicator */
 		TP_CHECK_OK(rcx_fetch_and_op(w, &add, &res2, RCX_INT64, peer, 3,
 					     RCX_SUM));
 		TP_CHECK_OK(rcx_win_complete(w));
+		rcx__win_stats(w, &st2);
+		if (!w->ctx->info.ordered)
+			TP_CHECK(st2.fences > st1.fences);
 		TP_CHECK_EQ(old, 7);
 		TP_CHECK_EQ(res, 7);
 		TP_CHECK_EQ(res2, 7);

@@ -431,7 +431,11 @@ RCX_API int rcx_win_fence(struct rcx_win *win, int asserts);
  * once, but in neither while a lock, lock_all or a fence epoch with
  * operations is open, and the reverse: those calls return RCX_ERR_EPOCH.
  * The notices between the sides are RDMA writes of counters into the
- * peers' control words, so no side's CPU has to answer the other.
+ * peers' control words, so no side's CPU has to answer the other. Such
+ * a write raises no event where it lands: a start or wait that has spent
+ * its spin budget (RCX_SPIN_US) without seeing the notice sleeps a
+ * millisecond at a time, where waits for completions sleep until an
+ * event.
  */
 
 /*

@@ -211,8 +211,8 @@ void rcx__win_issued(struct rcx_win *w, struct rcx__win_op *op)
 
 static void kick(struct rcx_win *w, int target);
 
-int rcx__win_wait(struct rcx_win *w, bool (*done)(struct rcx_win *, void *),
-		  void *arg)
+int rcx__win_wait_ms(struct rcx_win *w, bool (*done)(struct rcx_win *, void *),
+		     void *arg, int sleep_ms)
 {
 	struct rcx_ctx *ctx = w->ctx;
 	struct rcx__spin sp = { 0 };
@@ -242,7 +242,7 @@ int rcx__win_wait(struct rcx_win *w, bool (*done)(struct rcx_win *, void *),
 			}
 		}
 		if (rcx__spin_over(ctx, &sp))
-			rcx__wait_events(ctx, 50);
+			rcx__wait_events(ctx, sleep_ms);
 	}
 	return 0;
 }

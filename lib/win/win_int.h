@@ -295,9 +295,21 @@ int rcx__win_post(struct rcx_win *w, struct rcx__win_op *op, struct rcx_wr *wr,
 void rcx__win_issued(struct rcx_win *w, struct rcx__win_op *op);
 /* An op is complete (WRs done or reply arrived): results, release. */
 void rcx__win_op_done(struct rcx_win *w, struct rcx__win_op *op, int err);
-/* Progress (lock held) until done(w, arg); 0 or RCX_ERR_PROC_FAILED. */
-int rcx__win_wait(struct rcx_win *w, bool (*done)(struct rcx_win *, void *),
-		  void *arg);
+/*
+ * Progress (lock held) until done(w, arg); 0 or RCX_ERR_PROC_FAILED.
+ * Past the spin budget it sleeps on the context's events, sleep_ms at
+ * most at a time: waits for completions may sleep long (50 ms), a wait
+ * for a word that a peer writes into memory (which raises no event
+ * here) sleeps little.
+ */
+int rcx__win_wait_ms(struct rcx_win *w, bool (*done)(struct rcx_win *, void *),
+		     void *arg, int sleep_ms);
+static inline int rcx__win_wait(struct rcx_win *w,
+				bool (*done)(struct rcx_win *, void *),
+				void *arg)
+{
+	return rcx__win_wait_ms(w, done, arg, 50);
+}
 /* The endpoint for NIC operations on target (loopback for self). */
 int rcx__win_ep(struct rcx_win *w, int target, struct rcx_ep **ep,
 		uint32_t **sq);

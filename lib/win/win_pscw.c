@@ -32,6 +32,12 @@
 #include <string.h>
 #include "lib/win/win_int.h"
 
+/*
+ * A notice is an RDMA write: it raises no event here, so a wait for one
+ * that has spent its spin budget (RCX_SPIN_US) looks again this often.
+ */
+#define NOTICE_SLEEP_MS 1
+
 /* Byte offsets of rank from's post and complete words (win_int.h). */
 static uint64_t post_word(int from)
 {
@@ -253,7 +259,7 @@ RCX_API int rcx_win_start(struct rcx_win *w, int n, const int *ranks,
 	if (ret)
 		goto out;
 	if (!(asserts & RCX_MODE_NOCHECK))
-		rcx__win_wait(w, posts_arrived, NULL);
+		rcx__win_wait_ms(w, posts_arrived, NULL, NOTICE_SLEEP_MS);
 	if (w->invalid) { /* a target failed while we waited */
 		memset(p->in_access, 0, (size_t)w->size);
 		ret = RCX_ERR_PROC_FAILED;
@@ -384,7 +390,7 @@ RCX_API int rcx_win_wait(struct rcx_win *w)
 	ret = expose_check(w);
 	if (!ret) {
 		/* progress: software accumulates run here while we wait */
-		rcx__win_wait(w, completes_arrived, NULL);
+		rcx__win_wait_ms(w, completes_arrived, NULL, NOTICE_SLEEP_MS);
 		ret = expose_end(w);
 	}
 	rcx__unlock(w->ctx);
