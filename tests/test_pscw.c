@@ -46,10 +46,16 @@ static void sc_basic(struct tp_job *j)
 	int64_t *base, src[8], got[8], one = 1;
 	double d[4] = { 0.5, 1.5, 2.5, 3.5 }, *dd;
 	struct rcx_win *w = win_new(j, &base);
+	const char *paths = getenv("RCX_TEST_TWO_PATHS");
 	int round, i;
 
 	if (!w)
 		return;
+	/* the entries that set it: the right neighbour is reached through
+	 * the NIC (puts, NIC atomics, complete's word) and shared memory
+	 * (software accumulates), and complete's word waits for both */
+	if (paths && *paths == '1' && !(w->nep && w->nep[right].ep))
+		TP_FAIL("rank %d is reached through one path, not two", right);
 	for (round = 0; round < 5; round++) {
 		/* local stores before the post: the origin's get sees them */
 		for (i = 0; i < 8; i++)
