@@ -26,7 +26,8 @@ struct rcx_req;
  *
  * Operations are nonblocking: rcx_put, rcx_get and the accumulates return
  * once started; they are complete at the target after rcx_win_flush,
- * rcx_win_unlock(_all) or rcx_win_fence, and their origin buffers (a get's
+ * rcx_win_unlock(_all), rcx_win_fence or rcx_win_complete (at the target:
+ * once its rcx_win_wait returned), and their origin buffers (a get's
  * destination, a fetching operation's result) may be touched only after
  * rcx_win_flush_local or one of those. The request-based forms (rcx_rput,
  * rcx_rget, rcx_raccumulate, rcx_rget_accumulate) return a request that
@@ -35,7 +36,8 @@ struct rcx_req;
  * passive-target epochs only, as in MPI.
  *
  * Synchronisation: passive target (rcx_win_lock/unlock, lock_all/
- * unlock_all, flush*, sync) and active target (rcx_win_fence). An RMA
+ * unlock_all, flush*, sync) and active target (rcx_win_fence, and
+ * rcx_win_post/start/complete/wait/test). An RMA
  * operation outside an access epoch to its target, or a synchronisation
  * call that does not fit the window's state, returns RCX_ERR_EPOCH and
  * changes nothing.

@@ -186,7 +186,7 @@ RCX_API int rcx_win_post(struct rcx_win *w, int n, const int *ranks,
 			 int asserts)
 {
 	struct rcx__win_pscw *p;
-	int o, ret;
+	int o, r, ret;
 
 	if (!rcx__win_live(w))
 		return -EINVAL;
@@ -204,20 +204,23 @@ RCX_API int rcx_win_post(struct rcx_win *w, int n, const int *ranks,
 		goto out;
 	/* local stores to the window come before any origin's access */
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	for (o = 0; o < w->size && !ret; o++) {
+	for (o = 0; o < w->size; o++) {
 		if (!p->in_expose[o])
 			continue;
 		p->posted[o]++;
 		if (asserts & RCX_MODE_NOCHECK)
 			continue;
-		if (o == w->rank)
+		if (o == w->rank) {
 			word_store(w, post_word(o), p->posted[o]);
-		else
-			ret = word_send(w, o, post_word(w->rank), p->posted[o],
-					0);
+			continue;
+		}
+		r = word_send(w, o, post_word(w->rank), p->posted[o], 0);
+		if (r && !ret)
+			ret = r;
 	}
-	/* an origin told may already access: the epoch is open even if a
-	 * later notice failed (the window is then invalid, or will be) */
+	/* an origin told may already access: the epoch is open even if
+	 * another's notice failed (the window is then invalid, or will be:
+	 * a notice fails when its queue pair lost the peer) */
 	p->expose = !w->invalid;
 	w->fence_open = false;
 out:
@@ -317,7 +320,7 @@ static int done_send(struct rcx_win *w, int target)
 RCX_API int rcx_win_complete(struct rcx_win *w)
 {
 	struct rcx__win_pscw *p;
-	int t, ret = 0, ret2;
+	int t, r, ret = 0, ret2;
 
 	if (!rcx__win_live(w))
 		return -EINVAL;
@@ -327,9 +330,12 @@ RCX_API int rcx_win_complete(struct rcx_win *w)
 		rcx__unlock(w->ctx);
 		return w->invalid ? RCX_ERR_WIN_INVALID : RCX_ERR_EPOCH;
 	}
-	for (t = 0; t < w->size && !ret; t++)
-		if (p->in_access[t] && t != w->rank)
-			ret = done_send(w, t);
+	/* every target is told, whatever failed for another */
+	for (t = 0; t < w->size; t++) {
+		r = p->in_access[t] && t != w->rank ? done_send(w, t) : 0;
+		if (r && !ret)
+			ret = r;
+	}
 	/* every operation (and word) complete here: buffers usable, errors
 	 * known; the words went out before, so this is one wait for all */
 	ret2 = rcx__win_flush_locked(w, -1, false);
