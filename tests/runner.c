@@ -37,6 +37,7 @@ TU_SUITE(tu_suite_verbs_smoke);
 TU_SUITE(tu_suite_win);
 TU_SUITE(tu_suite_dynwin);
 TU_SUITE(tu_suite_winshared);
+TU_SUITE(tu_suite_pscw);
 TU_SUITE(tu_suite_order);
 TU_SUITE(tu_suite_ft);
 TU_SUITE(tu_suite_stress);
@@ -58,6 +59,7 @@ TU_PEER(tu_peer_cont);
 TU_PEER(tu_peer_win);
 TU_PEER(tu_peer_dynwin);
 TU_PEER(tu_peer_winshared);
+TU_PEER(tu_peer_pscw);
 TU_PEER(tu_peer_order);
 TU_PEER(tu_peer_ft);
 TU_PEER(tu_peer_stress);
@@ -85,6 +87,7 @@ static const struct tu_suite *const suites[] = {
 	&tu_suite_win,
 	&tu_suite_dynwin,
 	&tu_suite_winshared,
+	&tu_suite_pscw,
 	&tu_suite_order,
 	&tu_suite_ft,
 	&tu_suite_stress,
@@ -110,6 +113,7 @@ static const struct tu_peer *const peers[] = {
 	&tu_peer_win,
 	&tu_peer_dynwin,
 	&tu_peer_winshared,
+	&tu_peer_pscw,
 	&tu_peer_order,
 	&tu_peer_ft,
 	&tu_peer_stress,

@@ -1194,7 +1194,9 @@ static void sc_epoch(struct tp_job *j)
 	TP_CHECK_OK(rcx_win_fence(w, 0));
 	TP_CHECK_OK(rcx_win_fence(w, RCX_MODE_NOSUCCEED));
 	TP_CHECK_EQ(rcx_put(w, &v, 8, t, 0), RCX_ERR_EPOCH);
-	TP_CHECK_EQ(rcx_win_fence(w, 8), -EINVAL);
+	/* NOCHECK is post's and start's, not fence's; 64 is nobody's */
+	TP_CHECK_EQ(rcx_win_fence(w, RCX_MODE_NOCHECK), -EINVAL);
+	TP_CHECK_EQ(rcx_win_fence(w, 64), -EINVAL);
 	TP_CHECK_OK(rcx_win_sync(w));
 	TP_CHECK_OK(rcx_win_free(&w));
 }

@@ -26,7 +26,8 @@ struct rcx_req;
  *
  * Operations are nonblocking: rcx_put, rcx_get and the accumulates return
  * once started; they are complete at the target after rcx_win_flush,
- * rcx_win_unlock(_all) or rcx_win_fence, and their origin buffers (a get's
+ * rcx_win_unlock(_all), rcx_win_fence or rcx_win_complete (at the target:
+ * once its rcx_win_wait returned), and their origin buffers (a get's
  * destination, a fetching operation's result) may be touched only after
  * rcx_win_flush_local or one of those. The request-based forms (rcx_rput,
  * rcx_rget, rcx_raccumulate, rcx_rget_accumulate) return a request that
@@ -44,7 +45,8 @@ struct rcx_req;
  * accumulate are still checked.
  *
  * Synchronisation: passive target (rcx_win_lock/unlock, lock_all/
- * unlock_all, flush*, sync) and active target (rcx_win_fence). An RMA
+ * unlock_all, flush*, sync) and active target (rcx_win_fence, and
+ * rcx_win_post/start/complete/wait/test). An RMA
  * operation outside an access epoch to its target, or a synchronisation
  * call that does not fit the window's state, returns RCX_ERR_EPOCH and
  * changes nothing.
@@ -173,9 +175,24 @@ enum rcx_lock_type {
 	RCX_LOCK_EXCLUSIVE = 2,
 };
 
-/* Fence assertions (rcx_win_fence), like MPI_MODE_*. */
+/*
+ * Assertions of the synchronisation calls, like MPI_MODE_*: an or of
+ * these, each accepted only where MPI accepts it (rcx_win_fence:
+ * NOPRECEDE, NOSUCCEED, NOSTORE, NOPUT; rcx_win_post: NOCHECK, NOSTORE,
+ * NOPUT; rcx_win_start: NOCHECK); any other bit is -EINVAL.
+ */
 #define RCX_MODE_NOPRECEDE 1 /* no operation of this process precedes */
 #define RCX_MODE_NOSUCCEED 2 /* no operation follows: the epoch ends */
+/* the matching post was made before this start (post: and every start
+ * that matches it says so): start does not wait for it */
+#define RCX_MODE_NOCHECK 4
+#define RCX_MODE_NOSTORE \
+	8 /* the local window was not stored to since
+			    * the last synchronisation (a hint) */
+#define RCX_MODE_NOPUT \
+	16 /* no put or accumulate will reach the local
+			     * window until the next synchronisation (a
+			     * hint) */
 
 /*
  * Kinds of rcx_win_order (discrete values, not flags): which operations
@@ -336,8 +353,8 @@ RCX_API int rcx_win_shared_query(struct rcx_win *win, int rank, size_t *size,
  * operations, waits until every rank has done so, then releases the
  * memory registration; *win = NULL. On an invalid window (a member
  * failed) it frees at once, without the others and without error.
- * Errors: -EINVAL win NULL or not a live window; RCX_ERR_EPOCH a lock or
- * lock_all epoch is open (nothing is freed); RCX_ERR_PROC_FAILED (the
+ * Errors: -EINVAL win NULL or not a live window; RCX_ERR_EPOCH a lock,
+ * lock_all, post or start epoch is open (nothing is freed); RCX_ERR_PROC_FAILED (the
  * window is freed all the same).
  */
 RCX_API int rcx_win_free(struct rcx_win **win);
@@ -599,7 +616,8 @@ RCX_API int rcx_rget_accumulate(struct rcx_win *win, const void *buf,
  * retrying while another process holds it in a conflicting mode. Opens
  * an access epoch to target, ended by rcx_win_unlock. Errors: -EINVAL win not live, bad type
  * or target; RCX_ERR_EPOCH target already locked by this process, a
- * lock_all epoch is open, or a fence epoch with operations is open;
+ * lock_all epoch is open, a fence epoch with operations is open, or a
+ * post/start epoch is open;
  * RCX_ERR_PROC_FAILED target is known to have failed (the window is then
  * invalid).
  */
@@ -624,7 +642,8 @@ RCX_API int rcx_win_unlock(struct rcx_win *win, int target);
  * all of them. rcx_win_unlock_all completes every operation of this
  * process at its target and releases the locks, blocking until done.
  * Errors: -EINVAL win not a live window; RCX_ERR_EPOCH (lock_all: a lock
- * or lock_all is held or a fence epoch with operations is open;
+ * or lock_all is held, a fence epoch with operations or a post/start
+ * epoch is open;
  * unlock_all: no lock_all epoch); RCX_ERR_PROC_FAILED a member is known
  * to have failed (the window is then invalid); the first error of an
  * operation.
@@ -663,11 +682,112 @@ RCX_API int rcx_win_sync(struct rcx_win *win);
  * every target, then synchronises the group; a new access and exposure
  * epoch starts unless RCX_MODE_NOSUCCEED. asserts is 0 or an or of
  * RCX_MODE_* values. Errors: -EINVAL win not a live window or unknown
- * assert bits; RCX_ERR_EPOCH a lock or lock_all epoch is open;
- * RCX_ERR_PROC_FAILED a member is known to have failed (the window is
+ * assert bits; RCX_ERR_EPOCH a lock, lock_all or post/start epoch is
+ * open; RCX_ERR_PROC_FAILED a member is known to have failed (the window is
  * then invalid); the first error of an operation.
  */
 RCX_API int rcx_win_fence(struct rcx_win *win, int asserts);
+
+/*
+ * General active target synchronisation (MPI_Win_post, MPI_Win_start,
+ * MPI_Win_complete, MPI_Win_wait, MPI_Win_test). A target opens an
+ * exposure epoch for a group of origins with rcx_win_post and ends it
+ * with rcx_win_wait (or rcx_win_test); an origin opens an access epoch
+ * to a group of targets with rcx_win_start and ends it with
+ * rcx_win_complete. The groups are given as n distinct ranks of the
+ * window's group in ranks[] (for an MPI program: the ranks that
+ * MPI_Group_translate_ranks gives for the window's group; n = 0 is an
+ * empty epoch). A process may be in an access and an exposure epoch at
+ * once, but in neither while a lock, lock_all or a fence epoch with
+ * operations is open, and the reverse: those calls return RCX_ERR_EPOCH.
+ * The notices between the sides are RDMA writes of counters into the
+ * peers' control words, so no side's CPU has to answer the other. Such
+ * a write raises no event where it lands: a start or wait that has spent
+ * its spin budget (RCX_SPIN_US) without seeing the notice sleeps a
+ * millisecond at a time, where waits for completions sleep until an
+ * event.
+ */
+
+/*
+ * Open an exposure epoch of the local window to the n origins in
+ * ranks[], and tell each that it may access the window. Nonblocking: the
+ * notice to each origin (an RDMA write of a counter into its control
+ * words) is started and the call returns; with RCX_MODE_NOCHECK in
+ * asserts nothing is sent, and every matching rcx_win_start must assert
+ * RCX_MODE_NOCHECK too. asserts is 0 or an or of RCX_MODE_NOCHECK,
+ * RCX_MODE_NOSTORE and RCX_MODE_NOPUT. The epoch ends with rcx_win_wait
+ * or a successful rcx_win_test.
+ * Errors: -EINVAL win not live, n out of 0..size, ranks NULL with n > 0,
+ * a rank out of range or given twice, an assert bit post does not take
+ * (logged); RCX_ERR_EPOCH an exposure epoch is open already, or a lock,
+ * lock_all or fence epoch with operations; RCX_ERR_WIN_INVALID the
+ * window was invalidated; RCX_ERR_PROC_FAILED a rank of ranks[] is
+ * known to have failed; -ENOMEM no memory for the epoch's state.
+ */
+RCX_API int rcx_win_post(struct rcx_win *win, int n, const int *ranks,
+			 int asserts);
+
+/*
+ * Open an access epoch to the n targets in ranks[]: RMA operations to
+ * them are allowed until rcx_win_complete, and to any other rank they
+ * return RCX_ERR_EPOCH (request-based ones too, as in MPI). Blocks until
+ * each target has called the matching rcx_win_post, unless asserts has
+ * RCX_MODE_NOCHECK: the program knows the posts were made, and the call
+ * does not wait. asserts is 0 or RCX_MODE_NOCHECK. rcx_win_order
+ * works inside the epoch.
+ * Errors: -EINVAL win not live, n out of 0..size, ranks NULL with n > 0,
+ * a rank out of range or given twice, an assert bit start does not take
+ * (logged); RCX_ERR_EPOCH an access epoch is open already, or a lock,
+ * lock_all or fence epoch with operations; RCX_ERR_WIN_INVALID the
+ * window was invalidated; RCX_ERR_PROC_FAILED a target is known to have
+ * failed, or failed while the call waited for its post (the window is
+ * then invalid and no epoch opened); -ENOMEM no memory for the epoch's
+ * state.
+ */
+RCX_API int rcx_win_start(struct rcx_win *win, int n, const int *ranks,
+			  int asserts);
+
+/*
+ * End the access epoch of rcx_win_start. Every operation of the epoch
+ * is made complete at its target, then each target is told that this
+ * origin is done: an RDMA write of a counter ordered behind the
+ * operations by the rules of rcx_win_order (nothing where RC order
+ * holds, the fence indicator behind reads and atomics, a wait for
+ * software accumulates), so it costs no extra round trip. Blocks until
+ * the origin buffers of the operations are usable again.
+ * Errors: -EINVAL win not live; RCX_ERR_EPOCH no access epoch is open;
+ * RCX_ERR_WIN_INVALID the window was invalidated before the call;
+ * RCX_ERR_PROC_FAILED a member failed during the call (the window is
+ * then invalid and the epoch ended); the first error of an operation of
+ * the epoch.
+ */
+RCX_API int rcx_win_complete(struct rcx_win *win);
+
+/*
+ * End the exposure epoch of rcx_win_post. Blocks until every origin of
+ * the post has called rcx_win_complete, making progress meanwhile (the
+ * software accumulates of the origins run here); their operations are
+ * then complete in the local window and visible to this process's
+ * loads. A failed origin never hangs it: the window becomes invalid and
+ * the call returns.
+ * Errors: -EINVAL win not live; RCX_ERR_EPOCH no exposure epoch is open;
+ * RCX_ERR_WIN_INVALID the window was invalidated before the call;
+ * RCX_ERR_PROC_FAILED a member failed while the call waited (the window
+ * is then invalid and the epoch ended).
+ */
+RCX_API int rcx_win_wait(struct rcx_win *win);
+
+/*
+ * The nonblocking form of rcx_win_wait. It makes progress once, then
+ * sets *flag to 1 and ends the exposure epoch as rcx_win_wait does when
+ * every origin of the post has completed, or sets *flag to 0 and leaves
+ * the epoch open. *flag is written only on success.
+ * Errors: -EINVAL win not live or flag NULL (logged); RCX_ERR_EPOCH no
+ * exposure epoch is open; RCX_ERR_WIN_INVALID the window was invalidated
+ * before the call; RCX_ERR_PROC_FAILED a member failed (the window is
+ * then invalid and the epoch ended).
+ */
+RCX_API int rcx_win_test(struct rcx_win *win, int *flag);
 
 /*
  * Order: every operation this thread (rcx_order_scope=process: this

@@ -341,7 +341,8 @@ RCX_API int rcx_win_order(struct rcx_win *w, int kind)
 		ret = RCX_ERR_WIN_INVALID;
 		goto out;
 	}
-	if (!w->fence_open && !w->lock_all && !w->nlocked) {
+	if (!w->fence_open && !w->lock_all && !w->nlocked &&
+	    !rcx__win_pscw_access(w, -1)) {
 		ret = RCX_ERR_EPOCH;
 		goto out;
 	}

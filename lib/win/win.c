@@ -198,8 +198,8 @@ void rcx__win_issued(struct rcx_win *w, struct rcx__win_op *op)
 
 static void kick(struct rcx_win *w, int target);
 
-int rcx__win_wait(struct rcx_win *w, bool (*done)(struct rcx_win *, void *),
-		  void *arg)
+int rcx__win_wait_ms(struct rcx_win *w, bool (*done)(struct rcx_win *, void *),
+		     void *arg, int sleep_ms)
 {
 	struct rcx_ctx *ctx = w->ctx;
 	struct rcx__spin sp = { 0 };
@@ -229,7 +229,7 @@ int rcx__win_wait(struct rcx_win *w, bool (*done)(struct rcx_win *, void *),
 			}
 		}
 		if (rcx__spin_over(ctx, &sp))
-			rcx__wait_events(ctx, 50);
+			rcx__wait_events(ctx, sleep_ms);
 	}
 	return 0;
 }
@@ -865,6 +865,7 @@ static void win_destroy(struct rcx_win *w)
 	if (w->allocated)
 		rcx__mem_free(ctx, w->base);
 	free(w->ctrl);
+	free(w->pscw);
 	free(w->bounce);
 	free(w->ops);
 	free(w->scratch);
@@ -897,17 +898,18 @@ static int win_setup(struct rcx_win *w)
 	w->ops = calloc(RCX__WIN_OPS, sizeof(*w->ops));
 	w->scratch = malloc(2 * (ctx->cfg.eager_size + 64));
 	if (!w->peer || !w->tgt || !w->ops || !w->scratch ||
-	    posix_memalign((void **)&w->ctrl, 64, 64) ||
+	    posix_memalign((void **)&w->ctrl, 64, rcx__win_ctrl_len(w->size)) ||
 	    posix_memalign((void **)&w->bounce, 64, bounce_len))
 		return -ENOMEM;
-	memset(w->ctrl, 0, 64);
+	memset(w->ctrl, 0, rcx__win_ctrl_len(w->size));
 	/* keys of its own: validate must be able to revoke them */
 	if (w->len) {
 		ret = rcx__reg_get_private(ctx, w->base, w->len, all, &w->reg);
 		if (ret)
 			return ret;
 	}
-	ret = rcx__reg_get_private(ctx, w->ctrl, 64, all, &w->ctrl_reg);
+	ret = rcx__reg_get_private(ctx, w->ctrl, rcx__win_ctrl_len(w->size),
+				   all, &w->ctrl_reg);
 	if (!ret)
 		ret = rcx__reg_get(ctx, w->bounce, bounce_len,
 				   RCX_ACCESS_LOCAL_WRITE, &w->bounce_reg);
@@ -1163,7 +1165,8 @@ RCX_API int rcx_win_free(struct rcx_win **wp)
 	w = *wp;
 	ctx = w->ctx;
 	rcx__lock(ctx);
-	if (!w->invalid && (w->nlocked || w->lock_all)) {
+	if (!w->invalid &&
+	    (w->nlocked || w->lock_all || rcx__win_pscw_open(w))) {
 		rcx__unlock(ctx);
 		return RCX_ERR_EPOCH;
 	}

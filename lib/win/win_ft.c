@@ -31,6 +31,7 @@ void rcx__win_invalidate(struct rcx_win *w, int err)
 	w->nlocked = 0;
 	for (i = 0; i < w->size; i++)
 		w->tgt[i].lock = 0;
+	rcx__win_pscw_reset(w);
 	/*
 	 * Operations on their way complete in error when their completion
 	 * arrives: the dead peer's queue pair was put in the error state
@@ -235,7 +236,8 @@ static int rekey(struct rcx_win *w)
 	if (w->len)
 		ret = rcx__reg_get_private(ctx, w->base, w->len, all, &reg);
 	if (!ret)
-		ret = rcx__reg_get_private(ctx, w->ctrl, 64, all, &ctrl);
+		ret = rcx__reg_get_private(
+			ctx, w->ctrl, rcx__win_ctrl_len(w->size), all, &ctrl);
 	if (ret) {
 		rcx__reg_put(ctx, reg);
 		return ret;
@@ -244,7 +246,7 @@ static int rekey(struct rcx_win *w)
 	rcx__reg_put(ctx, w->ctrl_reg);
 	w->reg = reg;
 	w->ctrl_reg = ctrl;
-	memset(w->ctrl, 0, 64);
+	memset(w->ctrl, 0, rcx__win_ctrl_len(w->size));
 	return 0;
 }
 

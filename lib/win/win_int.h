@@ -55,6 +55,17 @@ enum { RCX__OP_WAITED = 1, RCX__OP_JOB = 2 };
 /* the share of the send-queue budget operations may fill */
 #define RCX__WIN_SQ_OPS (RCX__WIN_SQ_DEPTH - RCX__WIN_KICKS_MAX)
 
+/*
+ * Control words of a rank's window, registered for the peers: the lock
+ * word (and padding), then per rank of the group the post counter that
+ * rank wrote here, then per rank its complete counter (win_pscw.c).
+ */
+#define RCX__WIN_CTRL_HDR 64
+static inline size_t rcx__win_ctrl_len(int size)
+{
+	return RCX__WIN_CTRL_HDR + (size_t)size * 16;
+}
+
 struct rcx_win;
 
 /* The kicks to one target: their completions come back here. */
@@ -226,6 +237,7 @@ struct rcx_win {
 	bool fence_open;
 	bool lock_all;
 	int nlocked;
+	struct rcx__win_pscw *pscw; /* post/start epochs, or NULL */
 	uint32_t fence_ops; /* ops since the fence that opened the epoch */
 	/* operation slots */
 	struct rcx__win_op *ops, *op_free;
@@ -384,9 +396,21 @@ int rcx__win_post(struct rcx_win *w, struct rcx__win_op *op, struct rcx_wr *wr,
 void rcx__win_issued(struct rcx_win *w, struct rcx__win_op *op);
 /* An op is complete (WRs done or reply arrived): results, release. */
 void rcx__win_op_done(struct rcx_win *w, struct rcx__win_op *op, int err);
-/* Progress (lock held) until done(w, arg); 0 or RCX_ERR_PROC_FAILED. */
-int rcx__win_wait(struct rcx_win *w, bool (*done)(struct rcx_win *, void *),
-		  void *arg);
+/*
+ * Progress (lock held) until done(w, arg); 0 or RCX_ERR_PROC_FAILED.
+ * Past the spin budget it sleeps on the context's events, sleep_ms at
+ * most at a time: waits for completions may sleep long (50 ms), a wait
+ * for a word that a peer writes into memory (which raises no event
+ * here) sleeps little.
+ */
+int rcx__win_wait_ms(struct rcx_win *w, bool (*done)(struct rcx_win *, void *),
+		     void *arg, int sleep_ms);
+static inline int rcx__win_wait(struct rcx_win *w,
+				bool (*done)(struct rcx_win *, void *),
+				void *arg)
+{
+	return rcx__win_wait_ms(w, done, arg, 50);
+}
 /* The endpoint for NIC operations on target (loopback for self). */
 int rcx__win_ep(struct rcx_win *w, int target, struct rcx_ep **ep,
 		uint32_t **sq);
@@ -422,6 +446,38 @@ int rcx__win_flush_locked(struct rcx_win *w, int target, bool local);
  */
 int rcx__win_waited(struct rcx_win *w, int target, struct rcx_wr *wr, void *out,
 		    size_t n);
+
+/* ---- win_pscw.c */
+/*
+ * Post/start/complete/wait state: which ranks are in the open epochs and
+ * the counters of posts and completes exchanged with each rank.
+ */
+struct rcx__win_pscw {
+	bool access, expose; /* a start, a post epoch is open */
+	uint8_t *in_access;  /* [size]: in the start group */
+	uint8_t *in_expose;  /* [size]: in the post group */
+	uint64_t *posted;    /* [size]: posts made to that origin */
+	uint64_t *started;   /* [size]: access epochs opened to that target */
+};
+static inline bool rcx__win_pscw_open(const struct rcx_win *w)
+{
+	return w->pscw && (w->pscw->access || w->pscw->expose);
+}
+/* Is a start epoch to target (< 0: to any rank) open? */
+static inline bool rcx__win_pscw_access(const struct rcx_win *w, int target)
+{
+	return w->pscw && w->pscw->access &&
+	       (target < 0 || w->pscw->in_access[target]);
+}
+/* A member failed or validate rebuilt the window: epochs end, the
+ * counters start again from 0 (as the control words do). */
+void rcx__win_pscw_reset(struct rcx_win *w);
+
+/* A fence epoch without operations may give way to another epoch. */
+static inline bool rcx__win_fence_busy(const struct rcx_win *w)
+{
+	return w->fence_open && w->fence_ops;
+}
 
 /* ---- win_acc.c */
 void rcx__win_am(struct rcx__conn *c, const struct rcx__hdr *h,

@@ -2,7 +2,8 @@
 /*
  * Window synchronisation: epoch checks, passive target (a lock word per
  * rank taken with NIC atomics, so the target's CPU takes no part),
- * flushes, sync, and active target (fence).
+ * flushes, sync, and active target (fence; post/start/complete/wait are
+ * in win_pscw.c).
  *
  * Lock word: the low 32 bits count shared holders, RCX__LOCK_EXCL marks
  * the exclusive holder. Shared: fetch-add 1; if the exclusive bit was
@@ -20,7 +21,8 @@ int rcx__win_epoch_access(const struct rcx_win *w, int target)
 {
 	if (w->invalid)
 		return RCX_ERR_WIN_INVALID;
-	if (w->fence_open || w->lock_all || w->tgt[target].lock)
+	if (w->fence_open || w->lock_all || w->tgt[target].lock ||
+	    rcx__win_pscw_access(w, target))
 		return 0;
 	return RCX_ERR_EPOCH;
 }
@@ -248,12 +250,6 @@ static int release(struct rcx_win *w, int target, int type)
 			   0, &old);
 }
 
-/* A fence epoch without operations may give way to a passive one. */
-static bool fence_busy(const struct rcx_win *w)
-{
-	return w->fence_open && w->fence_ops;
-}
-
 RCX_API int rcx_win_lock(struct rcx_win *w, int type, int target)
 {
 	int ret;
@@ -269,7 +265,8 @@ RCX_API int rcx_win_lock(struct rcx_win *w, int type, int target)
 		ret = RCX_ERR_WIN_INVALID;
 		goto out;
 	}
-	if (w->tgt[target].lock || w->lock_all || fence_busy(w)) {
+	if (w->tgt[target].lock || w->lock_all || rcx__win_fence_busy(w) ||
+	    rcx__win_pscw_open(w)) {
 		ret = RCX_ERR_EPOCH;
 		goto out;
 	}
@@ -323,7 +320,8 @@ RCX_API int rcx_win_lock_all(struct rcx_win *w)
 		ret = RCX_ERR_WIN_INVALID;
 		goto out;
 	}
-	if (w->lock_all || w->nlocked || fence_busy(w)) {
+	if (w->lock_all || w->nlocked || rcx__win_fence_busy(w) ||
+	    rcx__win_pscw_open(w)) {
 		ret = RCX_ERR_EPOCH;
 		goto out;
 	}
@@ -378,11 +376,17 @@ RCX_API int rcx_win_fence(struct rcx_win *w, int asserts)
 {
 	int ret, ret2;
 
-	if (!rcx__win_live(w) ||
-	    (asserts & ~(RCX_MODE_NOPRECEDE | RCX_MODE_NOSUCCEED)))
+	if (!rcx__win_live(w))
 		return -EINVAL;
+	if (asserts & ~(RCX_MODE_NOPRECEDE | RCX_MODE_NOSUCCEED |
+			RCX_MODE_NOSTORE | RCX_MODE_NOPUT)) {
+		rcx__log(RCX__LOG_ERROR, "win",
+			 "rcx_win_fence: asserts 0x%x: not one it takes",
+			 (unsigned int)asserts);
+		return -EINVAL;
+	}
 	rcx__lock(w->ctx);
-	if (w->invalid || w->nlocked || w->lock_all) {
+	if (w->invalid || w->nlocked || w->lock_all || rcx__win_pscw_open(w)) {
 		rcx__unlock(w->ctx);
 		return w->invalid ? RCX_ERR_WIN_INVALID : RCX_ERR_EPOCH;
 	}
