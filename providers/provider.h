@@ -193,6 +193,13 @@ struct rcx_dev_info {
 	 */
 	uint8_t ordered;
 	/*
+	 * A WR posted with RCX_WR_FENCE may wait for good though every WR
+	 * before it completed (rxe in Linux 6.1 loses the fenced WR's
+	 * wake-up, and WRs posted behind it do not always bring it back):
+	 * RCX_ORDER_FENCE=auto waits instead of fencing there.
+	 */
+	uint8_t fence_stalls;
+	/*
 	 * Endpoints do not all reach their peers the same way: one made
 	 * without rcx_ep_attr.nic may bypass the NIC (auto with a verbs
 	 * device: shared memory to peers on this host), and NIC atomics

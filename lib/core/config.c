@@ -64,6 +64,12 @@ const struct rcx__config_var rcx__config_vars[] = {
 	  "lazy: a pair of the world connects on first use; eager: every "
 	  "pair at creation",
 	  S(connect) },
+	{ "RCX_ORDER_FENCE", "auto",
+	  "how rcx_win_order orders an RDMA READ or atomic before a later "
+	  "write: fence (IBV_SEND_FENCE on the later WR), wait (until the "
+	  "earlier one completes), auto (fence, but wait on a device whose "
+	  "fenced WRs may stall for good: rxe)",
+	  S(order_fence) },
 	{ "RCX_CQ_SIZE", "4096",
 	  "completion queue entries to start with; it grows as endpoints "
 	  "are made",

@@ -43,6 +43,7 @@ struct rcx__config {
 	unsigned long heartbeat_ms;
 	unsigned long ft_timeout_ms;
 	char connect[8];
+	char order_fence[8];
 	unsigned long cq_size;
 	char progress_cpus[RCX__CPULIST_LEN];
 	char log_level[8];
@@ -763,6 +764,12 @@ struct rcx_ctx {
 	uint32_t magic;
 	int mt;	  /* RCX_THREAD_MULTIPLE */
 	int lazy; /* world connections on first use (RCX_CONNECT) */
+	/*
+	 * rcx_win_order waits where it would set RCX_WR_FENCE
+	 * (RCX_ORDER_FENCE=wait, or auto on a device whose fenced WRs may
+	 * stall: rcx_dev_info.fence_stalls)
+	 */
+	int fence_wait;
 	/* features with work for every progress pass (rcx__feat_work) */
 	uint32_t feat_work;
 	pthread_mutex_t lock;

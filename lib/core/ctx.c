@@ -216,6 +216,37 @@ static void ctx_free(struct rcx_ctx *ctx)
 	free(ctx);
 }
 
+/*
+ * RCX_ORDER_FENCE: how rcx_win_order keeps a later write behind an earlier
+ * RDMA READ or atomic. rxe (Linux 6.1) has been seen to hold a fenced WR
+ * for good, the earlier WRs complete and more WRs posted behind it (a
+ * fence then never returns): there auto waits instead.
+ */
+static int order_fence_mode(struct rcx_ctx *ctx)
+{
+	const char *m = ctx->cfg.order_fence;
+
+	if (!strcmp(m, "fence")) {
+		ctx->fence_wait = 0;
+	} else if (!strcmp(m, "wait")) {
+		ctx->fence_wait = 1;
+	} else if (!strcmp(m, "auto")) {
+		ctx->fence_wait = ctx->info.fence_stalls;
+	} else {
+		rcx__log(
+			RCX__LOG_ERROR, "ctx",
+			"RCX_ORDER_FENCE=%s is not valid (auto, fence or wait)",
+			m);
+		return -EINVAL;
+	}
+	if (ctx->fence_wait && !ctx->info.ordered)
+		rcx__log(RCX__LOG_DEBUG, "ctx",
+			 "rcx_win_order waits instead of fencing on %s "
+			 "(RCX_ORDER_FENCE=%s)",
+			 ctx->info.name, m);
+	return 0;
+}
+
 RCX_API int rcx_ctx_create(const struct rcx_ctx_attr *attr,
 			   struct rcx_ctx **out)
 {
@@ -326,6 +357,8 @@ RCX_API int rcx_ctx_create(const struct rcx_ctx_attr *attr,
 	ret = ctx->ops->dev_query(ctx->dev, &ctx->info);
 	if (!ret)
 		ret = rcx__conn_depth_check(ctx);
+	if (!ret)
+		ret = order_fence_mode(ctx);
 	if (!ret)
 		ret = ctx->ops->listen(ctx->dev, (uint16_t)ctx->cfg.port,
 				       ctx->addr, sizeof(ctx->addr));

@@ -200,7 +200,8 @@ int rcx__order_prepare(struct rcx_win *w, struct rcx__win_strm *s, int target,
 	struct rcx__win_st *st = &s->t[target];
 	/*
 	 * The window's own memory, through the loopback pair: wait rather
-	 * than fence. There is no round trip for a fence to save, and rxe
+	 * than fence; so everywhere on a device whose fenced WRs may stall
+	 * (ctx.c, RCX_ORDER_FENCE). There is no round trip for a fence to save, and rxe
 	 * (Linux 6.1) has been seen to hold a fenced WR of a loopback pair
 	 * for good, re-driven or not (win.c, kick()).
 	 */
@@ -209,7 +210,8 @@ int rcx__order_prepare(struct rcx_win *w, struct rcx__win_strm *s, int target,
 			   off,
 			   len,
 			   two_paths(w, target),
-			   target == w->rank && !w->ctx->info.ordered };
+			   (target == w->rank && !w->ctx->info.ordered) ||
+				   w->ctx->fence_wait };
 	struct wait_arg a = { st, &l };
 	int need;
 

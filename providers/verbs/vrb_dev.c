@@ -11,6 +11,8 @@
 #include "vrb.h"
 
 #define VRB_CQ_SIZE 4096
+/* the vendor id rxe reports (drivers/infiniband/sw/rxe) */
+#define VRB_RXE_VENDOR_ID 0xffffff
 
 int vrb_errno(void)
 {
@@ -298,6 +300,8 @@ static int dev_query(struct rcx_dev *d, struct rcx_dev_info *info)
 		 : pa.link_layer == IBV_LINK_LAYER_INFINIBAND ? "InfiniBand"
 							      : "unspecified");
 	info->max_msg_sz = pa.max_msg_sz;
+	/* rxe: the kernel's software RoCE (its vendor id, 0xffffff) */
+	info->fence_stalls = dev->attr.vendor_id == VRB_RXE_VENDOR_ID;
 	info->mtu = dev->mtu;
 	inet_ntop(AF_INET, &sin->sin_addr, info->addr, sizeof(info->addr));
 	return 0;
