@@ -686,6 +686,67 @@ static void sc_kill(struct tp_job *j)
 	TP_CHECK_OK(rcx_group_free(&j->g));
 }
 
+/*
+ * Lock with RCX_MODE_NOCHECK (rcx_win_lock_assert, _lock_all_assert):
+ * the target's lock word is not touched during the epoch, where a plain
+ * lock sets it; operations complete at unlock all the same. Bad asserts
+ * are refused and open no epoch.
+ */
+static void lock_word_is(struct tp_job *j, struct rcx_win *w, bool held)
+{
+	TP_CHECK_OK(rcx_group_barrier(j->g));
+	if (j->rank == 1)
+		TP_CHECK_EQ(__atomic_load_n(w->ctrl, __ATOMIC_ACQUIRE) != 0,
+			    held);
+	TP_CHECK_OK(rcx_group_barrier(j->g));
+}
+
+static void sc_lock_nocheck(struct tp_job *j)
+{
+	struct rcx_win *w;
+	uint64_t *base, v;
+	int round;
+
+	TP_CHECK_OK(rcx_win_allocate(j->g, 64, 8, NULL, (void **)&base, &w));
+	base[0] = 0;
+	TP_CHECK_OK(rcx_group_barrier(j->g));
+	for (round = 0; round < 4 && !tp_failures(); round++) {
+		bool nocheck = round % 2 == 0, all = round >= 2;
+
+		v = (uint64_t)round + 1;
+		if (j->rank == 0) {
+			if (all)
+				TP_CHECK_OK(rcx_win_lock_all_assert(
+					w, nocheck ? RCX_MODE_NOCHECK : 0));
+			else
+				TP_CHECK_OK(rcx_win_lock_assert(
+					w, RCX_LOCK_EXCLUSIVE, 1,
+					nocheck ? RCX_MODE_NOCHECK : 0));
+			TP_CHECK_OK(rcx_put(w, &v, 8, 1, 0));
+		}
+		lock_word_is(j, w, !nocheck);
+		if (j->rank == 0)
+			TP_CHECK_OK(all ? rcx_win_unlock_all(w)
+					: rcx_win_unlock(w, 1));
+		TP_CHECK_OK(rcx_group_barrier(j->g));
+		if (j->rank == 1)
+			TP_CHECK_EQ(base[0], v);
+		/* released: nothing left in the word */
+		lock_word_is(j, w, false);
+	}
+	if (j->rank == 0) {
+		TP_CHECK_EQ(rcx_win_lock_assert(w, RCX_LOCK_SHARED, 1,
+						RCX_MODE_NOPUT),
+			    -EINVAL);
+		TP_CHECK_EQ(rcx_win_lock_all_assert(w, 0x4000), -EINVAL);
+		/* no epoch was opened by the refused calls */
+		TP_CHECK_EQ(rcx_win_unlock(w, 1), RCX_ERR_EPOCH);
+		TP_CHECK_EQ(rcx_win_unlock_all(w), RCX_ERR_EPOCH);
+	}
+	TP_CHECK_OK(rcx_group_barrier(j->g));
+	TP_CHECK_OK(rcx_win_free(&w));
+}
+
 static const struct tp_scenario scenarios[] = {
 	{ .name = "basic", .run = sc_basic },
 	{ .name = "two", .run = sc_two, .size = 3 },
@@ -698,6 +759,7 @@ static const struct tp_scenario scenarios[] = {
 	{ .name = "mpich_put", .run = sc_mpich_put },
 	{ .name = "mpich_acc", .run = sc_mpich_acc },
 	{ .name = "kill", .run = sc_kill, .size = 4 },
+	{ .name = "lock_nocheck", .run = sc_lock_nocheck, .size = 2 },
 };
 
 static int peer_main(int argc, char **argv)
@@ -778,6 +840,11 @@ static void test_kill(void)
 	unsetenv("RCX_RUN_FT");
 }
 
+static void test_lock_nocheck(void)
+{
+	job(2, "lock_nocheck", 180);
+}
+
 static const CU_TestInfo tests[] = {
 	{ "put_get_accumulate_ring_2procs", test_basic_2 },
 	{ "put_get_accumulate_ring_4procs", test_basic_4 },
@@ -791,6 +858,7 @@ static const CU_TestInfo tests[] = {
 	{ "mpich_putpscw1", test_mpich_put },
 	{ "mpich_accpscw1", test_mpich_acc },
 	{ "kill_in_epoch_no_hang_validate", test_kill },
+	{ "lock_nocheck_leaves_the_lock_word", test_lock_nocheck },
 	CU_TEST_INFO_NULL,
 };
 

@@ -624,6 +624,21 @@ RCX_API int rcx_rget_accumulate(struct rcx_win *win, const void *buf,
 RCX_API int rcx_win_lock(struct rcx_win *win, int type, int target);
 
 /*
+ * rcx_win_lock and rcx_win_lock_all with MPI's assert argument (the
+ * plain calls are these with 0). asserts is 0 or RCX_MODE_NOCHECK: the
+ * caller guarantees that no other process holds or asks for a
+ * conflicting lock on the target during the epoch (MPI_MODE_NOCHECK), so
+ * the lock word is neither taken nor released: the epoch opens without a
+ * round trip, and unlock only completes the operations. A conflicting
+ * lock taken anyway is erroneous and goes unnoticed.
+ * Errors: as rcx_win_lock and rcx_win_lock_all; -EINVAL asserts other
+ * than 0 and RCX_MODE_NOCHECK (logged, naming the value).
+ */
+RCX_API int rcx_win_lock_assert(struct rcx_win *win, int type, int target,
+				int asserts);
+RCX_API int rcx_win_lock_all_assert(struct rcx_win *win, int asserts);
+
+/*
  * End the access epoch rcx_win_lock opened: complete every operation of
  * this process to target at the target, then release the lock. Blocks
  * until both are done; the origin buffers of those operations are the

@@ -28,9 +28,12 @@ void rcx__win_invalidate(struct rcx_win *w, int err)
 	/* every epoch ends, in error */
 	w->fence_open = false;
 	w->lock_all = false;
+	w->lock_all_nocheck = false;
 	w->nlocked = 0;
-	for (i = 0; i < w->size; i++)
+	for (i = 0; i < w->size; i++) {
 		w->tgt[i].lock = 0;
+		w->tgt[i].nocheck = 0;
+	}
 	rcx__win_pscw_reset(w);
 	/*
 	 * Operations on their way complete in error when their completion
@@ -341,6 +344,7 @@ RCX_API int rcx_win_validate(struct rcx_win *w)
 		for (i = 0; i < w->size; i++) {
 			w->tgt[i].error = 0;
 			w->tgt[i].lock = 0;
+			w->tgt[i].nocheck = 0;
 		}
 		w->fence_open = false;
 		w->fence_ops = 0;

@@ -184,8 +184,9 @@ struct rcx__win_tgt {
 	uint32_t fenced;   /* ops posted with a fence, not complete */
 	uint32_t done;	   /* ops completed, and as last seen by kicks */
 	uint32_t done_seen;
-	int error;    /* first op error since the last flush */
-	uint8_t lock; /* RCX_LOCK_* taken by rcx_win_lock, or 0 */
+	int error;	 /* first op error since the last flush */
+	uint8_t lock;	 /* RCX_LOCK_* taken by rcx_win_lock, or 0 */
+	uint8_t nocheck; /* ... with RCX_MODE_NOCHECK: no lock word taken */
 	uint8_t nspan;
 	struct rcx__win_kick kick; /* win.c, kick() */
 	struct rcx__win_span span[RCX__WIN_SPANS];
@@ -236,6 +237,7 @@ struct rcx_win {
 	/* epochs */
 	bool fence_open;
 	bool lock_all;
+	bool lock_all_nocheck; /* RCX_MODE_NOCHECK: no lock word taken */
 	int nlocked;
 	struct rcx__win_pscw *pscw; /* post/start epochs, or NULL */
 	uint32_t fence_ops; /* ops since the fence that opened the epoch */

@@ -250,13 +250,28 @@ static int release(struct rcx_win *w, int target, int type)
 			   0, &old);
 }
 
-RCX_API int rcx_win_lock(struct rcx_win *w, int type, int target)
+/* asserts of lock and lock_all: 0 or RCX_MODE_NOCHECK (logged if not) */
+static bool lock_asserts_ok(const char *fn, int asserts)
 {
+	if (!(asserts & ~RCX_MODE_NOCHECK))
+		return true;
+	rcx__log(RCX__LOG_ERROR, "win",
+		 "%s: asserts 0x%x: only RCX_MODE_NOCHECK (0x%x) applies to a "
+		 "lock",
+		 fn, (unsigned int)asserts, (unsigned int)RCX_MODE_NOCHECK);
+	return false;
+}
+
+RCX_API int rcx_win_lock_assert(struct rcx_win *w, int type, int target,
+				int asserts)
+{
+	bool nocheck = asserts & RCX_MODE_NOCHECK;
 	int ret;
 
 	if (!rcx__win_live(w) || target >= w->size ||
 	    (target < 0 && target != RCX_PROC_NULL) ||
-	    (type != RCX_LOCK_SHARED && type != RCX_LOCK_EXCLUSIVE))
+	    (type != RCX_LOCK_SHARED && type != RCX_LOCK_EXCLUSIVE) ||
+	    !lock_asserts_ok("rcx_win_lock_assert", asserts))
 		return -EINVAL;
 	if (target == RCX_PROC_NULL)
 		return 0; /* no epoch to open: MPI allows it */
@@ -270,15 +285,25 @@ RCX_API int rcx_win_lock(struct rcx_win *w, int type, int target)
 		ret = RCX_ERR_EPOCH;
 		goto out;
 	}
-	ret = rcx__win_excluded(w, target) ? RCX_ERR_PROC_FAILED
-					   : acquire(w, target, type);
+	/* NOCHECK: the caller knows no conflicting lock is held or asked
+	 * for, so the lock word is left alone (no round trip) */
+	if (rcx__win_excluded(w, target)) {
+		ret = RCX_ERR_PROC_FAILED;
+	} else if (nocheck) {
+		rcx__win_dyn_sync(w); /* as acquire does */
+		ret = 0;
+	} else {
+		ret = acquire(w, target, type);
+	}
 	if (!ret && w->invalid) {
-		release(w, target, type);
+		if (!nocheck)
+			release(w, target, type);
 		ret = RCX_ERR_PROC_FAILED;
 	}
 	if (!ret) {
 		w->fence_open = false;
 		w->tgt[target].lock = (uint8_t)type;
+		w->tgt[target].nocheck = nocheck;
 		w->nlocked++;
 	}
 out:
@@ -286,9 +311,14 @@ out:
 	return ret;
 }
 
+RCX_API int rcx_win_lock(struct rcx_win *w, int type, int target)
+{
+	return rcx_win_lock_assert(w, type, target, 0);
+}
+
 RCX_API int rcx_win_unlock(struct rcx_win *w, int target)
 {
-	int ret, ret2;
+	int ret, ret2 = 0;
 
 	if (!rcx__win_live(w) || target >= w->size ||
 	    (target < 0 && target != RCX_PROC_NULL))
@@ -302,18 +332,22 @@ RCX_API int rcx_win_unlock(struct rcx_win *w, int target)
 	}
 	/* everything to target complete there before the lock goes */
 	ret = rcx__win_flush_locked(w, target, false);
-	ret2 = release(w, target, w->tgt[target].lock);
+	if (!w->tgt[target].nocheck)
+		ret2 = release(w, target, w->tgt[target].lock);
 	w->tgt[target].lock = 0;
+	w->tgt[target].nocheck = 0;
 	w->nlocked--;
 	rcx__unlock(w->ctx);
 	return ret ? ret : ret2;
 }
 
-RCX_API int rcx_win_lock_all(struct rcx_win *w)
+RCX_API int rcx_win_lock_all_assert(struct rcx_win *w, int asserts)
 {
+	bool nocheck = asserts & RCX_MODE_NOCHECK;
 	int t, ret = 0;
 
-	if (!rcx__win_live(w))
+	if (!rcx__win_live(w) ||
+	    !lock_asserts_ok("rcx_win_lock_all_assert", asserts))
 		return -EINVAL;
 	rcx__lock(w->ctx);
 	if (w->invalid) {
@@ -325,7 +359,9 @@ RCX_API int rcx_win_lock_all(struct rcx_win *w)
 		ret = RCX_ERR_EPOCH;
 		goto out;
 	}
-	for (t = 0; t < w->size && !ret; t++)
+	if (nocheck)
+		rcx__win_dyn_sync(w);
+	for (t = 0; t < w->size && !ret && !nocheck; t++)
 		if (!rcx__win_excluded(w, t))
 			ret = acquire(w, t, RCX_LOCK_SHARED);
 	/* t - 1 failed, or all were taken and the window failed since */
@@ -334,16 +370,22 @@ RCX_API int rcx_win_lock_all(struct rcx_win *w)
 		t++;
 	}
 	if (ret) {
-		while (--t > 0)
+		while (!nocheck && --t > 0)
 			if (!rcx__win_excluded(w, t - 1))
 				release(w, t - 1, RCX_LOCK_SHARED);
 		goto out;
 	}
 	w->fence_open = false;
 	w->lock_all = true;
+	w->lock_all_nocheck = nocheck;
 out:
 	rcx__unlock(w->ctx);
 	return ret;
+}
+
+RCX_API int rcx_win_lock_all(struct rcx_win *w)
+{
+	return rcx_win_lock_all_assert(w, 0);
 }
 
 RCX_API int rcx_win_unlock_all(struct rcx_win *w)
@@ -358,7 +400,7 @@ RCX_API int rcx_win_unlock_all(struct rcx_win *w)
 		return w->invalid ? RCX_ERR_WIN_INVALID : RCX_ERR_EPOCH;
 	}
 	ret = rcx__win_flush_locked(w, -1, false);
-	for (t = 0; t < w->size; t++) {
+	for (t = 0; t < w->size && !w->lock_all_nocheck; t++) {
 		if (rcx__win_excluded(w, t))
 			continue;
 		r = release(w, t, RCX_LOCK_SHARED);
@@ -366,6 +408,7 @@ RCX_API int rcx_win_unlock_all(struct rcx_win *w)
 			ret2 = r;
 	}
 	w->lock_all = false;
+	w->lock_all_nocheck = false;
 	rcx__unlock(w->ctx);
 	return ret ? ret : ret2;
 }
