@@ -10,7 +10,9 @@
  * 1 MiB allreduce; a continuation on each start; bad input; and a rank
  * that kills itself mid-stream under `rcx-run --ft`, after which every
  * survivor's started collective completes with RCX_ERR_PROC_FAILED and
- * the bound collective is freed.
+ * the bound collective is freed; and a start whose write waits for a late
+ * rank's credit, whose wait must sleep until the credit comes on shared
+ * memory (rank 0's empty polls counted).
  */
 #include <errno.h>
 #include <signal.h>
@@ -18,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <rcx/rcx.h>
 #include "tu.h"
 #include "tu_mp.h"
@@ -30,6 +33,11 @@ static int iters = ITERS_DEFAULT;
 #define BIG	   (1u << 17) /* int64 elements: 1 MiB */
 #define BIG_ITER   20
 #define CONT_ITERS 500
+/* credit_wake: starts with a late rank, how late, and what rank 0 may
+ * poll meanwhile (sleeping: a few polls a start; polling: thousands) */
+#define WAKE_STARTS  10
+#define WAKE_LATE_US 50000
+#define WAKE_POLLS   200
 
 static struct rcx_ctx *ctx;
 static struct rcx_group *g;
@@ -71,6 +79,54 @@ static void sc_barrier(void)
 		bad = !start_wait(b);
 	TP_CHECK_OK(rcx_bind_free(&b, 1));
 	TP_CHECK(b == NULL);
+}
+
+/* is the connection to rank r on shared memory? */
+static bool on_shm(int r)
+{
+	struct rcx_peer_info pi = { .version = RCX_PEER_INFO_VERSION };
+
+	return !rcx_group_peer_info(g, r, &pi) && !strcmp(pi.provider, "shm");
+}
+
+/*
+ * Run with RCX_SPIN_US=0 (the test sets it): the last rank starts each
+ * barrier WAKE_LATE_US late, so rank 0's write of the first step waits
+ * for that rank's credit (2 ranks: the one step). A wait for a credit
+ * that the provider's WRITE wakes (shm) sleeps until it comes; one that
+ * polled instead took the CPU the late rank needs (on a loaded host a
+ * start took a scheduler slice, milliseconds). Counted: rank 0's empty
+ * polls over the starts.
+ */
+static void sc_wake(void)
+{
+	struct rcx_stats s0 = { .size = sizeof(s0) },
+			 s1 = { .size = sizeof(s1) };
+	struct rcx_req *b = barrier_new();
+	int i;
+
+	if (!b)
+		return;
+	/* the first start hands out every credit once */
+	TP_CHECK(start_wait(b));
+	TP_CHECK_OK(rcx_ctx_stats(ctx, &s0));
+	for (i = 0; i < WAKE_STARTS; i++) {
+		if (rank == size - 1)
+			usleep(WAKE_LATE_US);
+		if (!start_wait(b))
+			break;
+	}
+	TP_CHECK_OK(rcx_ctx_stats(ctx, &s1));
+	TP_CHECK_EQ(i, WAKE_STARTS);
+	if (rank == 0 && on_shm(1)) {
+		if (!TP_CHECK(s1.empty_polls - s0.empty_polls < WAKE_POLLS))
+			fprintf(stderr,
+				"rank 0 polled %llu times in %d starts\n",
+				(unsigned long long)(s1.empty_polls -
+						     s0.empty_polls),
+				WAKE_STARTS);
+	}
+	TP_CHECK_OK(rcx_bind_free(&b, 1));
 }
 
 static int64_t bval(int root, int i, int j)
@@ -410,6 +466,7 @@ static const struct {
 	{ "allgather", sc_allgather, false },
 	{ "reduce", sc_reduce, false },
 	{ "kill", sc_kill, true },
+	{ "wake", sc_wake, false },
 };
 
 static int peer_main(int argc, char **argv)
@@ -497,6 +554,13 @@ static void test_kill(void)
 	unsetenv("RCX_RUN_FT");
 }
 
+static void test_wake(void)
+{
+	setenv("RCX_SPIN_US", "0", 1);
+	CU_ASSERT_EQUAL(tu_mp_run(2, "bcoll", "wake", 120), 0);
+	unsetenv("RCX_SPIN_US");
+}
+
 static const CU_TestInfo tests[] = {
 	{ "barrier_10k", test_barrier },
 	{ "bcast_two_roots_10k", test_bcast },
@@ -507,6 +571,7 @@ static const CU_TestInfo tests[] = {
 	{ "misuse", test_misuse },
 	{ "continuation_per_start", test_cont },
 	{ "member_killed_mid_stream", test_kill },
+	{ "credit_wait_sleeps", test_wake },
 	CU_TEST_INFO_NULL,
 };
 
