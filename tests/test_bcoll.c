@@ -302,6 +302,124 @@ static void sc_allgather(void)
 	free(all);
 }
 
+/* rank r's block for rank t at start i */
+static int64_t aval(int r, int t, int i, int j)
+{
+	return (int64_t)r * 1000000 + t * 1000 + i * 7 + j;
+}
+
+/* int64 blocks of COUNT, not in place and in place, taking turns */
+static void sc_alltoall(void)
+{
+	size_t n = (size_t)size * COUNT;
+	int64_t *snd = calloc(n, 8), *rcv = calloc(n, 8), *ip = calloc(n, 8);
+	struct rcx_req *init, *c[2] = { NULL, NULL };
+	int i, j, t, k, bad = 0;
+
+	if (!TP_CHECK(snd && rcv && ip))
+		goto out;
+	for (k = 0; k < 2; k++) {
+		init = NULL;
+		TP_CHECK_OK(rcx_alltoall_init(k ? RCX_IN_PLACE : snd,
+					      k ? ip : rcv, COUNT, RCX_INT64, g,
+					      NULL, &init));
+		c[k] = bind(init);
+		if (!c[k])
+			goto out;
+	}
+	for (i = 0; i < ITERS && !bad; i++) {
+		int64_t *in = i % 2 ? ip : snd, *out = i % 2 ? ip : rcv;
+
+		for (t = 0; t < size; t++)
+			for (j = 0; j < COUNT; j++) {
+				in[t * COUNT + j] = aval(rank, t, i, j);
+				if (out != in)
+					out[t * COUNT + j] = -1;
+			}
+		bad = !start_wait(c[i % 2]);
+		for (t = 0; t < size && !bad; t++)
+			for (j = 0; j < COUNT && !bad; j++)
+				bad = !TP_CHECK_EQ(out[t * COUNT + j],
+						   aval(t, rank, i, j));
+	}
+out:
+	for (k = 0; k < 2; k++)
+		if (c[k])
+			TP_CHECK_OK(rcx_bind_free(&c[k], 1));
+	free(snd);
+	free(rcv);
+	free(ip);
+}
+
+/* an allreduce bound with schedule sched (NULL: the default) */
+static struct rcx_req *allreduce_sched(const void *sbuf, void *rbuf,
+				       size_t count, int dtype, int op,
+				       const char *sched)
+{
+	struct rcx_req *init = NULL, *c = NULL;
+	struct rcx_info *info = NULL;
+
+	if (!TP_CHECK_OK(rcx_allreduce_init(sbuf, rbuf, count, dtype, op, g,
+					    NULL, &init)))
+		return NULL;
+	if (sched &&
+	    (!TP_CHECK_OK(rcx_info_create(&info)) ||
+	     !TP_CHECK_OK(rcx_info_set(info, RCX_BCOLL_SCHEDULE, sched))))
+		sched = NULL;
+	if (!TP_CHECK_OK(rcx_bind_coll(init, info, &c)))
+		c = NULL;
+	rcx_info_free(&info);
+	TP_CHECK_OK(rcx_req_free(&init));
+	return c;
+}
+
+/*
+ * Each allreduce schedule, forced, on counts that do and do not divide
+ * into the group's segments (and 64 KiB and up, where the default is
+ * the ring): the same results as the default's, exactly (integer SUM,
+ * double MAX).
+ */
+static void sc_sched(void)
+{
+	static const char *const sched[] = { NULL, "recursive_doubling", "tree",
+					     "ring" };
+	static const size_t counts[] = { 7, 64, 9001 };
+	int64_t *buf = malloc(9001 * 8);
+	double *dsend = malloc(9001 * 8), *dmax = malloc(9001 * 8);
+	struct rcx_req *c[2];
+	size_t ci;
+	int k, i, bad = 0;
+
+	if (!TP_CHECK(buf && dsend && dmax))
+		goto out;
+	for (ci = 0; ci < sizeof(counts) / sizeof(counts[0]) && !bad; ci++)
+		for (k = 0; k < 4 && !bad; k++) {
+			size_t n = counts[ci], j;
+
+			c[0] = allreduce_sched(RCX_IN_PLACE, buf, n, RCX_INT64,
+					       RCX_SUM, sched[k]);
+			c[1] = allreduce_sched(dsend, dmax, n, RCX_DOUBLE,
+					       RCX_MAX, sched[k]);
+			if (!TP_CHECK(c[0] && c[1]))
+				break;
+			for (i = 0; i < 20 && !bad; i++) {
+				check_sum(c[0], buf, (int)n, i);
+				for (j = 0; j < n; j++)
+					dsend[j] = rank == (int)((j + i) % size)
+							   ? 1e6 + j
+							   : (double)i;
+				bad = !start_wait(c[1]);
+				for (j = 0; j < n && !bad; j++)
+					bad = !TP_CHECK(dmax[j] == 1e6 + j);
+			}
+			TP_CHECK_OK(rcx_bind_free(c, 2));
+		}
+out:
+	free(buf);
+	free(dsend);
+	free(dmax);
+}
+
 /* 1 MiB in place, a few times */
 static void sc_big(void)
 {
@@ -319,6 +437,24 @@ static void sc_big(void)
 	if (c)
 		TP_CHECK_OK(rcx_bind_free(&c, 1));
 	free(buf);
+}
+
+/* a schedule that is unknown, or not the collective's, is refused */
+static void misuse_sched(void)
+{
+	struct rcx_req *init = NULL, *c = NULL;
+	struct rcx_info *info = NULL;
+
+	if (!TP_CHECK_OK(rcx_info_create(&info)) ||
+	    !TP_CHECK_OK(rcx_barrier_init(g, NULL, &init)))
+		return;
+	TP_CHECK_OK(rcx_info_set(info, RCX_BCOLL_SCHEDULE, "butterfly"));
+	TP_CHECK_EQ(rcx_bind_coll(init, info, &c), -EINVAL);
+	TP_CHECK_OK(rcx_info_set(info, RCX_BCOLL_SCHEDULE, "ring"));
+	TP_CHECK_EQ(rcx_bind_coll(init, info, &c), -EINVAL);
+	TP_CHECK(c == NULL);
+	rcx_info_free(&info);
+	TP_CHECK_OK(rcx_req_free(&init));
 }
 
 /* bad input returns a named error and changes nothing */
@@ -352,7 +488,21 @@ static void sc_misuse(void)
 				    &init),
 		    -EINVAL);
 	TP_CHECK_EQ(rcx_barrier_init(NULL, NULL, &init), -EINVAL);
+	TP_CHECK_EQ(rcx_alltoall_init(a, a, 1, RCX_INT64, g, NULL, &init),
+		    -EINVAL);
+	TP_CHECK_EQ(rcx_alltoall_init(NULL, b2, 1, RCX_INT64, g, NULL, &init),
+		    -EINVAL);
+	TP_CHECK_EQ(rcx_alltoall_init(a, NULL, 1, RCX_INT64, g, NULL, &init),
+		    -EINVAL);
+	TP_CHECK_EQ(rcx_alltoall_init(a, b2, 0, RCX_INT64, g, NULL, &init),
+		    -EINVAL);
+	TP_CHECK_EQ(rcx_alltoall_init(a, b2, 1, 77, g, NULL, &init), -EINVAL);
+	TP_CHECK_EQ(rcx_alltoall_init(a, b2, 1, RCX_INT64, NULL, NULL, &init),
+		    -EINVAL);
+	TP_CHECK_EQ(rcx_alltoall_init(a, b2, 1, RCX_INT64, g, NULL, NULL),
+		    -EINVAL);
 	TP_CHECK(init == NULL);
+	misuse_sched();
 	TP_CHECK_EQ(rcx_bind_coll(NULL, NULL, &c), -EINVAL);
 	TP_CHECK_OK(rcx_barrier_init(g, NULL, &init));
 	/* an init request is not started itself */
@@ -467,6 +617,8 @@ static const struct {
 	{ "reduce", sc_reduce, false },
 	{ "kill", sc_kill, true },
 	{ "wake", sc_wake, false },
+	{ "alltoall", sc_alltoall, false },
+	{ "sched", sc_sched, false },
 };
 
 static int peer_main(int argc, char **argv)
@@ -554,6 +706,16 @@ static void test_kill(void)
 	unsetenv("RCX_RUN_FT");
 }
 
+static void test_alltoall(void)
+{
+	run234("alltoall", 600);
+}
+
+static void test_sched(void)
+{
+	run234("sched", 600);
+}
+
 static void test_wake(void)
 {
 	setenv("RCX_SPIN_US", "0", 1);
@@ -572,6 +734,8 @@ static const CU_TestInfo tests[] = {
 	{ "continuation_per_start", test_cont },
 	{ "member_killed_mid_stream", test_kill },
 	{ "credit_wait_sleeps", test_wake },
+	{ "alltoall_in_place_and_not_10k", test_alltoall },
+	{ "allreduce_schedules_agree", test_sched },
 	CU_TEST_INFO_NULL,
 };
 

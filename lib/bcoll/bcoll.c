@@ -99,23 +99,27 @@ BC_REDUCE(red_u64, uint64_t, BC_ARITH(uint64_t, uint64_t) BC_BITS(uint64_t))
 BC_REDUCE(red_f32, float, BC_ARITH(float, float))
 BC_REDUCE(red_f64, double, BC_ARITH(double, double))
 
-static void reduce(struct bcoll *b, const void *in)
+/* the step's slot into its elements of the result */
+static void reduce(struct bcoll *b, const struct bc_step *s)
 {
+	void *acc = (uint8_t *)b->d.buf + s->off * (b->len / b->d.count);
+	const void *in = s->slot;
+
 	switch (b->d.dtype) {
 	case RCX_INT32:
-		red_i32(b->d.op, b->d.buf, in, b->d.count);
+		red_i32(b->d.op, acc, in, s->cnt);
 		break;
 	case RCX_INT64:
-		red_i64(b->d.op, b->d.buf, in, b->d.count);
+		red_i64(b->d.op, acc, in, s->cnt);
 		break;
 	case RCX_UINT64:
-		red_u64(b->d.op, b->d.buf, in, b->d.count);
+		red_u64(b->d.op, acc, in, s->cnt);
 		break;
 	case RCX_FLOAT:
-		red_f32(b->d.op, b->d.buf, in, b->d.count);
+		red_f32(b->d.op, acc, in, s->cnt);
 		break;
 	case RCX_DOUBLE:
-		red_f64(b->d.op, b->d.buf, in, b->d.count);
+		red_f64(b->d.op, acc, in, s->cnt);
 		break;
 	}
 }
@@ -154,7 +158,7 @@ static void advance(struct bcoll *b)
 		if (s->send && s->wait_send && !(s->flags & BC_SENT))
 			break;
 		if (s->reduce)
-			reduce(b, s->slot);
+			reduce(b, s);
 		b->cur++;
 	}
 	b->busy = false;
@@ -229,6 +233,18 @@ void rcx__bcoll_fail(struct bcoll *b, int err)
 		rcx__req_complete(b->req, err);
 }
 
+/* alltoall: this rank's own block, and in place what the sends read */
+static void alltoall_own(struct bcoll *b)
+{
+	size_t me = (size_t)b->g->rank * b->len;
+
+	if (b->copy)
+		memcpy(b->copy, b->d.buf, (size_t)b->g->size * b->len);
+	else
+		memcpy((uint8_t *)b->d.buf + me,
+		       (const uint8_t *)b->d.sendbuf + me, b->len);
+}
+
 static int bc_start(struct rcx_req *r)
 {
 	struct bcoll *b = r->obj;
@@ -246,6 +262,8 @@ static int bc_start(struct rcx_req *r)
 	else if (b->d.kind == BC_ALLGATHER && b->d.sendbuf != RCX_IN_PLACE)
 		memcpy((uint8_t *)b->d.buf + (size_t)b->g->rank * b->len,
 		       b->d.sendbuf, b->len);
+	else if (b->d.kind == BC_ALLTOALL)
+		alltoall_own(b);
 	b->cur = 0;
 	b->left = b->nch;
 	for (i = 0; i < b->nsteps; i++)
@@ -291,6 +309,7 @@ static void bc_fini(struct rcx_ctx *ctx)
 	while ((b = ctx->bcolls)) {
 		ctx->bcolls = b->next;
 		b->req->obj = NULL;
+		free(b->copy);
 		free(b->scratch);
 		free(b->ch);
 		free(b);
