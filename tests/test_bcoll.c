@@ -8,9 +8,10 @@
  * 10,000 on shared memory and on Soft-RoCE) with the data
  * changing between starts and every result checked at every rank; a
  * 1 MiB allreduce; a continuation on each start; bad input; and a rank
- * that kills itself mid-stream under `rcx-run --ft`, after which every
- * survivor's started collective completes with RCX_ERR_PROC_FAILED and
- * the bound collective is freed; and a start whose write waits for a late
+ * that kills itself mid-stream under `rcx-run --ft` (on the world, and on
+ * a sub-group without rank 0), after which every survivor's started
+ * collective completes with RCX_ERR_PROC_FAILED and the bound collective
+ * is freed; and a start whose write waits for a late
  * rank's credit, whose wait must sleep until the credit comes on shared
  * memory (rank 0's empty polls counted).
  */
@@ -569,18 +570,18 @@ static void sc_cont(void)
 }
 
 /*
- * --ft: every rank loops an allreduce; the last rank kills itself in the
- * middle of the stream. Every survivor's collective ends with
- * RCX_ERR_PROC_FAILED (a hang is the test's timeout) and frees.
+ * --ft: every rank of grp loops an allreduce; the world's last rank
+ * kills itself in the middle of the stream. Every survivor's collective
+ * ends with RCX_ERR_PROC_FAILED (a hang is the test's timeout) and frees.
  */
-static void sc_kill(void)
+static void kill_loop(struct rcx_group *grp)
 {
 	int64_t buf[COUNT];
 	struct rcx_req *init = NULL, *c;
 	int i, j, ret = 0;
 
 	TP_CHECK_OK(rcx_allreduce_init(RCX_IN_PLACE, buf, COUNT, RCX_INT64,
-				       RCX_SUM, g, NULL, &init));
+				       RCX_SUM, grp, NULL, &init));
 	c = bind(init);
 	if (!c)
 		return;
@@ -602,6 +603,29 @@ static void sc_kill(void)
 	TP_CHECK_OK(rcx_bind_free(&c, 1));
 }
 
+static void sc_kill(void)
+{
+	kill_loop(g);
+}
+
+/*
+ * The same on the sub-group of every rank but 0 (the world's failure
+ * reaches the sub-group's collective, under the member's rank there);
+ * rank 0 stays out.
+ */
+static void sc_kill_sub(void)
+{
+	const int out = 0;
+	struct rcx_group *sub = NULL;
+
+	if (!TP_CHECK_OK(rcx_group_excl(g, 1, &out, &sub)))
+		return;
+	if (rank != 0)
+		kill_loop(sub);
+	if (sub)
+		TP_CHECK_OK(rcx_group_free(&sub));
+}
+
 static const struct {
 	const char *name;
 	void (*fn)(void);
@@ -616,6 +640,7 @@ static const struct {
 	{ "allgather", sc_allgather, false },
 	{ "reduce", sc_reduce, false },
 	{ "kill", sc_kill, true },
+	{ "kill_sub", sc_kill_sub, true },
 	{ "wake", sc_wake, false },
 	{ "alltoall", sc_alltoall, false },
 	{ "sched", sc_sched, false },
@@ -706,6 +731,17 @@ static void test_kill(void)
 	unsetenv("RCX_RUN_FT");
 }
 
+/* 4 ranks: a sub-group of 3 (not a power of two) and one of 2 */
+static void test_kill_sub(void)
+{
+	int n;
+
+	setenv("RCX_RUN_FT", "1", 1);
+	for (n = 3; n <= 4; n++)
+		CU_ASSERT_EQUAL(tu_mp_run(n, "bcoll", "kill_sub", 180), 0);
+	unsetenv("RCX_RUN_FT");
+}
+
 static void test_alltoall(void)
 {
 	run234("alltoall", 600);
@@ -733,6 +769,7 @@ static const CU_TestInfo tests[] = {
 	{ "misuse", test_misuse },
 	{ "continuation_per_start", test_cont },
 	{ "member_killed_mid_stream", test_kill },
+	{ "sub_group_member_killed", test_kill_sub },
 	{ "credit_wait_sleeps", test_wake },
 	{ "alltoall_in_place_and_not_10k", test_alltoall },
 	{ "allreduce_schedules_agree", test_sched },

@@ -17,7 +17,6 @@
 /* the automatic choice: a ring allreduce from this many bytes */
 #define BC_RING_MIN (64 * 1024)
 
-
 /* dissemination: step k sends to r + 2^k and waits for r - 2^k */
 static int plan_barrier(const struct bcoll *b, struct bc_plan *p)
 {
@@ -111,7 +110,6 @@ static int plan_allreduce(const struct bcoll *b, struct bc_plan *p)
 					   .sbuf = buf };
 	return k;
 }
-
 
 /*
  * Binomial tree to the root: a rank reduces what its children send into
@@ -264,7 +262,8 @@ static bool has_sched(const struct bcoll *b, int s)
 		return s == BC_SCHED_RING;
 	default:
 		return s == BC_SCHED_RDOUBLING || s == BC_SCHED_TREE ||
-		       (s == BC_SCHED_RING && b->d.count >= (size_t)b->g->size &&
+		       (s == BC_SCHED_RING &&
+			b->d.count >= (size_t)b->g->size &&
 			2 * (b->g->size - 1) <= BC_MAX_STEPS);
 	}
 }
