@@ -87,7 +87,8 @@ int main(int argc, char **argv)
 	MPI_Comm_rank(MPI_COMM_WORLD, &me);
 	if (argc < 4) {
 		if (!me)
-			fprintf(stderr, "usage: mpi_coll_lat MODE ITERS SIZE...\n");
+			fprintf(stderr,
+				"usage: mpi_coll_lat MODE ITERS SIZE...\n");
 		MPI_Abort(MPI_COMM_WORLD, 2);
 	}
 	iters = atoi(argv[2]);
