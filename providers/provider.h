@@ -218,8 +218,19 @@ struct rcx_ep_info {
 	uint32_t max_inline; /* as granted */
 };
 
+/* What a provider's transport does beyond the RC rules (ops->caps). */
+enum rcx_prov_cap {
+	/*
+	 * An RDMA WRITE wakes the target's device if it is armed (its event
+	 * fd becomes readable): a wait for a word the peer writes may sleep.
+	 * A NIC raises no event for a WRITE; shared memory can.
+	 */
+	RCX_PROV_WRITE_WAKES = 1 << 0,
+};
+
 struct rcx_provider_ops {
 	const char *name;
+	unsigned int caps; /* enum rcx_prov_cap */
 
 	/* names of the usable devices: up to max, returns the count */
 	int (*dev_list)(char (*names)[64], int max);

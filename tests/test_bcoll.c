@@ -8,9 +8,12 @@
  * 10,000 on shared memory and on Soft-RoCE) with the data
  * changing between starts and every result checked at every rank; a
  * 1 MiB allreduce; a continuation on each start; bad input; and a rank
- * that kills itself mid-stream under `rcx-run --ft`, after which every
- * survivor's started collective completes with RCX_ERR_PROC_FAILED and
- * the bound collective is freed.
+ * that kills itself mid-stream under `rcx-run --ft` (on the world, and on
+ * a sub-group without rank 0), after which every survivor's started
+ * collective completes with RCX_ERR_PROC_FAILED and the bound collective
+ * is freed; and a start whose write waits for a late
+ * rank's credit, whose wait must sleep until the credit comes on shared
+ * memory (rank 0's empty polls counted).
  */
 #include <errno.h>
 #include <signal.h>
@@ -18,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <rcx/rcx.h>
 #include "tu.h"
 #include "tu_mp.h"
@@ -30,6 +34,11 @@ static int iters = ITERS_DEFAULT;
 #define BIG	   (1u << 17) /* int64 elements: 1 MiB */
 #define BIG_ITER   20
 #define CONT_ITERS 500
+/* credit_wake: starts with a late rank, how late, and what rank 0 may
+ * poll meanwhile (sleeping: a few polls a start; polling: thousands) */
+#define WAKE_STARTS  10
+#define WAKE_LATE_US 50000
+#define WAKE_POLLS   200
 
 static struct rcx_ctx *ctx;
 static struct rcx_group *g;
@@ -71,6 +80,54 @@ static void sc_barrier(void)
 		bad = !start_wait(b);
 	TP_CHECK_OK(rcx_bind_free(&b, 1));
 	TP_CHECK(b == NULL);
+}
+
+/* is the connection to rank r on shared memory? */
+static bool on_shm(int r)
+{
+	struct rcx_peer_info pi = { .version = RCX_PEER_INFO_VERSION };
+
+	return !rcx_group_peer_info(g, r, &pi) && !strcmp(pi.provider, "shm");
+}
+
+/*
+ * Run with RCX_SPIN_US=0 (the test sets it): the last rank starts each
+ * barrier WAKE_LATE_US late, so rank 0's write of the first step waits
+ * for that rank's credit (2 ranks: the one step). A wait for a credit
+ * that the provider's WRITE wakes (shm) sleeps until it comes; one that
+ * polled instead took the CPU the late rank needs (on a loaded host a
+ * start took a scheduler slice, milliseconds). Counted: rank 0's empty
+ * polls over the starts.
+ */
+static void sc_wake(void)
+{
+	struct rcx_stats s0 = { .size = sizeof(s0) },
+			 s1 = { .size = sizeof(s1) };
+	struct rcx_req *b = barrier_new();
+	int i;
+
+	if (!b)
+		return;
+	/* the first start hands out every credit once */
+	TP_CHECK(start_wait(b));
+	TP_CHECK_OK(rcx_ctx_stats(ctx, &s0));
+	for (i = 0; i < WAKE_STARTS; i++) {
+		if (rank == size - 1)
+			usleep(WAKE_LATE_US);
+		if (!start_wait(b))
+			break;
+	}
+	TP_CHECK_OK(rcx_ctx_stats(ctx, &s1));
+	TP_CHECK_EQ(i, WAKE_STARTS);
+	if (rank == 0 && on_shm(1)) {
+		if (!TP_CHECK(s1.empty_polls - s0.empty_polls < WAKE_POLLS))
+			fprintf(stderr,
+				"rank 0 polled %llu times in %d starts\n",
+				(unsigned long long)(s1.empty_polls -
+						     s0.empty_polls),
+				WAKE_STARTS);
+	}
+	TP_CHECK_OK(rcx_bind_free(&b, 1));
 }
 
 static int64_t bval(int root, int i, int j)
@@ -246,6 +303,124 @@ static void sc_allgather(void)
 	free(all);
 }
 
+/* rank r's block for rank t at start i */
+static int64_t aval(int r, int t, int i, int j)
+{
+	return (int64_t)r * 1000000 + t * 1000 + i * 7 + j;
+}
+
+/* int64 blocks of COUNT, not in place and in place, taking turns */
+static void sc_alltoall(void)
+{
+	size_t n = (size_t)size * COUNT;
+	int64_t *snd = calloc(n, 8), *rcv = calloc(n, 8), *ip = calloc(n, 8);
+	struct rcx_req *init, *c[2] = { NULL, NULL };
+	int i, j, t, k, bad = 0;
+
+	if (!TP_CHECK(snd && rcv && ip))
+		goto out;
+	for (k = 0; k < 2; k++) {
+		init = NULL;
+		TP_CHECK_OK(rcx_alltoall_init(k ? RCX_IN_PLACE : snd,
+					      k ? ip : rcv, COUNT, RCX_INT64, g,
+					      NULL, &init));
+		c[k] = bind(init);
+		if (!c[k])
+			goto out;
+	}
+	for (i = 0; i < ITERS && !bad; i++) {
+		int64_t *in = i % 2 ? ip : snd, *out = i % 2 ? ip : rcv;
+
+		for (t = 0; t < size; t++)
+			for (j = 0; j < COUNT; j++) {
+				in[t * COUNT + j] = aval(rank, t, i, j);
+				if (out != in)
+					out[t * COUNT + j] = -1;
+			}
+		bad = !start_wait(c[i % 2]);
+		for (t = 0; t < size && !bad; t++)
+			for (j = 0; j < COUNT && !bad; j++)
+				bad = !TP_CHECK_EQ(out[t * COUNT + j],
+						   aval(t, rank, i, j));
+	}
+out:
+	for (k = 0; k < 2; k++)
+		if (c[k])
+			TP_CHECK_OK(rcx_bind_free(&c[k], 1));
+	free(snd);
+	free(rcv);
+	free(ip);
+}
+
+/* an allreduce bound with schedule sched (NULL: the default) */
+static struct rcx_req *allreduce_sched(const void *sbuf, void *rbuf,
+				       size_t count, int dtype, int op,
+				       const char *sched)
+{
+	struct rcx_req *init = NULL, *c = NULL;
+	struct rcx_info *info = NULL;
+
+	if (!TP_CHECK_OK(rcx_allreduce_init(sbuf, rbuf, count, dtype, op, g,
+					    NULL, &init)))
+		return NULL;
+	if (sched &&
+	    (!TP_CHECK_OK(rcx_info_create(&info)) ||
+	     !TP_CHECK_OK(rcx_info_set(info, RCX_BCOLL_SCHEDULE, sched))))
+		sched = NULL;
+	if (!TP_CHECK_OK(rcx_bind_coll(init, info, &c)))
+		c = NULL;
+	rcx_info_free(&info);
+	TP_CHECK_OK(rcx_req_free(&init));
+	return c;
+}
+
+/*
+ * Each allreduce schedule, forced, on counts that do and do not divide
+ * into the group's segments (and 64 KiB and up, where the default is
+ * the ring): the same results as the default's, exactly (integer SUM,
+ * double MAX).
+ */
+static void sc_sched(void)
+{
+	static const char *const sched[] = { NULL, "recursive_doubling", "tree",
+					     "ring" };
+	static const size_t counts[] = { 7, 64, 9001 };
+	int64_t *buf = malloc(9001 * 8);
+	double *dsend = malloc(9001 * 8), *dmax = malloc(9001 * 8);
+	struct rcx_req *c[2];
+	size_t ci;
+	int k, i, bad = 0;
+
+	if (!TP_CHECK(buf && dsend && dmax))
+		goto out;
+	for (ci = 0; ci < sizeof(counts) / sizeof(counts[0]) && !bad; ci++)
+		for (k = 0; k < 4 && !bad; k++) {
+			size_t n = counts[ci], j;
+
+			c[0] = allreduce_sched(RCX_IN_PLACE, buf, n, RCX_INT64,
+					       RCX_SUM, sched[k]);
+			c[1] = allreduce_sched(dsend, dmax, n, RCX_DOUBLE,
+					       RCX_MAX, sched[k]);
+			if (!TP_CHECK(c[0] && c[1]))
+				break;
+			for (i = 0; i < 20 && !bad; i++) {
+				check_sum(c[0], buf, (int)n, i);
+				for (j = 0; j < n; j++)
+					dsend[j] = rank == (int)((j + i) % size)
+							   ? 1e6 + j
+							   : (double)i;
+				bad = !start_wait(c[1]);
+				for (j = 0; j < n && !bad; j++)
+					bad = !TP_CHECK(dmax[j] == 1e6 + j);
+			}
+			TP_CHECK_OK(rcx_bind_free(c, 2));
+		}
+out:
+	free(buf);
+	free(dsend);
+	free(dmax);
+}
+
 /* 1 MiB in place, a few times */
 static void sc_big(void)
 {
@@ -263,6 +438,24 @@ static void sc_big(void)
 	if (c)
 		TP_CHECK_OK(rcx_bind_free(&c, 1));
 	free(buf);
+}
+
+/* a schedule that is unknown, or not the collective's, is refused */
+static void misuse_sched(void)
+{
+	struct rcx_req *init = NULL, *c = NULL;
+	struct rcx_info *info = NULL;
+
+	if (!TP_CHECK_OK(rcx_info_create(&info)) ||
+	    !TP_CHECK_OK(rcx_barrier_init(g, NULL, &init)))
+		return;
+	TP_CHECK_OK(rcx_info_set(info, RCX_BCOLL_SCHEDULE, "butterfly"));
+	TP_CHECK_EQ(rcx_bind_coll(init, info, &c), -EINVAL);
+	TP_CHECK_OK(rcx_info_set(info, RCX_BCOLL_SCHEDULE, "ring"));
+	TP_CHECK_EQ(rcx_bind_coll(init, info, &c), -EINVAL);
+	TP_CHECK(c == NULL);
+	rcx_info_free(&info);
+	TP_CHECK_OK(rcx_req_free(&init));
 }
 
 /* bad input returns a named error and changes nothing */
@@ -296,7 +489,21 @@ static void sc_misuse(void)
 				    &init),
 		    -EINVAL);
 	TP_CHECK_EQ(rcx_barrier_init(NULL, NULL, &init), -EINVAL);
+	TP_CHECK_EQ(rcx_alltoall_init(a, a, 1, RCX_INT64, g, NULL, &init),
+		    -EINVAL);
+	TP_CHECK_EQ(rcx_alltoall_init(NULL, b2, 1, RCX_INT64, g, NULL, &init),
+		    -EINVAL);
+	TP_CHECK_EQ(rcx_alltoall_init(a, NULL, 1, RCX_INT64, g, NULL, &init),
+		    -EINVAL);
+	TP_CHECK_EQ(rcx_alltoall_init(a, b2, 0, RCX_INT64, g, NULL, &init),
+		    -EINVAL);
+	TP_CHECK_EQ(rcx_alltoall_init(a, b2, 1, 77, g, NULL, &init), -EINVAL);
+	TP_CHECK_EQ(rcx_alltoall_init(a, b2, 1, RCX_INT64, NULL, NULL, &init),
+		    -EINVAL);
+	TP_CHECK_EQ(rcx_alltoall_init(a, b2, 1, RCX_INT64, g, NULL, NULL),
+		    -EINVAL);
 	TP_CHECK(init == NULL);
+	misuse_sched();
 	TP_CHECK_EQ(rcx_bind_coll(NULL, NULL, &c), -EINVAL);
 	TP_CHECK_OK(rcx_barrier_init(g, NULL, &init));
 	/* an init request is not started itself */
@@ -363,18 +570,18 @@ static void sc_cont(void)
 }
 
 /*
- * --ft: every rank loops an allreduce; the last rank kills itself in the
- * middle of the stream. Every survivor's collective ends with
- * RCX_ERR_PROC_FAILED (a hang is the test's timeout) and frees.
+ * --ft: every rank of grp loops an allreduce; the world's last rank
+ * kills itself in the middle of the stream. Every survivor's collective
+ * ends with RCX_ERR_PROC_FAILED (a hang is the test's timeout) and frees.
  */
-static void sc_kill(void)
+static void kill_loop(struct rcx_group *grp)
 {
 	int64_t buf[COUNT];
 	struct rcx_req *init = NULL, *c;
 	int i, j, ret = 0;
 
 	TP_CHECK_OK(rcx_allreduce_init(RCX_IN_PLACE, buf, COUNT, RCX_INT64,
-				       RCX_SUM, g, NULL, &init));
+				       RCX_SUM, grp, NULL, &init));
 	c = bind(init);
 	if (!c)
 		return;
@@ -396,6 +603,29 @@ static void sc_kill(void)
 	TP_CHECK_OK(rcx_bind_free(&c, 1));
 }
 
+static void sc_kill(void)
+{
+	kill_loop(g);
+}
+
+/*
+ * The same on the sub-group of every rank but 0 (the world's failure
+ * reaches the sub-group's collective, under the member's rank there);
+ * rank 0 stays out.
+ */
+static void sc_kill_sub(void)
+{
+	const int out = 0;
+	struct rcx_group *sub = NULL;
+
+	if (!TP_CHECK_OK(rcx_group_excl(g, 1, &out, &sub)))
+		return;
+	if (rank != 0)
+		kill_loop(sub);
+	if (sub)
+		TP_CHECK_OK(rcx_group_free(&sub));
+}
+
 static const struct {
 	const char *name;
 	void (*fn)(void);
@@ -410,6 +640,10 @@ static const struct {
 	{ "allgather", sc_allgather, false },
 	{ "reduce", sc_reduce, false },
 	{ "kill", sc_kill, true },
+	{ "kill_sub", sc_kill_sub, true },
+	{ "wake", sc_wake, false },
+	{ "alltoall", sc_alltoall, false },
+	{ "sched", sc_sched, false },
 };
 
 static int peer_main(int argc, char **argv)
@@ -493,6 +727,34 @@ static void test_kill(void)
 	unsetenv("RCX_RUN_FT");
 }
 
+/* 4 ranks: a sub-group of 3 (not a power of two) and one of 2 */
+static void test_kill_sub(void)
+{
+	int n;
+
+	setenv("RCX_RUN_FT", "1", 1);
+	for (n = 3; n <= 4; n++)
+		CU_ASSERT_EQUAL(tu_mp_run(n, "bcoll", "kill_sub", 180), 0);
+	unsetenv("RCX_RUN_FT");
+}
+
+static void test_alltoall(void)
+{
+	run234("alltoall", 600);
+}
+
+static void test_sched(void)
+{
+	run234("sched", 600);
+}
+
+static void test_wake(void)
+{
+	setenv("RCX_SPIN_US", "0", 1);
+	CU_ASSERT_EQUAL(tu_mp_run(2, "bcoll", "wake", 120), 0);
+	unsetenv("RCX_SPIN_US");
+}
+
 static const CU_TestInfo tests[] = {
 	{ "barrier_10k", test_barrier },
 	{ "bcast_two_roots_10k", test_bcast },
@@ -503,6 +765,10 @@ static const CU_TestInfo tests[] = {
 	{ "misuse", test_misuse },
 	{ "continuation_per_start", test_cont },
 	{ "member_killed_mid_stream", test_kill },
+	{ "sub_group_member_killed", test_kill_sub },
+	{ "credit_wait_sleeps", test_wake },
+	{ "alltoall_in_place_and_not_10k", test_alltoall },
+	{ "allreduce_schedules_agree", test_sched },
 	CU_TEST_INFO_NULL,
 };
 

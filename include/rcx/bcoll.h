@@ -16,7 +16,7 @@ struct rcx_group;
 /*
  * Bound collectives: persistent collectives (MPI-4's MPI_Barrier_init,
  * MPI_Bcast_init, MPI_Allreduce_init, MPI_Reduce_init,
- * MPI_Allgather_init) whose whole schedule is bound into
+ * MPI_Allgather_init, MPI_Alltoall_init) whose whole schedule is bound into
  * pre-posted RDMA work requests, the channels proposal's "extensions to
  * collective".
  *
@@ -29,9 +29,15 @@ struct rcx_group;
  * slot), so the buffers are registered once, every step's remote slot
  * address and key are exchanged once and the work requests are prepared.
  * Schedules: dissemination for the barrier, a binomial tree for the
- * broadcast, recursive doubling for the allreduce (a group that is not a
+ * broadcast, a ring for the allgather, a binomial tree for the reduce,
+ * shifted pairs for the alltoall (step s: to rank + s, from rank - s);
+ * the allreduce has three: recursive doubling (a group that is not a
  * power of two first folds its extra ranks into their neighbours), a
- * ring for the allgather, a binomial tree for the reduce.
+ * ring (reduce-scatter then allgather over n segments: what each rank
+ * moves does not grow with n) and a tree (a binomial reduce to rank 0,
+ * then its broadcast). Without RCX_BCOLL_SCHEDULE an allreduce takes the
+ * ring from 64 KiB on groups of more than 2 ranks (count at least the
+ * group's size), else recursive doubling.
  *
  * The bound collective is a persistent request: rcx_start / rcx_startall
  * / rcx_test / rcx_wait and continuations as on any request; one
@@ -56,7 +62,17 @@ struct rcx_group;
  */
 #define RCX_BCOLL_TAG_BASE 0x3fff0000
 
-/* sendbuf of a reduction or allgather: the data is in recvbuf already */
+/*
+ * Info key of rcx_bind_coll: the schedule, "auto" (the default: by size
+ * and group, see above), "recursive_doubling" (the barrier's
+ * dissemination; an allreduce), "tree" (broadcast, reduce, allreduce) or
+ * "ring" (allgather, alltoall, allreduce of count >= the group's size on
+ * at most 33 ranks). Every rank of the group must give the same value.
+ */
+#define RCX_BCOLL_SCHEDULE "rcx_bcoll_schedule"
+
+/* sendbuf of a reduction, allgather or alltoall: the data is in recvbuf
+ * already */
 #define RCX_IN_PLACE ((const void *)1)
 
 /*
@@ -109,11 +125,29 @@ RCX_API int rcx_allgather_init(const void *sendbuf, void *recvbuf, size_t count,
 			       struct rcx_req **req);
 
 /*
+ * Alltoall: rank i's sendbuf block j (count elements at sendbuf + j *
+ * count) lands in rank j's recvbuf block i. RCX_IN_PLACE: every block is
+ * taken from recvbuf (rcx copies it at each start). Schedule: shifted
+ * pairs, every block written straight into its recvbuf, every write
+ * posted at the start. Errors: -EINVAL g not a live group, a NULL buffer,
+ * count 0, an unknown datatype, sendbuf equal to recvbuf (use
+ * RCX_IN_PLACE), the group's blocks together exceed 4 GiB, or the group
+ * has more than 33 ranks; -ENOMEM no memory for the request.
+ */
+RCX_API int rcx_alltoall_init(const void *sendbuf, void *recvbuf, size_t count,
+			      int datatype, struct rcx_group *g,
+			      const struct rcx_info *info,
+			      struct rcx_req **req);
+
+/*
  * Bind the collective init_req describes (collective over its group).
  * *coll is written on success only; init_req is not changed and may be
  * freed or bound again. Free the result with rcx_bind_free.
+ * info: RCX_BCOLL_SCHEDULE (NULL: the defaults).
  * Errors: -EINVAL init_req is not a collective's init request, or its
- * group was freed; -ENOMEM no memory for the steps' channels;
+ * group was freed, an allgather's group has more than 65 ranks, info
+ * names an unknown schedule or one the collective does not have (for
+ * its size and group); -ENOMEM no memory for the steps' channels;
  * RCX_ERR_PROC_FAILED a member failed; errors
  * of rcx_bind (the binds of the steps).
  */

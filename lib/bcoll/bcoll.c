@@ -12,10 +12,13 @@
 #include "lib/bcoll/bcoll_int.h"
 #include "lib/chan/chan.h"
 
-/* a step's arrived data, reduced on this CPU into the result */
-static void reduce(struct bcoll *b, const void *in)
+/* the step's slot into its elements of the result, on this CPU */
+static void reduce(struct bcoll *b, const struct bc_step *s)
 {
-	rcx__dtype_fold(b->d.dtype, b->d.op, b->d.buf, in, b->d.count);
+	size_t es = rcx__dtype_size(b->d.dtype);
+
+	rcx__dtype_fold(b->d.dtype, b->d.op, (uint8_t *)b->d.buf + s->off * es,
+			s->slot, s->cnt);
 }
 
 /* ---- the walk through the steps */
@@ -52,7 +55,7 @@ static void advance(struct bcoll *b)
 		if (s->send && s->wait_send && !(s->flags & BC_SENT))
 			break;
 		if (s->reduce)
-			reduce(b, s->slot);
+			reduce(b, s);
 		b->cur++;
 	}
 	b->busy = false;
@@ -127,6 +130,18 @@ void rcx__bcoll_fail(struct bcoll *b, int err)
 		rcx__req_complete(b->req, err);
 }
 
+/* alltoall: this rank's own block, and in place what the sends read */
+static void alltoall_own(struct bcoll *b)
+{
+	size_t me = (size_t)b->g->rank * b->len;
+
+	if (b->copy)
+		memcpy(b->copy, b->d.buf, (size_t)b->g->size * b->len);
+	else
+		memcpy((uint8_t *)b->d.buf + me,
+		       (const uint8_t *)b->d.sendbuf + me, b->len);
+}
+
 static int bc_start(struct rcx_req *r)
 {
 	struct bcoll *b = r->obj;
@@ -144,6 +159,8 @@ static int bc_start(struct rcx_req *r)
 	else if (b->d.kind == BC_ALLGATHER && b->d.sendbuf != RCX_IN_PLACE)
 		memcpy((uint8_t *)b->d.buf + (size_t)b->g->rank * b->len,
 		       b->d.sendbuf, b->len);
+	else if (b->d.kind == BC_ALLTOALL)
+		alltoall_own(b);
 	b->cur = 0;
 	b->left = b->nch;
 	for (i = 0; i < b->nsteps; i++)
@@ -189,6 +206,7 @@ static void bc_fini(struct rcx_ctx *ctx)
 	while ((b = ctx->bcolls)) {
 		ctx->bcolls = b->next;
 		b->req->obj = NULL;
+		free(b->copy);
 		free(b->scratch);
 		free(b->ch);
 		free(b);

@@ -11,11 +11,6 @@
 #include "lib/bcoll/bcoll_int.h"
 #include "lib/chan/chan.h"
 
-/* most steps of a schedule: log2 of the largest group, plus the fold */
-#define BC_MAX_STEPS 64
-/* the tags of the steps' binds: step s, the fold and its result */
-#define BC_TAG_FOLD   (RCX_BCOLL_TAG_BASE / 2 + 62)
-#define BC_TAG_RESULT (RCX_BCOLL_TAG_BASE / 2 + 63)
 /* a barrier's message: the start count */
 #define BC_TOKEN_LEN sizeof(uint64_t)
 
@@ -186,108 +181,43 @@ RCX_API int rcx_allgather_init(const void *sendbuf, void *recvbuf, size_t count,
 			datatype, 0, 0, g, req);
 }
 
-/* ---- schedules: for each step, whom to write and whom to wait for */
-
-struct bc_plan {
-	int to, from; /* ranks, -1: none */
-	int tag;      /* of both binds */
-	void *sbuf;   /* what the send writes */
-	void *rbuf;   /* the receiving slot; NULL: the next scratch slot */
-	bool reduce, wait_send;
-};
-
-/* dissemination: step k sends to r + 2^k and waits for r - 2^k */
-static int plan_barrier(const struct bcoll *b, struct bc_plan *p)
+/* an alltoall described by d: checked (a block for every rank), then its
+ * request */
+static int blocks_new(const char *fn, const struct bc_desc *d,
+		      struct rcx_req **req)
 {
-	int n = b->g->size, r = b->g->rank, k = 0, d;
+	int ret = check_init(fn, d->g, req);
 
-	for (d = 1; d < n; d <<= 1, k++)
-		p[k] = (struct bc_plan){ .to = (r + d) % n,
-					 .from = (r - d + n) % n,
-					 .tag = RCX_BCOLL_TAG_BASE / 2 + k,
-					 .sbuf = (void *)&b->token };
-	return k;
+	if (!ret)
+		ret = check_data(fn, d->buf, d->count, d->dtype);
+	if (ret)
+		return ret;
+	if (d->count >
+	    UINT32_MAX / rcx__dtype_size(d->dtype) / (size_t)d->g->size)
+		return bad(fn, "count too large for the group:",
+			   (long long)d->count);
+	if (2 * (d->g->size - 1) > BC_MAX_STEPS)
+		return bad(fn, "group too large, ranks:", d->g->size);
+	if (!d->sendbuf)
+		return bad(fn, "sendbuf NULL:", 0);
+	if (d->sendbuf == d->buf)
+		return bad(fn, "sendbuf is recvbuf (use RCX_IN_PLACE):", 0);
+	return desc_new(d, req);
 }
 
-/* binomial tree from the root: the parent's data lands in buf */
-static int plan_bcast(const struct bcoll *b, struct bc_plan *p)
+RCX_API int rcx_alltoall_init(const void *sendbuf, void *recvbuf, size_t count,
+			      int datatype, struct rcx_group *g,
+			      const struct rcx_info *info, struct rcx_req **req)
 {
-	int n = b->g->size, root = b->d.root, k = 0, mask = 1;
-	int vr = (b->g->rank - root + n) % n;
+	const struct bc_desc d = { .kind = BC_ALLTOALL,
+				   .sendbuf = sendbuf,
+				   .buf = recvbuf,
+				   .count = count,
+				   .dtype = datatype,
+				   .g = g };
 
-	while (mask < n) {
-		if (vr & mask) {
-			p[k++] = (struct bc_plan){
-				.to = -1,
-				.from = (vr - mask + root) % n,
-				.tag = RCX_BCOLL_TAG_BASE / 2,
-				.rbuf = b->d.buf,
-			};
-			break;
-		}
-		mask <<= 1;
-	}
-	for (mask >>= 1; mask > 0; mask >>= 1)
-		if (vr + mask < n)
-			p[k++] = (struct bc_plan){
-				.to = (vr + mask + root) % n,
-				.from = -1,
-				.tag = RCX_BCOLL_TAG_BASE / 2,
-				.sbuf = b->d.buf,
-			};
-	return k;
-}
-
-/*
- * Recursive doubling over the largest power of two p <= n ranks; the
- * first 2 (n - p) ranks fold in pairs first (the even one hands its data
- * to the odd one and gets the result back at the end).
- */
-static int plan_allreduce(const struct bcoll *b, struct bc_plan *p)
-{
-	int n = b->g->size, r = b->g->rank, k = 0, pw = 1, rem, nr, mask, j;
-	void *buf = b->d.buf;
-
-	while (pw * 2 <= n)
-		pw *= 2;
-	rem = n - pw;
-	if (r < 2 * rem && r % 2 == 0) {
-		p[k++] = (struct bc_plan){ .to = r + 1,
-					   .from = -1,
-					   .tag = BC_TAG_FOLD,
-					   .sbuf = buf,
-					   .wait_send = true };
-		p[k++] = (struct bc_plan){ .to = -1,
-					   .from = r + 1,
-					   .tag = BC_TAG_RESULT,
-					   .rbuf = buf };
-		return k;
-	}
-	if (r < 2 * rem) {
-		p[k++] = (struct bc_plan){ .to = -1,
-					   .from = r - 1,
-					   .tag = BC_TAG_FOLD,
-					   .reduce = true };
-		nr = r / 2;
-	} else {
-		nr = r - rem;
-	}
-	for (mask = 1, j = 0; mask < pw; mask <<= 1, j++) {
-		int pn = nr ^ mask, peer = pn < rem ? pn * 2 + 1 : pn + rem;
-
-		p[k++] = (struct bc_plan){ .to = peer,
-					   .from = peer,
-					   .tag = RCX_BCOLL_TAG_BASE / 2 + j,
-					   .sbuf = buf,
-					   .reduce = true,
-					   .wait_send = true };
-	}
-	if (r < 2 * rem)
-		p[k++] = (struct bc_plan){ .to = r - 1,
-					   .from = -1,
-					   .tag = BC_TAG_RESULT,
-					   .sbuf = buf };
-	return k;
+	(void)info;
+	return blocks_new(__func__, &d, req);
 }
 
 /* ---- binding */
@@ -333,6 +263,7 @@ static void unbind(struct rcx_ctx *ctx, struct rcx_req **ch, int n)
 /* the schedule's channels, in plan order; first error */
 static int bind_plan(struct bcoll *b, const struct bc_plan *p, size_t slot)
 {
+	size_t len;
 	struct rcx_req *eph[2 * BC_MAX_STEPS];
 	struct rcx_status st[2 * BC_MAX_STEPS];
 	struct rcx_info *ci;
@@ -349,19 +280,23 @@ static int bind_plan(struct bcoll *b, const struct bc_plan *p, size_t slot)
 		s->b = b;
 		s->reduce = p[i].reduce;
 		s->wait_send = p[i].wait_send;
+		s->off = p[i].off;
+		s->cnt = p[i].cnt ? p[i].cnt : b->d.count;
 		if (p[i].to >= 0) {
+			len = p[i].slen ? p[i].slen : slot;
 			ret = bind_one(b, true, p[i].to, p[i].tag, p[i].sbuf,
-				       slot, ci, &b->ch[n], &eph[n]);
+				       len, ci, &b->ch[n], &eph[n]);
 			if (ret)
 				break;
 			s->send = b->ch[n++];
 		}
 		if (p[i].from >= 0) {
+			len = p[i].rlen ? p[i].rlen : slot;
 			s->slot = p[i].rbuf ? p[i].rbuf : next;
 			if (!p[i].rbuf)
-				next += slot;
+				next += len;
 			ret = bind_one(b, false, p[i].from, p[i].tag,
-				       (void *)s->slot, slot, ci, &b->ch[n],
+				       (void *)s->slot, len, ci, &b->ch[n],
 				       &eph[n]);
 			if (ret)
 				break;
@@ -383,79 +318,53 @@ static int bind_plan(struct bcoll *b, const struct bc_plan *p, size_t slot)
 	return 0;
 }
 
-/*
- * Binomial tree to the root: a rank reduces what its children send into
- * recvbuf (each into a slot of its own), then writes the sum of its
- * subtree to its parent.
- */
-static int plan_reduce(const struct bcoll *b, struct bc_plan *p)
-{
-	int n = b->g->size, root = b->d.root, k = 0, mask, j;
-	int vr = (b->g->rank - root + n) % n;
-
-	for (mask = 1, j = 0; mask < n; mask <<= 1, j++) {
-		if (vr & mask) {
-			p[k++] = (struct bc_plan){
-				.to = (vr - mask + root) % n,
-				.from = -1,
-				.tag = RCX_BCOLL_TAG_BASE / 2 + j,
-				.sbuf = b->d.buf,
-			};
-			break;
-		}
-		if (vr + mask < n)
-			p[k++] = (struct bc_plan){
-				.to = -1,
-				.from = (vr + mask + root) % n,
-				.tag = RCX_BCOLL_TAG_BASE / 2 + j,
-				.reduce = true,
-			};
-	}
-	return k;
-}
-
-/*
- * Ring: at step s a rank forwards to the right the block it received at
- * step s - 1 (its own at step 0), and the left neighbour's lands in its
- * place in recvbuf: every step's buffers are fixed, so they are bound.
- */
-static int plan_allgather(const struct bcoll *b, struct bc_plan *p)
-{
-	int n = b->g->size, r = b->g->rank, s;
-	uint8_t *buf = b->d.buf;
-
-	for (s = 0; s < n - 1; s++)
-		p[s] = (struct bc_plan){
-			.to = (r + 1) % n,
-			.from = (r - 1 + n) % n,
-			.tag = RCX_BCOLL_TAG_BASE / 2 + s,
-			.sbuf = buf + (size_t)((r - s + n) % n) * b->len,
-			.rbuf = buf + (size_t)((r - s - 1 + n) % n) * b->len,
-		};
-	return s;
-}
-
-static int plan(struct bcoll *b, struct bc_plan *p)
-{
-	switch (b->d.kind) {
-	case BC_BARRIER:
-		return plan_barrier(b, p);
-	case BC_BCAST:
-		return plan_bcast(b, p);
-	case BC_ALLGATHER:
-		return plan_allgather(b, p);
-	case BC_REDUCE:
-		return plan_reduce(b, p);
-	default:
-		return plan_allreduce(b, p);
-	}
-}
-
 static void bcoll_destroy(struct bcoll *b)
 {
+	free(b->copy);
 	free(b->scratch);
 	free(b->ch);
 	free(b);
+}
+
+/* RCX_BCOLL_SCHEDULE in info: *sched (enum bc_sched), AUTO when unset */
+static int sched_of(const struct rcx_info *info, int *sched)
+{
+	static const char *const names[] = { "auto", "tree",
+					     "recursive_doubling", "ring" };
+	char v[RCX_INFO_VAL_MAX + 1];
+	int flag = 0, i;
+
+	*sched = BC_SCHED_AUTO;
+	if (!info)
+		return 0;
+	if (rcx_info_get(info, RCX_BCOLL_SCHEDULE, v, sizeof(v), &flag))
+		return bad("rcx_bind_coll", "info not an info:", 0);
+	if (!flag)
+		return 0;
+	for (i = 0; i < (int)(sizeof(names) / sizeof(names[0])); i++)
+		if (!strcmp(v, names[i])) {
+			*sched = i;
+			return 0;
+		}
+	rcx__log(RCX__LOG_ERROR, "bcoll", "rcx_bind_coll: %s \"%s\" unknown",
+		 RCX_BCOLL_SCHEDULE, v);
+	return -EINVAL;
+}
+
+/* what the schedule's steps need: scratch slots, alltoall's copy */
+static int bcoll_alloc(struct bcoll *b, const struct bc_plan *p, size_t slot)
+{
+	size_t bytes = 0;
+	int i;
+
+	for (i = 0; i < b->nsteps; i++)
+		if (p[i].from >= 0 && !p[i].rbuf)
+			bytes += p[i].rlen ? p[i].rlen : slot;
+	b->ch = calloc(2 * BC_MAX_STEPS, sizeof(*b->ch));
+	if (!b->ch ||
+	    (bytes && posix_memalign((void **)&b->scratch, 64, bytes)))
+		return -ENOMEM;
+	return 0;
 }
 
 RCX_API int rcx_bind_coll(struct rcx_req *init, const struct rcx_info *info,
@@ -465,10 +374,9 @@ RCX_API int rcx_bind_coll(struct rcx_req *init, const struct rcx_info *info,
 	struct bc_desc *d;
 	struct bcoll *b;
 	struct rcx_ctx *ctx;
-	size_t slot, nslots = 0;
-	int i, ret;
+	size_t slot;
+	int i, ret, forced;
 
-	(void)info;
 	if (!rcx__req_live(init) || init->ops != &rcx__bcoll_init_ops ||
 	    !init->obj)
 		return bad(__func__, "not a collective's init request:", 0);
@@ -477,6 +385,13 @@ RCX_API int rcx_bind_coll(struct rcx_req *init, const struct rcx_info *info,
 	d = init->obj;
 	if (!rcx__group_live(d->g))
 		return bad(__func__, "the request's group was freed:", 0);
+	if ((d->kind == BC_ALLGATHER && d->g->size - 1 > BC_MAX_STEPS) ||
+	    (d->kind == BC_ALLTOALL && 2 * (d->g->size - 1) > BC_MAX_STEPS))
+		return bad(__func__, "group too large for the schedule: ranks",
+			   d->g->size);
+	ret = sched_of(info, &forced);
+	if (ret)
+		return ret;
 	ctx = d->g->ctx;
 	b = calloc(1, sizeof(*b) + BC_MAX_STEPS * sizeof(b->steps[0]));
 	if (!b)
@@ -487,17 +402,16 @@ RCX_API int rcx_bind_coll(struct rcx_req *init, const struct rcx_info *info,
 	b->len = d->kind == BC_BARRIER ? 0
 				       : d->count * rcx__dtype_size(d->dtype);
 	slot = d->kind == BC_BARRIER ? BC_TOKEN_LEN : b->len;
-	b->nsteps = plan(b, p);
-	for (i = 0; i < b->nsteps; i++)
-		if (p[i].from >= 0 && !p[i].rbuf)
-			nslots++;
-	b->ch = calloc(2 * BC_MAX_STEPS, sizeof(*b->ch));
-	if (!b->ch || (nslots && posix_memalign((void **)&b->scratch, 64,
-						nslots * slot))) {
-		bcoll_destroy(b);
-		return -ENOMEM;
+	ret = rcx__bcoll_sched(b, forced);
+	if (!ret && d->kind == BC_ALLTOALL && d->sendbuf == RCX_IN_PLACE &&
+	    !(b->copy = malloc((size_t)b->g->size * b->len)))
+		ret = -ENOMEM;
+	if (!ret) {
+		b->nsteps = rcx__bcoll_plan(b, p);
+		ret = bcoll_alloc(b, p, slot);
 	}
-	ret = bind_plan(b, p, slot);
+	if (!ret)
+		ret = bind_plan(b, p, slot);
 	if (ret) {
 		bcoll_destroy(b);
 		return ret;

@@ -20,7 +20,20 @@ enum bc_kind {
 	BC_ALLREDUCE,
 	BC_ALLGATHER,
 	BC_REDUCE,
+	BC_ALLTOALL,
 };
+
+/* schedules (RCX_BCOLL_SCHEDULE) */
+enum bc_sched {
+	BC_SCHED_AUTO,
+	BC_SCHED_TREE,	    /* binomial trees */
+	BC_SCHED_RDOUBLING, /* recursive doubling, dissemination */
+	BC_SCHED_RING,	    /* neighbours (alltoall: shifted pairs) */
+};
+
+/* most steps of a schedule: log2 of the largest group plus the fold, or
+ * a ring's 2 (n - 1) */
+#define BC_MAX_STEPS 64
 
 /* What an init call describes (the obj of its request). */
 struct bc_desc {
@@ -30,6 +43,17 @@ struct bc_desc {
 	size_t count;	     /* allgather: elements of each rank */
 	int dtype, op, root;
 	struct rcx_group *g; /* held */
+};
+
+/* a step of a schedule: whom to write and whom to wait for */
+struct bc_plan {
+	int to, from;	   /* ranks, -1: none */
+	int tag;	   /* of both binds */
+	void *sbuf;	   /* what the send writes */
+	void *rbuf;	   /* the receiving slot; NULL: the next scratch slot */
+	size_t slen, rlen; /* bytes sent, received; 0: the collective's */
+	size_t off, cnt;   /* reduce: into these elements; cnt 0: all */
+	bool reduce, wait_send;
 };
 
 /* a step's progress within one start */
@@ -51,6 +75,7 @@ struct bc_step {
 	struct rcx_req *send; /* a bound channel, or NULL */
 	struct rcx_req *recv; /* a bound channel, started with the collective */
 	const void *slot;     /* where the receive lands */
+	size_t off, cnt;      /* the elements of the result it reduces */
 	bool reduce;	      /* reduce the slot into the result */
 	bool wait_send;
 	uint8_t flags; /* enum bc_flag */
@@ -65,6 +90,8 @@ struct bcoll {
 	size_t len;	  /* bytes of the data (allgather: a rank's block) */
 	uint64_t token;	  /* barrier: what its steps send, the start count */
 	uint8_t *scratch; /* receiving slots of the steps that reduce */
+	uint8_t *copy;	  /* alltoall in place: what the sends read */
+	int sched;	  /* enum bc_sched, chosen */
 	int nsteps, cur;
 	int nch;   /* channels (every step's send and receive) */
 	int left;  /* channel completions this start still waits for */
@@ -83,6 +110,13 @@ extern const struct rcx__req_ops rcx__bcoll_init_ops;
 void rcx__bcoll_fail(struct bcoll *b, int err);
 /* the completion hook of every channel of b (its done_arg: the step) */
 void rcx__bcoll_ch_done(struct rcx_req *r);
+
+/* bcoll_plan.c: the steps of b's schedule b->sched (chosen by
+ * rcx__bcoll_sched) into p[BC_MAX_STEPS]; how many */
+int rcx__bcoll_plan(struct bcoll *b, struct bc_plan *p);
+/* the schedule of b: forced (not AUTO) if b's kind has it, else by size
+ * and group; -EINVAL (logged) forced one it does not have */
+int rcx__bcoll_sched(struct bcoll *b, int forced);
 
 /* bcoll_bind.c: rcx_bind_free of bound collectives (rcx__bcoll_ops) */
 int rcx__bcoll_bind_free(struct rcx_req **reqs, int n);

@@ -184,6 +184,7 @@ static int set_on_ready(struct rcx_ep *ep, void *arg)
 	struct chset *s = arg;
 
 	s->ep = ep;
+	s->credit_wakes = rcx__obj_ops(ep)->caps & RCX_PROV_WRITE_WAKES;
 	if (s->is_send && !s->answered)
 		return 0;
 	return set_prepare(s);
@@ -1324,10 +1325,26 @@ static void chan_feat_cm_poll(struct rcx_ctx *ctx, long long now_us)
 		rcx__chan_conn_due(ctx, now_us);
 }
 
+/* Does every sender waiting for credit get a wakeup when it comes? */
+static bool deferred_wake(const struct rcx_ctx *ctx)
+{
+	const struct chan *c;
+
+	for (c = ctx->chan_deferred; c; c = c->next_deferred)
+		if (c->deferred && !c->set->credit_wakes)
+			return false;
+	return true;
+}
+
 static int chan_feat_sleep_limit(struct rcx_ctx *ctx, int timeout_ms)
 {
-	/* a sender waiting for a credit word gets no completion event */
-	if (ctx->chan_deferred)
+	/*
+	 * A sender waiting for a credit word gets no completion event: the
+	 * wait polls, unless the credit's WRITE wakes it (shm). Polling
+	 * where the writer needs the CPU delays the credit by a scheduler
+	 * slice (milliseconds on a loaded host, a timer tick for rxe).
+	 */
+	if (ctx->chan_deferred && !deferred_wake(ctx))
 		return 0;
 	/* the peer's side of a channel free is a remote write */
 	if (ctx->chan_ops && (timeout_ms < 0 || timeout_ms > 1))

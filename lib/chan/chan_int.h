@@ -138,6 +138,9 @@ struct chset {
 	uint64_t cookie;
 	size_t peer_len; /* the sender's len (what arrives) */
 	struct rcx_ep *ep;
+	/* sender, write_imm: the receiver's credit write wakes a sleeping
+	 * wait (the endpoint's provider has RCX_PROV_WRITE_WAKES) */
+	bool credit_wakes;
 	struct rcx__reg *reg; /* the slot region */
 	struct chctl *ctl;
 	struct rcx__reg *ctl_reg;

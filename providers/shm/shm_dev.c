@@ -573,6 +573,8 @@ static int ack(struct rcx_dev *d)
 
 const struct rcx_provider_ops rcx__shm_ops = {
 	.name = "shm",
+	/* a WRITE runs as a store by a process that kicks an armed peer */
+	.caps = RCX_PROV_WRITE_WAKES,
 	.dev_list = dev_list,
 	.dev_open = dev_open,
 	.dev_close = dev_close,
