@@ -736,8 +736,9 @@ struct rcx_ctx {
 	char addr[RCX__ADDR_LEN]; /* listener address */
 	unsigned int cm_tick;
 	/* connection polls by the CPU's counter (ctx.c): the next one due,
-	 * ticks between two, the counter and the clock at creation */
-	uint64_t cm_next, cm_period, tick0;
+	 * the latest one a pass with completions may put off, ticks between
+	 * two, the counter and the clock at creation */
+	uint64_t cm_next, cm_late, cm_period, tick0;
 	long long tick_us0;
 	int in_cm; /* inside rcx__cm_progress */
 	/*
