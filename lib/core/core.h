@@ -783,8 +783,9 @@ struct rcx_ctx {
 	char node[320];
 	unsigned int cm_tick;
 	/* connection polls by the CPU's counter (ctx.c): the next one due,
-	 * ticks between two, the counter and the clock at creation */
-	uint64_t cm_next, cm_period, tick0;
+	 * the latest one a pass with completions may put off, ticks between
+	 * two, the counter and the clock at creation */
+	uint64_t cm_next, cm_late, cm_period, tick0;
 	long long tick_us0;
 	int in_cm; /* inside rcx__cm_progress */
 	/*

@@ -24,6 +24,13 @@
  */
 #define RCX__CM_EVERY	  1024
 #define RCX__CM_PERIOD_US 4000
+/*
+ * A pass that found completions hands them back first and leaves a due
+ * connection poll to the next pass that finds none (a waiter's next spin),
+ * unless the poll is this many periods late (100 ms: a tenth of the
+ * failure detection bound, docs/config.md) or RCX__CM_EVERY calls came.
+ */
+#define RCX__CM_LATE 25
 /* the clock is compared with the counter over at least this long */
 #define RCX__TICK_CALIB_US 10000
 
@@ -72,6 +79,7 @@ static __attribute__((noinline)) void cm_due(struct rcx_ctx *ctx, uint64_t now)
 		ctx->cm_period = (uint64_t)((double)(now - ctx->tick0) *
 					    RCX__CM_PERIOD_US / (double)us);
 	ctx->cm_next = now + ctx->cm_period;
+	ctx->cm_late = now + ctx->cm_period * RCX__CM_LATE;
 }
 
 /*
@@ -111,8 +119,9 @@ static inline __attribute__((always_inline)) int progress(struct rcx_ctx *ctx,
 	 * wake it.
 	 */
 	now = tick_now();
-	if (RCX__UNLIKELY(now >= ctx->cm_next ||
-			  (++ctx->cm_tick % RCX__CM_EVERY) == 0)) {
+	if (RCX__UNLIKELY(
+		    (now >= ctx->cm_next && (n <= 0 || now >= ctx->cm_late)) ||
+		    (++ctx->cm_tick % RCX__CM_EVERY) == 0)) {
 		cm_due(ctx, now);
 		if (rcx__cm_progress(ctx) > 0 && n <= 0)
 			n = 1;

@@ -28,7 +28,8 @@ struct shared {
 };
 
 static const char *const part_name[PT_NPARTS] = {
-	"send_start", "send_done", "recv_start", "recv_done", "empty",
+	"send_start", "send_done", "recv_start",
+	"recv_done",  "empty",	   "empty_next",
 };
 
 static struct {
@@ -177,15 +178,17 @@ void pt_count_waitall(enum pt_part p, int n, struct rcx_req **reqs)
 
 void pt_count_empty(struct rcx_req **r)
 {
-	int flag = 0, ret;
+	int flag = 0, ret, p;
 
-	pt_count_on(PT_EMPTY);
-	ret = rcx_test(r, &flag, RCX_STATUS_IGNORE);
-	pt_count_off();
-	PT_CHECK(ret);
-	if (flag)
-		pt_die(__FILE__, __LINE__,
-		       "an empty rcx_test found a completion", -EPROTO);
+	for (p = PT_EMPTY; p <= PT_EMPTY_NEXT; p++) {
+		pt_count_on(p);
+		ret = rcx_test(r, &flag, RCX_STATUS_IGNORE);
+		pt_count_off();
+		PT_CHECK(ret);
+		if (flag)
+			pt_die(__FILE__, __LINE__,
+			       "an empty rcx_test found a completion", -EPROTO);
+	}
 }
 
 long pt_count_iters(const struct pt_opts *o, unsigned int parts)

@@ -9,7 +9,9 @@
  *
  * A tool's iteration is a body of parts: the start of the sending end,
  * the test that hands its completion back, the same two of the receiving
- * end, one rcx_test that finds nothing. After the warm-up the body runs
+ * end, one rcx_test that finds nothing, and a second one right after it
+ * (the first carries the connection poll of progress when one is due,
+ * the second finds none due). After the warm-up the body runs
  * -n times once per part, and in each of these phases collection is on
  * only from the entry to the return of the calls of that part; each
  * phase ends with a dump ("part NAME") that compare reads per object
@@ -32,7 +34,8 @@ enum pt_part {
 	PT_SEND_DONE,  /* the test that hands the completion back */
 	PT_RECV_START,
 	PT_RECV_DONE,
-	PT_EMPTY, /* one rcx_test that finds nothing */
+	PT_EMPTY,      /* one rcx_test that finds nothing */
+	PT_EMPTY_NEXT, /* the next, right after it: no connection poll due */
 	PT_NPARTS
 };
 
@@ -68,7 +71,8 @@ void pt_count_received(void);
 void pt_count_ready(enum pt_part p);
 /* pt_count_wait for all n of reqs, with rcx_testall */
 void pt_count_waitall(enum pt_part p, int n, struct rcx_req **reqs);
-/* one rcx_test on *r that must find nothing (counted as PT_EMPTY) */
+/* two rcx_test on *r that must find nothing (counted as PT_EMPTY and
+ * PT_EMPTY_NEXT) */
 void pt_count_empty(struct rcx_req **r);
 /* the wait took this many polls (a tool's own wait loop) */
 void pt_count_polled(int polls);
