@@ -283,12 +283,15 @@ static void sc_order(struct tp_job *j)
 		rcx__win_stats(w, &st1);
 		TP_CHECK_EQ(st1.orders - st0.orders, 3);
 		/* an atomic last: complete's word must not pass it, so on a
-		 * device that may reorder it goes with the fence indicator */
+		 * device that may reorder it goes with the fence indicator,
+		 * or after a wait where fences may stall (RCX_ORDER_FENCE) */
 		TP_CHECK_OK(rcx_fetch_and_op(w, &add, &res2, RCX_INT64, peer, 3,
 					     RCX_SUM));
 		TP_CHECK_OK(rcx_win_complete(w));
 		rcx__win_stats(w, &st2);
-		if (!w->ctx->info.ordered)
+		if (w->ctx->fence_wait && !w->ctx->info.ordered)
+			TP_CHECK(st2.waits > st1.waits);
+		else if (!w->ctx->info.ordered)
 			TP_CHECK(st2.fences > st1.fences);
 		TP_CHECK_EQ(old, 7);
 		TP_CHECK_EQ(res, 7);
