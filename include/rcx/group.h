@@ -123,11 +123,44 @@ RCX_API int rcx_group_allgather(struct rcx_group *g, const void *in, size_t len,
  * disconnect, the provider's own notice), the launcher reported it, or
  * the transport gave up on it RCX_FT_TIMEOUT_MS ago (a slow rank is not
  * failed before; docs/config.md gives the detection bound).
- * After a failure, collectives on g return RCX_ERR_PROC_FAILED.
+ * After a failure, collectives on g return RCX_ERR_PROC_FAILED until
+ * rcx_group_validate.
  * Errors: -EINVAL g not live, n NULL, max < 0, ranks NULL with max > 0.
  */
 RCX_API int rcx_group_get_failed(struct rcx_group *g, int *ranks, int max,
 				 int *n);
+
+/*
+ * Validate (MPI_Comm_validate of the MPI Forum's fault-tolerance notes):
+ * collective over the live members of g. They agree on the set of failed
+ * members (the agreement survives the death of any rank during it, the
+ * one leading it included), every survivor marks them failed, and *nfailed
+ * is their number, the same at every survivor. From then on the group's
+ * collectives (barrier, allgather, the collectives of rcx/coll.h, window
+ * creation, sub-groups) run over the survivors, each keeping its rank; a
+ * failed rank's part of an output (allgather, gather) is left as it was,
+ * and a collective rooted at a failed rank returns RCX_ERR_PROC_FAILED.
+ * A member that left (freed its context) counts as failed. A failure not
+ * in the agreed set makes the collectives return RCX_ERR_PROC_FAILED again
+ * until the next validate. Without failures it is a barrier with *nfailed
+ * 0. rcx_group_get_failed lists the agreed set and any later failure.
+ * Errors: -EINVAL g not live or nfailed NULL (logged); -ENOMEM;
+ * RCX_ERR_PROC_FAILED a rank failed during the call and is not in the
+ * agreed set, or the others agreed that this rank failed (nothing is
+ * re-enabled: call it again).
+ */
+RCX_API int rcx_group_validate(struct rcx_group *g, int *nfailed);
+
+/*
+ * Shrink (ULFM's MPIX_Comm_shrink): rcx_group_validate, then a new group
+ * of the survivors (as rcx_group_incl of them, in the order of their
+ * ranks in g: renumbered 0 to size - nfailed - 1). Collective over the
+ * live members of g. *out is to be freed with rcx_group_free.
+ * Errors: -EINVAL g not live or out NULL (logged); those of
+ * rcx_group_validate and rcx_group_incl (RCX_ERR_PROC_FAILED a rank failed
+ * during the call: call it again); -ENOMEM.
+ */
+RCX_API int rcx_group_shrink(struct rcx_group *g, struct rcx_group **out);
 
 /*
  * What the connection to a peer got, as rcx_group_peer_info reports it.

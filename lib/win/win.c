@@ -995,14 +995,14 @@ static int nic_acc_agreed(const struct rcx_win *w, const struct win_wire *all)
 	int i;
 
 	for (i = 0; i < w->size; i++)
-		if (all[i].nic_acc != all[0].nic_acc) {
+		if (!w->g->acked[i] && all[i].nic_acc != all[w->rank].nic_acc) {
 			rcx__log(RCX__LOG_ERROR, "win",
-				 "rcx_win_create: info %s is %s at rank 0 "
+				 "rcx_win_create: info %s is %s at rank %d "
 				 "and %s at rank %d: it must be the same at "
 				 "every rank",
 				 RCX_ACCUMULATE_NIC,
-				 all[0].nic_acc ? "true" : "false",
-				 all[i].nic_acc ? "true" : "false", i);
+				 all[w->rank].nic_acc ? "true" : "false",
+				 w->rank, all[i].nic_acc ? "true" : "false", i);
 			return -EINVAL;
 		}
 	return 0;
@@ -1094,8 +1094,10 @@ static int win_create(struct rcx_group *g, void *base, size_t size,
 	i = rcx__ft_agree(g, &ok, fl);
 	if (!ret && i)
 		ret = i;
+	/* the failed a validation took out (rcx_group_validate) are no
+	 * members of the window; any other failure is */
 	for (i = 0; !ret && i < g->size; i++)
-		if (fl[i])
+		if (fl[i] && !g->acked[i])
 			ret = RCX_ERR_PROC_FAILED;
 	if (!ret && !ok)
 		ret = RCX_ERR_REMOTE_OP;
