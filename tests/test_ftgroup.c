@@ -132,14 +132,20 @@ static void sc_root(struct job *j)
 		 rcx_group_bcast(j->g, &v, sizeof(v), j->victim));
 }
 
-/* A rank nobody ever talked to dies; the others enter a barrier. */
+/*
+ * A rank nobody ever talked to dies; the others receive from it (a
+ * connection never started), then enter a barrier.
+ */
 static void sc_bystander(struct job *j)
 {
+	uint64_t v = 0;
+
 	if (j->rank == j->victim)
 		die(j);
 	(void)oob_get(j, "kill");
-	returned(j, "barrier without the bystander",
-		 rcx_group_barrier(j->g));
+	returned(j, "receive from the bystander",
+		 rcx_recv(j->g, &v, sizeof(v), j->victim, TAG, NULL));
+	returned(j, "barrier without the bystander", rcx_group_barrier(j->g));
 }
 
 /* The others: straight to validation, as a bystander of the failure. */
@@ -160,8 +166,8 @@ static void sc_stream(struct job *j)
 	if (j->rank == j->victim)
 		TP_CHECK_OK(rcx_send_init(j->g, &buf, 8, 0, TAG, &init));
 	else
-		TP_CHECK_OK(rcx_recv_init(j->g, &buf, 8, j->victim, TAG,
-					  &init));
+		TP_CHECK_OK(
+			rcx_recv_init(j->g, &buf, 8, j->victim, TAG, &init));
 	if (!TP_CHECK_OK(rcx_bind(init, NULL, &ch)))
 		return;
 	for (k = 0; !ret; k++) {
@@ -276,6 +282,9 @@ static void after(struct job *j)
 			to = (to + 1) % j->size;
 		TP_CHECK_OK(rcx_win_fence(w, 0));
 		TP_CHECK_OK(rcx_put(w, &me, 8, to, (size_t)j->rank));
+		/* the failed rank is no target */
+		TP_CHECK_EQ(rcx_put(w, &me, 8, j->victim, 0),
+			    RCX_ERR_PROC_FAILED);
 		TP_CHECK_OK(rcx_win_fence(w, 0));
 		/* from the survivor before this one */
 		i = (j->rank + j->size - 1) % j->size;
@@ -408,8 +417,9 @@ static void job(const char *name, int victim)
 	int k, n = runs();
 
 	for (k = 0; k < n; k++) {
-		fprintf(stderr, "\n  ftgroup %s, env bootstrap (run %d of %d)\n",
-			name, k + 1, n);
+		fprintf(stderr,
+			"\n  ftgroup %s, env bootstrap (run %d of %d)\n", name,
+			k + 1, n);
 		CU_ASSERT_EQUAL(run_env(name, victim), 0);
 		fprintf(stderr, "\n  ftgroup %s, rcx-run --ft (run %d of %d)\n",
 			name, k + 1, n);

@@ -94,9 +94,10 @@ RCX_API int rcx_group_size(const struct rcx_group *g);
  * messages; with lazy connections the first one connects the pairs it
  * needs). It orders nothing but itself: messages and RMA operations in
  * flight are not completed by it.
+ * After rcx_group_validate it runs among the survivors.
  * Errors: -EINVAL g is NULL or not a live group; RCX_ERR_PROC_FAILED a
- * member of g is known to have failed (before or during the call), so the
- * barrier cannot complete; RCX_ERR_TRANSPORT the connection to a member
+ * member of g is known to have failed (before or during the call) and no
+ * rcx_group_validate took it out, so the barrier cannot complete; RCX_ERR_TRANSPORT the connection to a member
  * broke (it may be alive: rcx_group_get_failed); -ENOMEM no memory for the rounds; otherwise an
  * error of the messages it sends (as rcx_send).
  */
@@ -108,9 +109,11 @@ RCX_API int rcx_group_barrier(struct rcx_group *g);
  * size * len bytes, rank i's contribution at out + i * len (this rank's
  * own included). len must be the same at every rank. Collective and
  * blocking; in and out are the caller's and may be reused on return.
+ * After rcx_group_validate it runs among the survivors: a failed rank's
+ * block of out is left as it was.
  * Errors: -EINVAL g is NULL or not a live group, or in or out NULL with
- * len > 0; RCX_ERR_PROC_FAILED a member of g is known to have failed, so
- * out is incomplete; -ENOMEM no memory for the exchange; otherwise an
+ * len > 0; RCX_ERR_PROC_FAILED a member of g is known to have failed and
+ * no rcx_group_validate took it out, so out is incomplete; -ENOMEM no memory for the exchange; otherwise an
  * error of the messages it sends (as rcx_send).
  */
 RCX_API int rcx_group_allgather(struct rcx_group *g, const void *in, size_t len,
@@ -144,8 +147,9 @@ RCX_API int rcx_group_get_failed(struct rcx_group *g, int *ranks, int max,
  * in the agreed set makes the collectives return RCX_ERR_PROC_FAILED again
  * until the next validate. Without failures it is a barrier with *nfailed
  * 0. rcx_group_get_failed lists the agreed set and any later failure.
- * Errors: -EINVAL g not live or nfailed NULL (logged); -ENOMEM;
- * RCX_ERR_PROC_FAILED a rank failed during the call and is not in the
+ * Errors: -EINVAL g not live or nfailed NULL (logged); -ENOMEM no memory
+ * for the agreement (nothing is re-enabled); RCX_ERR_PROC_FAILED a rank
+ * failed during the call and is not in the
  * agreed set, or the others agreed that this rank failed (nothing is
  * re-enabled: call it again).
  */
@@ -158,7 +162,8 @@ RCX_API int rcx_group_validate(struct rcx_group *g, int *nfailed);
  * live members of g. *out is to be freed with rcx_group_free.
  * Errors: -EINVAL g not live or out NULL (logged); those of
  * rcx_group_validate and rcx_group_incl (RCX_ERR_PROC_FAILED a rank failed
- * during the call: call it again); -ENOMEM.
+ * during the call: call it again); -ENOMEM no memory for the rank list
+ * or the new group.
  */
 RCX_API int rcx_group_shrink(struct rcx_group *g, struct rcx_group **out);
 

@@ -32,11 +32,12 @@ struct coll {
 	void *out;
 	uint8_t *acc, *tmp; /* reductions: partial result, what came */
 	uint32_t seq;
-	int mask;     /* the tree's or the exchange's distance */
-	int newrank;  /* allreduce: rank among the power of two, -1: none */
-	bool combine; /* tmp is to be folded into acc before the next round */
-	bool last;    /* the round in flight is the last */
-	int pending;  /* parts in flight (+1 while a round is posted) */
+	int mask;      /* the tree's or the exchange's distance */
+	int newrank;   /* allreduce: rank among the power of two, -1: none */
+	bool combine;  /* tmp is to be folded into acc before the next round */
+	bool last;     /* the round in flight is the last */
+	bool rootless; /* allreduce: root is no rank of the schedule */
+	int pending;   /* parts in flight (+1 while a round is posted) */
 	int err;
 	/* after a validation (rcx_group_validate) the schedule runs over
 	 * the survivors: rank, root and peers above count among them, and
@@ -427,7 +428,7 @@ static int survivors(struct rcx_group *g, struct coll *c)
 	c->rank = g->rank;
 	if (!g->nacked)
 		return 0;
-	if (g->acked[c->root]) {
+	if (g->acked[c->root] && !c->rootless) {
 		rcx__log(RCX__LOG_ERROR, "coll", "root %d: failed", c->root);
 		return RCX_ERR_PROC_FAILED;
 	}
@@ -444,7 +445,7 @@ static int survivors(struct rcx_group *g, struct coll *c)
 		c->map[n++] = i;
 	}
 	c->n = n;
-	c->root = root;
+	c->root = root < 0 ? 0 : root; /* rootless: any will do */
 	return 0;
 }
 
@@ -539,6 +540,7 @@ static int reduce_common(const char *fn, struct rcx_group *g, const void *in,
 		c->count = count;
 		/* the reduce's send goes from acc: it needs one too */
 		c->mask = all ? 0 : 1;
+		c->rootless = all;
 	}
 	return coll_run(g, c, true, req);
 }

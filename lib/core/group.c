@@ -221,16 +221,18 @@ static bool world_req(struct rcx_group *g, struct rcx__pending_req *p)
 	    (int)pd.rank >= g->size || (int)pd.rank == g->rank ||
 	    ask != ((int)pd.rank < g->rank))
 		return false;
+	/* a member that just asked or connected and cannot be answered or
+	 * accepted now died in between */
 	c = g->conns[pd.rank];
 	if (ask || !c || c->ep ||
 	    (c->state != RCX__CONN_IDLE && c->state != RCX__CONN_CONNECTING)) {
 		ctx->ops->ep_reject(ctx->dev, p->req);
 		if (ask && c && c->state == RCX__CONN_IDLE &&
 		    rcx__conn_start(c))
-			rcx__conn_fail(c, -ECONNABORTED);
+			rcx__conn_fail(c, RCX_ERR_PROC_FAILED);
 	} else if (rcx__conn_accept(c, p->req)) {
 		ctx->ops->ep_reject(ctx->dev, p->req);
-		rcx__conn_fail(c, -ECONNABORTED);
+		rcx__conn_fail(c, RCX_ERR_PROC_FAILED);
 	}
 	free(p);
 	return true;
