@@ -582,8 +582,12 @@ void rcx__conn_cancel_sends(struct rcx_group *g, int cid, int err);
 bool rcx__conn_withdrawn_fin(struct rcx__conn *c, uint32_t id);
 /* The peer left on purpose: nothing more comes (-ECONNRESET for all) */
 void rcx__conn_left(struct rcx__conn *c);
-/* A launcher's failure notice may follow a gone peer by this much */
-#define RCX__GONE_GRACE_MS 200
+/*
+ * A launcher's failure notice may follow a gone peer by this much (rcx-run
+ * reaps, then tells: on a loaded host, under emulation, 200 ms was seen
+ * to be too short, and a dead rank taken for one that left)
+ */
+#define RCX__GONE_GRACE_MS 1000
 /* queue or send a message for req (sendop = RCX__MSG_EAGER/RTS/FIN) */
 int rcx__conn_send(struct rcx__conn *c, struct rcx_req *req);
 int rcx__cm_progress(struct rcx_ctx *ctx);

@@ -1200,8 +1200,9 @@ int rcx__win_range(struct rcx_win *w, int target, size_t disp, size_t len,
 
 	if (target < 0 || target >= w->size)
 		return -EINVAL;
-	/* failed: a window made after rcx_group_validate has no part of it */
-	if (w->g->failed[target])
+	/* failed: a window made after rcx_group_validate has no part of
+	 * it (an invalid window reports that first, rma_check) */
+	if (w->g->failed[target] && !w->invalid)
 		return RCX_ERR_PROC_FAILED;
 	unit = w->peer[target].disp_unit;
 	size = w->peer[target].size;
