@@ -267,6 +267,12 @@ int rcx__conn_accept(struct rcx__conn *c, struct rcx_conn_req *req)
 		c->ep = ep;
 		c->state = RCX__CONN_CONNECTING;
 		c->ctx->st.connects++;
+	} else {
+		/* on_ready may have taken the endpoint the provider has
+		 * freed since (the peer went in between): no receive of it
+		 * will complete */
+		c->ep = NULL;
+		c->rx_posted = 0;
 	}
 	return ret;
 }
