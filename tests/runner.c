@@ -49,6 +49,7 @@ TU_SUITE(tu_suite_syscalls);
 TU_SUITE(tu_suite_bcoll);
 TU_SUITE(tu_suite_stop);
 TU_SUITE(tu_suite_wintypes);
+TU_SUITE(tu_suite_ftgroup);
 TU_PEER(tu_peer_api);
 TU_PEER(tu_peer_log);
 TU_PEER(tu_peer_smoke);
@@ -71,6 +72,7 @@ TU_PEER(tu_peer_syscalls);
 TU_PEER(tu_peer_bcoll);
 TU_PEER(tu_peer_stop);
 TU_PEER(tu_peer_wintypes);
+TU_PEER(tu_peer_ftgroup);
 
 /* clang-format off */
 static const struct tu_suite *const suites[] = {
@@ -99,6 +101,7 @@ static const struct tu_suite *const suites[] = {
 	&tu_suite_bcoll,
 	&tu_suite_stop,
 	&tu_suite_wintypes,
+	&tu_suite_ftgroup,
 	NULL,
 };
 
@@ -125,6 +128,7 @@ static const struct tu_peer *const peers[] = {
 	&tu_peer_bcoll,
 	&tu_peer_stop,
 	&tu_peer_wintypes,
+	&tu_peer_ftgroup,
 	NULL,
 };
 /* clang-format on */

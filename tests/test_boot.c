@@ -887,24 +887,14 @@ static void test_run_usage(void)
 /* n ranks of mode, highest rank first (the others must wait for 0). */
 static void env_job(const char *mode, const char *arg, int n, int victim)
 {
-	char root[64], v[16], line[128], want[64];
+	char line[128], want[64];
 	char *args[] = { (char *)mode, (char *)arg, NULL };
 	pid_t pid[8];
-	int fd[8], r, port = tu_free_port();
+	int fd[8], r;
 
-	CU_ASSERT_FATAL(port > 0 && n <= 8);
-	snprintf(root, sizeof(root), "127.0.0.1:%d", port);
+	CU_ASSERT_FATAL(n <= 8);
 	clear_boot_env();
-	setenv("RCX_ROOT", root, 1);
-	snprintf(v, sizeof(v), "%d", n);
-	setenv("RCX_SIZE", v, 1);
-	setenv("RCX_BOOT_TIMEOUT_MS", "20000", 1);
-	for (r = n - 1; r >= 0; r--) {
-		snprintf(v, sizeof(v), "%d", r);
-		setenv("RCX_RANK", v, 1);
-		CU_ASSERT_EQUAL_FATAL(
-			tu_spawn_peer("boot", args, &pid[r], &fd[r]), 0);
-	}
+	CU_ASSERT_EQUAL_FATAL(tu_spawn_env_job("boot", args, n, pid, fd), 0);
 	clear_boot_env();
 	snprintf(want, sizeof(want), "%s ok", mode);
 	for (r = 0; r < n; r++) {

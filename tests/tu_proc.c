@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <arpa/inet.h>
@@ -107,4 +108,36 @@ int tu_free_port(void)
 	if (fd >= 0)
 		close(fd);
 	return port;
+}
+
+int tu_spawn_env_job(const char *peer, char *const args[], int n, pid_t *pid,
+		     int *fd)
+{
+	static const char *const vars[] = { "RCX_ROOT", "RCX_SIZE", "RCX_RANK",
+					    "RCX_BOOT_TIMEOUT_MS" };
+	char root[64], v[16];
+	int r, ret = 0, port = tu_free_port();
+	size_t i;
+
+	if (port <= 0)
+		return -EADDRNOTAVAIL;
+	snprintf(root, sizeof(root), "127.0.0.1:%d", port);
+	setenv("RCX_ROOT", root, 1);
+	snprintf(v, sizeof(v), "%d", n);
+	setenv("RCX_SIZE", v, 1);
+	setenv("RCX_BOOT_TIMEOUT_MS", "20000", 1);
+	for (r = n - 1; r >= 0 && !ret; r--) {
+		snprintf(v, sizeof(v), "%d", r);
+		setenv("RCX_RANK", v, 1);
+		ret = tu_spawn_peer(peer, args, &pid[r], &fd[r]);
+	}
+	for (i = 0; i < sizeof(vars) / sizeof(vars[0]); i++)
+		unsetenv(vars[i]);
+	/* r + 1 failed to start: the ones above it go */
+	for (r += 2; ret && r < n; r++) {
+		kill(pid[r], SIGKILL);
+		tu_wait_peer(pid[r], 10000);
+		close(fd[r]);
+	}
+	return ret;
 }

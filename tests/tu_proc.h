@@ -34,5 +34,14 @@ int tu_job_finish(struct tu_job *j, int timeout_ms, int want);
 int tu_count(const char *hay, const char *needle);
 /* A TCP port on 127.0.0.1 that was free a moment ago, or -1. */
 int tu_free_port(void);
+/*
+ * n ranks of a job with the env bootstrap (RCX_ROOT on 127.0.0.1, a free
+ * port), each this runner as peer with args (tu_spawn_peer), the highest
+ * rank first: the others wait for rank 0. pid[r] and fd[r] of rank r.
+ * The RCX_ROOT, RCX_SIZE, RCX_RANK and RCX_BOOT_TIMEOUT_MS it sets are
+ * unset again. 0, or -errno (then no rank is left running).
+ */
+int tu_spawn_env_job(const char *peer, char *const args[], int n, pid_t *pid,
+		     int *fd);
 
 #endif

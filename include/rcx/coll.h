@@ -40,7 +40,10 @@ struct rcx_req;
  * RCX_MAXLOC/RCX_MINLOC on a type that is not a value-index pair (or
  * another op on a pair type), RCX_REPLACE or RCX_NO_OP, a buffer NULL where bytes are due
  * (logged, naming the value); RCX_ERR_PROC_FAILED a rank of g failed
- * (before: nothing is started; during: the request completes with it);
+ * (before: nothing is started; during: the request completes with it)
+ * that no rcx_group_validate took out, or root is one of those it took
+ * out (after a validate the others run without them, ranks kept; a
+ * failed rank's block of a gather is left as it was);
  * RCX_ERR_TRUNCATE (status) ranks gave different sizes; -ENOMEM no
  * memory for the request or its rounds' messages.
  */

@@ -94,9 +94,10 @@ RCX_API int rcx_group_size(const struct rcx_group *g);
  * messages; with lazy connections the first one connects the pairs it
  * needs). It orders nothing but itself: messages and RMA operations in
  * flight are not completed by it.
+ * After rcx_group_validate it runs among the survivors.
  * Errors: -EINVAL g is NULL or not a live group; RCX_ERR_PROC_FAILED a
- * member of g is known to have failed (before or during the call), so the
- * barrier cannot complete; RCX_ERR_TRANSPORT the connection to a member
+ * member of g is known to have failed (before or during the call) and no
+ * rcx_group_validate took it out, so the barrier cannot complete; RCX_ERR_TRANSPORT the connection to a member
  * broke (it may be alive: rcx_group_get_failed); -ENOMEM no memory for the rounds; otherwise an
  * error of the messages it sends (as rcx_send).
  */
@@ -108,9 +109,11 @@ RCX_API int rcx_group_barrier(struct rcx_group *g);
  * size * len bytes, rank i's contribution at out + i * len (this rank's
  * own included). len must be the same at every rank. Collective and
  * blocking; in and out are the caller's and may be reused on return.
+ * After rcx_group_validate it runs among the survivors: a failed rank's
+ * block of out is left as it was.
  * Errors: -EINVAL g is NULL or not a live group, or in or out NULL with
- * len > 0; RCX_ERR_PROC_FAILED a member of g is known to have failed, so
- * out is incomplete; -ENOMEM no memory for the exchange; otherwise an
+ * len > 0; RCX_ERR_PROC_FAILED a member of g is known to have failed and
+ * no rcx_group_validate took it out, so out is incomplete; -ENOMEM no memory for the exchange; otherwise an
  * error of the messages it sends (as rcx_send).
  */
 RCX_API int rcx_group_allgather(struct rcx_group *g, const void *in, size_t len,
@@ -123,11 +126,46 @@ RCX_API int rcx_group_allgather(struct rcx_group *g, const void *in, size_t len,
  * disconnect, the provider's own notice), the launcher reported it, or
  * the transport gave up on it RCX_FT_TIMEOUT_MS ago (a slow rank is not
  * failed before; docs/config.md gives the detection bound).
- * After a failure, collectives on g return RCX_ERR_PROC_FAILED.
+ * After a failure, collectives on g return RCX_ERR_PROC_FAILED until
+ * rcx_group_validate.
  * Errors: -EINVAL g not live, n NULL, max < 0, ranks NULL with max > 0.
  */
 RCX_API int rcx_group_get_failed(struct rcx_group *g, int *ranks, int max,
 				 int *n);
+
+/*
+ * Validate (MPI_Comm_validate of the MPI Forum's fault-tolerance notes):
+ * collective over the live members of g. They agree on the set of failed
+ * members (the agreement survives the death of any rank during it, the
+ * one leading it included), every survivor marks them failed, and *nfailed
+ * is their number, the same at every survivor. From then on the group's
+ * collectives (barrier, allgather, the collectives of rcx/coll.h, window
+ * creation, sub-groups) run over the survivors, each keeping its rank; a
+ * failed rank's part of an output (allgather, gather) is left as it was,
+ * and a collective rooted at a failed rank returns RCX_ERR_PROC_FAILED.
+ * A member that left (freed its context) counts as failed. A failure not
+ * in the agreed set makes the collectives return RCX_ERR_PROC_FAILED again
+ * until the next validate. Without failures it is a barrier with *nfailed
+ * 0. rcx_group_get_failed lists the agreed set and any later failure.
+ * Errors: -EINVAL g not live or nfailed NULL (logged); -ENOMEM no memory
+ * for the agreement (nothing is re-enabled); RCX_ERR_PROC_FAILED a rank
+ * failed during the call and is not in the
+ * agreed set, or the others agreed that this rank failed (nothing is
+ * re-enabled: call it again).
+ */
+RCX_API int rcx_group_validate(struct rcx_group *g, int *nfailed);
+
+/*
+ * Shrink (ULFM's MPIX_Comm_shrink): rcx_group_validate, then a new group
+ * of the survivors (as rcx_group_incl of them, in the order of their
+ * ranks in g: renumbered 0 to size - nfailed - 1). Collective over the
+ * live members of g. *out is to be freed with rcx_group_free.
+ * Errors: -EINVAL g not live or out NULL (logged); those of
+ * rcx_group_validate and rcx_group_incl (RCX_ERR_PROC_FAILED a rank failed
+ * during the call: call it again); -ENOMEM no memory for the rank list
+ * or the new group.
+ */
+RCX_API int rcx_group_shrink(struct rcx_group *g, struct rcx_group **out);
 
 /*
  * What the connection to a peer got, as rcx_group_peer_info reports it.

@@ -217,7 +217,10 @@ enum rcx_order_kind {
  * -EOPNOTSUPP the device has no atomics (needed for locks) and the group
  * has more than one process; -ENOMEM; negative errno from registration;
  * RCX_ERR_REMOTE_OP another rank failed to create its part (every rank
- * fails then); RCX_ERR_PROC_FAILED a member failed.
+ * fails then); RCX_ERR_PROC_FAILED a member failed (one that
+ * rcx_group_validate took out before does not count: the window is made
+ * among the survivors, ranks kept, and an operation to a failed rank
+ * returns RCX_ERR_PROC_FAILED).
  */
 RCX_API int rcx_win_create(struct rcx_group *g, void *base, size_t size,
 			   size_t disp_unit, const struct rcx_info *info,

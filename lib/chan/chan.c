@@ -55,6 +55,11 @@ void rcx__chan_set_fail(struct chset *s, int err)
 
 		if (c->req && c->req->state == RCX__REQ_ACTIVE) {
 			c->deferred = false;
+			/* its WR flushes later: the set waits for it */
+			if (c->mode == CH_RECV && s->ep && !c->flushing) {
+				c->flushing = true;
+				s->inflight++;
+			}
 			rcx__req_complete(c->req, err);
 		}
 	}
@@ -523,6 +528,10 @@ static void on_chan_wc(struct rcx_ctx *ctx, struct rcx__wrctx *w,
 	 */
 	if (RCX__UNLIKELY(cqe->status || (cqe->has_imm && !c->is_send))) {
 		rcx__stats_cqe(&ctx->st, cqe->status);
+		if (c->flushing) {
+			c->flushing = false;
+			c->set->inflight--;
+		}
 		rcx__chan_set_fail(c->set, !cqe->status ? RCX_ERR_PROTO
 					   : cqe->status == RCX_ERR_FLUSHED
 						   ? RCX_ERR_PROC_FAILED

@@ -59,7 +59,13 @@ static void set_on_cm(struct rcx__epobj *o, const struct rcx_cm_event *ev)
 			rcx__chan_set_fail(s, RCX_ERR_PROC_FAILED);
 		break;
 	case RCX_CM_ERROR:
-		rcx__chan_set_fail(s, ev->status ? ev->status : -ECONNABORTED);
+		/* the peer answered the bind, so it lived: nothing that
+		 * takes the connection now is its death */
+		rcx__chan_set_fail(s, ev->status == -ECONNREFUSED ||
+						      ev->status == -EHOSTDOWN
+					      ? RCX_ERR_PROC_FAILED
+				      : ev->status ? ev->status
+						   : -ECONNABORTED);
 		break;
 	}
 }
@@ -280,6 +286,7 @@ static int chan_conn_req(struct rcx_ctx *ctx, struct rcx__pending_req *p)
 	struct rcx_ep_attr a;
 	struct chset *s;
 	uint64_t cookie;
+	int ret;
 
 	if (p->len < 16 || memcmp(p->pdata, "RCX1", 4) ||
 	    p->pdata[4] != PD_CHAN)
@@ -289,12 +296,17 @@ static int chan_conn_req(struct rcx_ctx *ctx, struct rcx__pending_req *p)
 		if (s->is_send && s->cookie == cookie && !s->ep &&
 		    s->state == SET_HANDSHAKE)
 			break;
-	if (!s || (a = set_ep_attr(s),
-		   ctx->ops->ep_accept(ctx->dev, p->req, &a, &s->ep))) {
-		if (!s)
-			ctx->ops->ep_reject(ctx->dev, p->req);
-		else
-			rcx__chan_set_fail(s, -ECONNABORTED);
+	if (!s) {
+		ctx->ops->ep_reject(ctx->dev, p->req);
+	} else {
+		a = set_ep_attr(s);
+		ret = ctx->ops->ep_accept(ctx->dev, p->req, &a, &s->ep);
+		/* but for a local want, the receiver that just asked is
+		 * gone: it died between its answer and its connection */
+		if (ret)
+			rcx__chan_set_fail(s, ret == -ENOMEM || ret == -EINVAL
+						      ? ret
+						      : RCX_ERR_PROC_FAILED);
 	}
 	free(p);
 	return 1;
@@ -312,12 +324,19 @@ static bool conn_waits(const struct chset *s)
 	return s->state == SET_HANDSHAKE && !s->ep;
 }
 
+/*
+ * The peer of every set with it failed (known here from any detector,
+ * its notice included, not only from the set's own connection, which may
+ * say nothing: a receiver that waits for writes sends nothing): the
+ * active starts complete in error, a bind under way fails, and a free
+ * waiting for the peer's ends at once.
+ */
 void rcx__chan_peer_failed(struct rcx_group *g, int peer, int err)
 {
 	struct chset *s;
 
-	for (s = g->ctx->chan_sets; s && g->ctx->chan_conn_due; s = s->next)
-		if (s->conn_by_us && conn_waits(s) && s->ch[0].g == g &&
+	for (s = g->ctx->chan_sets; s; s = s->next)
+		if (s->state != SET_FAILED && s->ch[0].g == g &&
 		    s->ch[0].peer == peer)
 			rcx__chan_set_fail(s, err);
 }

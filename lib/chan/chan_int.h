@@ -95,6 +95,9 @@ struct chan {
 	bool deferred;
 	uint8_t fuse_m; /* deferred: first of this many started as one */
 	bool freed;
+	/* CH_RECV: its receive was still posted when the set failed (no
+	 * completion ended it): counted in inflight until it flushes */
+	bool flushing;
 	/* for rebind: where it was bound */
 	struct rcx_group *g;
 	int peer;

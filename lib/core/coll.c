@@ -33,17 +33,28 @@ struct coll {
 	void *out;
 	uint8_t *acc, *tmp; /* reductions: partial result, what came */
 	uint32_t seq;
-	int mask;     /* the tree's or the exchange's distance */
-	int newrank;  /* allreduce: rank among the power of two, -1: none */
-	bool combine; /* tmp is to be folded into acc before the next round */
-	bool last;    /* the round in flight is the last */
-	int pending;  /* parts in flight (+1 while a round is posted) */
+	int mask;      /* the tree's or the exchange's distance */
+	int newrank;   /* allreduce: rank among the power of two, -1: none */
+	bool combine;  /* tmp is to be folded into acc before the next round */
+	bool last;     /* the round in flight is the last */
+	bool rootless; /* allreduce: root is no rank of the schedule */
+	int pending;   /* parts in flight (+1 while a round is posted) */
 	int err;
+	/* after a validation (rcx_group_validate) the schedule runs over
+	 * the survivors: rank, root and peers above count among them, and
+	 * map[i] is the group rank of the i-th; NULL: all of the group */
+	int *map;
 };
 
 static int coll_tag(const struct coll *c, int round)
 {
 	return (int)((c->seq & 0xffffff) << 6) | round;
+}
+
+/* the group rank of the i-th rank of the schedule */
+static int grank(const struct coll *c, int i)
+{
+	return c->map ? c->map[i] : i;
 }
 
 /* the rank counted v from root */
@@ -71,6 +82,7 @@ static int post(struct coll *c, bool recv, void *buf, size_t len, int peer,
 	int ret;
 
 	c->pending++;
+	peer = grank(c, peer);
 	if (recv)
 		ret = rcx__irecv_cb(c->g, buf, len, peer, coll_tag(c, round),
 				    RCX__CID_COLL, part_done, c, NULL);
@@ -86,6 +98,9 @@ static void finish(struct coll *c)
 {
 	struct rcx_req *r = c->req;
 
+	/* a part that ended otherwise while a member is known failed */
+	if (c->err && rcx__group_broken(c->g))
+		c->err = RCX_ERR_PROC_FAILED;
 	if (!c->err && c->out && c->acc)
 		memcpy(c->out, c->acc, c->len);
 	r->status.count = c->err ? 0 : c->len;
@@ -238,13 +253,15 @@ static int gather_step(struct coll *c)
 		ret = post(c, false, (void *)c->in, c->len, c->root, 0);
 		return ret < 0 ? ret : 1;
 	}
+	/* the blocks land by group rank: a failed rank's stays as it was */
 	if (c->len)
-		memcpy((uint8_t *)c->out + (size_t)c->rank * c->len, c->in,
-		       c->len);
+		memcpy((uint8_t *)c->out + (size_t)grank(c, c->rank) * c->len,
+		       c->in, c->len);
 	for (i = 0; i < c->n; i++) {
 		if (i == c->root)
 			continue;
-		ret = post(c, true, (uint8_t *)c->out + (size_t)i * c->len,
+		ret = post(c, true,
+			   (uint8_t *)c->out + (size_t)grank(c, i) * c->len,
 			   c->len, i, 0);
 		if (ret)
 			return ret;
@@ -261,6 +278,7 @@ static void coll_release(struct rcx_req *r)
 	r->obj = NULL;
 	rcx__group_release(c->g);
 	free(c->acc);
+	free(c->map);
 	free(c);
 }
 
@@ -301,29 +319,64 @@ static bool red_ok(const char *fn, size_t count, int dtype, int op, size_t *len)
  * on success *out is its request. Lock held. The group is held until
  * the request goes.
  */
+/*
+ * The ranks the schedule runs over: all of g, or after a validation its
+ * survivors (c->map); c->n, c->rank and c->root among them.
+ * RCX_ERR_PROC_FAILED when a failure is not validated yet or the root is
+ * one of the failed.
+ */
+static int survivors(struct rcx_group *g, struct coll *c)
+{
+	int i, n = 0, root = -1;
+
+	if (rcx__group_broken(g))
+		return RCX_ERR_PROC_FAILED;
+	c->n = g->size;
+	c->rank = g->rank;
+	if (!g->nacked)
+		return 0;
+	if (g->acked[c->root] && !c->rootless) {
+		rcx__log(RCX__LOG_ERROR, "coll", "root %d: failed", c->root);
+		return RCX_ERR_PROC_FAILED;
+	}
+	c->map = malloc(sizeof(int) * (size_t)g->size);
+	if (!c->map)
+		return -ENOMEM;
+	for (i = 0; i < g->size; i++) {
+		if (g->acked[i])
+			continue;
+		if (i == g->rank)
+			c->rank = n;
+		if (i == c->root)
+			root = n;
+		c->map[n++] = i;
+	}
+	c->n = n;
+	c->root = root < 0 ? 0 : root; /* rootless: any will do */
+	return 0;
+}
+
 static int coll_start(struct rcx_group *g, struct coll *c, bool reduction,
 		      struct rcx_req **out)
 {
 	struct rcx_req *r;
+	int ret = survivors(g, c);
 
-	if (g->nfailed) {
-		free(c);
-		return RCX_ERR_PROC_FAILED;
-	}
-	if (reduction && c->len) {
+	if (!ret && reduction && c->len) {
 		c->acc = malloc(2 * c->len);
-		if (!c->acc) {
-			free(c);
-			return -ENOMEM;
-		}
-		c->tmp = c->acc + c->len;
-		memcpy(c->acc, c->in, c->len);
+		if (!c->acc)
+			ret = -ENOMEM;
 	}
-	r = rcx__req_get(g->ctx, RCX__REQ_INTERNAL, &coll_ops);
+	r = ret ? NULL : rcx__req_get(g->ctx, RCX__REQ_INTERNAL, &coll_ops);
 	if (!r) {
 		free(c->acc);
+		free(c->map);
 		free(c);
-		return -ENOMEM;
+		return ret ? ret : -ENOMEM;
+	}
+	if (c->acc) {
+		c->tmp = c->acc + c->len;
+		memcpy(c->acc, c->in, c->len);
 	}
 	r->state = RCX__REQ_ACTIVE;
 	r->status.source = RCX_ANY_SOURCE;
@@ -332,9 +385,7 @@ static int coll_start(struct rcx_group *g, struct coll *c, bool reduction,
 	c->req = r;
 	c->g = g;
 	rcx__group_hold(g);
-	c->n = g->size;
-	c->rank = g->rank;
-	c->vr = (g->rank - c->root + g->size) % g->size;
+	c->vr = (c->rank - c->root + c->n) % c->n;
 	c->seq = ++g->coll_seq;
 	*out = r;
 	advance(c); /* may complete at once */
@@ -396,6 +447,7 @@ static int reduce_common(const char *fn, struct rcx_group *g, const void *in,
 		c->count = count;
 		/* the reduce's send goes from acc: it needs one too */
 		c->mask = all ? 0 : 1;
+		c->rootless = all;
 	}
 	return coll_run(g, c, true, req);
 }

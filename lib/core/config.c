@@ -207,6 +207,7 @@ static const char *const env_known[] = {
 	"RCX_SOFTROCE_NETDEV",
 	"RCX_REQUIRE_DEVICE",
 	"RCX_STRESS_MSGS",
+	"RCX_FTGROUP_RUNS",
 	"RCX_TEST_SEED",
 	"RCX_TEST_TWO_PATHS",
 	"RCX_FUZZ_SECONDS",

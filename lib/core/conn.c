@@ -66,13 +66,18 @@ static int post_msg(struct rcx__conn *c, struct rcx_req *r, uint8_t type);
 /*
  * Nothing listens where the peer did: its context is gone. A launcher
  * tells of a death within the grace; if none does, it left (ft.c).
+ * Where no launcher tells of deaths (rcx__deaths_told), a departure
+ * cannot be told from a death: it is failed, so that the group hears of
+ * it (fail.c's notices) instead of waiting for it.
  */
 static void gone_later(struct rcx__conn *c)
 {
-	long long by =
-		rcx__now_us() + (c->ctx->boot && c->ctx->boot->ops->poll_failed
-					 ? RCX__GONE_GRACE_MS * 1000LL
-					 : 0);
+	long long by = rcx__now_us() + RCX__GONE_GRACE_MS * 1000LL;
+
+	if (!rcx__deaths_told(c->ctx)) {
+		rcx__conn_fail(c, RCX_ERR_PROC_FAILED);
+		return;
+	}
 
 	c->gone = 1;
 	if (!c->answer_by_us)
@@ -93,6 +98,7 @@ static void conn_on_cm(struct rcx__epobj *o, const struct rcx_cm_event *ev)
 		RCX__LOG(RCX__LOG_DEBUG, "conn", "peer %d: connected", c->peer);
 		if (c->state == RCX__CONN_CONNECTING) {
 			c->state = RCX__CONN_UP;
+			rcx__fail_tell(c);
 			if (c->backlog)
 				pending_add(c);
 		}
@@ -112,6 +118,11 @@ static void conn_on_cm(struct rcx__epobj *o, const struct rcx_cm_event *ev)
 		 * died: gone_later); elsewhere nothing listens: refused */
 		if (ev->status == -EHOSTDOWN && c->g && c->g == c->ctx->world)
 			gone_later(c);
+		else if (ev->status == -ECONNREFUSED && c->g &&
+			 c->g == c->ctx->world)
+			/* a member listened there: it is there and refuses
+			 * (shm: its segment outlived it), it died */
+			rcx__conn_fail(c, RCX_ERR_PROC_FAILED);
 		else
 			rcx__conn_fail(c, ev->status == -EHOSTDOWN
 						  ? -ECONNREFUSED
@@ -256,6 +267,12 @@ int rcx__conn_accept(struct rcx__conn *c, struct rcx_conn_req *req)
 		c->ep = ep;
 		c->state = RCX__CONN_CONNECTING;
 		c->ctx->st.connects++;
+	} else {
+		/* on_ready may have taken the endpoint the provider has
+		 * freed since (the peer went in between): no receive of it
+		 * will complete */
+		c->ep = NULL;
+		c->rx_posted = 0;
 	}
 	return ret;
 }
@@ -361,6 +378,8 @@ static void pending_del(struct rcx__conn *c)
 		}
 }
 
+static void withdrawn_drop(struct rcx__conn *c);
+
 /* Complete everything queued on the connection with err. */
 static void drain_reqs(struct rcx__conn *c, int err)
 {
@@ -379,7 +398,104 @@ static void drain_reqs(struct rcx__conn *c, int err)
 		r->reg = NULL;
 		rcx__req_complete(r, err);
 	}
+	withdrawn_drop(c);
 	pending_del(c);
+}
+
+/* Take the requests of g on cid out of the list at *pp. */
+static struct rcx_req *take_sends(struct rcx_req **pp, struct rcx_group *g,
+				  int cid, struct rcx_req **tail)
+{
+	struct rcx_req *r, *out = NULL, *last = NULL;
+
+	while ((r = *pp)) {
+		if (r->g != g || r->cid != cid) {
+			last = r;
+			pp = &r->next;
+			continue;
+		}
+		*pp = r->next;
+		r->next = out;
+		out = r;
+	}
+	if (tail)
+		*tail = last;
+	return out;
+}
+
+/*
+ * r waited for its FIN: the peer may be reading its memory now. Its
+ * registration goes when the FIN comes, or with the connection.
+ */
+static void withdraw(struct rcx__conn *c, struct rcx_req *r)
+{
+	struct rcx__withdrawn *w;
+
+	if (r->keep_reg || !r->reg)
+		return;
+	w = malloc(sizeof(*w));
+	if (!w) {
+		rcx__reg_put(c->ctx, r->reg);
+	} else {
+		w->reg = r->reg;
+		w->id = r->rndv_id;
+		w->next = c->withdrawn;
+		c->withdrawn = w;
+	}
+	r->reg = NULL;
+}
+
+bool rcx__conn_withdrawn_fin(struct rcx__conn *c, uint32_t id)
+{
+	struct rcx__withdrawn *w, **pp;
+
+	for (pp = &c->withdrawn; (w = *pp); pp = &w->next) {
+		if (w->id != id)
+			continue;
+		*pp = w->next;
+		rcx__reg_put(c->ctx, w->reg);
+		free(w);
+		return true;
+	}
+	return false;
+}
+
+static void withdrawn_drop(struct rcx__conn *c)
+{
+	struct rcx__withdrawn *w;
+
+	while ((w = c->withdrawn)) {
+		c->withdrawn = w->next;
+		rcx__reg_put(c->ctx, w->reg);
+		free(w);
+	}
+}
+
+void rcx__conn_cancel_sends(struct rcx_group *g, int cid, int err)
+{
+	struct rcx_group *root = rcx__group_root(g);
+	struct rcx_req *r, *next;
+	struct rcx__conn *c;
+	int i;
+
+	for (i = 0; i < root->size; i++) {
+		c = root->conns[i];
+		if (!c)
+			continue;
+		r = take_sends(&c->backlog, g, cid, &c->backlog_tail);
+		for (; r; r = next) {
+			next = r->next;
+			r->next = NULL;
+			rcx__req_complete(r, err);
+		}
+		r = take_sends(&c->rndv, g, cid, NULL);
+		for (; r; r = next) {
+			next = r->next;
+			r->next = NULL;
+			withdraw(c, r);
+			rcx__req_complete(r, err);
+		}
+	}
 }
 
 void rcx__conn_fail(struct rcx__conn *c, int err)
@@ -711,8 +827,10 @@ static void on_rx(struct rcx_ctx *ctx, struct rcx__wrctx *w,
 	 * event is polled; it only sends once connected, so we are too.
 	 * (Dropping it here lost the message and its receive buffer.)
 	 */
-	if (!cqe->status && c->state == RCX__CONN_CONNECTING)
+	if (!cqe->status && c->state == RCX__CONN_CONNECTING) {
 		c->state = RCX__CONN_UP;
+		rcx__fail_tell(c);
+	}
 	if (cqe->status || c->state != RCX__CONN_UP) {
 		/* flushed or broken: the peer is gone (or we are closing) */
 		rcx__stats_cqe(&ctx->st, cqe->status);

@@ -246,7 +246,8 @@ enum rcx__cid {
 	RCX__CID_WIN = 3,  /* window control and software atomics (win*.c) */
 	RCX__CID_BACK = 4, /* channel bind answers (chan_bind.c) */
 	RCX__CID_FT = 5,   /* fault-tolerant agreement (ft.c) */
-	RCX__CID_MAX = 6,
+	RCX__CID_FAIL = 6, /* failure notices: tag names the rank (fail.c) */
+	RCX__CID_MAX = 7,
 };
 
 struct rcx__hdr {
@@ -469,6 +470,12 @@ struct rcx__rxbuf {
 	uint8_t *data;
 };
 
+struct rcx__withdrawn {
+	struct rcx__withdrawn *next;
+	struct rcx__reg *reg;
+	uint32_t id;
+};
+
 struct rcx__conn {
 	struct rcx__epobj obj; /* first: the endpoint's ep_ctx */
 	struct rcx_ctx *ctx;
@@ -487,6 +494,10 @@ struct rcx__conn {
 	struct rcx__reg *rx_reg;
 	struct rcx_req *backlog, *backlog_tail; /* waiting for credits */
 	struct rcx_req *rndv;			/* sends waiting for FIN */
+	/* rendezvous sends withdrawn before their FIN (a failure ended
+	 * their collective): the peer may still READ, so their memory
+	 * stays registered until the FIN or the connection's end */
+	struct rcx__withdrawn *withdrawn;
 	struct rcx__conn *next_pending;
 	uint32_t win_wr;      /* window WRs in flight (win*.c) */
 	struct rcx__wrctx hb; /* liveness probe (ft.c) */
@@ -563,10 +574,21 @@ void rcx__conn_fail(struct rcx__conn *c, int error);
  * the error the WR's operation reports: c's error once it failed.
  */
 int rcx__conn_wc_error(struct rcx__conn *c, int status);
+/*
+ * Sends of g on cid still waiting on a connection of g (for credit, a
+ * connection, a rendezvous FIN) complete with err.
+ */
+void rcx__conn_cancel_sends(struct rcx_group *g, int cid, int err);
+/* The FIN of a withdrawn rendezvous send: its memory goes; false if none */
+bool rcx__conn_withdrawn_fin(struct rcx__conn *c, uint32_t id);
 /* The peer left on purpose: nothing more comes (-ECONNRESET for all) */
 void rcx__conn_left(struct rcx__conn *c);
-/* A launcher's failure notice may follow a gone peer by this much */
-#define RCX__GONE_GRACE_MS 200
+/*
+ * A launcher's failure notice may follow a gone peer by this much (rcx-run
+ * reaps, then tells: on a loaded host, under emulation, 200 ms was seen
+ * to be too short, and a dead rank taken for one that left)
+ */
+#define RCX__GONE_GRACE_MS 1000
 /* queue or send a message for req (sendop = RCX__MSG_EAGER/RTS/FIN) */
 int rcx__conn_send(struct rcx__conn *c, struct rcx_req *req);
 int rcx__cm_progress(struct rcx_ctx *ctx);
@@ -642,6 +664,21 @@ static inline bool rcx__err_transport(int err)
 /* launcher notices and lazy answers that are due, on the connection
  * cadence (rcx__cm_progress) */
 void rcx__fail_poll(struct rcx_ctx *ctx, long long now_us);
+/*
+ * c came up: tell its peer the failures of c's group known here (a rank
+ * it has no connection to may be one of them). Lock held.
+ */
+void rcx__fail_tell(struct rcx__conn *c);
+/* the handler of failure notices (RCX__CID_FAIL), set at context start */
+void rcx__fail_am(struct rcx__conn *c, const struct rcx__hdr *h,
+		  const uint8_t *payload);
+/*
+ * Does the bootstrap tell of every death (rcx-run, PMIx)? Not env's: a
+ * member found gone is then taken for failed, not for one that left.
+ */
+bool rcx__deaths_told(const struct rcx_ctx *ctx);
+/* the longest a wait sleeps before the next receive probe (fail.c) */
+int rcx__fail_sleep_limit(const struct rcx_ctx *ctx, int timeout_ms);
 /* rcx_group_get_failed without the user-handle check */
 int rcx__group_get_failed(struct rcx_group *g, int *ranks, int max, int *n);
 
@@ -675,6 +712,10 @@ struct rcx_group {
 	uint8_t *failed; /* [size] */
 	int nfailed;
 	long long failed_at_us;
+	/* failed ranks a validation agreed on (rcx_group_validate): the
+	 * collectives go on without them; nacked of them */
+	uint8_t *acked; /* [size] */
+	int nacked;
 	uint32_t agree_seq; /* agreements run on this group */
 	/*
 	 * A sub-group (rcx_group_split/incl/excl) has no connections of its
@@ -751,6 +792,14 @@ static inline bool rcx__group_live(const struct rcx_group *g)
 {
 	return g && g->magic == RCX__GROUP_MAGIC;
 }
+/*
+ * Does a collective on g need a rank known failed that no validation
+ * took out (rcx_group_validate)? Then it returns RCX_ERR_PROC_FAILED.
+ */
+static inline bool rcx__group_broken(const struct rcx_group *g)
+{
+	return g->nfailed > g->nacked;
+}
 
 /* ---- context (ctx.c) */
 struct rcx__pending_req {
@@ -821,6 +870,7 @@ struct rcx_ctx {
 	long long notice_next_us; /* launcher failure notices (fail.c) */
 	int nanswer;		  /* connections with answer_by_us set */
 	int nsuspect;		  /* connections with suspect_us set */
+	long long probe_next_us;  /* receives on unmade connections */
 	/*
 	 * State the features keep per context; the core never reads it.
 	 * Channels: bound sets (chan_bind.c), senders waiting for receiver

@@ -140,6 +140,7 @@ int rcx__sleep_limit(struct rcx_ctx *ctx, int timeout_ms)
 	/* an ask whose connection must come by a deadline (fail.c) */
 	if (ctx->nanswer && (timeout_ms < 0 || timeout_ms > 100))
 		timeout_ms = 100;
+	timeout_ms = rcx__fail_sleep_limit(ctx, timeout_ms);
 	return rcx__feats_sleep_limit(ctx, timeout_ms);
 }
 
@@ -379,6 +380,7 @@ RCX_API int rcx_ctx_create(const struct rcx_ctx_attr *attr,
 		ret = rcx__tx_init(ctx);
 	if (ret)
 		goto err;
+	ctx->am[RCX__CID_FAIL] = rcx__fail_am;
 	*out = ctx;
 	return 0;
 err:

@@ -28,6 +28,51 @@
 #include "lib/boot/boot.h"
 #include "lib/core/core.h"
 
+/* Tell every member of g (a root group) connected here that rank failed. */
+static void notice_send(struct rcx_group *g, int rank)
+{
+	struct rcx__conn *c;
+	int i;
+
+	for (i = 0; i < g->size; i++) {
+		c = g->conns[i];
+		/* one that fails to take it is failing itself */
+		if (c && i != rank && c->state == RCX__CONN_UP)
+			(void)rcx__am_send(c, RCX__CID_FAIL, rank, NULL, 0);
+	}
+}
+
+void rcx__fail_tell(struct rcx__conn *c)
+{
+	struct rcx_group *g = c->g;
+	int i;
+
+	if (!g || g->root || !g->nfailed)
+		return;
+	for (i = 0; i < g->size; i++)
+		if (g->failed[i] && i != c->peer)
+			(void)rcx__am_send(c, RCX__CID_FAIL, i, NULL, 0);
+}
+
+void rcx__fail_am(struct rcx__conn *c, const struct rcx__hdr *h,
+		  const uint8_t *payload)
+{
+	struct rcx_group *g = c->g;
+
+	(void)payload;
+	if (!g || g->root || h->tag < 0 || h->tag >= g->size) {
+		rcx__log(RCX__LOG_WARN, "ft",
+			 "failure notice from rank %d names rank %d: dropped",
+			 c->peer, (int)h->tag);
+		return;
+	}
+	if (h->tag == g->rank || g->failed[h->tag])
+		return; /* we live on; or known already */
+	RCX__LOG(RCX__LOG_DEBUG, "ft", "rank %d says rank %d failed", c->peer,
+		 (int)h->tag);
+	rcx__group_failed(g, h->tag, RCX_ERR_PROC_FAILED);
+}
+
 void rcx__group_failed(struct rcx_group *g, int rank, int err)
 {
 	struct rcx__conn *c;
@@ -48,13 +93,22 @@ void rcx__group_failed(struct rcx_group *g, int rank, int err)
 		c->error = RCX_ERR_PROC_FAILED;
 	if (c)
 		rcx__conn_fail(c, err ? err : RCX_ERR_PROC_FAILED);
-	/* a collective may wait for a rank that waits for the dead one */
+	/* the members this one cannot tell learn it from those it can */
+	if (!g->root)
+		notice_send(g, rank);
+	/* a collective may wait for a rank that waits for the dead one, or
+	 * for the FIN of a live one that left the collective for it */
 	rcx__p2p_cancel_cid(g, RCX__CID_COLL, RCX_ERR_PROC_FAILED);
+	rcx__conn_cancel_sends(g, RCX__CID_COLL, RCX_ERR_PROC_FAILED);
 	rcx__p2p_any_failed(g, RCX_ERR_PROC_FAILED);
 	/* windows become invalid, channels to it fail (lib/win, lib/chan) */
 	rcx__feats_member_failed(g, rank, RCX_ERR_PROC_FAILED);
-	/* and in every sub-group of g it is a member of (group.c) */
+	/* and in every sub-group of g it is a member of (group.c), and in
+	 * the group whose connections g uses (a window's own endpoint saw
+	 * it: the root tells the others) */
 	rcx__group_subs_each(g, rank, rcx__group_failed, err);
+	if (g->root)
+		rcx__group_failed(g->root, g->root_rank[rank], err);
 }
 
 /*
@@ -185,6 +239,44 @@ static void answers_due(struct rcx_ctx *ctx, long long now)
 		}
 }
 
+/*
+ * Receives from a peer of a lazy world whose connection was never made
+ * start it: a dead peer's fails, a live one's brings the failures it
+ * knows (rcx__fail_tell). Looked at this often.
+ */
+#define PROBE_US 500000
+
+static void probe_group(struct rcx_group *g)
+{
+	struct rcx_group *root = rcx__group_root(g);
+	struct rcx__conn *c;
+	struct rcx_req *r;
+	int cid, peer;
+
+	for (cid = 0; cid < RCX__CID_MAX; cid++)
+		for (r = g->posted[cid]; r; r = r->next) {
+			if (r->peer < 0 || r->peer >= g->size ||
+			    r->peer == g->rank)
+				continue;
+			peer = g->root ? g->root_rank[r->peer] : r->peer;
+			c = root->conns[peer];
+			if (c && c->state == RCX__CONN_IDLE &&
+			    rcx__conn_start(c))
+				rcx__conn_fail(c, -ECONNABORTED);
+		}
+}
+
+static void probes_due(struct rcx_ctx *ctx, long long now)
+{
+	struct rcx_group *g;
+
+	if (now < ctx->probe_next_us)
+		return;
+	ctx->probe_next_us = now + PROBE_US;
+	for (g = ctx->groups; g; g = g->next)
+		probe_group(g);
+}
+
 void rcx__fail_poll(struct rcx_ctx *ctx, long long now)
 {
 	int rank;
@@ -203,6 +295,25 @@ void rcx__fail_poll(struct rcx_ctx *ctx, long long now)
 		answers_due(ctx, now);
 	if (ctx->nsuspect)
 		suspects_due(ctx, now);
+	if (ctx->lazy)
+		probes_due(ctx, now);
+}
+
+int rcx__fail_sleep_limit(const struct rcx_ctx *ctx, int timeout_ms)
+{
+	int ms = PROBE_US / 1000;
+
+	return ctx->lazy && (timeout_ms < 0 || timeout_ms > ms) ? ms
+								: timeout_ms;
+}
+
+bool rcx__deaths_told(const struct rcx_ctx *ctx)
+{
+	const struct rcx__boot *b = ctx->boot;
+
+	/* env: its root's server sees a rank's socket close, and takes it
+	 * for a departure unless a bootstrap round waited for the rank */
+	return b && b->ops->poll_failed && strcmp(b->ops->name, "env") != 0;
 }
 
 RCX_API int rcx_group_get_failed(struct rcx_group *g, int *ranks, int max,

@@ -41,9 +41,11 @@ static int group_new(struct rcx_ctx *ctx, int rank, int size,
 		return -ENOMEM;
 	g->conns = calloc(size, sizeof(*g->conns));
 	g->failed = calloc(size, 1);
-	if (!g->conns || !g->failed) {
+	g->acked = calloc(size, 1);
+	if (!g->conns || !g->failed || !g->acked) {
 		free(g->conns);
 		free(g->failed);
+		free(g->acked);
 		free(g);
 		return -ENOMEM;
 	}
@@ -89,6 +91,7 @@ static void group_destroy(struct rcx_group *g)
 	free(g->of_root);
 	free(g->conns);
 	free(g->failed);
+	free(g->acked);
 	free(g);
 }
 
@@ -156,6 +159,10 @@ static int wait_up(struct rcx_group *g, long long deadline_us, bool world)
 
 			if (!c)
 				continue;
+			if (g->acked[i]) { /* validated out: not needed */
+				up++;
+				continue;
+			}
 			if (c->state == RCX__CONN_FAILED)
 				return c->error ? c->error : -ECONNABORTED;
 			if (c->state == RCX__CONN_CLOSED)
@@ -214,16 +221,18 @@ static bool world_req(struct rcx_group *g, struct rcx__pending_req *p)
 	    (int)pd.rank >= g->size || (int)pd.rank == g->rank ||
 	    ask != ((int)pd.rank < g->rank))
 		return false;
+	/* a member that just asked or connected and cannot be answered or
+	 * accepted now died in between */
 	c = g->conns[pd.rank];
 	if (ask || !c || c->ep ||
 	    (c->state != RCX__CONN_IDLE && c->state != RCX__CONN_CONNECTING)) {
 		ctx->ops->ep_reject(ctx->dev, p->req);
 		if (ask && c && c->state == RCX__CONN_IDLE &&
 		    rcx__conn_start(c))
-			rcx__conn_fail(c, -ECONNABORTED);
+			rcx__conn_fail(c, RCX_ERR_PROC_FAILED);
 	} else if (rcx__conn_accept(c, p->req)) {
 		ctx->ops->ep_reject(ctx->dev, p->req);
-		rcx__conn_fail(c, -ECONNABORTED);
+		rcx__conn_fail(c, RCX_ERR_PROC_FAILED);
 	}
 	free(p);
 	return true;
@@ -268,7 +277,8 @@ int rcx__group_connect_all(struct rcx_group *g)
 	int i, ret;
 
 	for (i = 0; i < g->size; i++) {
-		if (!g->conns[i] || g->conns[i]->state != RCX__CONN_IDLE)
+		if (!g->conns[i] || g->conns[i]->state != RCX__CONN_IDLE ||
+		    g->acked[i])
 			continue;
 		ret = rcx__conn_start(g->conns[i]);
 		if (ret)
@@ -530,7 +540,13 @@ static int coll_tag(struct rcx_group *g, int round)
 	return (int)((g->coll_seq & 0xffffff) << 6) | round;
 }
 
-/* Has a rank failed that the collective needs (not in excl)? */
+/* Does the collective leave rank i out: in excl, or validated out? */
+static bool left_out(const struct rcx_group *g, const uint8_t *excl, int i)
+{
+	return (excl && excl[i]) || g->acked[i];
+}
+
+/* Has a rank failed that the collective needs (not left out)? */
 static bool lost_member(const struct rcx_group *g, const uint8_t *excl)
 {
 	int i;
@@ -538,9 +554,20 @@ static bool lost_member(const struct rcx_group *g, const uint8_t *excl)
 	if (!g->nfailed)
 		return false;
 	for (i = 0; i < g->size; i++)
-		if (g->failed[i] && !(excl && excl[i]))
+		if (g->failed[i] && !left_out(g, excl, i))
 			return true;
 	return false;
+}
+
+/*
+ * A collective that ended in error (a connection refused or reset by a
+ * member that died, a message cancelled) while a member it needs is
+ * known failed reports the failure.
+ */
+static int failed_instead(const struct rcx_group *g, const uint8_t *excl,
+			  int ret)
+{
+	return ret && lost_member(g, excl) ? RCX_ERR_PROC_FAILED : ret;
 }
 
 /*
@@ -558,7 +585,7 @@ int rcx__group_barrier_locked(struct rcx_group *g, const uint8_t *excl)
 	if (!m)
 		return -ENOMEM;
 	for (i = 0; i < g->size; i++) {
-		if (excl && excl[i])
+		if (left_out(g, excl, i))
 			continue;
 		if (i == g->rank)
 			me = n;
@@ -596,7 +623,7 @@ int rcx__group_barrier_locked(struct rcx_group *g, const uint8_t *excl)
 		ret = rcx__waitall_locked(g->ctx, 2, r);
 	}
 	free(m);
-	return ret;
+	return failed_instead(g, excl, ret);
 }
 
 RCX_API int rcx_group_barrier(struct rcx_group *g)
@@ -641,7 +668,7 @@ int rcx__group_exchange_locked(struct rcx_group *g, const void *in,
 	 * result; what was posted finishes or fails first.
 	 */
 	for (i = 0; i < g->size; i++) {
-		if (i == g->rank || (excl && excl[i]))
+		if (i == g->rank || left_out(g, excl, i))
 			continue;
 		err = rcx__irecv(g, (char *)out + (size_t)i * len, len, i, tag,
 				 RCX__CID_COLL, &r[n]);
@@ -651,7 +678,7 @@ int rcx__group_exchange_locked(struct rcx_group *g, const void *in,
 			ret = err;
 	}
 	for (i = 0; i < g->size; i++) {
-		if (i == g->rank || (excl && excl[i]))
+		if (i == g->rank || left_out(g, excl, i))
 			continue;
 		err = rcx__isend(g, (const char *)in + (size_t)i * stride, len,
 				 i, tag, RCX__CID_COLL, &r[n]);
@@ -662,7 +689,7 @@ int rcx__group_exchange_locked(struct rcx_group *g, const void *in,
 	}
 	err = rcx__waitall_locked(g->ctx, n, r);
 	free(r);
-	return ret ? ret : err;
+	return failed_instead(g, excl, ret ? ret : err);
 }
 
 int rcx__group_allgather_locked(struct rcx_group *g, const void *in, size_t len,
@@ -744,6 +771,11 @@ static int sub_new(struct rcx_group *parent, const struct sub_member *m, int n,
 			if (!g->nfailed++)
 				g->failed_at_us = root->failed_at_us;
 		}
+		/* a member validated out of the parent stays out here */
+		if (g->failed[i] && parent->acked[m[i].rank]) {
+			g->acked[i] = 1;
+			g->nacked++;
+		}
 	}
 	*out = g;
 	return 0;
@@ -768,6 +800,8 @@ static int sub_split(struct rcx_group *parent, struct sub_wire *me,
 	if (ret)
 		goto out;
 	for (i = 0; i < parent->size; i++) {
+		if (parent->acked[i]) /* validated out: sent nothing */
+			continue;
 		if (all[i].gid > gid)
 			gid = all[i].gid;
 		if (!ret && (all[i].bad || all[i].sum != me->sum)) {
@@ -783,7 +817,7 @@ static int sub_split(struct rcx_group *parent, struct sub_wire *me,
 	root->next_gid = gid + 1;
 	for (i = 0; !ret && me->color != RCX_UNDEFINED && i < parent->size;
 	     i++) {
-		if (all[i].color != me->color)
+		if (all[i].color != me->color || parent->acked[i])
 			continue;
 		m[n].key = all[i].key;
 		m[n++].rank = i;

@@ -238,7 +238,8 @@ void rcx__p2p_fin(struct rcx__conn *c, uint32_t id)
 		rcx__req_complete(r, 0);
 		return;
 	}
-	rcx__conn_fail(c, RCX_ERR_PROTO);
+	if (!rcx__conn_withdrawn_fin(c, id))
+		rcx__conn_fail(c, RCX_ERR_PROTO);
 }
 
 /* Posted receives from peer (RCX_ANY_SOURCE: wildcard ones) complete. */

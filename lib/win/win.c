@@ -998,14 +998,14 @@ static int nic_acc_agreed(const struct rcx_win *w, const struct win_wire *all)
 	int i;
 
 	for (i = 0; i < w->size; i++)
-		if (all[i].nic_acc != all[0].nic_acc) {
+		if (!w->g->acked[i] && all[i].nic_acc != all[w->rank].nic_acc) {
 			rcx__log(RCX__LOG_ERROR, "win",
-				 "rcx_win_create: info %s is %s at rank 0 "
+				 "rcx_win_create: info %s is %s at rank %d "
 				 "and %s at rank %d: it must be the same at "
 				 "every rank",
 				 RCX_ACCUMULATE_NIC,
-				 all[0].nic_acc ? "true" : "false",
-				 all[i].nic_acc ? "true" : "false", i);
+				 all[w->rank].nic_acc ? "true" : "false",
+				 w->rank, all[i].nic_acc ? "true" : "false", i);
 			return -EINVAL;
 		}
 	return 0;
@@ -1096,8 +1096,10 @@ int rcx__win_create(struct rcx_group *g, void *base, size_t size,
 	i = rcx__ft_agree(g, &ok, fl);
 	if (!ret && i)
 		ret = i;
+	/* the failed a validation took out (rcx_group_validate) are no
+	 * members of the window; any other failure is */
 	for (i = 0; !ret && i < g->size; i++)
-		if (fl[i])
+		if (fl[i] && !g->acked[i])
 			ret = RCX_ERR_PROC_FAILED;
 	if (!ret && !ok)
 		ret = RCX_ERR_REMOTE_OP;
@@ -1201,6 +1203,10 @@ int rcx__win_range(struct rcx_win *w, int target, size_t disp, size_t len,
 
 	if (target < 0 || target >= w->size)
 		return -EINVAL;
+	/* failed: a window made after rcx_group_validate has no part of
+	 * it (an invalid window reports that first, rma_check) */
+	if (w->g->failed[target] && !w->invalid)
+		return RCX_ERR_PROC_FAILED;
 	if (w->dyn)
 		return rcx__win_dyn_range(w, target, disp, len, off);
 	unit = w->peer[target].disp_unit;
