@@ -278,10 +278,17 @@ static void nonblocking(struct tp_job *j, struct rcx_group *g)
 	TP_CHECK_EQ(st.error, 0);
 	TP_CHECK_EQ(check_red(RCX_INT64, RCX_SUM, n, red, 8), 0);
 	TP_CHECK_OK(rcx_req_free(&cr));
-	/* freed while it runs: it still completes (the group holds) */
-	TP_CHECK_OK(
-		rcx_group_iallreduce(g, in, red, 8, RCX_INT64, RCX_SUM, &op));
-	TP_CHECK_OK(rcx_req_free(&op));
+	/* freed while it runs: it still completes (the group holds). Its
+	 * buffers must outlive it, and nothing says when that is: not on
+	 * this stack, which the barrier below may well outlast */
+	{
+		static int64_t fin[8], fred[8];
+
+		memcpy(fin, in, sizeof(fin));
+		TP_CHECK_OK(rcx_group_iallreduce(g, fin, fred, 8, RCX_INT64,
+						 RCX_SUM, &op));
+		TP_CHECK_OK(rcx_req_free(&op));
+	}
 	TP_CHECK_OK(rcx_group_barrier(g));
 }
 

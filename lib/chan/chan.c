@@ -532,10 +532,14 @@ static void on_chan_wc(struct rcx_ctx *ctx, struct rcx__wrctx *w,
 			c->flushing = false;
 			c->set->inflight--;
 		}
+		/* this WR is reaped now: the failing set must not count it
+		 * as one still to flush (it would wait, then leak the set) */
+		c->flushing = true;
 		rcx__chan_set_fail(c->set, !cqe->status ? RCX_ERR_PROTO
 					   : cqe->status == RCX_ERR_FLUSHED
 						   ? RCX_ERR_PROC_FAILED
 						   : cqe->status);
+		c->flushing = false;
 		return;
 	}
 	r->status.slot = c->cur_slot;

@@ -274,8 +274,17 @@ static void set_destroy(struct chset *s)
 		ops->pwr_destroy(s->free_wr);
 	rcx__reg_put(ctx, s->reg);
 	rcx__reg_put(ctx, s->ctl_reg);
-	if (s->zposted > 0 || s->inflight > 0 || s->hs_sends > 0 || s->hs_recv)
-		return; /* never reaped: leak rather than free live memory */
+	if (s->zposted > 0 || s->inflight > 0 || s->hs_sends > 0 ||
+	    s->hs_recv) {
+		/* never reaped: leak rather than free live memory */
+		rcx__log(RCX__LOG_WARN, "chan",
+			 "channel set of %d: %d receives, %d sends, %d "
+			 "handshake sends%s not reaped in 2 s: its memory is "
+			 "kept",
+			 s->n, s->zposted, s->inflight, s->hs_sends,
+			 s->hs_recv ? " and its handshake receive" : "");
+		return;
+	}
 	rcx__mem_free(ctx, s->ctl);
 	free(s);
 }
