@@ -761,6 +761,12 @@ int shm_cq_poll(struct rcx_dev *d, struct rcx_cqe *cqe, int n)
 		shm_ep_progress(ep);
 	while (got < n && dev->cq_head != dev->cq_tail)
 		cqe[got++] = dev->cq[dev->cq_head++ & (dev->cq_cap - 1)].c;
+	if (!got) {
+		if (__builtin_expect(++dev->idle >= SHM_YIELD_POLLS, 0))
+			shm_idle(dev);
+	} else if (dev->idle) {
+		shm_busy(dev);
+	}
 	return got;
 }
 
