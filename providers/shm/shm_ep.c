@@ -666,9 +666,31 @@ int shm_post_recv(struct rcx_ep *e, struct rcx_wr *wr, struct rcx_wr **bad)
 	return ret;
 }
 
+/*
+ * Nothing for progress to do on ep: every WR of both sides executed and
+ * every completion taken, nothing pending. Loads only, of words that
+ * change once a message: an endpoint with no traffic costs a poll a few
+ * instructions and no write to a line its peer reads. What it misses
+ * (a WR published after the loads) the next poll finds.
+ */
+static bool quiet(const struct shm_ep *ep)
+{
+	const struct shm_dir *rx = ep->rx, *tx = ep->tx;
+	uint32_t te = atomic_load_explicit(&tx->sq_exec, memory_order_relaxed);
+
+	return !ep->pend && te == ep->sq_reaped &&
+	       te == atomic_load_explicit(&tx->sq_tail, memory_order_relaxed) &&
+	       atomic_load_explicit(&rx->sq_exec, memory_order_relaxed) ==
+		       atomic_load_explicit(&rx->sq_tail,
+					    memory_order_relaxed) &&
+	       atomic_load_explicit(&rx->rq_done, memory_order_relaxed) ==
+		       ep->rq_reaped;
+}
+
 void shm_ep_progress(struct shm_ep *ep)
 {
-	if (ep->state == SHM_EP_ERROR || !ep->cseg || !ep->peer_seg)
+	if (ep->state == SHM_EP_ERROR || !ep->cseg || !ep->peer_seg ||
+	    quiet(ep))
 		return;
 	exec_dir(ep, ep->rx);
 	run_pending(ep);
