@@ -89,8 +89,8 @@ void sc_shared_cpu(struct tp_job *j)
 		printf("rank %d on cpu %d: %zu bytes: %llu empty polls in %d "
 		       "round trips\n",
 		       j->rank, cpu, cpu_sizes[k], polls, CPU_ROUNDS);
-		if (!TP_CHECK(polls < (unsigned long long)CPU_POLLS *
-						CPU_ROUNDS))
+		if (!TP_CHECK(polls <
+			      (unsigned long long)CPU_POLLS * CPU_ROUNDS))
 			fprintf(stderr,
 				"rank %d: %llu empty polls per round trip of "
 				"%zu bytes on a shared CPU\n",

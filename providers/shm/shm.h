@@ -87,6 +87,15 @@
  */
 #define SHM_YIELD_POLLS 256
 #define SHM_YIELD_EVERY 16
+/*
+ * Two processes that hand a CPU to each other never look idle to the
+ * scheduler's load balancer (a task that ran less than half a
+ * millisecond ago is not moved): after SHM_YIELD_STREAK yields a waiter
+ * spins SHM_YIELD_PAUSE polls without yielding, so that the peer, off
+ * the CPU that long, may be moved to another one.
+ */
+#define SHM_YIELD_STREAK 512
+#define SHM_YIELD_PAUSE	 (1u << 16)
 
 /* A send queue entry (a WR), in the connection segment. */
 struct shm_sqe {
@@ -301,6 +310,8 @@ struct shm_dev {
 	uint32_t mr_next, mr_gen;
 	uint32_t cm_seen;   /* cm_bell when the socket was last read */
 	uint32_t idle;	    /* polls in a row that found nothing */
+	uint32_t yields;    /* sched_yield calls since the last pause */
+	uint32_t pause;	    /* empty polls left without a yield */
 	long long live_ms;  /* last look at the peers (coarse clock) */
 	bool live_now;	    /* look at once: a wait is going to sleep */
 	struct pollfd *pfd; /* one per peer with a pidfd */

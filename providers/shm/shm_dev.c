@@ -95,6 +95,11 @@ void shm_idle(struct shm_dev *dev)
 
 	if (dev->idle % SHM_YIELD_EVERY)
 		return;
+	if (dev->pause) {
+		dev->pause -= dev->pause < SHM_YIELD_EVERY ? dev->pause
+							   : SHM_YIELD_EVERY;
+		return;
+	}
 	/* rseq or the vDSO: no system call */
 	c = sched_getcpu();
 	if (c < 0)
@@ -111,6 +116,10 @@ void shm_idle(struct shm_dev *dev)
 			continue;
 		/* it waits behind us: it gets the CPU now, not at the tick */
 		sched_yield();
+		if (++dev->yields == SHM_YIELD_STREAK) {
+			dev->yields = 0;
+			dev->pause = SHM_YIELD_PAUSE;
+		}
 		return;
 	}
 }
