@@ -74,6 +74,9 @@
  */
 #define SHM_LIVE_MS 250
 #define SHM_MAPS    8 /* peer segments an endpoint keeps mapped */
+/* a quiet endpoint's poll reads the peer's send queue indices once in
+ * this many polls (shm_ep.c, quiet) */
+#define SHM_RX_LOOK 16
 /*
  * Peers of one host may share a CPU (more processes than CPUs, a busy
  * host): a waiter that spins there holds the CPU the peer it waits for
@@ -269,6 +272,7 @@ struct shm_ep {
 	struct shm_dir *tx, *rx; /* dir[side], dir[!side] */
 	uint32_t sq_reaped;	 /* tx: completions taken up to here */
 	uint32_t rq_reaped;	 /* rx: receive completions taken */
+	uint32_t rx_look;	 /* polls, for SHM_RX_LOOK */
 	uint64_t *rq_wr_id;	 /* rx: wr_id of each posted receive */
 	struct shm_pend *pend, *pend_tail;
 	uint32_t npend;

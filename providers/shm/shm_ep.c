@@ -673,18 +673,27 @@ int shm_post_recv(struct rcx_ep *e, struct rcx_wr *wr, struct rcx_wr **bad)
  * instructions and no write to a line its peer reads. What it misses
  * (a WR published after the loads) the next poll finds.
  */
-static bool quiet(const struct shm_ep *ep)
+static bool quiet(struct shm_ep *ep)
 {
 	const struct shm_dir *rx = ep->rx, *tx = ep->tx;
 	uint32_t te = atomic_load_explicit(&tx->sq_exec, memory_order_relaxed);
 
-	return !ep->pend && te == ep->sq_reaped &&
-	       te == atomic_load_explicit(&tx->sq_tail, memory_order_relaxed) &&
-	       atomic_load_explicit(&rx->sq_exec, memory_order_relaxed) ==
-		       atomic_load_explicit(&rx->sq_tail,
-					    memory_order_relaxed) &&
-	       atomic_load_explicit(&rx->rq_done, memory_order_relaxed) ==
-		       ep->rq_reaped;
+	if (ep->pend || te != ep->sq_reaped ||
+	    te != atomic_load_explicit(&tx->sq_tail, memory_order_relaxed) ||
+	    atomic_load_explicit(&rx->rq_done, memory_order_relaxed) !=
+		    ep->rq_reaped)
+		return false;
+	/*
+	 * The peer's WRs that it left to us (a SEND that found its pool
+	 * full, one that waited for a receive we did not post through
+	 * post_recv): looked for once in SHM_RX_LOOK polls only. Their
+	 * line is the one the peer writes four times a message; a read of
+	 * it on every poll makes each of those writes wait for the line.
+	 */
+	if (++ep->rx_look % SHM_RX_LOOK)
+		return true;
+	return atomic_load_explicit(&rx->sq_exec, memory_order_relaxed) ==
+	       atomic_load_explicit(&rx->sq_tail, memory_order_relaxed);
 }
 
 void shm_ep_progress(struct shm_ep *ep)
