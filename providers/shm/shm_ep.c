@@ -209,6 +209,8 @@ static uint64_t payload(const struct shm_sqe *q)
 #define SHM_DEFER 1
 /* direct(): not yet, a pooled WRITE_IMM of the receiver's is pending */
 #define SHM_WAIT 2
+/* direct() asked for mapped memory only: not that, nothing done */
+#define SHM_SLOW 3
 
 /*
  * Take a pool slot for q's inline payload, to be copied to dst when the
@@ -314,7 +316,7 @@ static int deliver(struct shm_ep *ep, struct shm_dir *d, struct shm_sqe *q,
  * attach (one system call).
  */
 static int direct(struct shm_ep *ep, struct shm_dir *d, struct shm_sqe *q,
-		  bool snd)
+		  bool snd, bool mapped_only)
 {
 	struct shm_dev_seg *rseg = snd ? ep->peer_seg : ep->dev->seg;
 	struct shm_mem_ref ref = { 0 };
@@ -322,12 +324,14 @@ static int direct(struct shm_ep *ep, struct shm_dir *d, struct shm_sqe *q,
 
 	if (q->len && !shm_mr_ok(rseg, q->rkey, q->raddr, q->len,
 				 need_access(q->op), &ref))
-		return RCX_ERR_REMOTE_ACCESS;
+		return mapped_only ? SHM_SLOW : RCX_ERR_REMOTE_ACCESS;
 	/* RC order: after the pooled WRITE_IMMs' data has landed */
 	if (!ref.id && atomic_load(&d->pool_wimm))
 		return SHM_WAIT;
 	if (q->len && ref.id)
 		t = target_ptr(ep, q, snd, &ref);
+	if (mapped_only && !t)
+		return SHM_SLOW;
 	switch (q->op) {
 	case RCX_OP_WRITE:
 		if (t && (q->inl || snd)) {
@@ -415,7 +419,7 @@ again:
 				atomic_store_explicit(&d->rq_done, rd + 1,
 						      memory_order_release);
 		} else {
-			st = direct(ep, d, q, snd);
+			st = direct(ep, d, q, snd, false);
 			if (st == SHM_WAIT) {
 				deferred = true;
 				break;
@@ -585,6 +589,45 @@ static int pend_add(struct shm_ep *ep, const struct rcx_wr *wr)
 	return 0;
 }
 
+/*
+ * A WRITE, READ or atomic on memory of a segment of mem_alloc that the
+ * peer's registration allows, posted when nothing of ours is queued,
+ * unexecuted or not reaped: it runs now, as the executor would run it
+ * next (in order: everything before it has run), with no ring entry,
+ * lock or reap. False, with nothing done, for anything else.
+ */
+static bool run_now(struct shm_ep *ep, const struct rcx_wr *wr)
+{
+	struct shm_dir *tx = ep->tx;
+	uint32_t e = atomic_load_explicit(&tx->sq_exec, memory_order_acquire);
+	struct shm_sqe q;
+	int st;
+
+	if (wr->op == RCX_OP_SEND || wr->op == RCX_OP_SEND_IMM ||
+	    wr->op == RCX_OP_WRITE_IMM || !wr->length || ep->pend ||
+	    ep->state != SHM_EP_CONNECTED || !ep->peer_seg ||
+	    e != ep->sq_reaped ||
+	    e != atomic_load_explicit(&tx->sq_tail, memory_order_relaxed) ||
+	    atomic_load(&ep->cseg->dead[0]) || atomic_load(&ep->cseg->dead[1]))
+		return false;
+	q.op = wr->op;
+	q.inl = 0; /* the payload is read from wr->addr, ours */
+	q.len = wr->length;
+	q.addr = wr->addr;
+	q.raddr = wr->remote_addr;
+	q.rkey = wr->rkey;
+	q.compare_add = wr->compare_add;
+	q.swap = wr->swap;
+	st = direct(ep, tx, &q, true, true);
+	if (st)
+		return false; /* SHM_SLOW: the ring takes it */
+	if (wr->flags & RCX_WR_SIGNALED)
+		cqe_push(ep, wr->wr_id, wr->op, 0, wr->length);
+	/* a waiter of the peer's may sleep until a write lands */
+	shm_kick(ep->dev, ep->peer_seg, &ep->peer_kaddr, ep->peer_kaddr_len);
+	return true;
+}
+
 static int post_one(struct shm_ep *ep, const struct rcx_wr *wr)
 {
 	uint32_t busy;
@@ -608,6 +651,8 @@ static int post_one(struct shm_ep *ep, const struct rcx_wr *wr)
 		if (busy >= ep->attr.max_send_wr)
 			return -ENOMEM; /* the send queue is full */
 	}
+	if (run_now(ep, wr))
+		return 0;
 	if (ep->pend || sq_put(ep, wr))
 		return pend_add(ep, wr);
 	return 0;
