@@ -62,26 +62,32 @@ void sc_shared_cpu(struct tp_job *j)
 {
 	struct rcx_stats s0 = { .size = sizeof(s0) },
 			 s1 = { .size = sizeof(s1) };
-	int peer = 1 - j->rank, cpu = tp_pin_cpu(0);
+	int peer = 1 - j->rank, cpu;
 	unsigned long long polls;
 	uint8_t *buf;
 	size_t k;
 
-	if (!TP_CHECK(cpu >= 0))
-		return;
 	buf = calloc(1, cpu_sizes[TP_COUNT(cpu_sizes) - 1]);
 	if (!TP_CHECK(buf))
 		return;
+	/* connected first (a lazy connection): then its provider is known */
+	ping_pong(j, buf, cpu_sizes[0], peer);
+	if (!peer_on_shm(j, peer)) {
+		/* a verbs peer's waits keep the CPU: not pinned, not counted */
+		printf("rank %d: the peer is not on shared memory: not "
+		       "counted\n",
+		       j->rank);
+		free(buf);
+		return;
+	}
+	cpu = tp_pin_cpu(0);
+	if (!TP_CHECK(cpu >= 0)) {
+		free(buf);
+		return;
+	}
 	for (k = 0; k < TP_COUNT(cpu_sizes); k++) {
-		/* connected, and the rendezvous buffer registered */
+		/* the rendezvous buffer registered, both ranks pinned */
 		ping_pong(j, buf, cpu_sizes[k], peer);
-		if (!peer_on_shm(j, peer)) {
-			/* a verbs peer's waits keep the CPU */
-			printf("rank %d: the peer is not on shared memory: "
-			       "not counted\n",
-			       j->rank);
-			break;
-		}
 		TP_CHECK_OK(rcx_ctx_stats(j->ctx, &s0));
 		ping_pong(j, buf, cpu_sizes[k], peer);
 		TP_CHECK_OK(rcx_ctx_stats(j->ctx, &s1));
