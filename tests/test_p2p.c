@@ -800,6 +800,10 @@ static const struct tp_scenario scenarios[] = {
 	  .run = sc_peer_info,
 	  .size = 2,
 	  .setup = sc_lazy_setup },
+	{ .name = "shared_cpu",
+	  .run = sc_shared_cpu,
+	  .size = 2,
+	  .setup = sc_cpu_setup },
 	{ .name = "threads",
 	  .run = sc_threads,
 	  .thread_level = RCX_THREAD_MULTIPLE,
@@ -909,6 +913,11 @@ static void test_peer_info(void)
 	job(2, "peer_info", 120);
 }
 
+static void test_shared_cpu(void)
+{
+	job(2, "shared_cpu", 300);
+}
+
 /* RCX_INLINE beyond what the device takes: the QPs take less, and work */
 static void test_inline_max(void)
 {
@@ -937,6 +946,7 @@ static const CU_TestInfo tests[] = {
 	{ "peer_info", test_peer_info },
 	{ "rendezvous_in_pieces", test_split },
 	{ "rendezvous_past_device_limit", test_split_dev },
+	{ "two_ranks_one_cpu", test_shared_cpu },
 	CU_TEST_INFO_NULL,
 };
 

@@ -9,6 +9,8 @@
  * tick, a wait that went to sleep on a loaded machine) does not grow with
  * the number of messages.
  *
+ * Each rank runs on a CPU of its own (the first two it may use).
+ *
  * Paths: eager isend/irecv, bound channels of both protocols (ping-pong),
  * put, get, accumulate, fetch_and_op and compare_and_swap with a flush on
  * a window of rcx_win_allocate (rank 0 the origin, rank 1 passive).
@@ -193,6 +195,12 @@ static void sc_all(struct tp_job *j)
 {
 	long n = sc_iters();
 
+	/*
+	 * A CPU each: ranks that share one give it to each other in their
+	 * waits (sched_yield, test_p2p_cpu.c), a system call per message
+	 * by design. What is counted is the path between running ranks.
+	 */
+	TP_CHECK(tp_pin_cpu(j->rank) >= 0);
 	/* warm-up: connections up, eager buffers touched */
 	sc_p2p(j, 10);
 	TP_CHECK_OK(rcx_group_barrier(j->g));

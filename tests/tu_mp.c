@@ -4,6 +4,7 @@
  * of a peer role in the ranks.
  */
 #include <errno.h>
+#include <sched.h>
 #include <limits.h>
 #include <spawn.h>
 #include <stdarg.h>
@@ -182,4 +183,25 @@ int tp_peer_main(const char *role, const struct tp_scenario *sc, size_t n,
 	}
 	TP_CHECK_OK(rcx_ctx_destroy(j.ctx));
 	return tp_exit();
+}
+
+int tp_pin_cpu(int idx)
+{
+	cpu_set_t set;
+	int c, n, k = 0;
+
+	if (sched_getaffinity(0, sizeof(set), &set))
+		return -errno;
+	n = CPU_COUNT(&set);
+	if (n <= 0)
+		return -ENODEV;
+	idx %= n;
+	for (c = 0; c < CPU_SETSIZE; c++) {
+		if (!CPU_ISSET(c, &set) || k++ != idx)
+			continue;
+		CPU_ZERO(&set);
+		CPU_SET(c, &set);
+		return sched_setaffinity(0, sizeof(set), &set) ? -errno : c;
+	}
+	return -ENODEV;
 }

@@ -87,6 +87,11 @@ struct tp_scenario {
  */
 int tp_peer_main(const char *role, const struct tp_scenario *sc, size_t n,
 		 int argc, char **argv);
+/*
+ * Pin this process to the CPU at index idx (modulo their number) of the
+ * CPUs it may run on: that CPU, or -errno.
+ */
+int tp_pin_cpu(int idx);
 /* Elements of an array (a scenario table). */
 #define TP_COUNT(a) (sizeof(a) / sizeof((a)[0]))
 

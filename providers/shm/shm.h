@@ -54,7 +54,7 @@
 #include <sys/un.h>
 #include "../provider.h"
 
-#define SHM_MAGIC    0x72637873686d3032ull /* "rcxshm02" */
+#define SHM_MAGIC    0x72637873686d3033ull /* "rcxshm03" */
 #define SHM_INLINE   4096
 #define SHM_SQ	     128  /* send queue entries, a power of two */
 #define SHM_RQ	     4096 /* posted receives, a power of two */
@@ -74,6 +74,31 @@
  */
 #define SHM_LIVE_MS 250
 #define SHM_MAPS    8 /* peer segments an endpoint keeps mapped */
+/* a quiet endpoint's poll reads the peer's send queue indices once in
+ * this many polls (shm_ep.c, quiet) */
+#define SHM_RX_LOOK 16
+/*
+ * Peers of one host may share a CPU (more processes than CPUs, a busy
+ * host): a waiter that spins there holds the CPU the peer it waits for
+ * needs until the scheduler's tick, a time slice (milliseconds) per
+ * message. So a process that has polled SHM_YIELD_POLLS times in a row
+ * and found nothing says on which CPU it waits (its device segment's
+ * idle_cpu), and from then on, once in SHM_YIELD_EVERY empty polls, gives
+ * the CPU away (sched_yield) if a peer waits on the same CPU: that peer
+ * is not running, it is queued behind us. A peer on a CPU of its own is
+ * left alone: no system call while it computes or is preempted there.
+ */
+#define SHM_YIELD_POLLS 256
+#define SHM_YIELD_EVERY 16
+/*
+ * Two processes that hand a CPU to each other never look idle to the
+ * scheduler's load balancer (a task that ran less than half a
+ * millisecond ago is not moved): after SHM_YIELD_STREAK yields a waiter
+ * spins SHM_YIELD_PAUSE polls without yielding, so that the peer, off
+ * the CPU that long, may be moved to another one.
+ */
+#define SHM_YIELD_STREAK 512
+#define SHM_YIELD_PAUSE	 (1u << 16)
 
 /* A send queue entry (a WR), in the connection segment. */
 struct shm_sqe {
@@ -167,6 +192,9 @@ struct shm_dev_seg {
 	/* bumped after each connection message sent to this device: the
 	 * socket is read only when it moved (no empty recv per poll) */
 	_Atomic uint32_t cm_bell;
+	/* 1 + the CPU this process polls idle on, 0: it is busy (see
+	 * SHM_YIELD_POLLS) */
+	_Atomic uint32_t idle_cpu;
 	_Atomic uint32_t lock[SHM_LOCKS];
 	struct shm_mr_ent mr[SHM_MR_MAX];
 };
@@ -244,6 +272,7 @@ struct shm_ep {
 	struct shm_dir *tx, *rx; /* dir[side], dir[!side] */
 	uint32_t sq_reaped;	 /* tx: completions taken up to here */
 	uint32_t rq_reaped;	 /* rx: receive completions taken */
+	uint32_t rx_look;	 /* polls, for SHM_RX_LOOK */
 	uint64_t *rq_wr_id;	 /* rx: wr_id of each posted receive */
 	struct shm_pend *pend, *pend_tail;
 	uint32_t npend;
@@ -284,6 +313,9 @@ struct shm_dev {
 	} * out;
 	uint32_t mr_next, mr_gen;
 	uint32_t cm_seen;   /* cm_bell when the socket was last read */
+	uint32_t idle;	    /* polls in a row that found nothing */
+	uint32_t yields;    /* sched_yield calls since the last pause */
+	uint32_t pause;	    /* empty polls left without a yield */
 	long long live_ms;  /* last look at the peers (coarse clock) */
 	bool live_now;	    /* look at once: a wait is going to sleep */
 	struct pollfd *pfd; /* one per peer with a pidfd */
@@ -343,6 +375,10 @@ bool shm_mr_ok(struct shm_dev_seg *seg, uint32_t key, uint64_t addr,
 	       uint64_t len, unsigned int access, struct shm_mem_ref *ref);
 void shm_mem_name(pid_t pid, uint32_t dev, uint32_t id, char *buf, size_t len);
 long long shm_coarse_ms(void);
+/* an empty poll (dev->idle of them in a row): perhaps yield the CPU */
+void shm_idle(struct shm_dev *dev);
+/* a poll found work after a stretch of empty ones */
+void shm_busy(struct shm_dev *dev);
 
 /* shm_cm.c */
 int shm_listen(struct rcx_dev *dev, uint16_t port, char *addr, size_t len);

@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,6 +85,51 @@ long long shm_coarse_ms(void)
 	 * clock source */
 	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
 	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
+void shm_idle(struct shm_dev *dev)
+{
+	const struct shm_ep *ep;
+	uint32_t cpu;
+	int c;
+
+	if (dev->idle % SHM_YIELD_EVERY)
+		return;
+	if (dev->pause) {
+		dev->pause -= dev->pause < SHM_YIELD_EVERY ? dev->pause
+							   : SHM_YIELD_EVERY;
+		return;
+	}
+	/* rseq or the vDSO: no system call */
+	c = sched_getcpu();
+	if (c < 0)
+		return;
+	cpu = (uint32_t)c + 1;
+	if (atomic_load_explicit(&dev->seg->idle_cpu, memory_order_relaxed) !=
+	    cpu)
+		atomic_store_explicit(&dev->seg->idle_cpu, cpu,
+				      memory_order_relaxed);
+	for (ep = dev->eps; ep; ep = ep->next) {
+		if (!ep->peer_seg || ep->peer_pid == dev->pid ||
+		    atomic_load_explicit(&ep->peer_seg->idle_cpu,
+					 memory_order_relaxed) != cpu)
+			continue;
+		/* it waits behind us: it gets the CPU now, not at the tick */
+		sched_yield();
+		if (++dev->yields == SHM_YIELD_STREAK) {
+			dev->yields = 0;
+			dev->pause = SHM_YIELD_PAUSE;
+		}
+		return;
+	}
+}
+
+void shm_busy(struct shm_dev *dev)
+{
+	if (dev->idle >= SHM_YIELD_POLLS)
+		atomic_store_explicit(&dev->seg->idle_cpu, 0,
+				      memory_order_relaxed);
+	dev->idle = 0;
 }
 
 /*

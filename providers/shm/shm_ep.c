@@ -209,6 +209,8 @@ static uint64_t payload(const struct shm_sqe *q)
 #define SHM_DEFER 1
 /* direct(): not yet, a pooled WRITE_IMM of the receiver's is pending */
 #define SHM_WAIT 2
+/* direct() asked for mapped memory only: not that, nothing done */
+#define SHM_SLOW 3
 
 /*
  * Take a pool slot for q's inline payload, to be copied to dst when the
@@ -314,7 +316,7 @@ static int deliver(struct shm_ep *ep, struct shm_dir *d, struct shm_sqe *q,
  * attach (one system call).
  */
 static int direct(struct shm_ep *ep, struct shm_dir *d, struct shm_sqe *q,
-		  bool snd)
+		  bool snd, bool mapped_only)
 {
 	struct shm_dev_seg *rseg = snd ? ep->peer_seg : ep->dev->seg;
 	struct shm_mem_ref ref = { 0 };
@@ -322,12 +324,14 @@ static int direct(struct shm_ep *ep, struct shm_dir *d, struct shm_sqe *q,
 
 	if (q->len && !shm_mr_ok(rseg, q->rkey, q->raddr, q->len,
 				 need_access(q->op), &ref))
-		return RCX_ERR_REMOTE_ACCESS;
+		return mapped_only ? SHM_SLOW : RCX_ERR_REMOTE_ACCESS;
 	/* RC order: after the pooled WRITE_IMMs' data has landed */
 	if (!ref.id && atomic_load(&d->pool_wimm))
 		return SHM_WAIT;
 	if (q->len && ref.id)
 		t = target_ptr(ep, q, snd, &ref);
+	if (mapped_only && !t)
+		return SHM_SLOW;
 	switch (q->op) {
 	case RCX_OP_WRITE:
 		if (t && (q->inl || snd)) {
@@ -415,7 +419,7 @@ again:
 				atomic_store_explicit(&d->rq_done, rd + 1,
 						      memory_order_release);
 		} else {
-			st = direct(ep, d, q, snd);
+			st = direct(ep, d, q, snd, false);
 			if (st == SHM_WAIT) {
 				deferred = true;
 				break;
@@ -585,6 +589,45 @@ static int pend_add(struct shm_ep *ep, const struct rcx_wr *wr)
 	return 0;
 }
 
+/*
+ * A WRITE, READ or atomic on memory of a segment of mem_alloc that the
+ * peer's registration allows, posted when nothing of ours is queued,
+ * unexecuted or not reaped: it runs now, as the executor would run it
+ * next (in order: everything before it has run), with no ring entry,
+ * lock or reap. False, with nothing done, for anything else.
+ */
+static bool run_now(struct shm_ep *ep, const struct rcx_wr *wr)
+{
+	struct shm_dir *tx = ep->tx;
+	uint32_t e = atomic_load_explicit(&tx->sq_exec, memory_order_acquire);
+	struct shm_sqe q;
+	int st;
+
+	if (wr->op == RCX_OP_SEND || wr->op == RCX_OP_SEND_IMM ||
+	    wr->op == RCX_OP_WRITE_IMM || !wr->length || ep->pend ||
+	    ep->state != SHM_EP_CONNECTED || !ep->peer_seg ||
+	    e != ep->sq_reaped ||
+	    e != atomic_load_explicit(&tx->sq_tail, memory_order_relaxed) ||
+	    atomic_load(&ep->cseg->dead[0]) || atomic_load(&ep->cseg->dead[1]))
+		return false;
+	q.op = wr->op;
+	q.inl = 0; /* the payload is read from wr->addr, ours */
+	q.len = wr->length;
+	q.addr = wr->addr;
+	q.raddr = wr->remote_addr;
+	q.rkey = wr->rkey;
+	q.compare_add = wr->compare_add;
+	q.swap = wr->swap;
+	st = direct(ep, tx, &q, true, true);
+	if (st)
+		return false; /* SHM_SLOW: the ring takes it */
+	if (wr->flags & RCX_WR_SIGNALED)
+		cqe_push(ep, wr->wr_id, wr->op, 0, wr->length);
+	/* a waiter of the peer's may sleep until a write lands */
+	shm_kick(ep->dev, ep->peer_seg, &ep->peer_kaddr, ep->peer_kaddr_len);
+	return true;
+}
+
 static int post_one(struct shm_ep *ep, const struct rcx_wr *wr)
 {
 	uint32_t busy;
@@ -608,6 +651,8 @@ static int post_one(struct shm_ep *ep, const struct rcx_wr *wr)
 		if (busy >= ep->attr.max_send_wr)
 			return -ENOMEM; /* the send queue is full */
 	}
+	if (run_now(ep, wr))
+		return 0;
 	if (ep->pend || sq_put(ep, wr))
 		return pend_add(ep, wr);
 	return 0;
@@ -666,9 +711,40 @@ int shm_post_recv(struct rcx_ep *e, struct rcx_wr *wr, struct rcx_wr **bad)
 	return ret;
 }
 
+/*
+ * Nothing for progress to do on ep: every WR of both sides executed and
+ * every completion taken, nothing pending. Loads only, of words that
+ * change once a message: an endpoint with no traffic costs a poll a few
+ * instructions and no write to a line its peer reads. What it misses
+ * (a WR published after the loads) the next poll finds.
+ */
+static bool quiet(struct shm_ep *ep)
+{
+	const struct shm_dir *rx = ep->rx, *tx = ep->tx;
+	uint32_t te = atomic_load_explicit(&tx->sq_exec, memory_order_relaxed);
+
+	if (ep->pend || te != ep->sq_reaped ||
+	    te != atomic_load_explicit(&tx->sq_tail, memory_order_relaxed) ||
+	    atomic_load_explicit(&rx->rq_done, memory_order_relaxed) !=
+		    ep->rq_reaped)
+		return false;
+	/*
+	 * The peer's WRs that it left to us (a SEND that found its pool
+	 * full, one that waited for a receive we did not post through
+	 * post_recv): looked for once in SHM_RX_LOOK polls only. Their
+	 * line is the one the peer writes four times a message; a read of
+	 * it on every poll makes each of those writes wait for the line.
+	 */
+	if (++ep->rx_look % SHM_RX_LOOK)
+		return true;
+	return atomic_load_explicit(&rx->sq_exec, memory_order_relaxed) ==
+	       atomic_load_explicit(&rx->sq_tail, memory_order_relaxed);
+}
+
 void shm_ep_progress(struct shm_ep *ep)
 {
-	if (ep->state == SHM_EP_ERROR || !ep->cseg || !ep->peer_seg)
+	if (ep->state == SHM_EP_ERROR || !ep->cseg || !ep->peer_seg ||
+	    quiet(ep))
 		return;
 	exec_dir(ep, ep->rx);
 	run_pending(ep);
@@ -761,6 +837,12 @@ int shm_cq_poll(struct rcx_dev *d, struct rcx_cqe *cqe, int n)
 		shm_ep_progress(ep);
 	while (got < n && dev->cq_head != dev->cq_tail)
 		cqe[got++] = dev->cq[dev->cq_head++ & (dev->cq_cap - 1)].c;
+	if (!got) {
+		if (__builtin_expect(++dev->idle >= SHM_YIELD_POLLS, 0))
+			shm_idle(dev);
+	} else if (dev->idle) {
+		shm_busy(dev);
+	}
 	return got;
 }
 
