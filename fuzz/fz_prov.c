@@ -662,6 +662,7 @@ static const struct rcx_provider_ops fz_ops = {
 	.post_send = fz_post_send,
 	.post_recv = fz_post_recv,
 	.cq_poll = fz_cq_poll,
+	.cq_poll_min = rcx__stub_cq_poll,
 	.event_fd = fz_event_fd,
 	.arm = fz_noop,
 	.ack = fz_noop,

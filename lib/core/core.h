@@ -825,6 +825,11 @@ struct rcx_ctx {
 	struct rcx__config cfg;
 	const struct rcx_provider_ops *ops;
 	struct rcx_dev *dev;
+	/*
+	 * Progress's poll: ops->cq_poll_min, or ops->cq_poll where the
+	 * provider has none or the trace prints every field of a completion
+	 */
+	int (*cq_poll)(struct rcx_dev *dev, struct rcx_cqe *cqe, int n);
 	struct rcx_dev_info info;
 	char addr[RCX__ADDR_LEN]; /* listener address */
 	/* this process's node key (lib/boot/boot_node.c): equal keys share

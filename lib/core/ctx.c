@@ -96,7 +96,7 @@ static inline __attribute__((always_inline)) int progress(struct rcx_ctx *ctx,
 	uint64_t now;
 	int n, i;
 
-	n = ctx->ops->cq_poll(ctx->dev, cqe, RCX__POLL_BATCH);
+	n = ctx->cq_poll(ctx->dev, cqe, RCX__POLL_BATCH);
 	if (RCX__UNLIKELY(n <= 0))
 		ctx->st.empty_polls++;
 	else if (RCX__UNLIKELY(rcx__log_level >= RCX__LOG_TRACE))
@@ -364,6 +364,10 @@ RCX_API int rcx_ctx_create(const struct rcx_ctx_attr *attr,
 		rcx__dev_log_missing(ctx->ops, devname, ctx->cfg.device[0]);
 	if (ret)
 		goto err;
+	ctx->cq_poll = ctx->ops->cq_poll;
+	if (rcx__log_level < RCX__LOG_TRACE &&
+	    ctx->ops->cq_poll_min(ctx->dev, NULL, 0) == 0)
+		ctx->cq_poll = ctx->ops->cq_poll_min;
 	ret = ctx->ops->dev_query(ctx->dev, &ctx->info);
 	if (!ret)
 		ret = rcx__conn_depth_check(ctx);
