@@ -583,6 +583,7 @@ static int fz_pwr_create(struct rcx_ep *ep, const struct rcx_wr *wr, int recv,
 	p->pub.length = &p->wr.length;
 	p->pub.remote_addr = &p->wr.remote_addr;
 	p->pub.imm_be = &p->imm_be;
+	p->pub.wr_id = &p->wr.wr_id;
 	*out = &p->pub;
 	return 0;
 }

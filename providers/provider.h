@@ -96,6 +96,7 @@ struct rcx_pwr {
 	uint32_t *length;		    /* local segment length */
 	uint64_t *remote_addr;		    /* WRITE/READ target */
 	uint32_t *imm_be;		    /* immediate, network byte order */
+	uint64_t *wr_id;		    /* what its completion carries */
 };
 
 struct rcx_cqe {

@@ -468,6 +468,7 @@ struct rcx__rxbuf {
 	struct rcx__wrctx wrc;
 	struct rcx__conn *conn;
 	uint8_t *data;
+	struct rcx_pwr *pwr; /* its receive, prepared (conn.c) */
 };
 
 struct rcx__withdrawn {
@@ -492,6 +493,10 @@ struct rcx__conn {
 	struct rcx__rxbuf *rx;
 	uint8_t *rx_mem;
 	struct rcx__reg *rx_reg;
+	/* bounce-slot sends, prepared for the endpoint: [1] inline, up to
+	 * tx_inline bytes; [0] the others (conn.c) */
+	struct rcx_pwr *tx_pwr[2];
+	uint32_t tx_inline;
 	struct rcx_req *backlog, *backlog_tail; /* waiting for credits */
 	struct rcx_req *rndv;			/* sends waiting for FIN */
 	/* rendezvous sends withdrawn before their FIN (a failure ended

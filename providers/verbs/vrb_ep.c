@@ -453,6 +453,7 @@ int vrb_pwr_create(struct rcx_ep *e, const struct rcx_wr *wr, int recv,
 	p->pub.remote_addr = &p->scratch64;
 	p->pub.imm_be = &p->scratch32;
 	if (recv) {
+		p->pub.wr_id = &p->r.wr_id;
 		p->r.wr_id = wr->wr_id;
 		p->sge.addr = wr->addr;
 		p->sge.length = wr->length;
@@ -467,6 +468,7 @@ int vrb_pwr_create(struct rcx_ep *e, const struct rcx_wr *wr, int recv,
 		free(p);
 		return ret;
 	}
+	p->pub.wr_id = &p->s.wr_id;
 	p->s.sg_list = &p->sge;
 	/* keep one segment even at length 0: patching may grow it */
 	p->s.num_sge = 1;
