@@ -583,6 +583,7 @@ static int fz_pwr_create(struct rcx_ep *ep, const struct rcx_wr *wr, int recv,
 	p->pub.length = &p->wr.length;
 	p->pub.remote_addr = &p->wr.remote_addr;
 	p->pub.imm_be = &p->imm_be;
+	p->pub.wr_id = &p->wr.wr_id;
 	*out = &p->pub;
 	return 0;
 }
@@ -662,6 +663,7 @@ static const struct rcx_provider_ops fz_ops = {
 	.post_send = fz_post_send,
 	.post_recv = fz_post_recv,
 	.cq_poll = fz_cq_poll,
+	.cq_poll_min = rcx__stub_cq_poll,
 	.event_fd = fz_event_fd,
 	.arm = fz_noop,
 	.ack = fz_noop,

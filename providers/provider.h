@@ -96,6 +96,7 @@ struct rcx_pwr {
 	uint32_t *length;		    /* local segment length */
 	uint64_t *remote_addr;		    /* WRITE/READ target */
 	uint32_t *imm_be;		    /* immediate, network byte order */
+	uint64_t *wr_id;		    /* what its completion carries */
 };
 
 struct rcx_cqe {
@@ -298,6 +299,14 @@ struct rcx_provider_ops {
 			 struct rcx_wr **bad);
 	/* returns the number of entries written (0..n) or an error */
 	int (*cq_poll)(struct rcx_dev *dev, struct rcx_cqe *cqe, int n);
+	/*
+	 * The fast path's poll: as cq_poll, but an entry has only wr_id,
+	 * status, vendor, byte_len, has_imm and imm (ep_ctx and op are not
+	 * written). The core dispatches on wr_id and needs nothing more.
+	 * n == 0 polls nothing and returns 0. Optional: the stub returns
+	 * -EOPNOTSUPP and the core polls with cq_poll.
+	 */
+	int (*cq_poll_min)(struct rcx_dev *dev, struct rcx_cqe *cqe, int n);
 
 	/*
 	 * Blocking: event_fd becomes readable when a completion or a
@@ -336,6 +345,7 @@ int rcx__stub_peer_split(struct rcx_dev *dev, const char *addr);
 int rcx__stub_ep_query(const struct rcx_ep *ep, struct rcx_ep_info *info);
 int rcx__stub_mem_alloc(struct rcx_dev *dev, size_t len, void **out);
 int rcx__stub_mem_free(struct rcx_dev *dev, void *addr);
+int rcx__stub_cq_poll(struct rcx_dev *dev, struct rcx_cqe *cqe, int n);
 int rcx__stub_mr_reg_keyed(struct rcx_dev *dev, void *addr, size_t len,
 			   unsigned int access, uint32_t lkey, uint32_t rkey,
 			   struct rcx_mr **out);

@@ -1411,9 +1411,10 @@ static void sc_trace(struct tp_job *j)
 	snprintf(path, sizeof(path), "/tmp/rcx-test-trace.%d", (int)getpid());
 	read_text(path, text, sizeof(text));
 	unlink(path);
-	/* the message: header and 64 bytes */
+	/* the message: header and 64 bytes (sent as a prepared WR) */
 	snprintf(want, sizeof(want), "%s len %zu ",
-		 j->rank ? "cq trace: completion RECV" : "wr trace: post SEND",
+		 j->rank ? "cq trace: completion RECV"
+			 : "wr trace: post prepared send",
 		 len);
 	if (j->rank < 2)
 		TP_CHECK(strstr(text, want) != NULL);

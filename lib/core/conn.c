@@ -28,17 +28,75 @@ static void on_tx(struct rcx_ctx *ctx, struct rcx__wrctx *w,
 
 static int post_rx(struct rcx__conn *c, struct rcx__rxbuf *b)
 {
-	struct rcx_wr w = {
-		.wr_id = (uintptr_t)&b->wrc,
-		.op = RCX_OP_RECV,
-		.addr = (uintptr_t)b->data,
-		.length = slot_size(c->ctx),
-		.lkey = c->rx_reg->lkey,
-	}, *bad;
-	int ret = c->ctx->ops->post_recv(c->ep, &w, &bad);
+	int ret = c->ctx->ops->pwr_post_recv(c->ep, &b->pwr, 1);
 
 	if (!ret)
 		c->rx_posted++;
+	return ret;
+}
+
+static void pwr_drop(struct rcx_ctx *ctx, struct rcx_pwr **p)
+{
+	if (*p)
+		ctx->ops->pwr_destroy(*p);
+	*p = NULL;
+}
+
+/* A prepared WR from w for ep, unless *p is one of ep's maker already. */
+static int pwr_make(struct rcx_ctx *ctx, struct rcx_ep *ep,
+		    const struct rcx_wr *w, int recv, struct rcx_pwr **p)
+{
+	if (*p && rcx__obj_ops(*p) == rcx__obj_ops(ep))
+		return 0;
+	pwr_drop(ctx, p);
+	return ctx->ops->pwr_create(ep, w, recv, p);
+}
+
+static void conn_pwrs_free(struct rcx__conn *c)
+{
+	size_t i;
+
+	for (i = 0; c->rx && i < c->ctx->cfg.rx_depth; i++)
+		pwr_drop(c->ctx, &c->rx[i].pwr);
+	pwr_drop(c->ctx, &c->tx_pwr[0]);
+	pwr_drop(c->ctx, &c->tx_pwr[1]);
+}
+
+/*
+ * The connection's prepared WRs, made for ep's maker: a receive per ring
+ * buffer, and the bounce-slot sends (a message patches the slot's
+ * address, its length and the wr_id: no conversion per message).
+ */
+static int conn_pwrs(struct rcx__conn *c, struct rcx_ep *ep)
+{
+	struct rcx_ctx *ctx = c->ctx;
+	struct rcx_wr w = {
+		.op = RCX_OP_RECV,
+		.length = slot_size(ctx),
+		.lkey = c->rx_reg->lkey,
+	};
+	unsigned long i;
+	int ret = 0;
+
+	for (i = 0; i < ctx->cfg.rx_depth && !ret; i++) {
+		w.wr_id = (uintptr_t)&c->rx[i].wrc;
+		w.addr = (uintptr_t)c->rx[i].data;
+		ret = pwr_make(ctx, ep, &w, 1, &c->rx[i].pwr);
+	}
+	w.op = RCX_OP_SEND;
+	w.flags = RCX_WR_SIGNALED;
+	w.lkey = ctx->tx_reg->lkey;
+	w.wr_id = 0;
+	w.addr = 0;
+	w.length = 0;
+	if (!ret)
+		ret = pwr_make(ctx, ep, &w, 0, &c->tx_pwr[0]);
+	w.flags |= RCX_WR_INLINE;
+	if (!ret)
+		ret = pwr_make(ctx, ep, &w, 0, &c->tx_pwr[1]);
+	c->tx_inline = (uint32_t)ctx->cfg.inline_size;
+	if (ctx->ops->ep_max_inline(ep) < c->tx_inline)
+		c->tx_inline = ctx->ops->ep_max_inline(ep);
 	return ret;
 }
 
@@ -49,6 +107,9 @@ static int on_ready(struct rcx_ep *ep, void *arg)
 	unsigned long i;
 	int ret;
 
+	ret = conn_pwrs(c, ep);
+	if (ret)
+		return ret;
 	c->ep = ep;
 	for (i = 0; i < c->ctx->cfg.rx_depth; i++) {
 		ret = post_rx(c, &c->rx[i]);
@@ -627,6 +688,7 @@ void rcx__conn_destroy(struct rcx__conn *c)
 	rcx__reg_put(ctx, c->rx_reg);
 	if (c->rx_posted > 0 || c->tx_inflight > 0 || c->hb_busy)
 		return; /* never reaped: leak rather than free live memory */
+	conn_pwrs_free(c);
 	free(c->rx_mem);
 	free(c->rx);
 	free(c);
@@ -644,7 +706,8 @@ static int post_msg(struct rcx__conn *c, struct rcx_req *r, uint8_t type)
 	struct rcx__txslot *s = ctx->tx_free;
 	struct rcx__hdr *h = (struct rcx__hdr *)s->data;
 	size_t payload = 0;
-	struct rcx_wr w, *bad;
+	struct rcx_pwr *p;
+	uint32_t len;
 	int ret;
 
 	memset(h, 0, sizeof(*h));
@@ -666,17 +729,12 @@ static int post_msg(struct rcx__conn *c, struct rcx_req *r, uint8_t type)
 			h->rkey = r->reg->rkey;
 		}
 	}
-	memset(&w, 0, sizeof(w));
-	w.wr_id = (uintptr_t)&s->wrc;
-	w.op = RCX_OP_SEND;
-	w.flags = RCX_WR_SIGNALED;
-	w.addr = (uintptr_t)s->data;
-	w.length = sizeof(*h) + payload;
-	w.lkey = ctx->tx_reg->lkey;
-	if (w.length <= ctx->cfg.inline_size &&
-	    w.length <= ctx->ops->ep_max_inline(c->ep))
-		w.flags |= RCX_WR_INLINE;
-	ret = ctx->ops->post_send(c->ep, &w, &bad);
+	len = (uint32_t)(sizeof(*h) + payload);
+	p = c->tx_pwr[len <= c->tx_inline];
+	*p->wr_id = (uintptr_t)&s->wrc;
+	*p->addr = (uintptr_t)s->data;
+	*p->length = len;
+	ret = ctx->ops->pwr_post(c->ep, &p, 1);
 	if (ret)
 		return ret;
 	ctx->tx_free = s->next;

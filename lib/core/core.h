@@ -468,6 +468,7 @@ struct rcx__rxbuf {
 	struct rcx__wrctx wrc;
 	struct rcx__conn *conn;
 	uint8_t *data;
+	struct rcx_pwr *pwr; /* its receive, prepared (conn.c) */
 };
 
 struct rcx__withdrawn {
@@ -492,6 +493,10 @@ struct rcx__conn {
 	struct rcx__rxbuf *rx;
 	uint8_t *rx_mem;
 	struct rcx__reg *rx_reg;
+	/* bounce-slot sends, prepared for the endpoint: [1] inline, up to
+	 * tx_inline bytes; [0] the others (conn.c) */
+	struct rcx_pwr *tx_pwr[2];
+	uint32_t tx_inline;
 	struct rcx_req *backlog, *backlog_tail; /* waiting for credits */
 	struct rcx_req *rndv;			/* sends waiting for FIN */
 	/* rendezvous sends withdrawn before their FIN (a failure ended
@@ -825,6 +830,11 @@ struct rcx_ctx {
 	struct rcx__config cfg;
 	const struct rcx_provider_ops *ops;
 	struct rcx_dev *dev;
+	/*
+	 * Progress's poll: ops->cq_poll_min, or ops->cq_poll where the
+	 * provider has none or the trace prints every field of a completion
+	 */
+	int (*cq_poll)(struct rcx_dev *dev, struct rcx_cqe *cqe, int n);
 	struct rcx_dev_info info;
 	char addr[RCX__ADDR_LEN]; /* listener address */
 	/* this process's node key (lib/boot/boot_node.c): equal keys share

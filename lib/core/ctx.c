@@ -82,6 +82,22 @@ static __attribute__((noinline)) void cm_due(struct rcx_ctx *ctx, uint64_t now)
 	ctx->cm_late = now + ctx->cm_period * RCX__CM_LATE;
 }
 
+/* Hand each completion to the object its wr_id points at. A call of its
+ * own: a poll that finds nothing keeps progress's frame small. */
+static __attribute__((noinline)) void dispatch(struct rcx_ctx *ctx,
+					       const struct rcx_cqe *cqe, int n)
+{
+	int i;
+
+	if (RCX__UNLIKELY(rcx__log_level >= RCX__LOG_TRACE))
+		rcx__stats_trace_cqes(ctx, cqe, n);
+	for (i = 0; i < n; i++) {
+		struct rcx__wrctx *w = (void *)(uintptr_t)cqe[i].wr_id;
+
+		w->cb(ctx, w, &cqe[i]);
+	}
+}
+
 /*
  * The fast path: poll a batch and hand each completion to the object its
  * wr_id points at. No lookup, no allocation. Continuations that became
@@ -94,18 +110,13 @@ static inline __attribute__((always_inline)) int progress(struct rcx_ctx *ctx,
 {
 	struct rcx_cqe cqe[RCX__POLL_BATCH];
 	uint64_t now;
-	int n, i;
+	int n;
 
-	n = ctx->ops->cq_poll(ctx->dev, cqe, RCX__POLL_BATCH);
-	if (RCX__UNLIKELY(n <= 0))
+	n = ctx->cq_poll(ctx->dev, cqe, RCX__POLL_BATCH);
+	if (n > 0)
+		dispatch(ctx, cqe, n);
+	else
 		ctx->st.empty_polls++;
-	else if (RCX__UNLIKELY(rcx__log_level >= RCX__LOG_TRACE))
-		rcx__stats_trace_cqes(ctx, cqe, n);
-	for (i = 0; i < n; i++) {
-		struct rcx__wrctx *w = (void *)(uintptr_t)cqe[i].wr_id;
-
-		w->cb(ctx, w, &cqe[i]);
-	}
 	if (ctx->pending)
 		rcx__conn_drain(ctx);
 	/* features with work of their own (channel senders waiting for
@@ -364,6 +375,10 @@ RCX_API int rcx_ctx_create(const struct rcx_ctx_attr *attr,
 		rcx__dev_log_missing(ctx->ops, devname, ctx->cfg.device[0]);
 	if (ret)
 		goto err;
+	ctx->cq_poll = ctx->ops->cq_poll;
+	if (rcx__log_level < RCX__LOG_TRACE &&
+	    ctx->ops->cq_poll_min(ctx->dev, NULL, 0) == 0)
+		ctx->cq_poll = ctx->ops->cq_poll_min;
 	ret = ctx->ops->dev_query(ctx->dev, &ctx->info);
 	if (!ret)
 		ret = rcx__conn_depth_check(ctx);

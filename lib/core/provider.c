@@ -97,6 +97,11 @@ int rcx__stub_mem_free(struct rcx_dev *dev, void *addr)
 	return -ENOENT;
 }
 
+int rcx__stub_cq_poll(struct rcx_dev *dev, struct rcx_cqe *cqe, int n)
+{
+	return -EOPNOTSUPP;
+}
+
 int rcx__stub_mr_reg_keyed(struct rcx_dev *dev, void *addr, size_t len,
 			   unsigned int access, uint32_t lkey, uint32_t rkey,
 			   struct rcx_mr **out)

@@ -209,10 +209,11 @@ static void trace_pwrs(const struct rcx_ep *ep, struct rcx_pwr **pwr, int n,
 
 	for (i = 0; i < n; i++)
 		rcx__log(RCX__LOG_TRACE, "wr",
-			 "post prepared %s len %u ep %p addr 0x%llx raddr "
-			 "0x%llx: %d",
+			 "post prepared %s len %u ep %p wr_id 0x%llx addr "
+			 "0x%llx raddr 0x%llx: %d",
 			 recv ? "receive" : "send", *pwr[i]->length,
-			 (const void *)ep, (unsigned long long)*pwr[i]->addr,
+			 (const void *)ep, (unsigned long long)*pwr[i]->wr_id,
+			 (unsigned long long)*pwr[i]->addr,
 			 (unsigned long long)*pwr[i]->remote_addr, ret);
 }
 

@@ -431,7 +431,8 @@ static int auto_post_recv(struct rcx_ep *ep, struct rcx_wr *wr,
  * its endpoints' send queues). An error of the second waits for the next
  * call when the first returned completions.
  */
-static int auto_cq_poll(struct rcx_dev *d, struct rcx_cqe *cqe, int n)
+static inline int auto_poll(struct rcx_dev *d, struct rcx_cqe *cqe, int n,
+			    bool min)
 {
 	struct auto_dev *dev = to_adev(d);
 	const struct rcx_provider_ops *ops[2] = { dev->sops, dev->vops };
@@ -439,13 +440,26 @@ static int auto_cq_poll(struct rcx_dev *d, struct rcx_cqe *cqe, int n)
 	int first = dev->vdev ? (int)(dev->cq_turn++ & 1) : 0;
 	int got, ret;
 
-	got = ops[first]->cq_poll(devs[first], cqe, n);
+	got = min ? ops[first]->cq_poll_min(devs[first], cqe, n)
+		  : ops[first]->cq_poll(devs[first], cqe, n);
 	if (got < 0 || got == n || !dev->vdev)
 		return got;
-	ret = ops[!first]->cq_poll(devs[!first], cqe + got, n - got);
+	ret = min ? ops[!first]->cq_poll_min(devs[!first], cqe + got, n - got)
+		  : ops[!first]->cq_poll(devs[!first], cqe + got, n - got);
 	if (ret < 0)
 		return got ? got : ret;
 	return got + ret;
+}
+
+static int auto_cq_poll(struct rcx_dev *d, struct rcx_cqe *cqe, int n)
+{
+	return auto_poll(d, cqe, n, false);
+}
+
+/* both makers have the fast path's poll (verbs, shm) */
+static int auto_cq_poll_min(struct rcx_dev *d, struct rcx_cqe *cqe, int n)
+{
+	return auto_poll(d, cqe, n, true);
 }
 
 /* ---- events */
@@ -522,6 +536,7 @@ const struct rcx_provider_ops rcx__auto_ops = {
 	.post_send = auto_post_send,
 	.post_recv = auto_post_recv,
 	.cq_poll = auto_cq_poll,
+	.cq_poll_min = auto_cq_poll_min,
 	.event_fd = auto_event_fd,
 	.arm = auto_arm,
 	.ack = auto_ack,

@@ -358,7 +358,6 @@ static int flt_post_recv(struct rcx_ep *ep, struct rcx_wr *wr,
 struct flt_pwr {
 	struct rcx_pwr pub; /* first; the lower's patch pointers */
 	struct rcx_pwr *low;
-	uint64_t wr_id;
 	uint8_t op;
 	uint8_t flags;
 };
@@ -383,7 +382,6 @@ static int flt_pwr_create(struct rcx_ep *ep, const struct rcx_wr *wr, int recv,
 	}
 	p->pub = *p->low;
 	p->pub.ops = &rcx__fault_ops; /* fault destroys and posts it */
-	p->wr_id = wr->wr_id;
 	p->op = recv ? RCX_OP_RECV : wr->op;
 	p->flags = wr->flags;
 	*out = &p->pub;
@@ -420,7 +418,7 @@ static int flt_pwr_post_common(struct rcx_ep *ep, struct rcx_pwr **pwr, int n,
 		for (i = 0; !ret && i < k; i++) {
 			struct flt_pwr *p = to_fpwr(pwr[done + i]);
 
-			flt_record(ep, p->wr_id, p->op, p->flags,
+			flt_record(ep, *p->pub.wr_id, p->op, p->flags,
 				   *p->pub.length, *p->pub.remote_addr);
 		}
 	}
@@ -526,6 +524,7 @@ const struct rcx_provider_ops rcx__fault_ops = {
 	.post_send = flt_post_send,
 	.post_recv = flt_post_recv,
 	.cq_poll = flt_cq_poll,
+	.cq_poll_min = rcx__stub_cq_poll,
 	.event_fd = flt_event_fd,
 	.arm = flt_arm,
 	.ack = flt_ack,

@@ -648,6 +648,7 @@ const struct rcx_provider_ops rcx__shm_ops = {
 	.post_send = shm_post_send,
 	.post_recv = shm_post_recv,
 	.cq_poll = shm_cq_poll,
+	.cq_poll_min = shm_cq_poll,
 	.event_fd = event_fd,
 	.watch_fd = watch_fd,
 	.arm = arm,

@@ -874,6 +874,7 @@ int shm_pwr_create(struct rcx_ep *e, const struct rcx_wr *wr, int recv,
 	p->pub.length = &p->wr.length;
 	p->pub.remote_addr = &p->scratch64;
 	p->pub.imm_be = &p->scratch32;
+	p->pub.wr_id = &p->wr.wr_id;
 	if (!recv && (wr->op == RCX_OP_WRITE || wr->op == RCX_OP_WRITE_IMM ||
 		      wr->op == RCX_OP_READ))
 		p->pub.remote_addr = &p->wr.remote_addr;

@@ -8,6 +8,8 @@
 
 #define VRB_QPMAP_BITS 10
 #define VRB_ACK_BATCH  64
+/* completions the fast path's poll takes at once (vrb_cq_poll_min) */
+#define VRB_WC_BATCH 16
 
 struct vrb_cq {
 	struct ibv_cq *cq;
@@ -42,6 +44,12 @@ struct vrb_dev {
 	uint32_t last_qpn;
 	struct vrb_ep *last_ep;
 	char name[64];
+	/*
+	 * vrb_cq_poll_min's completions: here rather than on its stack, so
+	 * a poll that finds nothing sets up no frame. Polls of a device are
+	 * serial (the context's lock, or one thread).
+	 */
+	struct ibv_wc wc[VRB_WC_BATCH];
 };
 
 enum vrb_ep_state {
@@ -124,6 +132,7 @@ int vrb_cm_poll(struct rcx_dev *dev, struct rcx_cm_event *ev);
 int vrb_post_send(struct rcx_ep *ep, struct rcx_wr *wr, struct rcx_wr **bad);
 int vrb_post_recv(struct rcx_ep *ep, struct rcx_wr *wr, struct rcx_wr **bad);
 int vrb_cq_poll(struct rcx_dev *dev, struct rcx_cqe *cqe, int n);
+int vrb_cq_poll_min(struct rcx_dev *dev, struct rcx_cqe *cqe, int n);
 int vrb_ep_set_error(struct rcx_ep *ep);
 uint32_t vrb_ep_max_inline(const struct rcx_ep *ep);
 int vrb_ep_query(const struct rcx_ep *ep, struct rcx_ep_info *info);
