@@ -525,6 +525,49 @@ static void sc_reconn_connecting(struct tp_job *j)
 	reconn_stream(j, 1);
 }
 
+/*
+ * RMA across a reconnection: rank 1's put whose completion fails (its
+ * outcome unknown) reports RCX_ERR_TRANSPORT at the flush, nobody is
+ * failed, and once the connection is made again (a message exchange
+ * waits for it) an epoch's puts and gets work.
+ */
+static void reconn_rma_env(void)
+{
+	reconn_env();
+	/* nothing but the put may take the injected failure */
+	unsetenv("RCX_HEARTBEAT_MS");
+}
+
+static void sc_reconn_rma(struct tp_job *j)
+{
+	uint64_t *base, src[NWORD / 4], v = 5, in = 0;
+	struct rcx_win *w;
+
+	if (!(w = make(j, &base)))
+		return;
+	TP_CHECK_OK(rcx_win_lock_all(w));
+	if (j->rank == 1) {
+		fill(src, 1, 50, NWORD / 4);
+		rcx__fault_fail_next(j->g->conns[0], RCX_ERR_TRANSPORT);
+		TP_CHECK_OK(rcx_put(w, src, sizeof(src), 0, 0));
+		TP_CHECK_EQ(rcx_win_flush(w, 0), RCX_ERR_TRANSPORT);
+		none_failed(j);
+		TP_CHECK_OK(rcx_send(j->g, &v, sizeof(v), 0, DATA_TAG));
+		TP_CHECK_OK(rcx_recv(j->g, &in, sizeof(in), 0, DATA_TAG, NULL));
+		TP_CHECK_EQ(in, v);
+		put_get_back(j, w, 51);
+	} else {
+		TP_CHECK_OK(rcx_recv(j->g, &in, sizeof(in), 1, DATA_TAG, NULL));
+		TP_CHECK_OK(rcx_send(j->g, &in, sizeof(in), 1, DATA_TAG));
+	}
+	TP_CHECK_OK(rcx_win_unlock_all(w));
+	TP_CHECK_OK(rcx_group_barrier(j->g));
+	if (j->rank == 0)
+		TP_CHECK_EQ(wrong(base + NWORD / 4, 1, 51, NWORD / 4), 0);
+	none_failed(j);
+	TP_CHECK_OK(rcx_win_free(&w));
+}
+
 static const struct tp_scenario scenarios[] = {
 	{ .name = "fence", .run = sc_fence, .size = 2 },
 	{ .name = "lock", .run = sc_lock, .size = 2 },
@@ -546,6 +589,11 @@ static const struct tp_scenario scenarios[] = {
 	  .provider = "fault",
 	  .size = 2,
 	  .setup = reconn_env },
+	{ .name = "reconn_rma",
+	  .run = sc_reconn_rma,
+	  .provider = "fault",
+	  .size = 2,
+	  .setup = reconn_rma_env },
 };
 
 static int peer_main(int argc, char **argv)
@@ -608,6 +656,11 @@ static void test_reconn_connecting(void)
 	job("reconn_connecting");
 }
 
+static void test_reconn_rma(void)
+{
+	job("reconn_rma");
+}
+
 static const CU_TestInfo tests[] = {
 	{ "stopped_in_fence_epoch", test_fence },
 	{ "stopped_target_of_lock_unlock", test_lock },
@@ -617,6 +670,7 @@ static const CU_TestInfo tests[] = {
 	{ "transport_gives_up_on_live_peer", test_transport },
 	{ "reconnect_stream_broken_at_acceptor", test_reconn_accepting },
 	{ "reconnect_stream_broken_at_connector", test_reconn_connecting },
+	{ "reconnect_rma_in_flight_reports_transport", test_reconn_rma },
 	CU_TEST_INFO_NULL,
 };
 
