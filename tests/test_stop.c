@@ -546,6 +546,9 @@ static void sc_reconn_rma(struct tp_job *j)
 	if (!(w = make(j, &base)))
 		return;
 	TP_CHECK_OK(rcx_win_lock_all(w));
+	/* rank 0's epoch is open before the break (its lock_all may go on
+	 * the wire, and would report the break) */
+	TP_CHECK_OK(rcx_group_barrier(j->g));
 	if (j->rank == 1) {
 		fill(src, 1, 50, NWORD / 4);
 		rcx__fault_fail_next(j->g->conns[0], RCX_ERR_TRANSPORT);
