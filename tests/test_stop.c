@@ -542,6 +542,7 @@ static void sc_reconn_rma(struct tp_job *j)
 {
 	uint64_t *base, src[NWORD / 4], v = 5, in = 0;
 	struct rcx_win *w;
+	long long end;
 
 	if (!(w = make(j, &base)))
 		return;
@@ -551,6 +552,11 @@ static void sc_reconn_rma(struct tp_job *j)
 	TP_CHECK_OK(rcx_group_barrier(j->g));
 	if (j->rank == 1) {
 		fill(src, 1, 50, NWORD / 4);
+		/* the barrier's sends completed: the put is the next WR */
+		end = tu_now_ms() + 10000;
+		while (j->g->conns[0]->tx_inflight && tu_now_ms() < end)
+			rcx_progress(j->ctx);
+		TP_CHECK_EQ(j->g->conns[0]->tx_inflight, 0);
 		rcx__fault_fail_next(j->g->conns[0], RCX_ERR_TRANSPORT);
 		TP_CHECK_OK(rcx_put(w, src, sizeof(src), 0, 0));
 		TP_CHECK_EQ(rcx_win_flush(w, 0), RCX_ERR_TRANSPORT);
