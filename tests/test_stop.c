@@ -17,7 +17,9 @@
  *
  * The transport giving up on a live rank (what delayed ACKs do to a
  * queue pair) is made to happen by the fault provider on every provider:
- * RCX_ERR_TRANSPORT first, a process failure only after
+ * the connection is remade and a stream across the break arrives whole,
+ * in order, each message once; a window epoch after it works; a peer that
+ * does not take part in the reconnection is failed only after
  * RCX_FT_TIMEOUT_MS.
  */
 #include <errno.h>
@@ -213,10 +215,29 @@ static void sc_lock(struct tp_job *j)
 	TP_CHECK_OK(rcx_win_free(&w));
 }
 
+/*
+ * In a lock_all epoch: a block put to the peer at this rank's quarter,
+ * flushed, read back and checked (round: what the words say).
+ */
+static void put_get_back(struct tp_job *j, struct rcx_win *w, int round)
+{
+	uint64_t src[NWORD / 4], back[NWORD / 4];
+	size_t off = (size_t)j->rank * NWORD / 4;
+	int peer = 1 - j->rank;
+
+	fill(src, j->rank, round, NWORD / 4);
+	TP_CHECK_OK(rcx_put(w, src, sizeof(src), peer, off));
+	TP_CHECK_OK(rcx_win_flush(w, peer));
+	memset(back, 0, sizeof(back));
+	TP_CHECK_OK(rcx_get(w, back, sizeof(back), peer, off));
+	TP_CHECK_OK(rcx_win_flush_all(w));
+	TP_CHECK_EQ(wrong(back, j->rank, round, NWORD / 4), 0);
+}
+
 /* lock_all epoch: puts and gets with flushes to the stopped rank. */
 static void sc_lockall(struct tp_job *j)
 {
-	uint64_t *base, src[NWORD / 4], back[NWORD / 4];
+	uint64_t *base;
 	int peer = 1 - j->rank, k;
 	pid_t pid, helper = -1;
 	struct rcx_win *w;
@@ -227,17 +248,8 @@ static void sc_lockall(struct tp_job *j)
 	pid = peer_pid(j);
 	if (j->rank == 0)
 		helper = stop(pid);
-	for (k = 0; k < 8; k++) {
-		fill(src, j->rank, 10 + k, NWORD / 4);
-		TP_CHECK_OK(rcx_put(w, src, sizeof(src), peer,
-				    (size_t)j->rank * NWORD / 4));
-		TP_CHECK_OK(rcx_win_flush(w, peer));
-		memset(back, 0, sizeof(back));
-		TP_CHECK_OK(rcx_get(w, back, sizeof(back), peer,
-				    (size_t)j->rank * NWORD / 4));
-		TP_CHECK_OK(rcx_win_flush_all(w));
-		TP_CHECK_EQ(wrong(back, j->rank, 10 + k, NWORD / 4), 0);
-	}
+	for (k = 0; k < 8; k++)
+		put_get_back(j, w, 10 + k);
 	TP_CHECK_OK(rcx_win_unlock_all(w));
 	TP_CHECK_OK(rcx_group_barrier(j->g));
 	TP_CHECK_EQ(wrong(base + (size_t)peer * NWORD / 4, peer, 17, NWORD / 4),
@@ -338,11 +350,12 @@ out:
 }
 
 /*
- * The transport gives up on a live peer: rank 0's connection to rank 1
- * reports a send as failed (the fault provider, as when the QP's retries
- * run out under delayed ACKs). Rank 0 sees RCX_ERR_TRANSPORT, and rank 1
- * is not failed until RCX_FT_TIMEOUT_MS has passed with no sign of its
- * death; it is then, as a dead rank is. Rank 1 lives until rank 0 is gone.
+ * The transport gives up on a live peer that does not take part in a
+ * reconnection (it computes): rank 0's connection to rank 1 reports a
+ * send as failed (the fault provider, as when the QP's retries run out
+ * under delayed ACKs). Rank 1 is not failed at once, only once
+ * RCX_FT_TIMEOUT_MS has passed without the connection remade; from then
+ * on it is, as a dead rank is. Rank 1 lives until rank 0 is gone.
  */
 #define FT_TIMEOUT "3000"
 
@@ -374,14 +387,12 @@ static void sc_transport(struct tp_job *j)
 	if (j->rank == 0) {
 		rcx__fault_fail_next(j->g->conns[1], RCX_ERR_TRANSPORT);
 		TP_CHECK_OK(rcx_send(j->g, &v, sizeof(v), 1, DATA_TAG));
-		/* the connection broke: its receives end, as what follows */
-		TP_CHECK_EQ(
-			rcx_recv(j->g, &in, sizeof(in), 1, DATA_TAG + 1, NULL),
-			RCX_ERR_TRANSPORT);
 		TP_CHECK_OK(rcx_group_get_failed(j->g, NULL, 0, &n));
 		TP_CHECK_EQ(n, 0);
-		TP_CHECK_EQ(rcx_send(j->g, &v, sizeof(v), 1, DATA_TAG),
-			    RCX_ERR_TRANSPORT);
+		/* no reconnection comes: failed after the time-out */
+		TP_CHECK_EQ(
+			rcx_recv(j->g, &in, sizeof(in), 1, DATA_TAG + 1, NULL),
+			RCX_ERR_PROC_FAILED);
 		TP_CHECK_EQ(wait_failed(j), 1);
 		TP_CHECK_EQ(rcx_send(j->g, &v, sizeof(v), 1, DATA_TAG),
 			    RCX_ERR_PROC_FAILED);
@@ -397,6 +408,175 @@ static void sc_transport(struct tp_job *j)
 	TP_CHECK_OK(rcx_group_free(&j->g));
 }
 
+/*
+ * Reconnection: the transport gives up on the connection in the middle
+ * of a stream both ways (eager messages numbered 0 .. NSTREAM - 1, a few
+ * rendezvous ones among them) with many in flight; the fault provider
+ * lies about one send's completion, so that message did arrive and is
+ * sent again. Each side receives every number once, in order (a
+ * duplicate or a gap shows as a wrong number), nobody is failed, the
+ * connection was made again, and a window epoch after the break works.
+ * The side that breaks: rank 0, which accepted the connection (it asks
+ * rank 1 to connect again), or rank 1, which made it.
+ */
+#define NSTREAM	   2000
+#define BATCH	   64
+#define RNDV_EVERY 250 /* every so many messages one is rendezvous */
+#define BIG	   (64 * 1024)
+
+static void reconn_env(void)
+{
+	/* room for the reconnection under emulation, a bound all the same */
+	setenv("RCX_FT_TIMEOUT_MS", "30000", 1);
+}
+
+static size_t msg_len(int k)
+{
+	return k % RNDV_EVERY == RNDV_EVERY - 1 ? BIG : 8;
+}
+
+/* Messages k .. k + n - 1 both ways; their numbers are checked. */
+static int stream_batch(struct tp_job *j, int k, int n, uint64_t *sbuf,
+			uint64_t *rbuf)
+{
+	struct rcx_req *r[2 * BATCH] = { NULL };
+	int peer = 1 - j->rank, i, bad = 0;
+	size_t len, w;
+
+	for (i = 0; i < n; i++) {
+		len = msg_len(k + i);
+		TP_CHECK_OK(rcx_irecv(j->g, rbuf + (size_t)i * (BIG / 8), len,
+				      peer, DATA_TAG, &r[2 * i]));
+		for (w = 0; w < len / 8; w++)
+			sbuf[(size_t)i * (BIG / 8) + w] =
+				word(j->rank, k + i, w);
+		TP_CHECK_OK(rcx_isend(j->g, sbuf + (size_t)i * (BIG / 8), len,
+				      peer, DATA_TAG, &r[2 * i + 1]));
+	}
+	TP_CHECK_OK(rcx_waitall(2 * n, r, RCX_STATUSES_IGNORE));
+	for (i = 0; i < n; i++)
+		bad += wrong(rbuf + (size_t)i * (BIG / 8), peer, k + i,
+			     msg_len(k + i) / 8) != 0;
+	return bad;
+}
+
+/* lock_all epoch and a fence epoch over the remade connection */
+static void epoch_after(struct tp_job *j, struct rcx_win *w, uint64_t *base)
+{
+	uint64_t src[NWORD / 4];
+	int peer = 1 - j->rank;
+
+	TP_CHECK_OK(rcx_win_lock_all(w));
+	put_get_back(j, w, 40);
+	TP_CHECK_OK(rcx_win_unlock_all(w));
+	TP_CHECK_OK(rcx_win_fence(w, 0));
+	fill(src, j->rank, 41, NWORD / 4);
+	TP_CHECK_OK(rcx_put(w, src, sizeof(src), peer, 2 * NWORD / 4));
+	TP_CHECK_OK(rcx_win_fence(w, 0));
+	TP_CHECK_EQ(wrong(base + (size_t)peer * NWORD / 4, peer, 40, NWORD / 4),
+		    0);
+	TP_CHECK_EQ(wrong(base + 2 * NWORD / 4, peer, 41, NWORD / 4), 0);
+}
+
+static void reconn_stream(struct tp_job *j, int breaker)
+{
+	uint64_t *sbuf = malloc((size_t)BATCH * BIG);
+	uint64_t *rbuf = malloc((size_t)BATCH * BIG), *base;
+	struct rcx_stats st0, st1;
+	struct rcx_win *w;
+	int k, n, bad = 0;
+
+	if (!TP_CHECK(sbuf && rbuf) || !(w = make(j, &base)))
+		goto out;
+	memset(&st0, 0, sizeof(st0));
+	st0.size = sizeof(st0);
+	st1 = st0;
+	TP_CHECK_OK(rcx_ctx_stats(j->ctx, &st0));
+	for (k = 0; k < NSTREAM; k += n) {
+		n = NSTREAM - k < BATCH ? NSTREAM - k : BATCH;
+		/* the break: the third batch, with its sends in flight */
+		if (k == 2 * BATCH && j->rank == breaker)
+			rcx__fault_fail_next(j->g->conns[1 - j->rank],
+					     RCX_ERR_TRANSPORT);
+		bad += stream_batch(j, k, n, sbuf, rbuf);
+	}
+	TP_CHECK_EQ(bad, 0);
+	TP_CHECK_OK(rcx_ctx_stats(j->ctx, &st1));
+	/* the connection was made again, here as at the peer */
+	TP_CHECK(st1.connects > st0.connects);
+	TP_CHECK_EQ(j->g->conns[1 - j->rank]->state, RCX__CONN_UP);
+	none_failed(j);
+	epoch_after(j, w, base);
+	TP_CHECK_OK(rcx_group_barrier(j->g));
+	none_failed(j);
+	TP_CHECK_OK(rcx_win_free(&w));
+out:
+	free(sbuf);
+	free(rbuf);
+}
+
+static void sc_reconn_accepting(struct tp_job *j)
+{
+	reconn_stream(j, 0);
+}
+
+static void sc_reconn_connecting(struct tp_job *j)
+{
+	reconn_stream(j, 1);
+}
+
+/*
+ * RMA across a reconnection: rank 1's put whose completion fails (its
+ * outcome unknown) reports RCX_ERR_TRANSPORT at the flush, nobody is
+ * failed, and once the connection is made again (a message exchange
+ * waits for it) an epoch's puts and gets work.
+ */
+static void reconn_rma_env(void)
+{
+	reconn_env();
+	/* nothing but the put may take the injected failure */
+	unsetenv("RCX_HEARTBEAT_MS");
+}
+
+static void sc_reconn_rma(struct tp_job *j)
+{
+	uint64_t *base, src[NWORD / 4], v = 5, in = 0;
+	struct rcx_win *w;
+	long long end;
+
+	if (!(w = make(j, &base)))
+		return;
+	TP_CHECK_OK(rcx_win_lock_all(w));
+	/* rank 0's epoch is open before the break (its lock_all may go on
+	 * the wire, and would report the break) */
+	TP_CHECK_OK(rcx_group_barrier(j->g));
+	if (j->rank == 1) {
+		fill(src, 1, 50, NWORD / 4);
+		/* the barrier's sends completed: the put is the next WR */
+		end = tu_now_ms() + 10000;
+		while (j->g->conns[0]->tx_inflight && tu_now_ms() < end)
+			rcx_progress(j->ctx);
+		TP_CHECK_EQ(j->g->conns[0]->tx_inflight, 0);
+		rcx__fault_fail_next(j->g->conns[0], RCX_ERR_TRANSPORT);
+		TP_CHECK_OK(rcx_put(w, src, sizeof(src), 0, 0));
+		TP_CHECK_EQ(rcx_win_flush(w, 0), RCX_ERR_TRANSPORT);
+		none_failed(j);
+		TP_CHECK_OK(rcx_send(j->g, &v, sizeof(v), 0, DATA_TAG));
+		TP_CHECK_OK(rcx_recv(j->g, &in, sizeof(in), 0, DATA_TAG, NULL));
+		TP_CHECK_EQ(in, v);
+		put_get_back(j, w, 51);
+	} else {
+		TP_CHECK_OK(rcx_recv(j->g, &in, sizeof(in), 1, DATA_TAG, NULL));
+		TP_CHECK_OK(rcx_send(j->g, &in, sizeof(in), 1, DATA_TAG));
+	}
+	TP_CHECK_OK(rcx_win_unlock_all(w));
+	TP_CHECK_OK(rcx_group_barrier(j->g));
+	if (j->rank == 0)
+		TP_CHECK_EQ(wrong(base + NWORD / 4, 1, 51, NWORD / 4), 0);
+	none_failed(j);
+	TP_CHECK_OK(rcx_win_free(&w));
+}
+
 static const struct tp_scenario scenarios[] = {
 	{ .name = "fence", .run = sc_fence, .size = 2 },
 	{ .name = "lock", .run = sc_lock, .size = 2 },
@@ -408,6 +588,21 @@ static const struct tp_scenario scenarios[] = {
 	  .provider = "fault",
 	  .size = 2,
 	  .setup = ft_timeout_env },
+	{ .name = "reconn_accepting",
+	  .run = sc_reconn_accepting,
+	  .provider = "fault",
+	  .size = 2,
+	  .setup = reconn_env },
+	{ .name = "reconn_connecting",
+	  .run = sc_reconn_connecting,
+	  .provider = "fault",
+	  .size = 2,
+	  .setup = reconn_env },
+	{ .name = "reconn_rma",
+	  .run = sc_reconn_rma,
+	  .provider = "fault",
+	  .size = 2,
+	  .setup = reconn_rma_env },
 };
 
 static int peer_main(int argc, char **argv)
@@ -460,6 +655,21 @@ static void test_transport(void)
 	job("transport");
 }
 
+static void test_reconn_accepting(void)
+{
+	job("reconn_accepting");
+}
+
+static void test_reconn_connecting(void)
+{
+	job("reconn_connecting");
+}
+
+static void test_reconn_rma(void)
+{
+	job("reconn_rma");
+}
+
 static const CU_TestInfo tests[] = {
 	{ "stopped_in_fence_epoch", test_fence },
 	{ "stopped_target_of_lock_unlock", test_lock },
@@ -467,6 +677,9 @@ static const CU_TestInfo tests[] = {
 	{ "stopped_in_p2p_exchange", test_p2p },
 	{ "stopped_receiver_of_channel_stream", test_chan },
 	{ "transport_gives_up_on_live_peer", test_transport },
+	{ "reconnect_stream_broken_at_acceptor", test_reconn_accepting },
+	{ "reconnect_stream_broken_at_connector", test_reconn_connecting },
+	{ "reconnect_rma_in_flight_reports_transport", test_reconn_rma },
 	CU_TEST_INFO_NULL,
 };
 

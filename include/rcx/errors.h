@@ -32,9 +32,11 @@ enum rcx_error {
 	RCX_ERR_REMOTE_OP = -1005,
 	/*
 	 * the transport gave up (retries exhausted, peer not reachable)
-	 * with no sign that the peer died: it may be slow. The connection
-	 * to it is broken; the peer is reported failed only later
-	 * (RCX_ERR_PROC_FAILED, docs/config.md RCX_FT_TIMEOUT_MS)
+	 * with no sign that the peer died: it may be slow. A connection of
+	 * the world is made again (messages delivered once); what reports
+	 * this is RMA that was under way or started meanwhile, or anything
+	 * on a connection that is not remade. The peer is reported failed
+	 * only later (RCX_ERR_PROC_FAILED, docs/config.md RCX_FT_TIMEOUT_MS)
 	 */
 	RCX_ERR_TRANSPORT = -1006,
 	/* the receiver had no buffer posted and retries ran out */

@@ -34,9 +34,11 @@ struct rcx_status;
  * RCX_ANY_SOURCE receive (the failed process may have been the one it
  * waited for: post it again to go on receiving from the others). A
  * connection the transport gave up on (its retries ran out while the
- * peer may be alive, only slow) ends what was under way on it with
- * RCX_ERR_TRANSPORT; the peer is reported failed later, on a sign of its
- * death or after RCX_FT_TIMEOUT_MS (docs/config.md). A send
+ * peer may be alive, only slow) is made again for a group of the world:
+ * messages under way are delivered once and in order, sends wait for the
+ * new connection; on another group's connection what was under way ends
+ * with RCX_ERR_TRANSPORT. The peer is reported failed later, on a sign of
+ * its death or after RCX_FT_TIMEOUT_MS (docs/config.md). A send
  * that still waits for its connection when the context is destroyed or
  * the group freed is delivered first, within 2 s.
  *

@@ -55,8 +55,8 @@ struct rcx_stats {
 	 * endpoint went to error: the posted receives of a connection whose
 	 * peer left or failed end this way) */
 	uint64_t cqe_errors, cqe_flushed;
-	/* connections set up (connect or accept; a failed connection is
-	 * never set up again: there are no reconnections to count) */
+	/* connections set up (connect or accept), a world connection made
+	 * again after the transport gave up on it included */
 	uint64_t connects;
 	/* progress polls that found no completion */
 	uint64_t empty_polls;

@@ -6,6 +6,23 @@
  * the receiver returns credits piggybacked on its own messages, or in a
  * CREDIT message once half the ring was reposted). RNR retry stays on as
  * a backstop for the control messages that need no credit.
+ *
+ * Reconnection: when the transport gives up on a world connection (its
+ * retries ran out) the peer may be alive, so the connection is remade
+ * rather than failed. Every message that spends a credit carries the
+ * connection's number (hdr.seq). The broken endpoint goes to error and
+ * drains: a message whose send completed was delivered (RC: the peer's
+ * receive completed, and the peer takes every successful receive, also
+ * from a broken endpoint); one whose send failed may or may not have
+ * been, and its bounce slot is kept, in number order. The rank that made
+ * the connection connects again (the other asks it to, as a lazy pair
+ * does), the new endpoint starts with fresh credits, the kept slots go
+ * out first, then what waited; the receiver drops a number it has taken
+ * already. Rendezvous READs start over on the new endpoint (p2p.c). RMA
+ * in flight at the break, and RMA while it is remade, reports
+ * RCX_ERR_TRANSPORT (lib/win): an atomic's outcome is unknown. The peer
+ * stays suspect (fail.c) until the new endpoint is up: if that takes
+ * RCX_FT_TIMEOUT_MS, or the launcher reports its death, it fails.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -15,6 +32,16 @@
 
 /* credits kept back so CREDIT messages always find a receive posted */
 #define RCX__CREDIT_RESERVE 2
+
+/* a reconnection's steps (rcx__conn.re_phase) */
+enum {
+	RE_DRAIN = 1, /* the broken endpoint's completions are reaped */
+	RE_READY,     /* drained: connect, ask, or accept the peer's */
+	RE_NEW,	      /* a new endpoint is on its way */
+};
+
+/* a reconnection's attempt (connect or ask) is repeated this often */
+#define RE_RETRY_US 200000
 
 static size_t slot_size(const struct rcx_ctx *ctx)
 {
@@ -121,6 +148,7 @@ static int on_ready(struct rcx_ep *ep, void *arg)
 
 static void pending_add(struct rcx__conn *c);
 static void answer_done(struct rcx__conn *c);
+static void reconn_on_cm(struct rcx__conn *c, const struct rcx_cm_event *ev);
 static void ask_on_cm(struct rcx__epobj *o, const struct rcx_cm_event *ev);
 static int post_msg(struct rcx__conn *c, struct rcx_req *r, uint8_t type);
 
@@ -153,6 +181,14 @@ static void conn_on_cm(struct rcx__epobj *o, const struct rcx_cm_event *ev)
 {
 	struct rcx__conn *c = (struct rcx__conn *)o;
 
+	/* an endpoint a reconnection replaced (the peer dropping its own
+	 * old one disconnects it): nothing to do with the connection now */
+	if (ev->ep && c->ep && ev->ep != c->ep)
+		return;
+	if (c->state == RCX__CONN_RECONN) {
+		reconn_on_cm(c, ev);
+		return;
+	}
 	switch (ev->type) {
 	case RCX_CM_ESTABLISHED:
 		answer_done(c);
@@ -338,18 +374,31 @@ int rcx__conn_accept(struct rcx__conn *c, struct rcx_conn_req *req)
 	return ret;
 }
 
+int rcx__conn_set_peer(struct rcx__conn *c, const char *addr, bool connects)
+{
+	char *a = strdup(addr);
+
+	if (!a)
+		return -ENOMEM;
+	free(c->lazy_addr);
+	c->lazy_addr = a;
+	c->lazy_connect = connects;
+	return 0;
+}
+
 int rcx__conn_set_lazy(struct rcx__conn *c, const char *addr, bool connects,
 		       const void *pdata, const void *ask, size_t plen)
 {
+	int ret;
+
 	if (plen > sizeof(c->lazy_pd))
 		return -EINVAL;
-	c->lazy_addr = strdup(addr);
-	if (!c->lazy_addr)
-		return -ENOMEM;
+	ret = rcx__conn_set_peer(c, addr, connects);
+	if (ret)
+		return ret;
 	memcpy(c->lazy_pd, pdata, plen);
 	memcpy(c->lazy_ask, ask, plen);
 	c->lazy_len = (uint8_t)plen;
-	c->lazy_connect = connects;
 	c->state = RCX__CONN_IDLE;
 	return 0;
 }
@@ -440,6 +489,7 @@ static void pending_del(struct rcx__conn *c)
 }
 
 static void withdrawn_drop(struct rcx__conn *c);
+static void replay_drop(struct rcx__conn *c);
 
 /* Complete everything queued on the connection with err. */
 static void drain_reqs(struct rcx__conn *c, int err)
@@ -460,6 +510,8 @@ static void drain_reqs(struct rcx__conn *c, int err)
 		rcx__req_complete(r, err);
 	}
 	withdrawn_drop(c);
+	replay_drop(c);
+	rcx__p2p_rereads_fail(c, err);
 	pending_del(c);
 }
 
@@ -559,6 +611,8 @@ void rcx__conn_cancel_sends(struct rcx_group *g, int cid, int err)
 	}
 }
 
+static void reconn_stop(struct rcx__conn *c);
+
 void rcx__conn_fail(struct rcx__conn *c, int err)
 {
 	/* a sign of death after the transport gave up: now it failed */
@@ -569,6 +623,7 @@ void rcx__conn_fail(struct rcx__conn *c, int err)
 		return;
 	RCX__LOG(RCX__LOG_DEBUG, "conn", "peer %d: connection failed (%s)",
 		 c->peer, rcx_strerror(err));
+	reconn_stop(c);
 	c->state = RCX__CONN_FAILED;
 	c->error = err;
 	c->ctx->wake_gen++;
@@ -597,6 +652,12 @@ void rcx__conn_fail(struct rcx__conn *c, int err)
  */
 int rcx__conn_wc_error(struct rcx__conn *c, int status)
 {
+	/* the broken endpoint's WRs (a window's RMA among them): their
+	 * outcome is unknown, the connection is being remade */
+	if (c->state == RCX__CONN_RECONN)
+		return RCX_ERR_TRANSPORT;
+	if (rcx__err_transport(status) && rcx__conn_reconnect(c, status))
+		return status;
 	if (c->state != RCX__CONN_FAILED && c->state != RCX__CONN_CLOSED)
 		rcx__conn_fail(c, status == RCX_ERR_FLUSHED
 					  ? RCX_ERR_PROC_FAILED
@@ -612,6 +673,7 @@ void rcx__conn_left(struct rcx__conn *c)
 		return;
 	RCX__LOG(RCX__LOG_DEBUG, "conn", "peer %d: left", c->peer);
 	rcx__conn_unsuspect(c);
+	reconn_stop(c);
 	c->state = RCX__CONN_CLOSED;
 	c->ctx->wake_gen++;
 	answer_done(c);
@@ -653,6 +715,7 @@ void rcx__conn_destroy(struct rcx__conn *c)
 	if (c->g && c->peer >= 0 && c->peer < c->g->size &&
 	    c->g->conns[c->peer] == c)
 		c->g->conns[c->peer] = NULL;
+	reconn_stop(c);
 	drain_reqs(c, -ECANCELED);
 	answer_done(c);
 	rcx__conn_unsuspect(c);
@@ -684,6 +747,8 @@ void rcx__conn_destroy(struct rcx__conn *c)
 	}
 	if (c->ask_ep)
 		ctx->ops->ep_destroy(c->ask_ep);
+	if (c->old_ep)
+		ctx->ops->ep_destroy(c->old_ep);
 	free(c->lazy_addr);
 	rcx__reg_put(ctx, c->rx_reg);
 	if (c->rx_posted > 0 || c->tx_inflight > 0 || c->hb_busy)
@@ -699,6 +764,35 @@ static bool needs_credit(uint8_t type)
 	return type != RCX__MSG_CREDIT && type != RCX__MSG_BYE;
 }
 
+/*
+ * Post the message in bounce slot s (a new one, or one sent again after
+ * a reconnection): it carries the credits owed now.
+ */
+static int post_slot(struct rcx__conn *c, struct rcx__txslot *s)
+{
+	struct rcx_ctx *ctx = c->ctx;
+	struct rcx__hdr *h = (struct rcx__hdr *)s->data;
+	struct rcx_pwr *p;
+	uint32_t len;
+	int ret;
+
+	h->credits = (uint16_t)c->owed;
+	len = (uint32_t)(sizeof(*h) + (h->type == RCX__MSG_EAGER ? h->len : 0));
+	p = c->tx_pwr[len <= c->tx_inline];
+	*p->wr_id = (uintptr_t)&s->wrc;
+	*p->addr = (uintptr_t)s->data;
+	*p->length = len;
+	ret = ctx->ops->pwr_post(c->ep, &p, 1);
+	if (ret)
+		return ret;
+	s->conn = c;
+	c->tx_inflight++;
+	c->owed = 0;
+	if (needs_credit(h->type))
+		c->credits--;
+	return 0;
+}
+
 /* Post one message from a bounce slot. */
 static int post_msg(struct rcx__conn *c, struct rcx_req *r, uint8_t type)
 {
@@ -706,13 +800,11 @@ static int post_msg(struct rcx__conn *c, struct rcx_req *r, uint8_t type)
 	struct rcx__txslot *s = ctx->tx_free;
 	struct rcx__hdr *h = (struct rcx__hdr *)s->data;
 	size_t payload = 0;
-	struct rcx_pwr *p;
-	uint32_t len;
 	int ret;
 
 	memset(h, 0, sizeof(*h));
 	h->type = type;
-	h->credits = (uint16_t)c->owed;
+	h->seq = c->tx_seq;
 	if (r) {
 		h->cid = r->cid;
 		h->tag = r->tag;
@@ -729,22 +821,13 @@ static int post_msg(struct rcx__conn *c, struct rcx_req *r, uint8_t type)
 			h->rkey = r->reg->rkey;
 		}
 	}
-	len = (uint32_t)(sizeof(*h) + payload);
-	p = c->tx_pwr[len <= c->tx_inline];
-	*p->wr_id = (uintptr_t)&s->wrc;
-	*p->addr = (uintptr_t)s->data;
-	*p->length = len;
-	ret = ctx->ops->pwr_post(c->ep, &p, 1);
+	ret = post_slot(c, s);
 	if (ret)
 		return ret;
 	ctx->tx_free = s->next;
 	s->next = NULL;
-	s->conn = c;
-	c->tx_inflight++;
+	c->tx_seq += needs_credit(type);
 	rcx__stats_tx(&ctx->st, type, r);
-	c->owed = 0;
-	if (needs_credit(type))
-		c->credits--;
 	return 0;
 }
 
@@ -796,7 +879,8 @@ int rcx__conn_send(struct rcx__conn *c, struct rcx_req *r)
 		if (ret)
 			return ret;
 	}
-	if (c->state != RCX__CONN_UP || c->backlog || !can_send(c)) {
+	if (c->state != RCX__CONN_UP || c->backlog || c->replay ||
+	    !can_send(c)) {
 		r->next = NULL;
 		if (c->backlog_tail)
 			c->backlog_tail->next = r;
@@ -812,6 +896,8 @@ int rcx__conn_send(struct rcx__conn *c, struct rcx_req *r)
 	return ret;
 }
 
+static void replay_post(struct rcx__conn *c);
+
 /* Send what waits for credits or slots; called from progress. */
 void rcx__conn_drain(struct rcx_ctx *ctx)
 {
@@ -823,7 +909,9 @@ void rcx__conn_drain(struct rcx_ctx *ctx)
 		next = c->next_pending;
 		if (c->state != RCX__CONN_UP)
 			continue;
-		while ((r = c->backlog) && can_send(c)) {
+		replay_post(c);
+		while (c->state == RCX__CONN_UP && !c->replay &&
+		       (r = c->backlog) && can_send(c)) {
 			ret = post_msg(c, r, r->sendop);
 			if (ret) {
 				rcx__conn_fail(c, ret);
@@ -837,10 +925,12 @@ void rcx__conn_drain(struct rcx_ctx *ctx)
 		}
 		if (c->state == RCX__CONN_UP && credit_due(c) && ctx->tx_free)
 			post_msg(c, NULL, RCX__MSG_CREDIT);
-		if (!c->backlog && !credit_due(c))
+		if (!c->backlog && !c->replay && !credit_due(c))
 			pending_del(c);
 	}
 }
+
+static void replay_add(struct rcx__conn *c, struct rcx__txslot *s);
 
 static void on_tx(struct rcx_ctx *ctx, struct rcx__wrctx *w,
 		  const struct rcx_cqe *cqe)
@@ -853,12 +943,18 @@ static void on_tx(struct rcx_ctx *ctx, struct rcx__wrctx *w,
 	if (RCX__UNLIKELY(!c))
 		return;
 	s->conn = NULL;
-	s->next = ctx->tx_free;
-	ctx->tx_free = s;
 	c->tx_inflight--;
 	rcx__stats_cqe(&ctx->st, cqe->status);
 	if (cqe->status)
 		rcx__conn_wc_error(c, cqe->status);
+	/* not known to have arrived: sent again once reconnected */
+	if (cqe->status && c->state == RCX__CONN_RECONN &&
+	    needs_credit(((struct rcx__hdr *)s->data)->type)) {
+		replay_add(c, s);
+		return;
+	}
+	s->next = ctx->tx_free;
+	ctx->tx_free = s;
 }
 
 bool rcx__hdr_ok(const struct rcx__hdr *h, uint32_t byte_len, size_t eager_size)
@@ -871,15 +967,22 @@ bool rcx__hdr_ok(const struct rcx__hdr *h, uint32_t byte_len, size_t eager_size)
 	return h->cid < RCX__CID_MAX && h->type && h->type <= RCX__MSG_BYE;
 }
 
+static void reconn_up(struct rcx__conn *c);
+
 static void on_rx(struct rcx_ctx *ctx, struct rcx__wrctx *w,
 		  const struct rcx_cqe *cqe)
 {
 	struct rcx__rxbuf *b = (struct rcx__rxbuf *)w;
 	struct rcx__conn *c = b->conn;
 	const struct rcx__hdr *h = (const void *)b->data;
+	bool dup = false;
 	int ret;
 
 	c->rx_posted--;
+	/* the first message on a reconnection's new endpoint: it is up */
+	if (!cqe->status && c->state == RCX__CONN_RECONN &&
+	    c->re_phase == RE_NEW)
+		reconn_up(c);
 	/*
 	 * The peer's first message can complete before our ESTABLISHED
 	 * event is polled; it only sends once connected, so we are too.
@@ -889,7 +992,10 @@ static void on_rx(struct rcx_ctx *ctx, struct rcx__wrctx *w,
 		c->state = RCX__CONN_UP;
 		rcx__fail_tell(c);
 	}
-	if (cqe->status || c->state != RCX__CONN_UP) {
+	/* a message that arrived on a broken endpoint is taken all the same
+	 * (its sender saw it complete: it will not send it again) */
+	if (cqe->status ||
+	    (c->state != RCX__CONN_UP && c->state != RCX__CONN_RECONN)) {
 		/* flushed or broken: the peer is gone (or we are closing) */
 		rcx__stats_cqe(&ctx->st, cqe->status);
 		if (cqe->status)
@@ -900,9 +1006,27 @@ static void on_rx(struct rcx_ctx *ctx, struct rcx__wrctx *w,
 		rcx__conn_fail(c, RCX_ERR_PROTO);
 		return;
 	}
+	if (needs_credit(h->type)) {
+		ret = (int32_t)(h->seq - c->rx_seq);
+		/* a number past the next one: a message was lost */
+		if (ret > 0) {
+			rcx__log(RCX__LOG_ERROR, "conn",
+				 "peer %d: message %u where %u was due",
+				 c->peer, h->seq, c->rx_seq);
+			rcx__conn_fail(c, RCX_ERR_PROTO);
+			return;
+		}
+		dup = ret < 0; /* sent again after a reconnection: had it */
+		if (dup)
+			RCX__LOG(RCX__LOG_DEBUG, "conn",
+				 "peer %d: message %u again: dropped", c->peer,
+				 h->seq);
+		c->rx_seq += !dup;
+	}
 	c->credits += h->credits;
-	rcx__stats_rx(&ctx->st, h);
-	switch (h->type) {
+	if (!dup)
+		rcx__stats_rx(&ctx->st, h);
+	switch (dup ? 0 : h->type) {
 	case RCX__MSG_EAGER:
 		if (ctx->am[h->cid]) {
 			ctx->am[h->cid](c, h, (const uint8_t *)(h + 1));
@@ -1020,7 +1144,8 @@ int rcx__cm_progress(struct rcx_ctx *ctx)
 		p->req = ev.req;
 		p->len = ev.pdata_len;
 		memcpy(p->pdata, ev.pdata, ev.pdata_len);
-		if (rcx__group_conn_req(ctx, p))
+		if (rcx__group_reconn_req(ctx, p) ||
+		    rcx__group_conn_req(ctx, p))
 			continue;
 		if (ctx->conn_req_hook && ctx->conn_req_hook(ctx, p))
 			continue;
@@ -1072,4 +1197,245 @@ int rcx__am_send(struct rcx__conn *c, uint8_t cid, int32_t tag, const void *buf,
 	if (ret)
 		rcx__req_put(r);
 	return ret;
+}
+
+/* ---- reconnection (see the top of this file) */
+
+/* Keep s for sending again, in number order. */
+static void replay_add(struct rcx__conn *c, struct rcx__txslot *s)
+{
+	uint32_t seq = ((struct rcx__hdr *)s->data)->seq;
+	struct rcx__txslot **pp = &c->replay;
+
+	while (*pp &&
+	       (int32_t)(((struct rcx__hdr *)(*pp)->data)->seq - seq) < 0)
+		pp = &(*pp)->next;
+	s->conn = NULL;
+	s->next = *pp;
+	*pp = s;
+}
+
+/* Send the kept slots again, as credits allow (UP only). */
+static void replay_post(struct rcx__conn *c)
+{
+	struct rcx__txslot *s;
+	int ret;
+
+	while ((s = c->replay) && c->credits > 0) {
+		ret = post_slot(c, s);
+		if (ret) {
+			rcx__conn_fail(c, ret);
+			return;
+		}
+		c->replay = s->next;
+		s->next = NULL;
+		c->ctx->st.wrs_posted++;
+	}
+}
+
+/* The connection failed or went: the kept slots go back to the pool. */
+static void replay_drop(struct rcx__conn *c)
+{
+	struct rcx__txslot *s;
+
+	while ((s = c->replay)) {
+		c->replay = s->next;
+		s->next = c->ctx->tx_free;
+		c->ctx->tx_free = s;
+	}
+}
+
+bool rcx__conn_reconnect(struct rcx__conn *c, int err)
+{
+	struct rcx_ctx *ctx = c->ctx;
+
+	if (c->state == RCX__CONN_RECONN)
+		return true;
+	if (c->state != RCX__CONN_UP || !c->ep || !c->lazy_addr || !c->g ||
+	    c->g != ctx->world || !ctx->cfg.ft_timeout_ms ||
+	    c->g->failed[c->peer])
+		return false;
+	rcx__log(RCX__LOG_INFO, "conn",
+		 "peer %d: connection broken (%s): reconnecting", c->peer,
+		 rcx_strerror(err));
+	c->state = RCX__CONN_RECONN;
+	c->re_phase = RE_DRAIN;
+	c->re_next_us = 0;
+	ctx->nreconn++;
+	ctx->wake_gen++;
+	/* everything on it completes now, with its status or flushed */
+	ctx->ops->ep_set_error(c->ep);
+	/* failed if the new connection does not come in time (fail.c) */
+	rcx__group_suspect(c->g, c->peer, err);
+	return c->state == RCX__CONN_RECONN;
+}
+
+static void reconn_stop(struct rcx__conn *c)
+{
+	if (c->state != RCX__CONN_RECONN)
+		return;
+	c->ctx->nreconn--;
+	c->re_phase = 0;
+	if (c->re_req) {
+		c->ctx->ops->ep_reject(c->ctx->dev, c->re_req);
+		c->re_req = NULL;
+	}
+}
+
+/* The new endpoint is up: fresh credits, then what was kept goes first. */
+static void reconn_up(struct rcx__conn *c)
+{
+	struct rcx_ctx *ctx = c->ctx;
+
+	reconn_stop(c);
+	c->state = RCX__CONN_UP;
+	if (c->old_ep) {
+		ctx->ops->ep_destroy(c->old_ep);
+		c->old_ep = NULL;
+	}
+	c->credits = (int)ctx->cfg.rx_depth - RCX__CREDIT_RESERVE;
+	c->owed = 0;
+	rcx__conn_unsuspect(c);
+	ctx->wake_gen++;
+	rcx__log(RCX__LOG_INFO, "conn",
+		 "peer %d: reconnected; messages %u on sent again", c->peer,
+		 c->replay ? ((struct rcx__hdr *)c->replay->data)->seq
+			   : c->tx_seq);
+	rcx__p2p_reread(c);
+	if (c->replay || c->backlog)
+		pending_add(c);
+}
+
+/* The attempt's endpoint failed: it drains, and the next attempt comes. */
+static void reconn_retry(struct rcx__conn *c)
+{
+	if (c->ep)
+		c->ctx->ops->ep_set_error(c->ep);
+	c->re_phase = RE_DRAIN;
+	c->re_next_us = rcx__now_us() + RE_RETRY_US;
+}
+
+static void reconn_on_cm(struct rcx__conn *c, const struct rcx_cm_event *ev)
+{
+	/*
+	 * The broken endpoint itself disconnected: the peer (or its
+	 * kernel, for a process that died) ended it, where a peer that
+	 * reconnects keeps its own until the new one is up. A sign of
+	 * death, as on a connection that is up.
+	 */
+	if (ev->type == RCX_CM_DISCONNECTED && !c->old_ep && ev->ep == c->ep) {
+		while (rcx__progress(c->ctx) > 0)
+			;
+		rcx__conn_fail(c, RCX_ERR_PROC_FAILED);
+		return;
+	}
+	if (c->re_phase != RE_NEW || ev->ep != c->ep)
+		return;
+	if (ev->type == RCX_CM_ESTABLISHED)
+		reconn_up(c);
+	else
+		reconn_retry(c);
+}
+
+/*
+ * A new endpoint in place of the broken one: the broken one stays (in
+ * error) until the new one is up; one of an attempt that failed goes.
+ */
+static void reconn_swap_ep(struct rcx__conn *c)
+{
+	if (!c->old_ep)
+		c->old_ep = c->ep;
+	else if (c->ep)
+		c->ctx->ops->ep_destroy(c->ep);
+	c->ep = NULL;
+}
+
+/* Make the new endpoint: connect, accept the peer's, or ask it to. */
+static void reconn_attempt(struct rcx__conn *c, long long now)
+{
+	struct rcx_ctx *ctx = c->ctx;
+	struct rcx_ep_attr a = ep_attr(c);
+	struct rcx_conn_req *req = c->re_req;
+	struct rcx_ep *ep = NULL;
+	uint8_t pd[56];
+	size_t n;
+	int ret;
+
+	if (!req && now < c->re_next_us)
+		return;
+	c->re_next_us = now + RE_RETRY_US;
+	if (!req && !c->lazy_connect) {
+		/* the peer connects: ask it to (it may not know yet) */
+		if (c->ask_ep)
+			return;
+		a = (struct rcx_ep_attr){ .ep_ctx = &c->ask,
+					  .max_send_wr = 1,
+					  .max_recv_wr = 1,
+					  .timeout = ctx->cfg.qp_timeout,
+					  .retry_cnt = ctx->cfg.qp_retry };
+		n = rcx__group_reconn_pdata(c, true, pd);
+		(void)ctx->ops->ep_connect(ctx->dev, c->lazy_addr, &a, pd, n,
+					   &c->ask_ep);
+		return;
+	}
+	reconn_swap_ep(c);
+	c->rx_posted = 0;
+	if (req) {
+		c->re_req = NULL;
+		ret = ctx->ops->ep_accept(ctx->dev, req, &a, &ep);
+	} else {
+		n = rcx__group_reconn_pdata(c, false, pd);
+		ret = ctx->ops->ep_connect(ctx->dev, c->lazy_addr, &a, pd, n,
+					   &ep);
+	}
+	if (ret) {
+		/* no receive of a freed endpoint completes (as in accept) */
+		c->ep = NULL;
+		c->rx_posted = 0;
+		return;
+	}
+	c->ep = ep;
+	c->re_phase = RE_NEW;
+	ctx->st.connects++;
+}
+
+void rcx__conn_reconn_poll(struct rcx_ctx *ctx)
+{
+	long long now = rcx__now_us();
+	struct rcx__conn *c;
+	int i;
+
+	if (!ctx->world)
+		return;
+	for (i = 0; i < ctx->world->size && ctx->nreconn; i++) {
+		c = ctx->world->conns[i];
+		if (!c || c->state != RCX__CONN_RECONN)
+			continue;
+		if (c->re_phase == RE_DRAIN && !c->rx_posted &&
+		    !c->tx_inflight && !c->win_wr && !c->hb_busy &&
+		    !c->rd_inflight)
+			c->re_phase = RE_READY;
+		if (c->re_phase == RE_READY)
+			reconn_attempt(c, now);
+	}
+}
+
+void rcx__conn_reconn_req(struct rcx__conn *c, struct rcx_conn_req *req,
+			  bool ask)
+{
+	struct rcx_ctx *ctx = c->ctx;
+
+	/* the peer found the connection broken: so it is */
+	if (c->state == RCX__CONN_UP)
+		rcx__conn_reconnect(c, RCX_ERR_TRANSPORT);
+	if (ask || c->state != RCX__CONN_RECONN) {
+		ctx->ops->ep_reject(ctx->dev, req);
+		return;
+	}
+	/* the peer gave up on an attempt of ours: its new one replaces it */
+	if (c->re_phase == RE_NEW)
+		reconn_retry(c);
+	if (c->re_req)
+		ctx->ops->ep_reject(ctx->dev, c->re_req);
+	c->re_req = req;
 }

@@ -264,6 +264,9 @@ struct rcx__hdr {
 	/* EAGER and RTS: the sub-group of the connection's group the message
 	 * is matched in (rcx_group_split), 0 for that group itself */
 	uint32_t gid;
+	/* EAGER, RTS, FIN: the connection's message number, kept across a
+	 * reconnection; the receiver drops a number it has seen (conn.c) */
+	uint32_t seq;
 };
 
 /*
@@ -454,6 +457,13 @@ enum rcx__conn_state {
 	RCX__CONN_FAILED,
 	RCX__CONN_CLOSED,
 	RCX__CONN_IDLE, /* lazy: not started; the first send starts it */
+	/*
+	 * The transport gave up on a peer that may be alive: the old
+	 * endpoint drains, a new one is made (conn.c: reconnection); sends
+	 * wait, what was in flight is sent again, the peer drops what it
+	 * had already.
+	 */
+	RCX__CONN_RECONN,
 };
 
 /*
@@ -524,6 +534,23 @@ struct rcx__conn {
 	 * not; it is declared failed after RCX_FT_TIMEOUT_MS unless a sign
 	 * of its death comes first */
 	long long suspect_us;
+	/*
+	 * Reconnection (RCX__CONN_RECONN): what it waits for (enum in
+	 * conn.c), the endpoint that broke (kept, in error, until the new
+	 * one is up: destroying it would tell the peer of a disconnect),
+	 * the peer's request held until old_ep drained, and when to try
+	 * again. Messages numbered tx_seq went out, rx_seq came in; replay:
+	 * the slots whose delivery is not known, in number order; rereads:
+	 * rendezvous receives whose READ broke (linked by next).
+	 */
+	uint8_t re_phase;
+	struct rcx_ep *old_ep;
+	struct rcx_conn_req *re_req;
+	long long re_next_us;
+	uint32_t tx_seq, rx_seq;
+	struct rcx__txslot *replay;
+	struct rcx_req *rereads;
+	int rd_inflight; /* rendezvous READs on ep (p2p.c) */
 };
 
 /*
@@ -535,7 +562,7 @@ struct rcx__conn {
 
 struct rcx__txslot {
 	struct rcx__wrctx wrc;
-	struct rcx__txslot *next; /* free list */
+	struct rcx__txslot *next; /* free list, a connection's replay list */
 	struct rcx__conn *conn;	  /* in flight on this connection */
 	uint8_t *data;
 };
@@ -580,6 +607,34 @@ void rcx__conn_fail(struct rcx__conn *c, int error);
  */
 int rcx__conn_wc_error(struct rcx__conn *c, int status);
 /*
+ * The peer's address and whether this side connects (the other asks it
+ * to): what a reconnection needs. Errors: -ENOMEM.
+ */
+int rcx__conn_set_peer(struct rcx__conn *c, const char *addr, bool connects);
+/*
+ * The transport gave up on c (err: RCX_ERR_TRANSPORT, RCX_ERR_RNR):
+ * remake it if it can be (a world connection whose peer's address is
+ * known, RCX_FT_TIMEOUT_MS not 0), true then; false: it cannot.
+ */
+bool rcx__conn_reconnect(struct rcx__conn *c, int err);
+/*
+ * The peer asks for a new connection in place of c's (req: its
+ * request; ask: it asks us to connect). Takes req (accepted or
+ * rejected, now or once c's old endpoint drained).
+ */
+void rcx__conn_reconn_req(struct rcx__conn *c, struct rcx_conn_req *req,
+			  bool ask);
+/* reconnections whose next step is due, on the connection cadence */
+void rcx__conn_reconn_poll(struct rcx_ctx *ctx);
+/*
+ * The private data of a reconnection request for c (ask: asking the
+ * peer to connect), at most 56 bytes (group.c): its length.
+ */
+size_t rcx__group_reconn_pdata(const struct rcx__conn *c, bool ask,
+			       uint8_t *pd);
+/* A reconnection's request (from cm progress): true when taken. */
+bool rcx__group_reconn_req(struct rcx_ctx *ctx, struct rcx__pending_req *p);
+/*
  * Sends of g on cid still waiting on a connection of g (for credit, a
  * connection, a rendezvous FIN) complete with err.
  */
@@ -611,6 +666,10 @@ void rcx__tx_fini(struct rcx_ctx *ctx);
 void rcx__p2p_arrived(struct rcx_group *g, int peer, struct rcx__conn *c,
 		      const struct rcx__hdr *h, const uint8_t *payload);
 void rcx__p2p_fin(struct rcx__conn *c, uint32_t id);
+/* c is up again: the READs that broke with it start over (rereads) */
+void rcx__p2p_reread(struct rcx__conn *c);
+/* c failed while remade: the receives whose READ broke complete (err) */
+void rcx__p2p_rereads_fail(struct rcx__conn *c, int err);
 int rcx__isend(struct rcx_group *g, const void *buf, size_t len, int dest,
 	       int tag, uint8_t cid, struct rcx_req **out);
 int rcx__irecv(struct rcx_group *g, void *buf, size_t len, int src, int tag,
@@ -880,6 +939,7 @@ struct rcx_ctx {
 	long long notice_next_us; /* launcher failure notices (fail.c) */
 	int nanswer;		  /* connections with answer_by_us set */
 	int nsuspect;		  /* connections with suspect_us set */
+	int nreconn;		  /* connections in RCX__CONN_RECONN */
 	long long probe_next_us;  /* receives on unmade connections */
 	/*
 	 * State the features keep per context; the core never reads it.

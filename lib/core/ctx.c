@@ -151,6 +151,9 @@ int rcx__sleep_limit(struct rcx_ctx *ctx, int timeout_ms)
 	/* an ask whose connection must come by a deadline (fail.c) */
 	if (ctx->nanswer && (timeout_ms < 0 || timeout_ms > 100))
 		timeout_ms = 100;
+	/* a reconnection's steps are taken on the connection cadence */
+	if (ctx->nreconn && (timeout_ms < 0 || timeout_ms > 10))
+		timeout_ms = 10;
 	timeout_ms = rcx__fail_sleep_limit(ctx, timeout_ms);
 	return rcx__feats_sleep_limit(ctx, timeout_ms);
 }

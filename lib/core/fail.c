@@ -295,6 +295,8 @@ void rcx__fail_poll(struct rcx_ctx *ctx, long long now)
 		answers_due(ctx, now);
 	if (ctx->nsuspect)
 		suspects_due(ctx, now);
+	if (ctx->nreconn)
+		rcx__conn_reconn_poll(ctx);
 	if (ctx->lazy)
 		probes_due(ctx, now);
 }

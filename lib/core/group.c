@@ -17,8 +17,11 @@
  * As eagerly, a lazy connection is made by the higher rank of the pair.
  * PD_ASK: a lower rank that wants one asks the higher rank to connect;
  * the request is rejected and answered with a PD_WORLD one.
+ * PD_RECONN: a broken world connection is remade by the rank that made
+ * it (conn.c), in place of the old one; PD_REASK: the other rank asks
+ * it to (rejected, answered with a PD_RECONN).
  */
-enum { PD_WORLD = 1, PD_PAIR = 2, PD_ASK = 3 };
+enum { PD_WORLD = 1, PD_PAIR = 2, PD_ASK = 3, PD_RECONN = 4, PD_REASK = 5 };
 
 /* Private data of a connection request (at most 56 bytes on the wire). */
 struct conn_pdata {
@@ -238,6 +241,46 @@ static bool world_req(struct rcx_group *g, struct rcx__pending_req *p)
 	return true;
 }
 
+size_t rcx__group_reconn_pdata(const struct rcx__conn *c, bool ask, uint8_t *pd)
+{
+	const struct rcx__boot *b = c->ctx->boot;
+	struct conn_pdata d;
+
+	pdata_fill(&d, ask ? PD_REASK : PD_RECONN, c->g->rank, c->g->size,
+		   b ? b->jobid : 0);
+	memcpy(pd, &d, sizeof(d));
+	return sizeof(d);
+}
+
+bool rcx__group_reconn_req(struct rcx_ctx *ctx, struct rcx__pending_req *p)
+{
+	struct rcx_group *g = ctx->world;
+	struct conn_pdata pd;
+	bool ask;
+
+	if (!g || p->len < sizeof(pd))
+		return false;
+	memcpy(&pd, p->pdata, sizeof(pd));
+	if (memcmp(pd.magic, "RCX1", 4) ||
+	    (pd.kind != PD_RECONN && pd.kind != PD_REASK))
+		return false;
+	ask = pd.kind == PD_REASK;
+	/* the higher rank of a pair made the connection, and remakes it */
+	if (pd.jobid != ctx->boot->jobid || (int)pd.size != g->size ||
+	    (int)pd.rank >= g->size || (int)pd.rank == g->rank ||
+	    ask != ((int)pd.rank < g->rank) || !g->conns[pd.rank]) {
+		rcx__log(RCX__LOG_WARN, "conn",
+			 "reconnection request from rank %u of %u: not ours, "
+			 "rejected",
+			 pd.rank, pd.size);
+		ctx->ops->ep_reject(ctx->dev, p->req);
+	} else {
+		rcx__conn_reconn_req(g->conns[pd.rank], p->req, ask);
+	}
+	free(p);
+	return true;
+}
+
 bool rcx__group_conn_req(struct rcx_ctx *ctx, struct rcx__pending_req *p)
 {
 	return ctx->world && ctx->lazy && world_req(ctx->world, p);
@@ -337,9 +380,16 @@ static int world_create(struct rcx_ctx *ctx, struct rcx_group **out)
 		*out = g;
 		return 0;
 	}
-	for (i = 0; i < b->rank; i++) {
-		ret = rcx__conn_connect(g->conns[i], addrs + i * ADDR_LEN, &pd,
-					sizeof(pd));
+	for (i = 0; i < b->size; i++) {
+		if (i == b->rank)
+			continue;
+		/* where to remake it if it breaks (conn.c) */
+		ret = rcx__conn_set_peer(g->conns[i], addrs + i * ADDR_LEN,
+					 i < b->rank);
+		if (!ret && i < b->rank)
+			ret = rcx__conn_connect(g->conns[i],
+						addrs + i * ADDR_LEN, &pd,
+						sizeof(pd));
 		if (ret)
 			goto err;
 	}

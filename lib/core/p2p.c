@@ -57,6 +57,20 @@ static size_t read_max(const struct rcx_ctx *ctx)
 }
 
 /*
+ * The connection is being remade (conn.c): r's READ starts again, whole,
+ * on the new endpoint (READs are idempotent; the sender's buffer and key
+ * stay until its FIN).
+ */
+static void reread_add(struct rcx__conn *c, struct rcx_req *r)
+{
+	r->rlen = r->status.count;
+	r->next = c->rereads;
+	c->rereads = r;
+}
+
+static void read_failed(struct rcx_req *r, int err);
+
+/*
  * Post the next piece of a rendezvous READ: r->rlen bytes are left, the
  * last ones of the status.count the receive takes. One piece at a time,
  * so a receive holds one entry of the send queue however long it is.
@@ -78,11 +92,46 @@ static int read_post(struct rcx_req *r)
 	w.lkey = r->reg->lkey;
 	w.remote_addr = r->raddr + off;
 	w.rkey = r->rkey;
+	if (r->conn->state == RCX__CONN_RECONN) {
+		reread_add(r->conn, r);
+		return 0;
+	}
 	ret = ctx->ops->post_send(r->conn->ep, &w, &bad);
 	ctx->st.wrs_posted += !ret;
-	if (!ret)
+	if (!ret) {
 		r->rlen -= len;
+		r->conn->rd_inflight++;
+	}
 	return ret;
+}
+
+void rcx__p2p_reread(struct rcx__conn *c)
+{
+	struct rcx_req *r;
+	int ret;
+
+	while ((r = c->rereads)) {
+		c->rereads = r->next;
+		r->next = NULL;
+		ret = read_post(r);
+		if (ret)
+			read_failed(r, ret);
+	}
+}
+
+void rcx__p2p_rereads_fail(struct rcx__conn *c, int err)
+{
+	struct rcx_req *r;
+
+	while ((r = c->rereads)) {
+		c->rereads = r->next;
+		r->next = NULL;
+		if (!r->keep_reg) {
+			rcx__reg_put(c->ctx, r->reg);
+			r->reg = NULL;
+		}
+		rcx__req_complete(r, err);
+	}
 }
 
 /* A READ could not be posted: the connection fails, and the receive. */
@@ -99,21 +148,29 @@ static void on_read_done(struct rcx_ctx *ctx, struct rcx__wrctx *w,
 	struct rcx_req *r =
 		(struct rcx_req *)((char *)w - offsetof(struct rcx_req, wrc));
 	struct rcx__conn *c = r->conn;
-	int ret;
+	int ret = 0;
 
+	c->rd_inflight--;
 	if (!cqe->status && r->rlen) {
 		ret = read_post(r);
 		if (ret)
 			read_failed(r, ret);
 		return;
 	}
+	if (cqe->status) {
+		rcx__stats_cqe(&ctx->st, cqe->status);
+		ret = rcx__conn_wc_error(c, cqe->status);
+		if (c->state == RCX__CONN_RECONN) {
+			reread_add(c, r);
+			return;
+		}
+	}
 	if (!r->keep_reg) {
 		rcx__reg_put(ctx, r->reg);
 		r->reg = NULL;
 	}
 	if (cqe->status) {
-		rcx__stats_cqe(&ctx->st, cqe->status);
-		rcx__req_complete(r, rcx__conn_wc_error(c, cqe->status));
+		rcx__req_complete(r, ret);
 		return;
 	}
 	/* every piece is in: tell the sender its buffer is free; the

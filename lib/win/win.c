@@ -380,6 +380,9 @@ int rcx__win_ep(struct rcx_win *w, int target, struct rcx_ep **ep,
 		c = rcx__win_conn(w, target);
 		if (c->state == RCX__CONN_FAILED)
 			return RCX_ERR_PROC_FAILED;
+		/* being remade (conn.c): no endpoint to post on yet */
+		if (c->state == RCX__CONN_RECONN)
+			return RCX_ERR_TRANSPORT;
 		*ep = c->ep;
 		*sq = &c->win_wr;
 		return 0;
