@@ -666,9 +666,33 @@ int shm_post_recv(struct rcx_ep *e, struct rcx_wr *wr, struct rcx_wr **bad)
 	return ret;
 }
 
+/*
+ * Nothing to execute, reap or move either way: the test of every idle
+ * endpoint on each poll (a device may have many: a bound collective's
+ * channels, each its own), a few loads instead of two executor passes
+ * and two reaps. Only what those would find, so it skips nothing: a WR
+ * of either side not executed yet (waiting for its receive included), a
+ * completion of either queue not taken, a WR waiting to be queued.
+ */
+static bool ep_idle(const struct shm_ep *ep)
+{
+	uint32_t x =
+		atomic_load_explicit(&ep->tx->sq_exec, memory_order_acquire);
+
+	return !ep->pend && x == ep->sq_reaped &&
+	       x == atomic_load_explicit(&ep->tx->sq_tail,
+					 memory_order_relaxed) &&
+	       atomic_load_explicit(&ep->rx->sq_exec, memory_order_acquire) ==
+		       atomic_load_explicit(&ep->rx->sq_tail,
+					    memory_order_acquire) &&
+	       atomic_load_explicit(&ep->rx->rq_done, memory_order_acquire) ==
+		       ep->rq_reaped;
+}
+
 void shm_ep_progress(struct shm_ep *ep)
 {
-	if (ep->state == SHM_EP_ERROR || !ep->cseg || !ep->peer_seg)
+	if (ep->state == SHM_EP_ERROR || !ep->cseg || !ep->peer_seg ||
+	    ep_idle(ep))
 		return;
 	exec_dir(ep, ep->rx);
 	run_pending(ep);
