@@ -12,6 +12,7 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <sched.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -242,6 +243,7 @@ static void test_ctx_env(void)
 	env_case("RCX_PROGRESS_CPUS", "5-2", -EINVAL); /* reversed */
 	env_case("RCX_PORT", "65536", -EINVAL);
 	env_case("RCX_PORT", "port", -EINVAL);
+	env_case("RCX_YIELD", "sometimes", -EINVAL);
 
 	/* the environment is back: a context can be made again */
 	CU_ASSERT_EQUAL(rcx_ctx_create(NULL, &c), 0);
@@ -256,6 +258,52 @@ static void test_ctx_env(void)
 	unsetenv("RCX_QP_RETRY");
 	if (c)
 		CU_ASSERT_EQUAL(rcx_ctx_destroy(c), 0);
+}
+
+/* ctx->yield of a context made with RCX_YIELD y and RCX_LOCAL_SIZE n */
+static int yield_of(const char *y, const char *n)
+{
+	const char *o = getenv("RCX_LOCAL_SIZE");
+	char *old = o ? strdup(o) : NULL;
+	struct rcx_ctx *c = NULL;
+	int ret = -1;
+
+	setenv("RCX_YIELD", y, 1);
+	if (n)
+		setenv("RCX_LOCAL_SIZE", n, 1);
+	else
+		unsetenv("RCX_LOCAL_SIZE");
+	if (rcx_ctx_create(NULL, &c) == 0) {
+		ret = c->yield;
+		rcx_ctx_destroy(c);
+	}
+	unsetenv("RCX_YIELD");
+	env_restore("RCX_LOCAL_SIZE", old);
+	free(old);
+	return ret;
+}
+
+/*
+ * RCX_YIELD=auto: a wait yields when the launcher's ranks on this node
+ * outnumber the cpus the process may run on, not otherwise; always and
+ * never whatever the count; a local size that is not a count is left
+ * out (auto then does not yield).
+ */
+static void test_ctx_yield(void)
+{
+	cpu_set_t set;
+	char many[32];
+	int cpus;
+
+	CU_ASSERT_EQUAL_FATAL(sched_getaffinity(0, sizeof(set), &set), 0);
+	cpus = CPU_COUNT(&set);
+	snprintf(many, sizeof(many), "%d", cpus + 1);
+	CU_ASSERT_EQUAL(yield_of("auto", many), 1);
+	CU_ASSERT_EQUAL(yield_of("auto", "1"), 0);
+	CU_ASSERT_EQUAL(yield_of("auto", NULL), 0);
+	CU_ASSERT_EQUAL(yield_of("auto", "four"), 0);
+	CU_ASSERT_EQUAL(yield_of("always", "1"), 1);
+	CU_ASSERT_EQUAL(yield_of("never", many), 0);
 }
 
 static void test_ctx_lifecycle(void)
@@ -1465,6 +1513,7 @@ static void test_trace_lines(void)
 static const CU_TestInfo tests[] = {
 	{ "ctx_create_args", test_ctx_create_args },
 	{ "ctx_env", test_ctx_env },
+	{ "ctx_yield", test_ctx_yield },
 	{ "ctx_lifecycle", test_ctx_lifecycle },
 	{ "ctx_names", test_ctx_names },
 	{ "ctx_progress", test_ctx_progress },

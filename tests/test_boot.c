@@ -734,6 +734,39 @@ static void test_node_key(void)
 		unsetenv(vars[i]);
 }
 
+/*
+ * The ranks on this node: rcx-run's RCX_LOCAL_SIZE first, then Open MPI's
+ * and MPICH's; a value that is not a count is passed over; 0 when none
+ * says.
+ */
+static void test_local_size(void)
+{
+	static const char *const vars[] = { "RCX_LOCAL_SIZE",
+					    "OMPI_COMM_WORLD_LOCAL_SIZE",
+					    "MPI_LOCALNRANKS" };
+	const char *from = NULL;
+	size_t i;
+
+	for (i = 0; i < 3; i++)
+		unsetenv(vars[i]);
+	CU_ASSERT_EQUAL(rcx__boot_local_size(&from), 0);
+	setenv("MPI_LOCALNRANKS", "3", 1);
+	CU_ASSERT_EQUAL(rcx__boot_local_size(&from), 3);
+	CU_ASSERT_STRING_EQUAL(from, "MPI_LOCALNRANKS");
+	setenv("OMPI_COMM_WORLD_LOCAL_SIZE", "5", 1);
+	CU_ASSERT_EQUAL(rcx__boot_local_size(&from), 5);
+	CU_ASSERT_STRING_EQUAL(from, "OMPI_COMM_WORLD_LOCAL_SIZE");
+	setenv("RCX_LOCAL_SIZE", "7", 1);
+	CU_ASSERT_EQUAL(rcx__boot_local_size(NULL), 7);
+	/* not a count: the next one's word */
+	setenv("RCX_LOCAL_SIZE", "7x", 1);
+	CU_ASSERT_EQUAL(rcx__boot_local_size(&from), 5);
+	setenv("OMPI_COMM_WORLD_LOCAL_SIZE", "0", 1);
+	CU_ASSERT_EQUAL(rcx__boot_local_size(&from), 3);
+	for (i = 0; i < 3; i++)
+		unsetenv(vars[i]);
+}
+
 /* --- processes --- */
 
 /* rcx-run -n n [opts] -- <runner> --peer boot mode: its exit status */
@@ -1119,6 +1152,7 @@ static const CU_TestInfo tests[] = {
 	{ "choice", test_choice },
 	{ "choice_slurm", test_choice_slurm },
 	{ "node_key", test_node_key },
+	{ "local_size", test_local_size },
 	{ "run_gather", test_run_gather },
 	{ "run_mismatch", test_run_mismatch },
 	{ "run_jobid", test_run_jobid },

@@ -135,9 +135,10 @@ RCX_API int rcx_ctx_arm(struct rcx_ctx *ctx);
 
 /*
  * Wait for something to happen: spin on progress for a short while
- * (RCX_SPIN_US), then block on the completion channel (and the
- * continuation eventfd) until something completes or timeout_ms
- * milliseconds pass (-1: no limit; 0: one poll, no sleep). Returns the
+ * (RCX_SPIN_US; yielding the cpu between polls where RCX_YIELD says so,
+ * by default when the node runs more ranks than cpus), then block on
+ * the completion channel (and the continuation eventfd) until something
+ * completes or timeout_ms milliseconds pass (-1: no limit; 0: one poll, no sleep). Returns the
  * number of completions handled and continuations run (> 0).
  * Errors: -ETIMEDOUT nothing happened within timeout_ms; -EINTR a signal
  * interrupted the sleep; -EINVAL ctx is not a live context or timeout_ms

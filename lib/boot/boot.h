@@ -72,6 +72,14 @@ int rcx__boot_open(const char *force, struct rcx__boot **out);
  */
 int rcx__boot_node(char *out, size_t len, const char **from);
 
+/*
+ * How many ranks the launcher started on this node (boot_node.c):
+ * RCX_LOCAL_SIZE (rcx-run), OMPI_COMM_WORLD_LOCAL_SIZE (Open MPI's
+ * mpirun), MPI_LOCALNRANKS (MPICH's hydra); 0 when none says. *from (may
+ * be NULL) names the variable.
+ */
+int rcx__boot_local_size(const char **from);
+
 #ifdef RCX_HAVE_PMIX
 /*
  * The pmix backend (boot_pmix.c), once PMIX_RANK and PMIX_NAMESPACE are

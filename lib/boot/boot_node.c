@@ -18,6 +18,9 @@
  * two containers of one node that Slurm calls local but which cannot map
  * each other's segments; a name the launcher gives can split one kernel
  * into several nodes (RCX_NODE, rcx-run --nodes), never join two.
+ *
+ * The launchers also say how many ranks they put on the node: a wait
+ * yields its cpu when these outnumber the cpus (RCX_YIELD).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -27,10 +30,17 @@
 #include <unistd.h>
 #include <sys/stat.h>
 #include "lib/boot/boot.h"
+#include "lib/log/log.h"
 
 static const char *const launcher_vars[] = {
 	"SLURMD_NODENAME",
 	"PMIX_HOSTNAME",
+};
+
+static const char *const local_size_vars[] = {
+	"RCX_LOCAL_SIZE",
+	"OMPI_COMM_WORLD_LOCAL_SIZE",
+	"MPI_LOCALNRANKS",
 };
 
 static void boot_id(char *out, size_t len)
@@ -92,4 +102,30 @@ int rcx__boot_node(char *out, size_t len, const char **from)
 	if (from)
 		*from = src;
 	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
+int rcx__boot_local_size(const char **from)
+{
+	const char *v;
+	char *end;
+	long n;
+	size_t i;
+
+	for (i = 0; i < sizeof(local_size_vars) / sizeof(local_size_vars[0]);
+	     i++) {
+		v = getenv(local_size_vars[i]);
+		if (!v || !*v)
+			continue;
+		n = strtol(v, &end, 10);
+		if (*end || n < 1 || n > 1 << 20) {
+			rcx__log(RCX__LOG_WARN, "boot",
+				 "%s=%s is not a count of ranks: ignored",
+				 local_size_vars[i], v);
+			continue; /* the next launcher's word */
+		}
+		if (from)
+			*from = local_size_vars[i];
+		return (int)n;
+	}
+	return 0;
 }

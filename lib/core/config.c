@@ -57,6 +57,11 @@ const struct rcx__config_var rcx__config_vars[] = {
 	  U(rnr_retry, 0, 7) },
 	{ "RCX_SPIN_US", "50", "spin this long before blocking in a wait",
 	  U(spin_us, 0, 10000000) },
+	{ "RCX_YIELD", "auto",
+	  "a spinning wait yields its cpu (sched_yield) between polls: auto "
+	  "(when the launcher's ranks on this node outnumber the cpus this "
+	  "process may run on), always, never",
+	  S(yield) },
 	{ "RCX_CONNECT_TIMEOUT_MS", "60000",
 	  "limit for connection set-up (group creation, channel binds)",
 	  U(connect_timeout_ms, 100, 3600000) },

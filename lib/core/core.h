@@ -38,6 +38,7 @@ struct rcx__config {
 	unsigned long qp_retry;
 	unsigned long rnr_retry;
 	unsigned long spin_us;
+	char yield[8];
 	unsigned long connect_timeout_ms;
 	unsigned long mr_cache;
 	unsigned long heartbeat_ms;
@@ -883,6 +884,8 @@ struct rcx_ctx {
 	 * stall: rcx_dev_info.fence_stalls)
 	 */
 	int fence_wait;
+	/* a spinning wait yields its cpu between polls (RCX_YIELD) */
+	int yield;
 	/* features with work for every progress pass (rcx__feat_work) */
 	uint32_t feat_work;
 	pthread_mutex_t lock;
@@ -1040,6 +1043,9 @@ struct rcx__spin {
 	bool over;
 };
 
+/* rcx__spin_over where the wait yields (ctx->yield): a system call a poll */
+bool rcx__spin_yield(const struct rcx_ctx *ctx, struct rcx__spin *sp);
+
 /* true once the spin budget (RCX_SPIN_US) is spent: the caller may sleep */
 static inline bool rcx__spin_over(const struct rcx_ctx *ctx,
 				  struct rcx__spin *sp)
@@ -1048,6 +1054,8 @@ static inline bool rcx__spin_over(const struct rcx_ctx *ctx,
 
 	if (sp->over)
 		return true;
+	if (RCX__UNLIKELY(ctx->yield) && ctx->cfg.spin_us)
+		return rcx__spin_yield(ctx, sp);
 	if (RCX__LIKELY(++sp->polls % RCX__SPIN_POLLS != 0) && ctx->cfg.spin_us)
 		return false;
 	now = rcx__now_us();

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 #include <time.h>
 #include <sys/epoll.h>
 #include "lib/core/core.h"
@@ -141,6 +142,25 @@ static inline __attribute__((always_inline)) int progress(struct rcx_ctx *ctx,
 	return n > 0 ? n : 0;
 }
 
+/*
+ * Oversubscribed (more ranks on the node than cpus to run them), a
+ * waiter that spins holds the cpu the rank it waits for needs: it gives
+ * it up after each idle poll instead, as Open MPI's progress does when
+ * it runs oversubscribed (mpi_yield_when_idle). The yield is a system
+ * call already, so the clock is read on every poll.
+ */
+bool rcx__spin_yield(const struct rcx_ctx *ctx, struct rcx__spin *sp)
+{
+	long long now;
+
+	sched_yield();
+	now = rcx__now_us();
+	if (!sp->end)
+		sp->end = now + (long long)ctx->cfg.spin_us;
+	sp->over = now >= sp->end;
+	return sp->over;
+}
+
 int rcx__progress(struct rcx_ctx *ctx)
 {
 	return progress(ctx, NULL);
@@ -188,6 +208,34 @@ int rcx__wait_events(struct rcx_ctx *ctx, int timeout_ms)
 	}
 	rcx__cm_progress(ctx);
 	return rcx__progress(ctx);
+}
+
+/* RCX_YIELD: ctx->yield, auto from the launcher's ranks on this node */
+static int yield_mode(struct rcx_ctx *ctx)
+{
+	const char *m = ctx->cfg.yield, *from = NULL;
+	int local, cpus = 0;
+	cpu_set_t set;
+
+	if (!strcmp(m, "always") || !strcmp(m, "never")) {
+		ctx->yield = m[0] == 'a';
+		return 0;
+	}
+	if (strcmp(m, "auto")) {
+		rcx__log(RCX__LOG_ERROR, "ctx",
+			 "RCX_YIELD=%s is not valid (auto, always or never)",
+			 m);
+		return -EINVAL;
+	}
+	local = rcx__boot_local_size(&from);
+	if (sched_getaffinity(0, sizeof(set), &set) == 0)
+		cpus = CPU_COUNT(&set);
+	ctx->yield = local > 0 && cpus > 0 && local > cpus;
+	if (ctx->yield)
+		rcx__log(RCX__LOG_DEBUG, "ctx",
+			 "%d ranks on this node (%s), %d cpus: waits yield",
+			 local, from, cpus);
+	return 0;
 }
 
 static int pick_device(struct rcx_ctx *ctx, char *name, size_t len)
@@ -298,6 +346,9 @@ RCX_API int rcx_ctx_create(const struct rcx_ctx_attr *attr,
 	if (ret)
 		goto err;
 	rcx__env_check();
+	ret = yield_mode(ctx);
+	if (ret)
+		goto err;
 	ret = -EINVAL;
 	if (attr && attr->device &&
 	    snprintf(ctx->cfg.device, sizeof(ctx->cfg.device), "%s",
