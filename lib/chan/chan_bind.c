@@ -312,10 +312,12 @@ static int chan_conn_req(struct rcx_ctx *ctx, struct rcx__pending_req *p)
 		ret = ctx->ops->ep_accept(ctx->dev, p->req, &a, &s->ep);
 		/* but for a local want, the receiver that just asked is
 		 * gone: it died between its answer and its connection */
-		if (ret)
+		if (ret) {
+			ctx->ops->ep_reject(ctx->dev, p->req);
 			rcx__chan_set_fail(s, ret == -ENOMEM || ret == -EINVAL
 						      ? ret
 						      : RCX_ERR_PROC_FAILED);
+		}
 	}
 	free(p);
 	return 1;
