@@ -116,6 +116,8 @@ enum rcx_cm_type {
 	RCX_CM_ERROR,		/* connect failed: status says why,
 				 * -EHOSTDOWN: nothing listens at the
 				 * address (the peer's context is gone),
+				 * -ESRCH: the peer's process died (a
+				 * provider that can tell: shm),
 				 * -ECONNREFUSED: the peer refused */
 };
 

@@ -118,13 +118,15 @@ static void conn_on_cm(struct rcx__epobj *o, const struct rcx_cm_event *ev)
 		 * died: gone_later); elsewhere nothing listens: refused */
 		if (ev->status == -EHOSTDOWN && c->g && c->g == c->ctx->world)
 			gone_later(c);
-		else if (ev->status == -ECONNREFUSED && c->g &&
-			 c->g == c->ctx->world)
-			/* a member listened there: it is there and refuses
-			 * (shm: its segment outlived it), it died */
+		else if ((ev->status == -ECONNREFUSED ||
+			  ev->status == -ESRCH) &&
+			 c->g && c->g == c->ctx->world)
+			/* a member listened there: it is there and refuses,
+			 * or its process died (shm sees it), it died */
 			rcx__conn_fail(c, RCX_ERR_PROC_FAILED);
 		else
-			rcx__conn_fail(c, ev->status == -EHOSTDOWN
+			rcx__conn_fail(c, ev->status == -EHOSTDOWN ||
+							  ev->status == -ESRCH
 						  ? -ECONNREFUSED
 						  : ev->status);
 		break;
@@ -310,6 +312,12 @@ static void ask_on_cm(struct rcx__epobj *o, const struct rcx_cm_event *ev)
 		if (ev->status == -EHOSTDOWN &&
 		    c->state == RCX__CONN_CONNECTING) {
 			gone_later(c);
+			return;
+		}
+		/* refused by its death, not by its answer (shm tells them
+		 * apart): nobody will connect */
+		if (ev->status == -ESRCH && c->state == RCX__CONN_CONNECTING) {
+			rcx__conn_fail(c, RCX_ERR_PROC_FAILED);
 			return;
 		}
 		/* a live peer connects now; a dead one never (ft.c) */
