@@ -800,6 +800,14 @@ static inline bool rcx__group_broken(const struct rcx_group *g)
 {
 	return g->nfailed > g->nacked;
 }
+/*
+ * The members a collective on a validated g runs over: those not
+ * validated out (g->acked), ascending, into map[g->size]; their number.
+ * *me gets the index of g->rank among them, *vroot that of root (-1:
+ * root is not one of them, or is -1).
+ */
+int rcx__group_survivors(const struct rcx_group *g, int root, int *map, int *me,
+			 int *vroot);
 
 /* ---- context (ctx.c) */
 struct rcx__pending_req {
