@@ -100,7 +100,7 @@ static long long oob_get(const struct job *j, const char *what)
 
 static void oob_clean(const struct job *j)
 {
-	char name[128], what[16];
+	char name[128], what[32];
 	int r;
 
 	oob_name(j, "kill", name, sizeof(name));
@@ -121,7 +121,7 @@ static void oob_clean(const struct job *j)
  */
 static void oob_all(const struct job *j, const char *step, bool victim_too)
 {
-	char what[16];
+	char what[32];
 	int r;
 
 	snprintf(what, sizeof(what), "%s.%d", step, j->rank);
