@@ -53,6 +53,7 @@ struct job {
 	int rank, size, victim;
 	const char *name;
 	struct rcx_req *bound; /* a bound collective made before the death */
+	int one, sum;	       /* its buffers: they live until it is freed */
 };
 
 static void oob_name(const struct job *j, const char *what, char *buf,
@@ -301,17 +302,18 @@ out:
 static void sc_bound(struct job *j)
 {
 	struct rcx_req *init = NULL;
-	int one = 1, sum = 0, ret;
+	int ret;
 
-	TP_CHECK_OK(rcx_allreduce_init(&one, &sum, 1, RCX_INT32, RCX_SUM, j->g,
-				       NULL, &init));
+	j->one = 1;
+	TP_CHECK_OK(rcx_allreduce_init(&j->one, &j->sum, 1, RCX_INT32, RCX_SUM,
+				       j->g, NULL, &init));
 	TP_CHECK_OK(rcx_bind_coll(init, NULL, &j->bound));
 	rcx_req_free(&init);
 	if (!j->bound)
 		return;
 	TP_CHECK_OK(rcx_start(j->bound));
 	TP_CHECK_OK(rcx_wait(&j->bound, RCX_STATUS_IGNORE));
-	TP_CHECK_EQ(sum, j->size);
+	TP_CHECK_EQ(j->sum, j->size);
 	/* the victim dies once every rank has its result */
 	oob_all(j, "up", true);
 	if (j->rank == j->victim)
