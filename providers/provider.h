@@ -117,6 +117,8 @@ enum rcx_cm_type {
 	RCX_CM_ERROR,		/* connect failed: status says why,
 				 * -EHOSTDOWN: nothing listens at the
 				 * address (the peer's context is gone),
+				 * -ESRCH: the peer's process died (a
+				 * provider that can tell: shm),
 				 * -ECONNREFUSED: the peer refused */
 };
 
@@ -258,7 +260,10 @@ struct rcx_provider_ops {
 	/*
 	 * Connections. listen binds the device's one listener (port 0: any)
 	 * and writes the address peers pass to ep_connect. Both ends learn
-	 * the result through cm_poll events; connect never blocks.
+	 * the result through cm_poll events; connect never blocks. A
+	 * request that ep_accept fails on is still the caller's, to
+	 * ep_reject; -ECONNABORTED: its peer gave up on it (it died, or
+	 * destroyed its endpoint) before the accept.
 	 */
 	int (*listen)(struct rcx_dev *dev, uint16_t port, char *addr,
 		      size_t addr_len);

@@ -720,6 +720,55 @@ static int peer_main(int argc, char **argv)
 	return bad_bytes ? 11 : 0;
 }
 
+/*
+ * A connection request whose connecting side gave up (its endpoint
+ * destroyed: its REJ reaches the request) before the accept: the accept
+ * returns, -ECONNABORTED (rdma_cm takes no QP for it), or the connection
+ * fails after it, and the request rejected goes without a trace. rdma_cm
+ * refuses the QP with EINVAL, which the inline retry of QP creation once
+ * took for the device's limit: rxe reports its sizes rounded up, and the
+ * halving never ended.
+ */
+static void test_accept_withdrawn(void)
+{
+	struct rcx_ep_attr aa = ep_attr(&tag_a), ab = ep_attr(&tag_b);
+	struct rcx_ep *a = NULL, *b = NULL;
+	struct rcx_conn_req *req = NULL;
+	struct rcx_cm_event ev;
+	long long end = tu_now_ms() + TMO_MS;
+	int ret;
+
+	CU_ASSERT_EQUAL_FATAL(ops->ep_connect(dev, laddr, &aa, "smoke", 5, &a),
+			      0);
+	while (!req && tu_now_ms() < end) {
+		ret = ops->cm_poll(dev, &ev);
+		CU_ASSERT(ret >= 0);
+		if (ret == 1 && ev.type == RCX_CM_CONNECT_REQUEST)
+			req = ev.req;
+		else if (ret <= 0)
+			usleep(500);
+	}
+	CU_ASSERT_PTR_NOT_NULL_FATAL(req);
+	ops->ep_destroy(a);
+	/* let its REJ arrive (the request's own events are not ours) */
+	for (end = tu_now_ms() + 500; tu_now_ms() < end;)
+		if (ops->cm_poll(dev, &ev) <= 0)
+			usleep(1000);
+	ret = ops->ep_accept(dev, req, &ab, &b);
+	printf("\n    accept of a request given up: %s", rcx_strerror(ret));
+	if (ret) {
+		CU_ASSERT_EQUAL(ret, -ECONNABORTED);
+		ops->ep_reject(dev, req);
+	} else {
+		/* the REJ came after the accept: the connection fails */
+		ret = cm_until(dev, 1, NULL, NULL, "smoke");
+		printf(", then %s", rcx_strerror(ret));
+		CU_ASSERT(ret < 0 && ret != -ETIMEDOUT);
+		ops->ep_destroy(b);
+	}
+	printf("\n");
+}
+
 static const CU_TestInfo tests[] = {
 	{ "device", test_device },
 	{ "cq_reserve", test_cq_reserve },
@@ -729,6 +778,7 @@ static const CU_TestInfo tests[] = {
 	{ "atomics", test_atomics },
 	{ "event_wakeup", test_event_wakeup },
 	{ "two_processes_rdmacm", test_two_processes },
+	{ "accept_withdrawn", test_accept_withdrawn },
 	CU_TEST_INFO_NULL,
 };
 

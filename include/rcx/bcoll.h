@@ -57,8 +57,16 @@ struct rcx_group;
  *
  * A member failure (the group's failure detection: RCX_ERR_PROC_FAILED)
  * completes a started bound collective at every survivor with
- * RCX_ERR_PROC_FAILED, and every later start returns it; rcx_bind_free
- * then frees it without waiting for the failed member.
+ * RCX_ERR_PROC_FAILED, and every later start returns it, also after
+ * rcx_group_validate: its steps were bound with the failed member.
+ * rcx_bind_free then frees it without waiting for the failed member.
+ * Binding on a group with a failure that no rcx_group_validate took out
+ * returns RCX_ERR_PROC_FAILED. After rcx_group_validate, a collective
+ * bound anew (rcx_bind_coll of a new or the same init request) runs over
+ * the survivors with their ranks kept: the schedule is the one of a
+ * group of the survivors, an allgather's or alltoall's block of a failed
+ * rank is left as it was, and one rooted at a failed rank returns
+ * RCX_ERR_PROC_FAILED at its bind.
  */
 #define RCX_BCOLL_TAG_BASE 0x3fff0000
 
@@ -148,8 +156,9 @@ RCX_API int rcx_alltoall_init(const void *sendbuf, void *recvbuf, size_t count,
  * group was freed, an allgather's group has more than 65 ranks, info
  * names an unknown schedule or one the collective does not have (for
  * its size and group); -ENOMEM no memory for the steps' channels;
- * RCX_ERR_PROC_FAILED a member failed; errors
- * of rcx_bind (the binds of the steps).
+ * RCX_ERR_PROC_FAILED a member failed (and no rcx_group_validate took
+ * it out), or the root is a failed rank (both logged, nothing bound);
+ * errors of rcx_bind (the binds of the steps).
  */
 RCX_API int rcx_bind_coll(struct rcx_req *init_req, const struct rcx_info *info,
 			  struct rcx_req **coll);

@@ -140,7 +140,8 @@ RCX_API int rcx_group_get_failed(struct rcx_group *g, int *ranks, int max,
  * one leading it included), every survivor marks them failed, and *nfailed
  * is their number, the same at every survivor. From then on the group's
  * collectives (barrier, allgather, the collectives of rcx/coll.h, window
- * creation, sub-groups) run over the survivors, each keeping its rank; a
+ * creation, sub-groups, bound collectives bound anew: rcx/bcoll.h) run
+ * over the survivors, each keeping its rank; a
  * failed rank's part of an output (allgather, gather) is left as it was,
  * and a collective rooted at a failed rank returns RCX_ERR_PROC_FAILED.
  * A member that left (freed its context) counts as failed. A failure not

@@ -206,6 +206,7 @@ static void bc_fini(struct rcx_ctx *ctx)
 	while ((b = ctx->bcolls)) {
 		ctx->bcolls = b->next;
 		b->req->obj = NULL;
+		free(b->live);
 		free(b->copy);
 		free(b->scratch);
 		free(b->ch);

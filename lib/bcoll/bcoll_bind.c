@@ -320,6 +320,7 @@ static int bind_plan(struct bcoll *b, const struct bc_plan *p, size_t slot)
 
 static void bcoll_destroy(struct bcoll *b)
 {
+	free(b->live);
 	free(b->copy);
 	free(b->scratch);
 	free(b->ch);
@@ -402,7 +403,11 @@ RCX_API int rcx_bind_coll(struct rcx_req *init, const struct rcx_info *info,
 	b->len = d->kind == BC_BARRIER ? 0
 				       : d->count * rcx__dtype_size(d->dtype);
 	slot = d->kind == BC_BARRIER ? BC_TOKEN_LEN : b->len;
-	ret = rcx__bcoll_sched(b, forced);
+	rcx__lock(ctx);
+	ret = rcx__bcoll_view(b);
+	rcx__unlock(ctx);
+	if (!ret)
+		ret = rcx__bcoll_sched(b, forced);
 	if (!ret && d->kind == BC_ALLTOALL && d->sendbuf == RCX_IN_PLACE &&
 	    !(b->copy = malloc((size_t)b->g->size * b->len)))
 		ret = -ENOMEM;

@@ -92,6 +92,13 @@ struct bcoll {
 	uint8_t *scratch; /* receiving slots of the steps that reduce */
 	uint8_t *copy;	  /* alltoall in place: what the sends read */
 	int sched;	  /* enum bc_sched, chosen */
+	/*
+	 * The ranks the schedule runs over: the group's, or after
+	 * rcx_group_validate its survivors, renumbered 0..n-1 (live[v]:
+	 * the group rank of v, NULL when none failed); root among them
+	 */
+	int n, r, root;
+	int *live;
 	int nsteps, cur;
 	int nch;   /* channels (every step's send and receive) */
 	int left;  /* channel completions this start still waits for */
@@ -111,8 +118,12 @@ void rcx__bcoll_fail(struct bcoll *b, int err);
 /* the completion hook of every channel of b (its done_arg: the step) */
 void rcx__bcoll_ch_done(struct rcx_req *r);
 
-/* bcoll_plan.c: the steps of b's schedule b->sched (chosen by
- * rcx__bcoll_sched) into p[BC_MAX_STEPS]; how many */
+/* bcoll_plan.c: the ranks b runs over (b->n, b->r, b->root, b->live):
+ * RCX_ERR_PROC_FAILED (logged) when a failure of its group is not
+ * validated yet or its root failed; -ENOMEM */
+int rcx__bcoll_view(struct bcoll *b);
+/* the steps of b's schedule b->sched (chosen by rcx__bcoll_sched) into
+ * p[BC_MAX_STEPS], their peers group ranks; how many */
 int rcx__bcoll_plan(struct bcoll *b, struct bc_plan *p);
 /* the schedule of b: forced (not AUTO) if b's kind has it, else by size
  * and group; -EINVAL (logged) forced one it does not have */

@@ -2,9 +2,13 @@
 /*
  * Bound collectives, the schedules: for each step, whom to write and
  * whom to wait for (struct bc_plan), and which schedule a collective
- * takes: by size and group, or the one RCX_BCOLL_SCHEDULE forces.
+ * takes: by size and group, or the one RCX_BCOLL_SCHEDULE forces. A
+ * schedule runs over b->n ranks numbered 0..n-1: the group's, or on a
+ * validated group its survivors (b->live maps them to group ranks; the
+ * blocks of allgather and alltoall stay at the group ranks' places).
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include "lib/bcoll/bcoll_int.h"
 
@@ -17,10 +21,47 @@
 /* the automatic choice: a ring allreduce from this many bytes */
 #define BC_RING_MIN (64 * 1024)
 
+/* the group rank of rank v of the schedule */
+static int real(const struct bcoll *b, int v)
+{
+	return b->live ? b->live[v] : v;
+}
+
+int rcx__bcoll_view(struct bcoll *b)
+{
+	struct rcx_group *g = b->g;
+	bool rooted = b->d.kind == BC_BCAST || b->d.kind == BC_REDUCE;
+	int root;
+
+	if (rcx__group_broken(g)) {
+		rcx__log(RCX__LOG_ERROR, "bcoll",
+			 "rcx_bind_coll: a member of the group failed and no "
+			 "rcx_group_validate took it out");
+		return RCX_ERR_PROC_FAILED;
+	}
+	b->n = g->size;
+	b->r = g->rank;
+	b->root = rooted ? b->d.root : 0;
+	if (!g->nacked)
+		return 0;
+	if (rooted && g->acked[b->d.root]) {
+		rcx__log(RCX__LOG_ERROR, "bcoll",
+			 "rcx_bind_coll: root %d failed", b->d.root);
+		return RCX_ERR_PROC_FAILED;
+	}
+	b->live = malloc(sizeof(int) * (size_t)g->size);
+	if (!b->live)
+		return -ENOMEM;
+	b->n = rcx__group_survivors(g, rooted ? b->d.root : -1, b->live, &b->r,
+				    &root);
+	b->root = rooted ? root : 0;
+	return 0;
+}
+
 /* dissemination: step k sends to r + 2^k and waits for r - 2^k */
 static int plan_barrier(const struct bcoll *b, struct bc_plan *p)
 {
-	int n = b->g->size, r = b->g->rank, k = 0, d;
+	int n = b->n, r = b->r, k = 0, d;
 
 	for (d = 1; d < n; d <<= 1, k++)
 		p[k] = (struct bc_plan){ .to = (r + d) % n,
@@ -33,8 +74,8 @@ static int plan_barrier(const struct bcoll *b, struct bc_plan *p)
 /* binomial tree from the root: the parent's data lands in buf */
 static int plan_bcast(const struct bcoll *b, struct bc_plan *p, int tag)
 {
-	int n = b->g->size, root = b->d.root, k = 0, mask = 1;
-	int vr = (b->g->rank - root + n) % n;
+	int n = b->n, root = b->root, k = 0, mask = 1;
+	int vr = (b->r - root + n) % n;
 
 	while (mask < n) {
 		if (vr & mask) {
@@ -66,7 +107,7 @@ static int plan_bcast(const struct bcoll *b, struct bc_plan *p, int tag)
  */
 static int plan_allreduce(const struct bcoll *b, struct bc_plan *p)
 {
-	int n = b->g->size, r = b->g->rank, k = 0, pw = 1, rem, nr, mask, j;
+	int n = b->n, r = b->r, k = 0, pw = 1, rem, nr, mask, j;
 	void *buf = b->d.buf;
 
 	while (pw * 2 <= n)
@@ -118,8 +159,8 @@ static int plan_allreduce(const struct bcoll *b, struct bc_plan *p)
  */
 static int plan_reduce(const struct bcoll *b, struct bc_plan *p)
 {
-	int n = b->g->size, root = b->d.root, k = 0, mask, j;
-	int vr = (b->g->rank - root + n) % n;
+	int n = b->n, root = b->root, k = 0, mask, j;
+	int vr = (b->r - root + n) % n;
 
 	for (mask = 1, j = 0; mask < n; mask <<= 1, j++) {
 		if (vr & mask) {
@@ -149,7 +190,7 @@ static int plan_reduce(const struct bcoll *b, struct bc_plan *p)
  */
 static int plan_allgather(const struct bcoll *b, struct bc_plan *p)
 {
-	int n = b->g->size, r = b->g->rank, s;
+	int n = b->n, r = b->r, s;
 	uint8_t *buf = b->d.buf;
 
 	for (s = 0; s < n - 1; s++)
@@ -157,8 +198,9 @@ static int plan_allgather(const struct bcoll *b, struct bc_plan *p)
 			.to = (r + 1) % n,
 			.from = (r - 1 + n) % n,
 			.tag = TAG0 + s,
-			.sbuf = buf + (size_t)((r - s + n) % n) * b->len,
-			.rbuf = buf + (size_t)((r - s - 1 + n) % n) * b->len,
+			.sbuf = buf + (size_t)real(b, (r - s + n) % n) * b->len,
+			.rbuf = buf +
+				(size_t)real(b, (r - s - 1 + n) % n) * b->len,
 		};
 	return s;
 }
@@ -174,7 +216,7 @@ static int plan_allgather(const struct bcoll *b, struct bc_plan *p)
  */
 static int plan_ring_allreduce(const struct bcoll *b, struct bc_plan *p)
 {
-	int n = b->g->size, r = b->g->rank, k;
+	int n = b->n, r = b->r, k;
 	size_t c = b->d.count, es = b->len / c;
 	uint8_t *buf = b->d.buf;
 
@@ -221,7 +263,7 @@ static int plan_tree_allreduce(const struct bcoll *b, struct bc_plan *p)
  */
 static int plan_alltoall(const struct bcoll *b, struct bc_plan *p)
 {
-	int n = b->g->size, r = b->g->rank, s, k = 0;
+	int n = b->n, r = b->r, s, k = 0;
 	const uint8_t *src = b->copy ? b->copy : b->d.sendbuf;
 	uint8_t *buf = b->d.buf;
 
@@ -232,7 +274,7 @@ static int plan_alltoall(const struct bcoll *b, struct bc_plan *p)
 			.to = to,
 			.from = -1,
 			.tag = TAG0 + s,
-			.sbuf = (void *)(src + (size_t)to * b->len),
+			.sbuf = (void *)(src + (size_t)real(b, to) * b->len),
 		};
 	}
 	for (s = 1; s < n; s++) {
@@ -242,7 +284,7 @@ static int plan_alltoall(const struct bcoll *b, struct bc_plan *p)
 			.to = -1,
 			.from = from,
 			.tag = TAG0 + s,
-			.rbuf = buf + (size_t)from * b->len,
+			.rbuf = buf + (size_t)real(b, from) * b->len,
 		};
 	}
 	return k;
@@ -262,9 +304,8 @@ static bool has_sched(const struct bcoll *b, int s)
 		return s == BC_SCHED_RING;
 	default:
 		return s == BC_SCHED_RDOUBLING || s == BC_SCHED_TREE ||
-		       (s == BC_SCHED_RING &&
-			b->d.count >= (size_t)b->g->size &&
-			2 * (b->g->size - 1) <= BC_MAX_STEPS);
+		       (s == BC_SCHED_RING && b->d.count >= (size_t)b->n &&
+			2 * (b->n - 1) <= BC_MAX_STEPS);
 	}
 }
 
@@ -272,7 +313,7 @@ int rcx__bcoll_sched(struct bcoll *b, int forced)
 {
 	static const char *const names[] = { "auto", "tree",
 					     "recursive_doubling", "ring" };
-	int n = b->g->size;
+	int n = b->n;
 
 	if (forced != BC_SCHED_AUTO) {
 		if (!has_sched(b, forced)) {
@@ -308,7 +349,7 @@ int rcx__bcoll_sched(struct bcoll *b, int forced)
 	return 0;
 }
 
-int rcx__bcoll_plan(struct bcoll *b, struct bc_plan *p)
+static int plan_of(struct bcoll *b, struct bc_plan *p)
 {
 	switch (b->d.kind) {
 	case BC_BARRIER:
@@ -327,4 +368,18 @@ int rcx__bcoll_plan(struct bcoll *b, struct bc_plan *p)
 	if (b->sched == BC_SCHED_TREE)
 		return plan_tree_allreduce(b, p);
 	return plan_allreduce(b, p);
+}
+
+int rcx__bcoll_plan(struct bcoll *b, struct bc_plan *p)
+{
+	int k = plan_of(b, p), i;
+
+	/* the schedule's ranks to the group's */
+	for (i = 0; b->live && i < k; i++) {
+		if (p[i].to >= 0)
+			p[i].to = b->live[p[i].to];
+		if (p[i].from >= 0)
+			p[i].from = b->live[p[i].from];
+	}
+	return k;
 }

@@ -37,6 +37,13 @@ static void set_unlink(struct chset *s)
 		}
 }
 
+/* a connect's error that says the peer is gone or refuses (provider.h) */
+static bool refused(int status)
+{
+	return status == -ECONNREFUSED || status == -EHOSTDOWN ||
+	       status == -ESRCH;
+}
+
 static void set_on_cm(struct rcx__epobj *o, const struct rcx_cm_event *ev)
 {
 	struct chset *s = (struct chset *)o;
@@ -61,11 +68,9 @@ static void set_on_cm(struct rcx__epobj *o, const struct rcx_cm_event *ev)
 	case RCX_CM_ERROR:
 		/* the peer answered the bind, so it lived: nothing that
 		 * takes the connection now is its death */
-		rcx__chan_set_fail(s, ev->status == -ECONNREFUSED ||
-						      ev->status == -EHOSTDOWN
-					      ? RCX_ERR_PROC_FAILED
-				      : ev->status ? ev->status
-						   : -ECONNABORTED);
+		rcx__chan_set_fail(s, refused(ev->status) ? RCX_ERR_PROC_FAILED
+				      : ev->status	  ? ev->status
+							  : -ECONNABORTED);
 		break;
 	}
 }
@@ -312,10 +317,12 @@ static int chan_conn_req(struct rcx_ctx *ctx, struct rcx__pending_req *p)
 		ret = ctx->ops->ep_accept(ctx->dev, p->req, &a, &s->ep);
 		/* but for a local want, the receiver that just asked is
 		 * gone: it died between its answer and its connection */
-		if (ret)
+		if (ret) {
+			ctx->ops->ep_reject(ctx->dev, p->req);
 			rcx__chan_set_fail(s, ret == -ENOMEM || ret == -EINVAL
 						      ? ret
 						      : RCX_ERR_PROC_FAILED);
+		}
 	}
 	free(p);
 	return 1;

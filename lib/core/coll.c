@@ -327,7 +327,7 @@ static bool red_ok(const char *fn, size_t count, int dtype, int op, size_t *len)
  */
 static int survivors(struct rcx_group *g, struct coll *c)
 {
-	int i, n = 0, root = -1;
+	int root;
 
 	if (rcx__group_broken(g))
 		return RCX_ERR_PROC_FAILED;
@@ -342,16 +342,7 @@ static int survivors(struct rcx_group *g, struct coll *c)
 	c->map = malloc(sizeof(int) * (size_t)g->size);
 	if (!c->map)
 		return -ENOMEM;
-	for (i = 0; i < g->size; i++) {
-		if (g->acked[i])
-			continue;
-		if (i == g->rank)
-			c->rank = n;
-		if (i == c->root)
-			root = n;
-		c->map[n++] = i;
-	}
-	c->n = n;
+	c->n = rcx__group_survivors(g, c->root, c->map, &c->rank, &root);
 	c->root = root < 0 ? 0 : root; /* rootless: any will do */
 	return 0;
 }

@@ -213,6 +213,7 @@ static const char *const env_known[] = {
 	"RCX_REQUIRE_DEVICE",
 	"RCX_STRESS_MSGS",
 	"RCX_FTGROUP_RUNS",
+	"RCX_FTGROUP_CASES",
 	"RCX_TEST_SEED",
 	"RCX_TEST_TWO_PATHS",
 	"RCX_FUZZ_SECONDS",

@@ -215,13 +215,15 @@ static void conn_on_cm(struct rcx__epobj *o, const struct rcx_cm_event *ev)
 		 * died: gone_later); elsewhere nothing listens: refused */
 		if (ev->status == -EHOSTDOWN && c->g && c->g == c->ctx->world)
 			gone_later(c);
-		else if (ev->status == -ECONNREFUSED && c->g &&
-			 c->g == c->ctx->world)
-			/* a member listened there: it is there and refuses
-			 * (shm: its segment outlived it), it died */
+		else if ((ev->status == -ECONNREFUSED ||
+			  ev->status == -ESRCH) &&
+			 c->g && c->g == c->ctx->world)
+			/* a member listened there: it is there and refuses,
+			 * or its process died (shm sees it), it died */
 			rcx__conn_fail(c, RCX_ERR_PROC_FAILED);
 		else
-			rcx__conn_fail(c, ev->status == -EHOSTDOWN
+			rcx__conn_fail(c, ev->status == -EHOSTDOWN ||
+							  ev->status == -ESRCH
 						  ? -ECONNREFUSED
 						  : ev->status);
 		break;
@@ -422,27 +424,40 @@ static void ask_on_cm(struct rcx__epobj *o, const struct rcx_cm_event *ev)
 			gone_later(c);
 			return;
 		}
+		/* refused by its death, not by its answer (shm tells them
+		 * apart): nobody will connect */
+		if (ev->status == -ESRCH && c->state == RCX__CONN_CONNECTING) {
+			rcx__conn_fail(c, RCX_ERR_PROC_FAILED);
+			return;
+		}
 		/* a live peer connects now; a dead one never (ft.c) */
-		if (c->state == RCX__CONN_CONNECTING && !c->answer_by_us) {
+		if (c->state != RCX__CONN_CONNECTING)
+			return;
+		if (!c->answer_by_us) {
 			c->answer_by_us =
 				rcx__now_us() +
 				(long long)c->ctx->cfg.connect_timeout_ms *
 					1000;
 			c->ctx->nanswer++;
 		}
+		c->reask_ms =
+			c->reask_ms ? 2 * c->reask_ms : RCX__GONE_GRACE_MS;
+		c->reask_us = rcx__now_us() + c->reask_ms * 1000LL;
 	}
 }
 
 /* The peer's connection came, or the connection ended. */
 static void answer_done(struct rcx__conn *c)
 {
+	c->reask_us = 0;
 	if (c->answer_by_us) {
 		c->answer_by_us = 0;
 		c->ctx->nanswer--;
 	}
 }
 
-int rcx__conn_start(struct rcx__conn *c)
+/* Ask the higher rank to connect (the answer: ask_on_cm). */
+static int conn_ask(struct rcx__conn *c)
 {
 	struct rcx_ep_attr a = {
 		.ep_ctx = &c->ask,
@@ -451,6 +466,13 @@ int rcx__conn_start(struct rcx__conn *c)
 		.timeout = c->ctx->cfg.qp_timeout,
 		.retry_cnt = c->ctx->cfg.qp_retry,
 	};
+
+	return c->ctx->ops->ep_connect(c->ctx->dev, c->lazy_addr, &a,
+				       c->lazy_ask, c->lazy_len, &c->ask_ep);
+}
+
+int rcx__conn_start(struct rcx__conn *c)
+{
 	int ret;
 
 	if (c->state != RCX__CONN_IDLE)
@@ -459,11 +481,21 @@ int rcx__conn_start(struct rcx__conn *c)
 		return rcx__conn_connect(c, c->lazy_addr, c->lazy_pd,
 					 c->lazy_len);
 	/* the answer is the peer's request, accepted in group.c */
-	ret = c->ctx->ops->ep_connect(c->ctx->dev, c->lazy_addr, &a,
-				      c->lazy_ask, c->lazy_len, &c->ask_ep);
+	ret = conn_ask(c);
 	if (!ret)
 		c->state = RCX__CONN_CONNECTING;
 	return ret;
+}
+
+void rcx__conn_reask(struct rcx__conn *c)
+{
+	c->reask_us = 0;
+	/* its connection under way, or an ask still out: nothing to ask */
+	if (c->state != RCX__CONN_CONNECTING || c->ep || c->ask_ep)
+		return;
+	RCX__LOG(RCX__LOG_DEBUG, "conn", "peer %d: asked again", c->peer);
+	/* one that cannot be made leaves the peer to answer_by_us */
+	(void)conn_ask(c);
 }
 
 static void pending_add(struct rcx__conn *c)

@@ -528,6 +528,11 @@ struct rcx__conn {
 	/* the ask was answered: the peer's connection is due by then (0:
 	 * none due); a dead peer never sends it (ft.c) */
 	long long answer_by_us;
+	/* the ask is asked again then (0: not), every reask_ms, doubled:
+	 * a dying peer's listener refuses it as a live peer does, and
+	 * asked again a dead peer's says nothing listens (fail.c) */
+	long long reask_us;
+	int reask_ms;
 	/* nothing listens where the peer did (it left, or died): unless a
 	 * failure notice comes by answer_by_us, it left (ft.c) */
 	uint8_t gone;
@@ -583,6 +588,8 @@ int rcx__conn_set_lazy(struct rcx__conn *c, const char *addr, bool connects,
 		       const void *pdata, const void *ask, size_t plen);
 /* Start an IDLE connection (no-op otherwise); 0 or an error. */
 int rcx__conn_start(struct rcx__conn *c);
+/* an ask answered, the peer's connection not come yet: ask again */
+void rcx__conn_reask(struct rcx__conn *c);
 struct rcx__pending_req;
 /*
  * The longest a wait may sleep (timeout_ms, -1: for ever) while work that
@@ -865,6 +872,14 @@ static inline bool rcx__group_broken(const struct rcx_group *g)
 {
 	return g->nfailed > g->nacked;
 }
+/*
+ * The members a collective on a validated g runs over: those not
+ * validated out (g->acked), ascending, into map[g->size]; their number.
+ * *me gets the index of g->rank among them, *vroot that of root (-1:
+ * root is not one of them, or is -1).
+ */
+int rcx__group_survivors(const struct rcx_group *g, int root, int *map, int *me,
+			 int *vroot);
 
 /* ---- context (ctx.c) */
 struct rcx__pending_req {

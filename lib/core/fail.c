@@ -219,7 +219,9 @@ static void suspects_due(struct rcx_ctx *ctx, long long now)
 /*
  * A lower rank asked a higher one to connect (a lazy pair); the ask was
  * answered, but the connection never came: the peer died in between, or
- * was dead and the answer was the system's refusal. It fails.
+ * was dead and the answer was the system's refusal. It fails. Until
+ * then the ask is asked again now and then: a peer that was dying when
+ * it was refused is dead by then, and nothing listens where it did.
  */
 static void answers_due(struct rcx_ctx *ctx, long long now)
 {
@@ -230,8 +232,13 @@ static void answers_due(struct rcx_ctx *ctx, long long now)
 	for (g = ctx->groups; g && ctx->nanswer; g = g->next)
 		for (i = 0; i < g->size; i++) {
 			c = g->conns[i];
-			if (!c || !c->answer_by_us || now <= c->answer_by_us)
+			if (!c || !c->answer_by_us)
 				continue;
+			if (now <= c->answer_by_us) {
+				if (c->reask_us && now >= c->reask_us)
+					rcx__conn_reask(c);
+				continue;
+			}
 			if (c->gone) /* and no launcher said it died */
 				rcx__conn_left(c);
 			else

@@ -590,6 +590,24 @@ static int coll_tag(struct rcx_group *g, int round)
 	return (int)((g->coll_seq & 0xffffff) << 6) | round;
 }
 
+int rcx__group_survivors(const struct rcx_group *g, int root, int *map, int *me,
+			 int *vroot)
+{
+	int i, n = 0;
+
+	*me = *vroot = -1;
+	for (i = 0; i < g->size; i++) {
+		if (g->acked[i])
+			continue;
+		if (i == g->rank)
+			*me = n;
+		if (i == root)
+			*vroot = n;
+		map[n++] = i;
+	}
+	return n;
+}
+
 /* Does the collective leave rank i out: in excl, or validated out? */
 static bool left_out(const struct rcx_group *g, const uint8_t *excl, int i)
 {

@@ -32,6 +32,19 @@ static int pidfd_open_(pid_t pid)
 #endif
 }
 
+/*
+ * The peer's process has exited (a zombie not yet reaped included): what
+ * refuses a connect to it is its death, not its answer.
+ */
+static bool peer_exited(const struct shm_ep *ep)
+{
+	struct pollfd p = { .fd = ep->pidfd, .events = POLLIN };
+
+	if (ep->pidfd >= 0)
+		return poll(&p, 1, 0) == 1;
+	return ep->peer_pid > 0 && kill(ep->peer_pid, 0) && errno == ESRCH;
+}
+
 int shm_listen(struct rcx_dev *d, uint16_t port, char *addr, size_t len)
 {
 	struct shm_dev *dev = to_sdev(d);
@@ -105,7 +118,7 @@ static int ep_peer(struct shm_ep *ep, pid_t pid, uint32_t pdev)
 	if (ep->pidfd < 0 && errno == ENOSYS)
 		return 0; /* no pidfds (before Linux 5.3; valgrind): polled */
 	if (ep->pidfd < 0)
-		return errno == ESRCH ? -ECONNREFUSED : -errno;
+		return errno == ESRCH ? -ESRCH : -errno;
 	ev.data.fd = ep->pidfd;
 	if (epoll_ctl(ep->dev->epfd, EPOLL_CTL_ADD, ep->pidfd, &ev))
 		return -errno;
@@ -238,6 +251,10 @@ int shm_ep_connect(struct rcx_dev *d, const char *addr,
 				   ep->peer_seg);
 	}
 	if (ret) {
+		/* a socket that refuses: closed by a context that is
+		 * closing (it left), or by the death of its process */
+		if (ret == -ECONNREFUSED && peer_exited(ep))
+			ret = -ESRCH;
 		/* what was posted (the receive ring) flushes, as on a QP
 		 * that never connects */
 		shm_ep_fail(ep);
@@ -445,11 +462,12 @@ static void peer_gone(struct shm_dev *dev, struct shm_ep *ep)
 	shm_ep_fail(ep);
 	ep->disc_event = true;
 	/* a context that closed removed its segment: it left (what it said
-	 * before, if anything, is no answer to a connect) */
+	 * before, if anything, is no answer to a connect); one whose
+	 * segment outlived it died */
 	dev_seg_name(ep->peer_pid, ep->peer_dev, name, sizeof(name));
 	ev_push(ep, connecting ? RCX_CM_ERROR : RCX_CM_DISCONNECTED,
 		!connecting	   ? -ECONNRESET
-		: seg_exists(name) ? -ECONNREFUSED
+		: seg_exists(name) ? -ESRCH
 				   : -EHOSTDOWN);
 	/* it cannot remove its segment any more: do it for it */
 	shm_unlink(name);

@@ -37,6 +37,9 @@ struct vrb_dev {
 	int epfd;		      /* comp channel + cm channel */
 	uint8_t port;
 	uint32_t mtu;
+	/* inline data a QP of this device was made with / refused (0:
+	 * none yet): vrb_qp_create asks for no more than it takes */
+	uint32_t inline_ok, inline_bad;
 	/* qp_num -> endpoint, open addressing (linear probing) */
 	struct vrb_ep *qpmap[1 << VRB_QPMAP_BITS];
 	unsigned int nqp;

@@ -171,7 +171,10 @@ int vrb_ep_accept(struct rcx_dev *d, struct rcx_conn_req *r,
 	ret = vrb_qp_create(ep, req->id);
 	if (ret) {
 		free(ep);
-		return ret;
+		/* the caps fit the device (vrb_qp_create): rdma_cm refused
+		 * a QP for the request, whose peer gave up on it (it died,
+		 * or its connect was destroyed) */
+		return ret == -EINVAL ? -ECONNABORTED : ret;
 	}
 	req->id->context = ep;
 	ep->state = VRB_EP_CONNECTING;

@@ -61,6 +61,42 @@ static int cq_reserve(struct vrb_dev *dev, uint32_t n, unsigned int *out)
 	return 0;
 }
 
+/*
+ * The most inline data up to qa's that the device takes (RCX_INLINE goes
+ * to 1024, rxe stops below that; more fails the QP with EINVAL), found
+ * with QPs of its own outside rdma_cm: rdma_create_qp's EINVAL may also
+ * be rdma_cm's (a connection request whose peer gave up cannot take a
+ * QP), and a QP it made reports caps the device rounded up, so halving
+ * them there need never end.
+ */
+static uint32_t inline_fit(struct vrb_dev *dev,
+			   const struct ibv_qp_init_attr *qa)
+{
+	struct ibv_qp_init_attr t;
+	uint32_t want = qa->cap.max_inline_data;
+	struct ibv_qp *qp;
+
+	while (want > dev->inline_ok) {
+		if (dev->inline_bad && want >= dev->inline_bad) {
+			want = dev->inline_ok;
+			break;
+		}
+		t = *qa;
+		t.cap.max_inline_data = want;
+		qp = ibv_create_qp(dev->pd, &t);
+		if (qp) {
+			ibv_destroy_qp(qp);
+			dev->inline_ok = want;
+			break;
+		}
+		if (errno != EINVAL)
+			break; /* the QP's own creation says why */
+		dev->inline_bad = want;
+		want /= 2;
+	}
+	return want;
+}
+
 int vrb_qp_create(struct vrb_ep *ep, struct rdma_cm_id *id)
 {
 	struct ibv_qp_init_attr qa = {
@@ -83,18 +119,11 @@ int vrb_qp_create(struct vrb_ep *ep, struct rdma_cm_id *id)
 		return ret;
 	/* sends and receives on one CQ: the QP's completions stay in order */
 	qa.send_cq = qa.recv_cq = ep->dev->cqs[cq].cq;
-	/*
-	 * More inline data than the device takes (RCX_INLINE goes to 1024,
-	 * rxe stops below that) fails the QP with EINVAL: ask for less, down
-	 * to none, before giving up.
-	 */
-	while (rdma_create_qp(id, ep->dev->pd, &qa)) {
+	qa.cap.max_inline_data = inline_fit(ep->dev, &qa);
+	if (rdma_create_qp(id, ep->dev->pd, &qa)) {
 		ret = vrb_errno();
-		if (ret != -EINVAL || !qa.cap.max_inline_data) {
-			ep->dev->cqs[cq].reserved -= res;
-			return ret;
-		}
-		qa.cap.max_inline_data /= 2;
+		ep->dev->cqs[cq].reserved -= res;
+		return ret;
 	}
 	ep->id = id;
 	ep->qp = id->qp;
