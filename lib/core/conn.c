@@ -29,19 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "lib/core/core.h"
-
-/* credits kept back so CREDIT messages always find a receive posted */
-#define RCX__CREDIT_RESERVE 2
-
-/* a reconnection's steps (rcx__conn.re_phase) */
-enum {
-	RE_DRAIN = 1, /* the broken endpoint's completions are reaped */
-	RE_READY,     /* drained: connect, ask, or accept the peer's */
-	RE_NEW,	      /* a new endpoint is on its way */
-};
-
-/* a reconnection's attempt (connect or ask) is repeated this often */
-#define RE_RETRY_US 200000
+#include "lib/core/conn_int.h"
 
 static size_t slot_size(const struct rcx_ctx *ctx)
 {
@@ -146,9 +134,7 @@ static int on_ready(struct rcx_ep *ep, void *arg)
 	return 0;
 }
 
-static void pending_add(struct rcx__conn *c);
 static void answer_done(struct rcx__conn *c);
-static void reconn_on_cm(struct rcx__conn *c, const struct rcx_cm_event *ev);
 static void ask_on_cm(struct rcx__epobj *o, const struct rcx_cm_event *ev);
 static int post_msg(struct rcx__conn *c, struct rcx_req *r, uint8_t type);
 
@@ -186,7 +172,7 @@ static void conn_on_cm(struct rcx__epobj *o, const struct rcx_cm_event *ev)
 	if (ev->ep && c->ep && ev->ep != c->ep)
 		return;
 	if (c->state == RCX__CONN_RECONN) {
-		reconn_on_cm(c, ev);
+		rcx__conn_reconn_on_cm(c, ev);
 		return;
 	}
 	switch (ev->type) {
@@ -197,7 +183,7 @@ static void conn_on_cm(struct rcx__epobj *o, const struct rcx_cm_event *ev)
 			c->state = RCX__CONN_UP;
 			rcx__fail_tell(c);
 			if (c->backlog)
-				pending_add(c);
+				rcx__conn_pending_add(c);
 		}
 		break;
 	case RCX_CM_DISCONNECTED:
@@ -317,7 +303,7 @@ int rcx__conn_depth_check(const struct rcx_ctx *ctx)
 	return -EINVAL;
 }
 
-static struct rcx_ep_attr ep_attr(struct rcx__conn *c)
+struct rcx_ep_attr rcx__conn_ep_attr(struct rcx__conn *c)
 {
 	const struct rcx__config *cfg = &c->ctx->cfg;
 	struct rcx_ep_attr a = {
@@ -336,7 +322,7 @@ static struct rcx_ep_attr ep_attr(struct rcx__conn *c)
 int rcx__conn_connect(struct rcx__conn *c, const char *addr, const void *pdata,
 		      size_t plen)
 {
-	struct rcx_ep_attr a = ep_attr(c);
+	struct rcx_ep_attr a = rcx__conn_ep_attr(c);
 	struct rcx_ep *ep;
 	int ret;
 
@@ -354,7 +340,7 @@ int rcx__conn_connect(struct rcx__conn *c, const char *addr, const void *pdata,
 
 int rcx__conn_accept(struct rcx__conn *c, struct rcx_conn_req *req)
 {
-	struct rcx_ep_attr a = ep_attr(c);
+	struct rcx_ep_attr a = rcx__conn_ep_attr(c);
 	struct rcx_ep *ep;
 	int ret;
 
@@ -498,7 +484,7 @@ void rcx__conn_reask(struct rcx__conn *c)
 	(void)conn_ask(c);
 }
 
-static void pending_add(struct rcx__conn *c)
+void rcx__conn_pending_add(struct rcx__conn *c)
 {
 	struct rcx__conn *it;
 
@@ -521,7 +507,6 @@ static void pending_del(struct rcx__conn *c)
 }
 
 static void withdrawn_drop(struct rcx__conn *c);
-static void replay_drop(struct rcx__conn *c);
 
 /* Complete everything queued on the connection with err. */
 static void drain_reqs(struct rcx__conn *c, int err)
@@ -542,7 +527,7 @@ static void drain_reqs(struct rcx__conn *c, int err)
 		rcx__req_complete(r, err);
 	}
 	withdrawn_drop(c);
-	replay_drop(c);
+	rcx__conn_replay_drop(c);
 	rcx__p2p_rereads_fail(c, err);
 	pending_del(c);
 }
@@ -643,8 +628,6 @@ void rcx__conn_cancel_sends(struct rcx_group *g, int cid, int err)
 	}
 }
 
-static void reconn_stop(struct rcx__conn *c);
-
 void rcx__conn_fail(struct rcx__conn *c, int err)
 {
 	/* a sign of death after the transport gave up: now it failed */
@@ -655,7 +638,7 @@ void rcx__conn_fail(struct rcx__conn *c, int err)
 		return;
 	RCX__LOG(RCX__LOG_DEBUG, "conn", "peer %d: connection failed (%s)",
 		 c->peer, rcx_strerror(err));
-	reconn_stop(c);
+	rcx__conn_reconn_stop(c);
 	c->state = RCX__CONN_FAILED;
 	c->error = err;
 	c->ctx->wake_gen++;
@@ -705,7 +688,7 @@ void rcx__conn_left(struct rcx__conn *c)
 		return;
 	RCX__LOG(RCX__LOG_DEBUG, "conn", "peer %d: left", c->peer);
 	rcx__conn_unsuspect(c);
-	reconn_stop(c);
+	rcx__conn_reconn_stop(c);
 	c->state = RCX__CONN_CLOSED;
 	c->ctx->wake_gen++;
 	answer_done(c);
@@ -747,7 +730,7 @@ void rcx__conn_destroy(struct rcx__conn *c)
 	if (c->g && c->peer >= 0 && c->peer < c->g->size &&
 	    c->g->conns[c->peer] == c)
 		c->g->conns[c->peer] = NULL;
-	reconn_stop(c);
+	rcx__conn_reconn_stop(c);
 	drain_reqs(c, -ECANCELED);
 	answer_done(c);
 	rcx__conn_unsuspect(c);
@@ -800,7 +783,7 @@ static bool needs_credit(uint8_t type)
  * Post the message in bounce slot s (a new one, or one sent again after
  * a reconnection): it carries the credits owed now.
  */
-static int post_slot(struct rcx__conn *c, struct rcx__txslot *s)
+int rcx__conn_post_slot(struct rcx__conn *c, struct rcx__txslot *s)
 {
 	struct rcx_ctx *ctx = c->ctx;
 	struct rcx__hdr *h = (struct rcx__hdr *)s->data;
@@ -853,7 +836,7 @@ static int post_msg(struct rcx__conn *c, struct rcx_req *r, uint8_t type)
 			h->rkey = r->reg->rkey;
 		}
 	}
-	ret = post_slot(c, s);
+	ret = rcx__conn_post_slot(c, s);
 	if (ret)
 		return ret;
 	ctx->tx_free = s->next;
@@ -919,7 +902,7 @@ int rcx__conn_send(struct rcx__conn *c, struct rcx_req *r)
 		else
 			c->backlog = r;
 		c->backlog_tail = r;
-		pending_add(c);
+		rcx__conn_pending_add(c);
 		return 0;
 	}
 	ret = post_msg(c, r, r->sendop);
@@ -927,8 +910,6 @@ int rcx__conn_send(struct rcx__conn *c, struct rcx_req *r)
 		sent(c, r);
 	return ret;
 }
-
-static void replay_post(struct rcx__conn *c);
 
 /* Send what waits for credits or slots; called from progress. */
 void rcx__conn_drain(struct rcx_ctx *ctx)
@@ -941,7 +922,7 @@ void rcx__conn_drain(struct rcx_ctx *ctx)
 		next = c->next_pending;
 		if (c->state != RCX__CONN_UP)
 			continue;
-		replay_post(c);
+		rcx__conn_replay_post(c);
 		while (c->state == RCX__CONN_UP && !c->replay &&
 		       (r = c->backlog) && can_send(c)) {
 			ret = post_msg(c, r, r->sendop);
@@ -962,8 +943,6 @@ void rcx__conn_drain(struct rcx_ctx *ctx)
 	}
 }
 
-static void replay_add(struct rcx__conn *c, struct rcx__txslot *s);
-
 static void on_tx(struct rcx_ctx *ctx, struct rcx__wrctx *w,
 		  const struct rcx_cqe *cqe)
 {
@@ -982,7 +961,7 @@ static void on_tx(struct rcx_ctx *ctx, struct rcx__wrctx *w,
 	/* not known to have arrived: sent again once reconnected */
 	if (cqe->status && c->state == RCX__CONN_RECONN &&
 	    needs_credit(((struct rcx__hdr *)s->data)->type)) {
-		replay_add(c, s);
+		rcx__conn_replay_add(c, s);
 		return;
 	}
 	s->next = ctx->tx_free;
@@ -999,8 +978,6 @@ bool rcx__hdr_ok(const struct rcx__hdr *h, uint32_t byte_len, size_t eager_size)
 	return h->cid < RCX__CID_MAX && h->type && h->type <= RCX__MSG_BYE;
 }
 
-static void reconn_up(struct rcx__conn *c);
-
 static void on_rx(struct rcx_ctx *ctx, struct rcx__wrctx *w,
 		  const struct rcx_cqe *cqe)
 {
@@ -1014,7 +991,7 @@ static void on_rx(struct rcx_ctx *ctx, struct rcx__wrctx *w,
 	/* the first message on a reconnection's new endpoint: it is up */
 	if (!cqe->status && c->state == RCX__CONN_RECONN &&
 	    c->re_phase == RE_NEW)
-		reconn_up(c);
+		rcx__conn_reconn_up(c);
 	/*
 	 * The peer's first message can complete before our ESTABLISHED
 	 * event is polled; it only sends once connected, so we are too.
@@ -1090,7 +1067,7 @@ static void on_rx(struct rcx_ctx *ctx, struct rcx__wrctx *w,
 	if (needs_credit(h->type))
 		c->owed++;
 	if (c->backlog)
-		pending_add(c);
+		rcx__conn_pending_add(c);
 	/*
 	 * Nothing of ours to piggyback on: return credits explicitly, or as
 	 * soon as a send slot is free (the peer may have no credit left to
@@ -1100,7 +1077,7 @@ static void on_rx(struct rcx_ctx *ctx, struct rcx__wrctx *w,
 		if (ctx->tx_free)
 			post_msg(c, NULL, RCX__MSG_CREDIT);
 		else
-			pending_add(c);
+			rcx__conn_pending_add(c);
 	}
 }
 
@@ -1229,245 +1206,4 @@ int rcx__am_send(struct rcx__conn *c, uint8_t cid, int32_t tag, const void *buf,
 	if (ret)
 		rcx__req_put(r);
 	return ret;
-}
-
-/* ---- reconnection (see the top of this file) */
-
-/* Keep s for sending again, in number order. */
-static void replay_add(struct rcx__conn *c, struct rcx__txslot *s)
-{
-	uint32_t seq = ((struct rcx__hdr *)s->data)->seq;
-	struct rcx__txslot **pp = &c->replay;
-
-	while (*pp &&
-	       (int32_t)(((struct rcx__hdr *)(*pp)->data)->seq - seq) < 0)
-		pp = &(*pp)->next;
-	s->conn = NULL;
-	s->next = *pp;
-	*pp = s;
-}
-
-/* Send the kept slots again, as credits allow (UP only). */
-static void replay_post(struct rcx__conn *c)
-{
-	struct rcx__txslot *s;
-	int ret;
-
-	while ((s = c->replay) && c->credits > 0) {
-		ret = post_slot(c, s);
-		if (ret) {
-			rcx__conn_fail(c, ret);
-			return;
-		}
-		c->replay = s->next;
-		s->next = NULL;
-		c->ctx->st.wrs_posted++;
-	}
-}
-
-/* The connection failed or went: the kept slots go back to the pool. */
-static void replay_drop(struct rcx__conn *c)
-{
-	struct rcx__txslot *s;
-
-	while ((s = c->replay)) {
-		c->replay = s->next;
-		s->next = c->ctx->tx_free;
-		c->ctx->tx_free = s;
-	}
-}
-
-bool rcx__conn_reconnect(struct rcx__conn *c, int err)
-{
-	struct rcx_ctx *ctx = c->ctx;
-
-	if (c->state == RCX__CONN_RECONN)
-		return true;
-	if (c->state != RCX__CONN_UP || !c->ep || !c->lazy_addr || !c->g ||
-	    c->g != ctx->world || !ctx->cfg.ft_timeout_ms ||
-	    c->g->failed[c->peer])
-		return false;
-	rcx__log(RCX__LOG_INFO, "conn",
-		 "peer %d: connection broken (%s): reconnecting", c->peer,
-		 rcx_strerror(err));
-	c->state = RCX__CONN_RECONN;
-	c->re_phase = RE_DRAIN;
-	c->re_next_us = 0;
-	ctx->nreconn++;
-	ctx->wake_gen++;
-	/* everything on it completes now, with its status or flushed */
-	ctx->ops->ep_set_error(c->ep);
-	/* failed if the new connection does not come in time (fail.c) */
-	rcx__group_suspect(c->g, c->peer, err);
-	return c->state == RCX__CONN_RECONN;
-}
-
-static void reconn_stop(struct rcx__conn *c)
-{
-	if (c->state != RCX__CONN_RECONN)
-		return;
-	c->ctx->nreconn--;
-	c->re_phase = 0;
-	if (c->re_req) {
-		c->ctx->ops->ep_reject(c->ctx->dev, c->re_req);
-		c->re_req = NULL;
-	}
-}
-
-/* The new endpoint is up: fresh credits, then what was kept goes first. */
-static void reconn_up(struct rcx__conn *c)
-{
-	struct rcx_ctx *ctx = c->ctx;
-
-	reconn_stop(c);
-	c->state = RCX__CONN_UP;
-	if (c->old_ep) {
-		ctx->ops->ep_destroy(c->old_ep);
-		c->old_ep = NULL;
-	}
-	c->credits = (int)ctx->cfg.rx_depth - RCX__CREDIT_RESERVE;
-	c->owed = 0;
-	rcx__conn_unsuspect(c);
-	ctx->wake_gen++;
-	rcx__log(RCX__LOG_INFO, "conn",
-		 "peer %d: reconnected; messages %u on sent again", c->peer,
-		 c->replay ? ((struct rcx__hdr *)c->replay->data)->seq
-			   : c->tx_seq);
-	rcx__p2p_reread(c);
-	if (c->replay || c->backlog)
-		pending_add(c);
-}
-
-/* The attempt's endpoint failed: it drains, and the next attempt comes. */
-static void reconn_retry(struct rcx__conn *c)
-{
-	if (c->ep)
-		c->ctx->ops->ep_set_error(c->ep);
-	c->re_phase = RE_DRAIN;
-	c->re_next_us = rcx__now_us() + RE_RETRY_US;
-}
-
-static void reconn_on_cm(struct rcx__conn *c, const struct rcx_cm_event *ev)
-{
-	/*
-	 * The broken endpoint itself disconnected: the peer (or its
-	 * kernel, for a process that died) ended it, where a peer that
-	 * reconnects keeps its own until the new one is up. A sign of
-	 * death, as on a connection that is up.
-	 */
-	if (ev->type == RCX_CM_DISCONNECTED && !c->old_ep && ev->ep == c->ep) {
-		while (rcx__progress(c->ctx) > 0)
-			;
-		rcx__conn_fail(c, RCX_ERR_PROC_FAILED);
-		return;
-	}
-	if (c->re_phase != RE_NEW || ev->ep != c->ep)
-		return;
-	if (ev->type == RCX_CM_ESTABLISHED)
-		reconn_up(c);
-	else
-		reconn_retry(c);
-}
-
-/*
- * A new endpoint in place of the broken one: the broken one stays (in
- * error) until the new one is up; one of an attempt that failed goes.
- */
-static void reconn_swap_ep(struct rcx__conn *c)
-{
-	if (!c->old_ep)
-		c->old_ep = c->ep;
-	else if (c->ep)
-		c->ctx->ops->ep_destroy(c->ep);
-	c->ep = NULL;
-}
-
-/* Make the new endpoint: connect, accept the peer's, or ask it to. */
-static void reconn_attempt(struct rcx__conn *c, long long now)
-{
-	struct rcx_ctx *ctx = c->ctx;
-	struct rcx_ep_attr a = ep_attr(c);
-	struct rcx_conn_req *req = c->re_req;
-	struct rcx_ep *ep = NULL;
-	uint8_t pd[56];
-	size_t n;
-	int ret;
-
-	if (!req && now < c->re_next_us)
-		return;
-	c->re_next_us = now + RE_RETRY_US;
-	if (!req && !c->lazy_connect) {
-		/* the peer connects: ask it to (it may not know yet) */
-		if (c->ask_ep)
-			return;
-		a = (struct rcx_ep_attr){ .ep_ctx = &c->ask,
-					  .max_send_wr = 1,
-					  .max_recv_wr = 1,
-					  .timeout = ctx->cfg.qp_timeout,
-					  .retry_cnt = ctx->cfg.qp_retry };
-		n = rcx__group_reconn_pdata(c, true, pd);
-		(void)ctx->ops->ep_connect(ctx->dev, c->lazy_addr, &a, pd, n,
-					   &c->ask_ep);
-		return;
-	}
-	reconn_swap_ep(c);
-	c->rx_posted = 0;
-	if (req) {
-		c->re_req = NULL;
-		ret = ctx->ops->ep_accept(ctx->dev, req, &a, &ep);
-	} else {
-		n = rcx__group_reconn_pdata(c, false, pd);
-		ret = ctx->ops->ep_connect(ctx->dev, c->lazy_addr, &a, pd, n,
-					   &ep);
-	}
-	if (ret) {
-		/* no receive of a freed endpoint completes (as in accept) */
-		c->ep = NULL;
-		c->rx_posted = 0;
-		return;
-	}
-	c->ep = ep;
-	c->re_phase = RE_NEW;
-	ctx->st.connects++;
-}
-
-void rcx__conn_reconn_poll(struct rcx_ctx *ctx)
-{
-	long long now = rcx__now_us();
-	struct rcx__conn *c;
-	int i;
-
-	if (!ctx->world)
-		return;
-	for (i = 0; i < ctx->world->size && ctx->nreconn; i++) {
-		c = ctx->world->conns[i];
-		if (!c || c->state != RCX__CONN_RECONN)
-			continue;
-		if (c->re_phase == RE_DRAIN && !c->rx_posted &&
-		    !c->tx_inflight && !c->win_wr && !c->hb_busy &&
-		    !c->rd_inflight)
-			c->re_phase = RE_READY;
-		if (c->re_phase == RE_READY)
-			reconn_attempt(c, now);
-	}
-}
-
-void rcx__conn_reconn_req(struct rcx__conn *c, struct rcx_conn_req *req,
-			  bool ask)
-{
-	struct rcx_ctx *ctx = c->ctx;
-
-	/* the peer found the connection broken: so it is */
-	if (c->state == RCX__CONN_UP)
-		rcx__conn_reconnect(c, RCX_ERR_TRANSPORT);
-	if (ask || c->state != RCX__CONN_RECONN) {
-		ctx->ops->ep_reject(ctx->dev, req);
-		return;
-	}
-	/* the peer gave up on an attempt of ours: its new one replaces it */
-	if (c->re_phase == RE_NEW)
-		reconn_retry(c);
-	if (c->re_req)
-		ctx->ops->ep_reject(ctx->dev, c->re_req);
-	c->re_req = req;
 }

@@ -1,0 +1,247 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Reconnection of a world connection the transport gave up on (the
+ * scheme is described at the top of conn.c): slots kept for sending
+ * again, the new endpoint's attempts, and its coming up.
+ */
+#include "lib/core/core.h"
+#include "lib/core/conn_int.h"
+
+/* Keep s for sending again, in number order. */
+void rcx__conn_replay_add(struct rcx__conn *c, struct rcx__txslot *s)
+{
+	uint32_t seq = ((struct rcx__hdr *)s->data)->seq;
+	struct rcx__txslot **pp = &c->replay;
+
+	while (*pp &&
+	       (int32_t)(((struct rcx__hdr *)(*pp)->data)->seq - seq) < 0)
+		pp = &(*pp)->next;
+	s->conn = NULL;
+	s->next = *pp;
+	*pp = s;
+}
+
+/* Send the kept slots again, as credits allow (UP only). */
+void rcx__conn_replay_post(struct rcx__conn *c)
+{
+	struct rcx__txslot *s;
+	int ret;
+
+	while ((s = c->replay) && c->credits > 0) {
+		ret = rcx__conn_post_slot(c, s);
+		if (ret) {
+			rcx__conn_fail(c, ret);
+			return;
+		}
+		c->replay = s->next;
+		s->next = NULL;
+		c->ctx->st.wrs_posted++;
+	}
+}
+
+/* The connection failed or went: the kept slots go back to the pool. */
+void rcx__conn_replay_drop(struct rcx__conn *c)
+{
+	struct rcx__txslot *s;
+
+	while ((s = c->replay)) {
+		c->replay = s->next;
+		s->next = c->ctx->tx_free;
+		c->ctx->tx_free = s;
+	}
+}
+
+bool rcx__conn_reconnect(struct rcx__conn *c, int err)
+{
+	struct rcx_ctx *ctx = c->ctx;
+
+	if (c->state == RCX__CONN_RECONN)
+		return true;
+	if (c->state != RCX__CONN_UP || !c->ep || !c->lazy_addr || !c->g ||
+	    c->g != ctx->world || !ctx->cfg.ft_timeout_ms ||
+	    c->g->failed[c->peer])
+		return false;
+	rcx__log(RCX__LOG_INFO, "conn",
+		 "peer %d: connection broken (%s): reconnecting", c->peer,
+		 rcx_strerror(err));
+	c->state = RCX__CONN_RECONN;
+	c->re_phase = RE_DRAIN;
+	c->re_next_us = 0;
+	ctx->nreconn++;
+	ctx->wake_gen++;
+	/* everything on it completes now, with its status or flushed */
+	ctx->ops->ep_set_error(c->ep);
+	/* failed if the new connection does not come in time (fail.c) */
+	rcx__group_suspect(c->g, c->peer, err);
+	return c->state == RCX__CONN_RECONN;
+}
+
+void rcx__conn_reconn_stop(struct rcx__conn *c)
+{
+	if (c->state != RCX__CONN_RECONN)
+		return;
+	c->ctx->nreconn--;
+	c->re_phase = 0;
+	if (c->re_req) {
+		c->ctx->ops->ep_reject(c->ctx->dev, c->re_req);
+		c->re_req = NULL;
+	}
+}
+
+/* The new endpoint is up: fresh credits, then what was kept goes first. */
+void rcx__conn_reconn_up(struct rcx__conn *c)
+{
+	struct rcx_ctx *ctx = c->ctx;
+
+	rcx__conn_reconn_stop(c);
+	c->state = RCX__CONN_UP;
+	if (c->old_ep) {
+		ctx->ops->ep_destroy(c->old_ep);
+		c->old_ep = NULL;
+	}
+	c->credits = (int)ctx->cfg.rx_depth - RCX__CREDIT_RESERVE;
+	c->owed = 0;
+	rcx__conn_unsuspect(c);
+	ctx->wake_gen++;
+	rcx__log(RCX__LOG_INFO, "conn",
+		 "peer %d: reconnected; messages %u on sent again", c->peer,
+		 c->replay ? ((struct rcx__hdr *)c->replay->data)->seq
+			   : c->tx_seq);
+	rcx__p2p_reread(c);
+	if (c->replay || c->backlog)
+		rcx__conn_pending_add(c);
+}
+
+/* The attempt's endpoint failed: it drains, and the next attempt comes. */
+static void reconn_retry(struct rcx__conn *c)
+{
+	if (c->ep)
+		c->ctx->ops->ep_set_error(c->ep);
+	c->re_phase = RE_DRAIN;
+	c->re_next_us = rcx__now_us() + RE_RETRY_US;
+}
+
+void rcx__conn_reconn_on_cm(struct rcx__conn *c, const struct rcx_cm_event *ev)
+{
+	/*
+	 * The broken endpoint itself disconnected: the peer (or its
+	 * kernel, for a process that died) ended it, where a peer that
+	 * reconnects keeps its own until the new one is up. A sign of
+	 * death, as on a connection that is up.
+	 */
+	if (ev->type == RCX_CM_DISCONNECTED && !c->old_ep && ev->ep == c->ep) {
+		while (rcx__progress(c->ctx) > 0)
+			;
+		rcx__conn_fail(c, RCX_ERR_PROC_FAILED);
+		return;
+	}
+	if (c->re_phase != RE_NEW || ev->ep != c->ep)
+		return;
+	if (ev->type == RCX_CM_ESTABLISHED)
+		rcx__conn_reconn_up(c);
+	else
+		reconn_retry(c);
+}
+
+/*
+ * A new endpoint in place of the broken one: the broken one stays (in
+ * error) until the new one is up; one of an attempt that failed goes.
+ */
+static void reconn_swap_ep(struct rcx__conn *c)
+{
+	if (!c->old_ep)
+		c->old_ep = c->ep;
+	else if (c->ep)
+		c->ctx->ops->ep_destroy(c->ep);
+	c->ep = NULL;
+}
+
+/* Make the new endpoint: connect, accept the peer's, or ask it to. */
+static void reconn_attempt(struct rcx__conn *c, long long now)
+{
+	struct rcx_ctx *ctx = c->ctx;
+	struct rcx_ep_attr a = rcx__conn_ep_attr(c);
+	struct rcx_conn_req *req = c->re_req;
+	struct rcx_ep *ep = NULL;
+	uint8_t pd[56];
+	size_t n;
+	int ret;
+
+	if (!req && now < c->re_next_us)
+		return;
+	c->re_next_us = now + RE_RETRY_US;
+	if (!req && !c->lazy_connect) {
+		/* the peer connects: ask it to (it may not know yet) */
+		if (c->ask_ep)
+			return;
+		a = (struct rcx_ep_attr){ .ep_ctx = &c->ask,
+					  .max_send_wr = 1,
+					  .max_recv_wr = 1,
+					  .timeout = ctx->cfg.qp_timeout,
+					  .retry_cnt = ctx->cfg.qp_retry };
+		n = rcx__group_reconn_pdata(c, true, pd);
+		(void)ctx->ops->ep_connect(ctx->dev, c->lazy_addr, &a, pd, n,
+					   &c->ask_ep);
+		return;
+	}
+	reconn_swap_ep(c);
+	c->rx_posted = 0;
+	if (req) {
+		c->re_req = NULL;
+		ret = ctx->ops->ep_accept(ctx->dev, req, &a, &ep);
+	} else {
+		n = rcx__group_reconn_pdata(c, false, pd);
+		ret = ctx->ops->ep_connect(ctx->dev, c->lazy_addr, &a, pd, n,
+					   &ep);
+	}
+	if (ret) {
+		/* no receive of a freed endpoint completes (as in accept) */
+		c->ep = NULL;
+		c->rx_posted = 0;
+		return;
+	}
+	c->ep = ep;
+	c->re_phase = RE_NEW;
+	ctx->st.connects++;
+}
+
+void rcx__conn_reconn_poll(struct rcx_ctx *ctx)
+{
+	long long now = rcx__now_us();
+	struct rcx__conn *c;
+	int i;
+
+	if (!ctx->world)
+		return;
+	for (i = 0; i < ctx->world->size && ctx->nreconn; i++) {
+		c = ctx->world->conns[i];
+		if (!c || c->state != RCX__CONN_RECONN)
+			continue;
+		if (c->re_phase == RE_DRAIN && !c->rx_posted &&
+		    !c->tx_inflight && !c->win_wr && !c->hb_busy &&
+		    !c->rd_inflight)
+			c->re_phase = RE_READY;
+		if (c->re_phase == RE_READY)
+			reconn_attempt(c, now);
+	}
+}
+
+void rcx__conn_reconn_req(struct rcx__conn *c, struct rcx_conn_req *req,
+			  bool ask)
+{
+	struct rcx_ctx *ctx = c->ctx;
+
+	/* the peer found the connection broken: so it is */
+	if (c->state == RCX__CONN_UP)
+		rcx__conn_reconnect(c, RCX_ERR_TRANSPORT);
+	if (ask || c->state != RCX__CONN_RECONN) {
+		ctx->ops->ep_reject(ctx->dev, req);
+		return;
+	}
+	/* the peer gave up on an attempt of ours: its new one replaces it */
+	if (c->re_phase == RE_NEW)
+		reconn_retry(c);
+	if (c->re_req)
+		ctx->ops->ep_reject(ctx->dev, c->re_req);
+	c->re_req = req;
+}
