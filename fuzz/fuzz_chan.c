@@ -255,6 +255,7 @@ struct model {
 	int early[4];	      /* write_imm receiver: arrived before start */
 	int lag;	      /* write_imm: the window - 1 */
 	int fail;	      /* the error the set failed with, predicted */
+	struct rcx_group *g;  /* the pair the set was bound on */
 };
 
 static int slot_of(const struct model *md, int i)
@@ -336,20 +337,37 @@ static void message(struct model *md, int has_imm, uint32_t imm, uint32_t len,
 static void check(struct model *md, struct rcx_req **chans, const long *done)
 {
 	struct rcx_status st;
-	int i, flag;
+	int i, flag, nfailed = 0;
+	bool died = false;
 
+	/*
+	 * The peer left the pair without a BYE (the script ran out, or its
+	 * endpoint went to error): rank 1 has failed, and every channel to
+	 * it started then completes with RCX_ERR_PROC_FAILED (a message
+	 * taken in the same pass may still complete it first).
+	 */
+	FZ_ASSERT(!rcx_group_get_failed(md->g, NULL, 0, &nfailed));
+	if (nfailed) {
+		FZ_ASSERT(nfailed == 1 && fz_peer_down());
+		if (!md->fail) {
+			md->fail = RCX_ERR_PROC_FAILED;
+			died = true;
+		}
+	}
 	for (i = 0; i < run.n; i++) {
 		long want = done[i];
 
 		if (!md->active[i])
 			continue;
-		if (run.send && !md->fail &&
+		if (run.send && (!md->fail || died) &&
 		    (md->s->proto == RCX_CHAN_SEND ||
 		     (md->ready[i] && md->ready[i] + (uint64_t)md->lag >=
 					      (uint64_t)md->starts[i])))
 			want = (long)run.len; /* had its credit: sent */
 		FZ_ASSERT(!rcx_test(&chans[i], &flag, &st));
-		if (md->fail) {
+		if (died && want >= 0 && flag && !st.error) {
+			FZ_ASSERT(st.count == (size_t)want);
+		} else if (md->fail) {
 			FZ_ASSERT(flag && st.error == md->fail);
 		} else if (want < 0) {
 			FZ_ASSERT(!flag);
@@ -414,7 +432,8 @@ static void event(struct rcx_ctx *ctx, struct model *md, struct rcx_req **chans,
 static void bound(struct rcx_ctx *ctx, struct rcx_group *g,
 		  struct rcx_req **chans, const uint8_t **ev, int nev)
 {
-	struct model md = { .s = to_chan(chans[0])->set,
+	struct model md = { .g = g,
+			    .s = to_chan(chans[0])->set,
 			    .lag = ch_window(run.slots, run.n) - 1 };
 	struct rcx_status st;
 	int i, flag;

@@ -3,8 +3,10 @@
  * Messages on a connection (conn.c on_rx, p2p.c matching, rendezvous and
  * FIN): each record of the input is one message the peer sends on an
  * established pair, header included, while this side has receives and a
- * rendezvous send outstanding. Oracle: the first malformed header fails
- * the connection with RCX_ERR_PROTO, unless something ended it before.
+ * rendezvous send outstanding. Oracle: the first malformed header (or a
+ * numbered message past the one due) fails the connection with
+ * RCX_ERR_PROTO, unless something ended it before; a number taken
+ * already is dropped.
  */
 #include <string.h>
 #include <rcx/rcx.h>
@@ -21,6 +23,8 @@ static int expected_end(const uint8_t *data, size_t size, size_t slot,
 	const uint8_t *rec;
 	size_t len;
 	int rndv_open = 1; /* our rendezvous send: id 0 */
+	uint32_t seq = 0;  /* the number due next (conn.c on_rx) */
+	int32_t ahead;
 
 	while (fz_next(&s, &rec, &len)) {
 		if (len > slot)
@@ -31,6 +35,16 @@ static int expected_end(const uint8_t *data, size_t size, size_t slot,
 			return RCX_ERR_PROTO;
 		if (h.type == RCX__MSG_BYE)
 			return 0; /* closed, no failure */
+		if (h.type != RCX__MSG_CREDIT) {
+			/* numbered: a gap is a lost message, one taken
+			 * already is dropped (sent again after a reconnection) */
+			ahead = (int32_t)(h.seq - seq);
+			if (ahead > 0)
+				return RCX_ERR_PROTO;
+			if (ahead < 0)
+				continue;
+			seq++;
+		}
 		if (h.type == RCX__MSG_FIN) {
 			if (h.id || !rndv_open)
 				return RCX_ERR_PROTO; /* FIN of nothing */

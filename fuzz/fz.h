@@ -53,6 +53,8 @@ void fz_conn_request(const void *pdata, size_t len);
 void fz_peer_script(const uint8_t *data, size_t len);
 /* The scripted peer disconnects now (its receives flush). */
 void fz_peer_close(void);
+/* Is the scripted peer's endpoint gone (closed, or in error)? */
+int fz_peer_down(void);
 /* The peer disconnects endpoint ep (its receives flush). */
 void fz_ep_close(struct rcx_ep *ep);
 

@@ -148,6 +148,11 @@ void fz_peer_close(void)
 	fz_ep_close((struct rcx_ep *)fz.peer);
 }
 
+int fz_peer_down(void)
+{
+	return !fz.peer || fz.peer->error;
+}
+
 void fz_hooks(void (*sent)(const uint8_t *buf, size_t len),
 	      void (*deliver)(uint8_t *buf, size_t len))
 {
@@ -664,6 +669,8 @@ static const struct rcx_provider_ops fz_ops = {
 	.post_recv = fz_post_recv,
 	.cq_poll = fz_cq_poll,
 	.cq_poll_min = rcx__stub_cq_poll,
+	.mem_alloc = rcx__stub_mem_alloc,
+	.mem_free = rcx__stub_mem_free,
 	.event_fd = fz_event_fd,
 	.arm = fz_noop,
 	.ack = fz_noop,
@@ -709,6 +716,8 @@ struct rcx_ctx *fz_ctx_new(void)
 	snprintf(ctx->cfg.bootstrap, sizeof(ctx->cfg.bootstrap), "singleton");
 	ctx->ops = &fz_ops;
 	ctx->dev = (struct rcx_dev *)&dev_token;
+	/* the full poll: the fuzzer's CQ has no minimal one */
+	ctx->cq_poll = fz_ops.cq_poll;
 	fz_dev_query(ctx->dev, &ctx->info);
 	snprintf(ctx->addr, sizeof(ctx->addr), "fz0");
 	FZ_ASSERT(!rcx__tx_init(ctx));

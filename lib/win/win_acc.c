@@ -337,8 +337,11 @@ static void job_add(struct rcx_win *w, struct rcx__conn *c,
 	int ret;
 
 	if (j && m->nic) {
+		/* the count is the origin's word: sized only once checked
+		 * (a refused job answers with no data) */
 		j->status = job_check(w, m, dlen);
-		j->reply = malloc(sizeof(r) + (size_t)m->count * 8);
+		j->reply = malloc(sizeof(r) +
+				  (j->status ? 0 : (size_t)m->count * 8));
 	}
 	if (!j || (m->nic && !j->reply)) {
 		if (j)
