@@ -740,11 +740,13 @@ static void sc_reconn_rma_fence(struct tp_job *j)
  * An atomic in flight at the break may have run at the target: it
  * reports RCX_ERR_TRANSPORT and is not sent again; one issued while the
  * connection is remade runs once, after it. Rank 0's counter ends at
- * 1 + 10, and the second fetch saw 1.
+ * 1 + 10, and the second fetch saw 1. A software accumulate (a message)
+ * in flight at the break and one issued meanwhile each run once: 7 + 7.
  */
 static void sc_reconn_rma_atomic(struct tp_job *j)
 {
 	int64_t one = 1, ten = 10, old1 = -1, old2 = -1;
+	int32_t seven = 7, *sw;
 	struct rcx_stats st0;
 	struct rcx__conn *c;
 	struct rcx_win *w;
@@ -752,15 +754,20 @@ static void sc_reconn_rma_atomic(struct tp_job *j)
 
 	if (!(w = rma_start(j, &base, &st0, 80)))
 		return;
+	sw = (int32_t *)(base + 3 * QW);
 	TP_CHECK_OK(rcx_win_lock_all(w));
 	TP_CHECK_OK(rcx_group_barrier(j->g));
 	if (j->rank == 1) {
 		c = arm_break(j);
 		TP_CHECK_OK(rcx_fetch_and_op(w, &one, &old1, RCX_INT64, 0, 0,
 					     RCX_SUM));
+		TP_CHECK_OK(rcx_accumulate(w, &seven, 1, RCX_INT32, 0, 3 * QW,
+					   RCX_SUM));
 		until_reconn(j, c);
 		TP_CHECK_OK(rcx_fetch_and_op(w, &ten, &old2, RCX_INT64, 0, 0,
 					     RCX_SUM));
+		TP_CHECK_OK(rcx_accumulate(w, &seven, 1, RCX_INT32, 0, 3 * QW,
+					   RCX_SUM));
 		TP_CHECK_EQ(c->state, RCX__CONN_RECONN);
 		TP_CHECK_EQ(rcx_win_flush(w, 0), RCX_ERR_TRANSPORT);
 		TP_CHECK_EQ(old2, 1);
@@ -771,8 +778,10 @@ static void sc_reconn_rma_atomic(struct tp_job *j)
 	mended(j, &st0);
 	TP_CHECK_OK(rcx_win_unlock_all(w));
 	TP_CHECK_OK(rcx_group_barrier(j->g));
-	if (j->rank == 0)
+	if (j->rank == 0) {
 		TP_CHECK_EQ(base[0], 11);
+		TP_CHECK_EQ(*sw, 14);
+	}
 	none_failed(j);
 	TP_CHECK_OK(rcx_win_free(&w));
 }
