@@ -604,12 +604,14 @@ static void rma_break(struct tp_job *j, struct rcx_win *w, struct rma_bufs *b,
 	for (k = 0; k < QW; k += PIECE) {
 		TP_CHECK_OK(rcx_get(w, b->got1[1] + k, n, 0, QW + k));
 		TP_CHECK_OK(rcx_get(w, b->got2 + k, n, 0, 2 * QW + k));
+		/* issued while it is remade (where the order below waits
+		 * instead of fencing, RCX_ORDER_FENCE, it waits for that) */
+		if (!k)
+			TP_CHECK_EQ(c->state, RCX__CONN_RECONN);
 		TP_CHECK_OK(rcx_win_order(w, RCX_ORDER_ALL));
 		TP_CHECK_OK(rcx_put(w, b->src[1] + k, n, 0, 2 * QW + k));
 		TP_CHECK_OK(rcx_put(w, b->src[2] + k, n, 0, 3 * QW + k));
 	}
-	/* all of them were issued while it was being remade */
-	TP_CHECK_EQ(c->state, RCX__CONN_RECONN);
 }
 
 /* Rank 1, the epoch closed: what its gets read. */
@@ -737,6 +739,38 @@ static void sc_reconn_rma_fence(struct tp_job *j)
 }
 
 /*
+ * Post/start/complete/wait: rank 0 exposes its window to rank 1 and
+ * sleeps; rank 1's access epoch has the break in the middle, its
+ * complete notice goes behind the ops on the new connection, and rank
+ * 0's wait sees them all.
+ */
+static void sc_reconn_rma_pscw(struct tp_job *j)
+{
+	static struct rma_bufs b;
+	int peer = 1 - j->rank;
+	struct rcx_stats st0;
+	struct rcx_win *w;
+	uint64_t *base;
+
+	if (!(w = rma_start(j, &base, &st0, 90)))
+		return;
+	if (j->rank == 1) {
+		TP_CHECK_OK(rcx_win_start(w, 1, &peer, 0));
+		rma_break(j, w, &b, 90);
+		TP_CHECK_OK(rcx_win_complete(w));
+		rma_got(&b, 90);
+	} else {
+		TP_CHECK_OK(rcx_win_post(w, 1, &peer, 0));
+		sleep(NAP_S);
+		TP_CHECK_OK(rcx_win_wait(w));
+		rma_landed(j, base, 90);
+	}
+	mended(j, &st0);
+	TP_CHECK_OK(rcx_group_barrier(j->g));
+	TP_CHECK_OK(rcx_win_free(&w));
+}
+
+/*
  * An atomic in flight at the break may have run at the target: it
  * reports RCX_ERR_TRANSPORT and is not sent again; one issued while the
  * connection is remade runs once, after it. Rank 0's counter ends at
@@ -804,6 +838,7 @@ static const struct tp_scenario scenarios[] = {
 	FAULT_SC("reconn_connecting", sc_reconn_connecting, reconn_env),
 	FAULT_SC("reconn_rma_lockall", sc_reconn_rma_lockall, reconn_rma_env),
 	FAULT_SC("reconn_rma_fence", sc_reconn_rma_fence, reconn_rma_env),
+	FAULT_SC("reconn_rma_pscw", sc_reconn_rma_pscw, reconn_rma_env),
 	FAULT_SC("reconn_rma_atomic", sc_reconn_rma_atomic, reconn_rma_env),
 };
 
@@ -877,6 +912,11 @@ static void test_reconn_rma_fence(void)
 	job("reconn_rma_fence");
 }
 
+static void test_reconn_rma_pscw(void)
+{
+	job("reconn_rma_pscw");
+}
+
 static void test_reconn_rma_atomic(void)
 {
 	job("reconn_rma_atomic");
@@ -893,6 +933,7 @@ static const CU_TestInfo tests[] = {
 	{ "reconnect_stream_broken_at_connector", test_reconn_connecting },
 	{ "reconnect_rma_lock_all_epoch_replayed", test_reconn_rma_lockall },
 	{ "reconnect_rma_fence_epoch_replayed", test_reconn_rma_fence },
+	{ "reconnect_rma_pscw_epoch_replayed", test_reconn_rma_pscw },
 	{ "reconnect_atomic_in_flight_reports_transport_once",
 	  test_reconn_rma_atomic },
 	CU_TEST_INFO_NULL,

@@ -214,7 +214,7 @@ struct rcx__win_stats {
 	uint64_t sw;	  /* software accumulates sent */
 	uint64_t bulk;	  /* of those, for NIC atomics at the target */
 	uint64_t kicks;	  /* stalled fenced WRs re-driven (win.c) */
-	uint64_t replays; /* ops posted again after a reconnection */
+	uint64_t replays; /* ops posted from the queue of a reconnection */
 };
 
 /* An endpoint the window owns: the loopback pair for NIC atomics on its
