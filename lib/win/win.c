@@ -110,7 +110,8 @@ int rcx__win_op_get(struct rcx_win *w, int target, struct rcx__win_op **out)
 	w->op_free = op->next;
 	bounce = op->bounce;
 	gen = op->gen + 1;
-	memset(op, 0, sizeof(*op));
+	/* wr1 is written before it is read (win_replay.c) */
+	memset(op, 0, offsetof(struct rcx__win_op, wr1));
 	op->win = w;
 	op->bounce = bounce;
 	op->gen = gen;
@@ -535,6 +536,7 @@ int rcx__win_post(struct rcx_win *w, struct rcx__win_op *op, struct rcx_wr *wr,
 	struct sq_room room;
 	struct rcx_ep *ep, *ep2;
 	bool fence = false, queue;
+	uint64_t waits;
 	int i, ret, posted;
 
 	room.n = n;
@@ -554,10 +556,13 @@ int rcx__win_post(struct rcx_win *w, struct rcx__win_op *op, struct rcx_wr *wr,
 		}
 		/* last before posting: nothing may complete between this
 		 * check and the post, so the fence decision stands */
+		waits = w->stats.waits;
 		ret = rcx__order_prepare(w, op->strm, op->target, op->cls,
 					 op->via, op->off, op->len, &fence);
 		if (ret)
 			return ret;
+		if (waits == w->stats.waits)
+			break; /* it did not wait: nothing moved */
 		/* a wait in there may have let another thread use the room,
 		 * or seen the connection break or come back */
 		ret = rcx__win_ep(w, op->target, &ep2, &room.sq);

@@ -130,9 +130,10 @@ struct rcx__win_op {
 	uint8_t broken;
 	int nsaved;		   /* WRs kept in saved, 0: none */
 	struct rcx_wr *saved;	   /* &wr1, or allocated for a list */
-	struct rcx_wr wr1;	   /* a single WR's copy */
 	uint64_t pno;		   /* post order within the window */
 	struct rcx__win_op *rnext; /* a target's queue (win_replay.c) */
+	/* last: a slot is cleared up to here only (rcx__win_op_get) */
+	struct rcx_wr wr1; /* a single WR's copy */
 };
 
 /* Order state of one stream towards one target. */
@@ -527,8 +528,22 @@ void rcx__win_apply(int op, int dtype, uint8_t *t, const uint8_t *o,
  * (all RDMA WRITE or READ: op->redo) or always (the op is queued).
  * Errors: -ENOMEM (nothing kept).
  */
-int rcx__win_replay_save(struct rcx__win_op *op, const struct rcx_wr *wr, int n,
-			 bool always);
+int rcx__win_replay_save_list(struct rcx__win_op *op, const struct rcx_wr *wr,
+			      int n, bool always);
+static inline int rcx__win_replay_save(struct rcx__win_op *op,
+				       const struct rcx_wr *wr, int n,
+				       bool always)
+{
+	/* the common case, one put or get: a copy in the slot */
+	if (n == 1 && (wr->op == RCX_OP_WRITE || wr->op == RCX_OP_READ)) {
+		op->wr1 = *wr;
+		op->saved = &op->wr1;
+		op->nsaved = 1;
+		op->redo = 1;
+		return 0;
+	}
+	return rcx__win_replay_save_list(op, wr, n, always);
+}
 /* Free what rcx__win_replay_save kept (the slot goes back). */
 void rcx__win_replay_forget(struct rcx__win_op *op);
 /* Queue op (WRs kept) until its connection is up again, in post order. */

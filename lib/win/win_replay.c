@@ -50,8 +50,8 @@ static bool idempotent(const struct rcx_wr *wr, int n)
 	return true;
 }
 
-int rcx__win_replay_save(struct rcx__win_op *op, const struct rcx_wr *wr, int n,
-			 bool always)
+int rcx__win_replay_save_list(struct rcx__win_op *op, const struct rcx_wr *wr,
+			      int n, bool always)
 {
 	struct rcx_wr *c = &op->wr1;
 
