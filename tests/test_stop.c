@@ -18,9 +18,11 @@
  * The transport giving up on a live rank (what delayed ACKs do to a
  * queue pair) is made to happen by the fault provider on every provider:
  * the connection is remade and a stream across the break arrives whole,
- * in order, each message once; a window epoch after it works; a peer that
- * does not take part in the reconnection is failed only after
- * RCX_FT_TIMEOUT_MS.
+ * in order, each message once; a window epoch after it works; puts and
+ * gets in flight at the break, or issued while the connection is remade,
+ * complete normally with every byte right; an atomic in flight at the
+ * break reports RCX_ERR_TRANSPORT and runs once; a peer that does not
+ * take part in the reconnection is failed only after RCX_FT_TIMEOUT_MS.
  */
 #include <errno.h>
 #include <signal.h>
@@ -526,56 +528,304 @@ static void sc_reconn_connecting(struct tp_job *j)
 }
 
 /*
- * RMA across a reconnection: rank 1's put whose completion fails (its
- * outcome unknown) reports RCX_ERR_TRANSPORT at the flush, nobody is
- * failed, and once the connection is made again (a message exchange
- * waits for it) an epoch's puts and gets work.
+ * RMA across a reconnection. Rank 1 breaks its connection to rank 0
+ * with puts and gets in flight (the fault provider fails the first
+ * completion, and flushes the rest as a queue pair in error would), then
+ * issues more while the connection is remade: rank 0 sleeps meanwhile,
+ * so it cannot be remade before they are all issued. Every op completes
+ * normally at the epoch's end, every byte is checked at both ends, and
+ * nobody is failed. Rank 0's window in quarters:
+ *  [0] rank 1 puts round r there with the break;
+ *  [1] rank 0 filled it (round r): rank 1 gets it with the break, and
+ *      again while the connection is remade;
+ *  [2] rank 0 filled it (round r + 1): while the connection is remade
+ *      rank 1 gets each piece, orders (RCX_ORDER_ALL) and puts round
+ *      r + 1 over it, so the gets must still see rank 0's data (the put
+ *      fenced behind the get on the new endpoint);
+ *  [3] rank 1 puts round r + 2 there while the connection is remade.
  */
+#define QW    (NWORD / 4)
+#define PIECE 16 /* words an operation moves */
+#define NAP_S 2	 /* rank 0's sleep while rank 1 issues */
+
+struct rma_bufs {
+	uint64_t src[3][QW];
+	uint64_t got1[2][QW], got2[QW];
+};
+
 static void reconn_rma_env(void)
 {
 	reconn_env();
-	/* nothing but the put may take the injected failure */
+	/* nothing but the window's WRs may take the injected failure */
 	unsetenv("RCX_HEARTBEAT_MS");
 }
 
-static void sc_reconn_rma(struct tp_job *j)
+/* Progress until c is being remade (the break's completion polled). */
+static void until_reconn(struct tp_job *j, struct rcx__conn *c)
 {
-	uint64_t *base, src[NWORD / 4], v = 5, in = 0;
-	struct rcx_win *w;
-	long long end;
+	long long end = tu_now_ms() + 10000;
 
-	if (!(w = make(j, &base)))
+	while (c->state != RCX__CONN_RECONN && tu_now_ms() < end)
+		rcx_progress(j->ctx);
+	TP_CHECK_EQ(c->state, RCX__CONN_RECONN);
+}
+
+/* Arm the break on the connection to rank 0, with nothing else on it. */
+static struct rcx__conn *arm_break(struct tp_job *j)
+{
+	struct rcx__conn *c = j->g->conns[0];
+	long long end = tu_now_ms() + 10000;
+
+	while (c->tx_inflight && tu_now_ms() < end)
+		rcx_progress(j->ctx);
+	TP_CHECK_EQ(c->tx_inflight, 0);
+	rcx__fault_fail_next(c, RCX_ERR_TRANSPORT);
+	return c;
+}
+
+/* Rank 1: the operations with the break and while it is mended. */
+static void rma_break(struct tp_job *j, struct rcx_win *w, struct rma_bufs *b,
+		      int r)
+{
+	struct rcx__conn *c;
+	size_t k, n = PIECE * 8;
+
+	fill(b->src[0], 1, r, QW);
+	fill(b->src[1], 1, r + 1, QW);
+	fill(b->src[2], 1, r + 2, QW);
+	memset(b->got1, 0, sizeof(b->got1));
+	memset(b->got2, 0, sizeof(b->got2));
+	c = arm_break(j);
+	for (k = 0; k < QW; k += PIECE) {
+		TP_CHECK_OK(rcx_put(w, b->src[0] + k, n, 0, k));
+		TP_CHECK_OK(rcx_get(w, b->got1[0] + k, n, 0, QW + k));
+	}
+	until_reconn(j, c);
+	for (k = 0; k < QW; k += PIECE) {
+		TP_CHECK_OK(rcx_get(w, b->got1[1] + k, n, 0, QW + k));
+		TP_CHECK_OK(rcx_get(w, b->got2 + k, n, 0, 2 * QW + k));
+		/* issued while it is remade (where the order below waits
+		 * instead of fencing, RCX_ORDER_FENCE, it waits for that) */
+		if (!k)
+			TP_CHECK_EQ(c->state, RCX__CONN_RECONN);
+		TP_CHECK_OK(rcx_win_order(w, RCX_ORDER_ALL));
+		TP_CHECK_OK(rcx_put(w, b->src[1] + k, n, 0, 2 * QW + k));
+		TP_CHECK_OK(rcx_put(w, b->src[2] + k, n, 0, 3 * QW + k));
+	}
+}
+
+/* Rank 1, the epoch closed: what its gets read. */
+static void rma_got(const struct rma_bufs *b, int r)
+{
+	TP_CHECK_EQ(wrong(b->got1[0], 0, r, QW), 0);
+	TP_CHECK_EQ(wrong(b->got1[1], 0, r, QW), 0);
+	TP_CHECK_EQ(wrong(b->got2, 0, r + 1, QW), 0);
+}
+
+/* Rank 0: its window before the epoch, and what rank 1 put there. */
+static void rma_prefill(struct tp_job *j, uint64_t *base, int r)
+{
+	if (j->rank != 0)
+		return;
+	fill(base + QW, 0, r, QW);
+	fill(base + 2 * QW, 0, r + 1, QW);
+}
+
+static void rma_landed(struct tp_job *j, const uint64_t *base, int r)
+{
+	if (j->rank != 0)
+		return;
+	TP_CHECK_EQ(wrong(base, 1, r, QW), 0);
+	TP_CHECK_EQ(wrong(base + 2 * QW, 1, r + 1, QW), 0);
+	TP_CHECK_EQ(wrong(base + 3 * QW, 1, r + 2, QW), 0);
+}
+
+/* Rank 0 sleeps (no progress), then is told rank 1 is done. */
+static void nap_then_hear(struct tp_job *j)
+{
+	uint64_t in = 0;
+
+	sleep(NAP_S);
+	TP_CHECK_OK(rcx_recv(j->g, &in, sizeof(in), 1, DATA_TAG, NULL));
+	TP_CHECK_EQ(in, 1);
+}
+
+static void tell(struct tp_job *j)
+{
+	uint64_t v = 1;
+
+	TP_CHECK_OK(rcx_send(j->g, &v, sizeof(v), 0, DATA_TAG));
+}
+
+/* The connection was made again (here as at the peer), nobody failed. */
+static void mended(struct tp_job *j, const struct rcx_stats *st0)
+{
+	struct rcx_stats st1;
+
+	memset(&st1, 0, sizeof(st1));
+	st1.size = sizeof(st1);
+	TP_CHECK_OK(rcx_ctx_stats(j->ctx, &st1));
+	TP_CHECK(st1.connects > st0->connects);
+	TP_CHECK_EQ(j->g->conns[1 - j->rank]->state, RCX__CONN_UP);
+	none_failed(j);
+}
+
+/* The window (rank 0's filled for round r), and the counts before. */
+static struct rcx_win *rma_start(struct tp_job *j, uint64_t **base,
+				 struct rcx_stats *st0, int r)
+{
+	struct rcx_win *w = make(j, base);
+
+	memset(st0, 0, sizeof(*st0));
+	st0->size = sizeof(*st0);
+	TP_CHECK_OK(rcx_ctx_stats(j->ctx, st0));
+	if (w)
+		rma_prefill(j, *base, r);
+	return w;
+}
+
+/* lock_all epoch: the break in the middle, then a flush. */
+static void sc_reconn_rma_lockall(struct tp_job *j)
+{
+	static struct rma_bufs b;
+	struct rcx_stats st0;
+	struct rcx_win *w;
+	uint64_t *base;
+
+	if (!(w = rma_start(j, &base, &st0, 60)))
 		return;
 	TP_CHECK_OK(rcx_win_lock_all(w));
-	/* rank 0's epoch is open before the break (its lock_all may go on
-	 * the wire, and would report the break) */
 	TP_CHECK_OK(rcx_group_barrier(j->g));
 	if (j->rank == 1) {
-		fill(src, 1, 50, NWORD / 4);
-		/* the barrier's sends completed: the put is the next WR */
-		end = tu_now_ms() + 10000;
-		while (j->g->conns[0]->tx_inflight && tu_now_ms() < end)
-			rcx_progress(j->ctx);
-		TP_CHECK_EQ(j->g->conns[0]->tx_inflight, 0);
-		rcx__fault_fail_next(j->g->conns[0], RCX_ERR_TRANSPORT);
-		TP_CHECK_OK(rcx_put(w, src, sizeof(src), 0, 0));
-		TP_CHECK_EQ(rcx_win_flush(w, 0), RCX_ERR_TRANSPORT);
-		none_failed(j);
-		TP_CHECK_OK(rcx_send(j->g, &v, sizeof(v), 0, DATA_TAG));
-		TP_CHECK_OK(rcx_recv(j->g, &in, sizeof(in), 0, DATA_TAG, NULL));
-		TP_CHECK_EQ(in, v);
-		put_get_back(j, w, 51);
+		rma_break(j, w, &b, 60);
+		TP_CHECK_OK(rcx_win_flush(w, 0));
+		rma_got(&b, 60);
+		tell(j);
 	} else {
-		TP_CHECK_OK(rcx_recv(j->g, &in, sizeof(in), 1, DATA_TAG, NULL));
-		TP_CHECK_OK(rcx_send(j->g, &in, sizeof(in), 1, DATA_TAG));
+		nap_then_hear(j);
 	}
+	mended(j, &st0);
+	/* and the epoch goes on over the new connection */
+	put_get_back(j, w, 63);
 	TP_CHECK_OK(rcx_win_unlock_all(w));
 	TP_CHECK_OK(rcx_group_barrier(j->g));
-	if (j->rank == 0)
-		TP_CHECK_EQ(wrong(base + NWORD / 4, 1, 51, NWORD / 4), 0);
+	rma_landed(j, base, 60);
 	none_failed(j);
 	TP_CHECK_OK(rcx_win_free(&w));
 }
+
+/* Fence epoch: the break in the middle, then the closing fence. */
+static void sc_reconn_rma_fence(struct tp_job *j)
+{
+	static struct rma_bufs b;
+	struct rcx_stats st0;
+	struct rcx_win *w;
+	uint64_t *base;
+
+	if (!(w = rma_start(j, &base, &st0, 70)))
+		return;
+	TP_CHECK_OK(rcx_win_fence(w, 0));
+	if (j->rank == 1)
+		rma_break(j, w, &b, 70);
+	else
+		sleep(NAP_S);
+	TP_CHECK_OK(rcx_win_fence(w, 0));
+	if (j->rank == 1)
+		rma_got(&b, 70);
+	rma_landed(j, base, 70);
+	mended(j, &st0);
+	TP_CHECK_OK(rcx_group_barrier(j->g));
+	TP_CHECK_OK(rcx_win_free(&w));
+}
+
+/*
+ * Post/start/complete/wait: rank 0 exposes its window to rank 1 and
+ * sleeps; rank 1's access epoch has the break in the middle, its
+ * complete notice goes behind the ops on the new connection, and rank
+ * 0's wait sees them all.
+ */
+static void sc_reconn_rma_pscw(struct tp_job *j)
+{
+	static struct rma_bufs b;
+	int peer = 1 - j->rank;
+	struct rcx_stats st0;
+	struct rcx_win *w;
+	uint64_t *base;
+
+	if (!(w = rma_start(j, &base, &st0, 90)))
+		return;
+	if (j->rank == 1) {
+		TP_CHECK_OK(rcx_win_start(w, 1, &peer, 0));
+		rma_break(j, w, &b, 90);
+		TP_CHECK_OK(rcx_win_complete(w));
+		rma_got(&b, 90);
+	} else {
+		TP_CHECK_OK(rcx_win_post(w, 1, &peer, 0));
+		sleep(NAP_S);
+		TP_CHECK_OK(rcx_win_wait(w));
+		rma_landed(j, base, 90);
+	}
+	mended(j, &st0);
+	TP_CHECK_OK(rcx_group_barrier(j->g));
+	TP_CHECK_OK(rcx_win_free(&w));
+}
+
+/*
+ * An atomic in flight at the break may have run at the target: it
+ * reports RCX_ERR_TRANSPORT and is not sent again; one issued while the
+ * connection is remade runs once, after it. Rank 0's counter ends at
+ * 1 + 10, and the second fetch saw 1. A software accumulate (a message)
+ * in flight at the break and one issued meanwhile each run once: 7 + 7.
+ */
+static void sc_reconn_rma_atomic(struct tp_job *j)
+{
+	int64_t one = 1, ten = 10, old1 = -1, old2 = -1;
+	int32_t seven = 7, *sw;
+	struct rcx_stats st0;
+	struct rcx__conn *c;
+	struct rcx_win *w;
+	uint64_t *base;
+
+	if (!(w = rma_start(j, &base, &st0, 80)))
+		return;
+	sw = (int32_t *)(base + 3 * QW);
+	TP_CHECK_OK(rcx_win_lock_all(w));
+	TP_CHECK_OK(rcx_group_barrier(j->g));
+	if (j->rank == 1) {
+		c = arm_break(j);
+		TP_CHECK_OK(rcx_fetch_and_op(w, &one, &old1, RCX_INT64, 0, 0,
+					     RCX_SUM));
+		TP_CHECK_OK(rcx_accumulate(w, &seven, 1, RCX_INT32, 0, 3 * QW,
+					   RCX_SUM));
+		until_reconn(j, c);
+		TP_CHECK_OK(rcx_fetch_and_op(w, &ten, &old2, RCX_INT64, 0, 0,
+					     RCX_SUM));
+		TP_CHECK_OK(rcx_accumulate(w, &seven, 1, RCX_INT32, 0, 3 * QW,
+					   RCX_SUM));
+		TP_CHECK_EQ(c->state, RCX__CONN_RECONN);
+		TP_CHECK_EQ(rcx_win_flush(w, 0), RCX_ERR_TRANSPORT);
+		TP_CHECK_EQ(old2, 1);
+		tell(j);
+	} else {
+		nap_then_hear(j);
+	}
+	mended(j, &st0);
+	TP_CHECK_OK(rcx_win_unlock_all(w));
+	TP_CHECK_OK(rcx_group_barrier(j->g));
+	if (j->rank == 0) {
+		TP_CHECK_EQ(base[0], 11);
+		TP_CHECK_EQ(*sw, 14);
+	}
+	none_failed(j);
+	TP_CHECK_OK(rcx_win_free(&w));
+}
+
+/* a scenario on the fault provider */
+#define FAULT_SC(n, f, env)                                          \
+	{                                                            \
+		.name = n, .run = f, .provider = "fault", .size = 2, \
+		.setup = env                                         \
+	}
 
 static const struct tp_scenario scenarios[] = {
 	{ .name = "fence", .run = sc_fence, .size = 2 },
@@ -583,26 +833,13 @@ static const struct tp_scenario scenarios[] = {
 	{ .name = "lockall", .run = sc_lockall, .size = 2 },
 	{ .name = "p2p", .run = sc_p2p, .size = 2 },
 	{ .name = "chan", .run = sc_chan, .size = 2 },
-	{ .name = "transport",
-	  .run = sc_transport,
-	  .provider = "fault",
-	  .size = 2,
-	  .setup = ft_timeout_env },
-	{ .name = "reconn_accepting",
-	  .run = sc_reconn_accepting,
-	  .provider = "fault",
-	  .size = 2,
-	  .setup = reconn_env },
-	{ .name = "reconn_connecting",
-	  .run = sc_reconn_connecting,
-	  .provider = "fault",
-	  .size = 2,
-	  .setup = reconn_env },
-	{ .name = "reconn_rma",
-	  .run = sc_reconn_rma,
-	  .provider = "fault",
-	  .size = 2,
-	  .setup = reconn_rma_env },
+	FAULT_SC("transport", sc_transport, ft_timeout_env),
+	FAULT_SC("reconn_accepting", sc_reconn_accepting, reconn_env),
+	FAULT_SC("reconn_connecting", sc_reconn_connecting, reconn_env),
+	FAULT_SC("reconn_rma_lockall", sc_reconn_rma_lockall, reconn_rma_env),
+	FAULT_SC("reconn_rma_fence", sc_reconn_rma_fence, reconn_rma_env),
+	FAULT_SC("reconn_rma_pscw", sc_reconn_rma_pscw, reconn_rma_env),
+	FAULT_SC("reconn_rma_atomic", sc_reconn_rma_atomic, reconn_rma_env),
 };
 
 static int peer_main(int argc, char **argv)
@@ -665,9 +902,24 @@ static void test_reconn_connecting(void)
 	job("reconn_connecting");
 }
 
-static void test_reconn_rma(void)
+static void test_reconn_rma_lockall(void)
 {
-	job("reconn_rma");
+	job("reconn_rma_lockall");
+}
+
+static void test_reconn_rma_fence(void)
+{
+	job("reconn_rma_fence");
+}
+
+static void test_reconn_rma_pscw(void)
+{
+	job("reconn_rma_pscw");
+}
+
+static void test_reconn_rma_atomic(void)
+{
+	job("reconn_rma_atomic");
 }
 
 static const CU_TestInfo tests[] = {
@@ -679,7 +931,11 @@ static const CU_TestInfo tests[] = {
 	{ "transport_gives_up_on_live_peer", test_transport },
 	{ "reconnect_stream_broken_at_acceptor", test_reconn_accepting },
 	{ "reconnect_stream_broken_at_connector", test_reconn_connecting },
-	{ "reconnect_rma_in_flight_reports_transport", test_reconn_rma },
+	{ "reconnect_rma_lock_all_epoch_replayed", test_reconn_rma_lockall },
+	{ "reconnect_rma_fence_epoch_replayed", test_reconn_rma_fence },
+	{ "reconnect_rma_pscw_epoch_replayed", test_reconn_rma_pscw },
+	{ "reconnect_atomic_in_flight_reports_transport_once",
+	  test_reconn_rma_atomic },
 	CU_TEST_INFO_NULL,
 };
 

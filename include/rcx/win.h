@@ -677,7 +677,12 @@ RCX_API int rcx_win_unlock_all(struct rcx_win *win);
  * Errors: -EINVAL win not a live window or target out of range;
  * RCX_ERR_EPOCH no passive epoch to target (to any rank, for the _all
  * forms); RCX_ERR_PROC_FAILED the target (a member, for the _all forms)
- * is known to have failed; the first error of an operation.
+ * is known to have failed; the first error of an operation, among them
+ * RCX_ERR_TRANSPORT for an atomic (fetch_and_op, compare_and_swap, a NIC
+ * accumulate) in flight when the transport gave up on the connection to
+ * the target: it may or may not have run there, and is not run again.
+ * Puts and gets across such a break, and operations issued while the
+ * connection is made again, complete normally (docs/config.md).
  */
 RCX_API int rcx_win_flush(struct rcx_win *win, int target);
 RCX_API int rcx_win_flush_all(struct rcx_win *win);

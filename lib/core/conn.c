@@ -19,9 +19,10 @@
  * does), the new endpoint starts with fresh credits, the kept slots go
  * out first, then what waited; the receiver drops a number it has taken
  * already. Rendezvous READs start over on the new endpoint (p2p.c). RMA
- * in flight at the break, and RMA while it is remade, reports
- * RCX_ERR_TRANSPORT (lib/win): an atomic's outcome is unknown. The peer
- * stays suspect (fail.c) until the new endpoint is up: if that takes
+ * in flight at the break is posted again on the new endpoint in order,
+ * and RMA while it is remade waits for it, but an atomic in flight, its
+ * outcome unknown, reports RCX_ERR_TRANSPORT (lib/win/win_replay.c). The
+ * peer stays suspect (fail.c) until the new endpoint is up: if that takes
  * RCX_FT_TIMEOUT_MS, or the launcher reports its death, it fails.
  */
 #include <errno.h>

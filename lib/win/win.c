@@ -5,8 +5,9 @@
  * allgather), the pool of operation slots with their registered bounce
  * memory, posting with rcx_win_order's checks and the send-queue budget,
  * completion, the loopback endpoints for NIC atomics on the window's own
- * memory, the NIC endpoints to peers the group reaches without the NIC,
- * and put/get.
+ * memory and the NIC endpoints to peers the group reaches without the
+ * NIC. Put and get are in win_rma.c, their replay after a reconnection
+ * in win_replay.c.
  */
 #include <errno.h>
 #include <stddef.h>
@@ -109,7 +110,8 @@ int rcx__win_op_get(struct rcx_win *w, int target, struct rcx__win_op **out)
 	w->op_free = op->next;
 	bounce = op->bounce;
 	gen = op->gen + 1;
-	memset(op, 0, sizeof(*op));
+	/* wr1 is written before it is read (win_replay.c) */
+	memset(op, 0, offsetof(struct rcx__win_op, wr1));
 	op->win = w;
 	op->bounce = bounce;
 	op->gen = gen;
@@ -121,6 +123,7 @@ int rcx__win_op_get(struct rcx_win *w, int target, struct rcx__win_op **out)
 
 void rcx__win_op_put(struct rcx_win *w, struct rcx__win_op *op)
 {
+	rcx__win_replay_forget(op);
 	if (op->reg) {
 		rcx__reg_put(w->ctx, op->reg);
 		op->reg = NULL;
@@ -135,6 +138,7 @@ static void op_wr_done(struct rcx_ctx *ctx, struct rcx__wrctx *wc,
 {
 	struct rcx__win_op *op = (struct rcx__win_op *)wc;
 	struct rcx_win *w = op->win;
+	struct rcx__conn *c;
 	int err;
 
 	(*op->sq)--;
@@ -146,12 +150,24 @@ static void op_wr_done(struct rcx_ctx *ctx, struct rcx__wrctx *wc,
 	err = cqe->status;
 	if (err && w->nep && op->sq == &w->nep[op->target].wr)
 		err = rcx__group_wc_error(w->g, op->target, err);
-	else if (rcx__err_transport(err) || err == RCX_ERR_FLUSHED)
-		err = rcx__conn_wc_error(rcx__win_conn(w, op->target), err);
+	else if (rcx__err_transport(err) || err == RCX_ERR_FLUSHED) {
+		c = rcx__win_conn(w, op->target);
+		err = rcx__conn_wc_error(c, err);
+		/* the connection is being remade: a put or get goes again
+		 * (win_replay.c); an atomic's outcome is unknown */
+		if (op->redo && c->state == RCX__CONN_RECONN) {
+			op->broken = 1;
+			err = 0;
+		}
+	}
 	if (err && !op->error)
 		op->error = err;
 	if (--op->nwr)
 		return;
+	if (op->broken && !op->error) {
+		rcx__win_replay_add(w, op);
+		return;
+	}
 	if (!op->internal)
 		rcx__win_op_done(w, op, op->error);
 	/* room on the loopback queue for a bulk accumulate held back */
@@ -380,10 +396,9 @@ int rcx__win_ep(struct rcx_win *w, int target, struct rcx_ep **ep,
 		c = rcx__win_conn(w, target);
 		if (c->state == RCX__CONN_FAILED)
 			return RCX_ERR_PROC_FAILED;
-		/* being remade (conn.c): no endpoint to post on yet */
-		if (c->state == RCX__CONN_RECONN)
-			return RCX_ERR_TRANSPORT;
-		*ep = c->ep;
+		/* being remade (conn.c): no endpoint to post on yet, ops
+		 * wait for the new one (win_replay.c) */
+		*ep = c->state == RCX__CONN_RECONN ? NULL : c->ep;
 		*sq = &c->win_wr;
 		return 0;
 	}
@@ -444,7 +459,7 @@ static void kick(struct rcx_win *w, int target)
 	uint32_t *sq;
 
 	if (k->out >= RCX__WIN_KICKS_MAX || rcx__win_ep(w, target, &ep, &sq) ||
-	    *sq >= RCX__WIN_SQ_DEPTH)
+	    !ep || *sq >= RCX__WIN_SQ_DEPTH)
 		return;
 	/* every kick to a target goes on the queue of the ops before it */
 	if (k->out && k->sq != sq)
@@ -519,8 +534,9 @@ int rcx__win_post(struct rcx_win *w, struct rcx__win_op *op, struct rcx_wr *wr,
 	struct rcx_ctx *ctx = w->ctx;
 	struct rcx_wr *bad = NULL;
 	struct sq_room room;
-	struct rcx_ep *ep;
-	bool fence = false;
+	struct rcx_ep *ep, *ep2;
+	bool fence = false, queue;
+	uint64_t waits;
 	int i, ret, posted;
 
 	room.n = n;
@@ -529,18 +545,31 @@ int rcx__win_post(struct rcx_win *w, struct rcx__win_op *op, struct rcx_wr *wr,
 		ret = rcx__win_ep(w, op->target, &ep, &room.sq);
 		if (ret)
 			return ret;
-		if (!sq_has_room(w, &room))
+		/* no endpoint while the connection is remade: the op waits
+		 * for the new one, behind those already waiting */
+		queue = !ep || rcx__win_replay_waiting(w, op->target);
+		if (!queue && !sq_has_room(w, &room)) {
 			rcx__win_wait(w, sq_has_room, &room);
-		if (*room.sq + room.n > RCX__WIN_SQ_OPS)
-			return RCX_ERR_PROC_FAILED; /* invalid meanwhile */
+			if (w->invalid)
+				return RCX_ERR_PROC_FAILED;
+			continue;
+		}
 		/* last before posting: nothing may complete between this
 		 * check and the post, so the fence decision stands */
+		waits = w->stats.waits;
 		ret = rcx__order_prepare(w, op->strm, op->target, op->cls,
 					 op->via, op->off, op->len, &fence);
 		if (ret)
 			return ret;
-		/* a wait in there may have let another thread use the room */
-		if (sq_has_room(w, &room))
+		if (waits == w->stats.waits)
+			break; /* it did not wait: nothing moved */
+		/* a wait in there may have let another thread use the room,
+		 * or seen the connection break or come back */
+		ret = rcx__win_ep(w, op->target, &ep2, &room.sq);
+		if (ret)
+			return ret;
+		queue = !ep2 || rcx__win_replay_waiting(w, op->target);
+		if (ep2 == ep && (queue || sq_has_room(w, &room)))
 			break;
 	}
 	for (i = 0; i < n; i++) {
@@ -548,23 +577,31 @@ int rcx__win_post(struct rcx_win *w, struct rcx__win_op *op, struct rcx_wr *wr,
 		wr[i].flags |= RCX_WR_SIGNALED;
 		wr[i].next = i + 1 < n ? &wr[i + 1] : NULL;
 	}
-	if (fence) {
+	if (fence)
 		wr[0].flags |= RCX_WR_FENCE;
-		op->fenced = 1;
-	}
 	op->wrc.cb = op_wr_done;
 	op->sq = room.sq;
-	ret = ctx->ops->post_send(ep, wr, &bad);
-	posted = ret ? (int)(bad - wr) : n;
-	if (ret && (posted <= 0 || posted > n))
-		return ret; /* nothing went out */
-	/* all, or a prefix that completes and carries the error */
+	op->pno = ++w->pno;
+	/* what may have to go again after a reconnection (win_replay.c) */
+	ret = rcx__win_replay_save(op, wr, n, queue);
 	if (ret)
-		op->error = ret;
-	*room.sq += posted;
-	op->nwr = posted;
-	rcx__stats_wrs(&ctx->st, wr, posted);
-	if (op->fenced) {
+		return ret;
+	if (queue) {
+		rcx__win_replay_add(w, op);
+	} else {
+		ret = ctx->ops->post_send(ep, wr, &bad);
+		posted = ret ? (int)(bad - wr) : n;
+		if (ret && (posted <= 0 || posted > n))
+			return ret; /* nothing went out */
+		/* all, or a prefix that completes and carries the error */
+		if (ret)
+			op->error = ret;
+		*room.sq += posted;
+		op->nwr = posted;
+		rcx__stats_wrs(&ctx->st, wr, posted);
+	}
+	if (fence) {
+		op->fenced = 1;
 		w->tgt[op->target].fenced++;
 		ctx->win_fenced++;
 	}
@@ -1197,238 +1234,32 @@ int rcx__win_stats(struct rcx_win *w, struct rcx__win_stats *out)
 	return 0;
 }
 
-/* ---- put and get */
-
-int rcx__win_range(struct rcx_win *w, int target, size_t disp, size_t len,
-		   uint64_t *off)
-{
-	uint64_t unit, o, size;
-
-	if (target < 0 || target >= w->size)
-		return -EINVAL;
-	/* failed: a window made after rcx_group_validate has no part of
-	 * it (an invalid window reports that first, rma_check) */
-	if (w->g->failed[target] && !w->invalid)
-		return RCX_ERR_PROC_FAILED;
-	if (w->dyn)
-		return rcx__win_dyn_range(w, target, disp, len, off);
-	unit = w->peer[target].disp_unit;
-	size = w->peer[target].size;
-	if (disp > UINT64_MAX / unit)
-		return -EINVAL;
-	o = (uint64_t)disp * unit;
-	if (o > size || len > size - o)
-		return -EINVAL;
-	*off = o;
-	return 0;
-}
-
-int rcx__win_rma_check(struct rcx_win *w, const void *buf, size_t len,
-		       int target, size_t disp, bool req, uint64_t *off)
-{
-	int ret;
-
-	if (!buf && len)
-		return -EINVAL;
-	ret = rcx__win_range(w, target, disp, len, off);
-	if (ret)
-		return ret;
-	ret = req ? rcx__win_epoch_passive(w, target)
-		  : rcx__win_epoch_access(w, target);
-	if (ret)
-		return ret;
-	if (target != w->rank &&
-	    rcx__win_conn(w, target)->state == RCX__CONN_FAILED)
-		return RCX_ERR_PROC_FAILED;
-	return 0;
-}
+/* ---- what the core drives (lib/features.c) */
 
 /*
- * The longest RDMA READ or WRITE of a put or get: the device's longest
- * message (its port's max_msg_sz; IBA guarantees 2^31 where it tells
- * nothing), or less (RCX_RMA_WR_MAX), and never more than a WR's 32-bit
- * length. Longer transfers go out in pieces, one WR each, on the same
- * queue (RC executes them in order, so rcx_win_order's decisions hold).
+ * Ops waiting for a connection to be remade (win_replay.c): posted once
+ * it is up, ended once it failed. The windows are the context's, which
+ * cannot go while its lock is held; ending ops runs no window call.
  */
-uint32_t rcx__win_rma_wr_max(const struct rcx_ctx *ctx)
+static int win_feat_progress(struct rcx_ctx *ctx, int *ran)
 {
-	uint64_t m = ctx->info.max_msg_sz ? ctx->info.max_msg_sz : 1ull << 31;
+	struct rcx_win *w;
+	bool more = false;
+	int moved = 0;
 
-	if (ctx->cfg.rma_wr_max && ctx->cfg.rma_wr_max < m)
-		m = ctx->cfg.rma_wr_max;
-	return m < UINT32_MAX ? (uint32_t)m : UINT32_MAX;
-}
-
-int rcx__win_lkey(struct rcx_win *w, struct rcx__win_op *op, const void *buf,
-		  size_t n, bool put, uint32_t *lkey)
-{
-	int ret;
-
-	/* a get's buffer, a put's unless copied: held until done */
-	op->local = 1;
-	if (w->reg && (const uint8_t *)buf >= w->base &&
-	    (const uint8_t *)buf - w->base <= (ptrdiff_t)(w->len - n)) {
-		/*
-		 * The window's own memory: its registration (kept apart from
-		 * the shared ones, validate revokes its keys) outlives every
-		 * op, which quiesce waits for
-		 */
-		*lkey = w->reg->lkey;
-		return 0;
+	(void)ran;
+	pthread_mutex_lock(&wins_lock);
+	for (w = wins; w; w = w->next) {
+		if (w->ctx != ctx || !w->nqueued)
+			continue;
+		moved += rcx__win_replay_pump(w);
+		more |= w->nqueued != 0;
 	}
-	ret = rcx__reg_get(w->ctx, buf, n, put ? 0 : RCX_ACCESS_LOCAL_WRITE,
-			   &op->reg);
-	if (!ret)
-		*lkey = op->reg->lkey;
-	return ret;
+	pthread_mutex_unlock(&wins_lock);
+	if (!more)
+		rcx__feat_work(ctx, RCX__FEAT_WIN, false);
+	return moved;
 }
-
-/* Lock held, arguments checked. */
-static int rma(struct rcx_win *w, bool put, void *buf, size_t len, int target,
-	       uint64_t off, struct rcx_req *req)
-{
-	struct rcx__win_strm *s = rcx__order_strm(w);
-	unsigned int cls = put ? RCX__ACC_WR : RCX__ACC_RD;
-	struct rcx__win_op *op;
-	struct rcx_wr wr;
-	struct rcx_ep *ep;
-	uint32_t *sq, n, inl, max = rcx__win_rma_wr_max(w->ctx);
-	bool f;
-	int ret;
-
-	if (!s)
-		return -ENOMEM;
-	/* this process's memory, or a shared window's: a plain copy */
-	if (target == w->rank || w->shr) {
-		ret = rcx__order_prepare(w, s, target, cls, RCX__VIA_CPU, off,
-					 len, &f);
-		if (ret)
-			return ret;
-		if (len && put)
-			memmove(rcx__win_tptr(w, target, off), buf, len);
-		else if (len)
-			memmove(buf, rcx__win_tptr(w, target, off), len);
-		if (w->fence_open)
-			w->fence_ops++;
-		return 0;
-	}
-	ret = rcx__win_ep(w, target, &ep, &sq);
-	if (ret)
-		return ret;
-	inl = w->ctx->ops->ep_max_inline(ep);
-	if (inl > w->ctx->cfg.inline_size)
-		inl = (uint32_t)w->ctx->cfg.inline_size;
-	while (len) {
-		n = len > max ? max : (uint32_t)len;
-		ret = rcx__win_op_get(w, target, &op);
-		if (ret)
-			return ret;
-		op->strm = s;
-		op->req = req;
-		op->cls = cls;
-		op->via = put ? RCX__VIA_WRITE : RCX__VIA_READ;
-		op->off = off;
-		op->len = n;
-		memset(&wr, 0, sizeof(wr));
-		wr.op = put ? RCX_OP_WRITE : RCX_OP_READ;
-		wr.length = n;
-		wr.remote_addr = w->peer[target].base + off;
-		wr.rkey = rcx__win_rkey(w, target, off);
-		if (put && n <= inl) {
-			wr.flags = RCX_WR_INLINE;
-			wr.addr = (uintptr_t)buf;
-		} else if (n <= RCX__WIN_BOUNCE) {
-			if (put) {
-				memcpy(op->bounce, buf, n);
-			} else {
-				op->result = buf;
-				op->rsize = n;
-				op->local = 1;
-			}
-			wr.addr = (uintptr_t)op->bounce;
-			wr.lkey = w->bounce_reg->lkey;
-		} else {
-			ret = rcx__win_lkey(w, op, buf, n, put, &wr.lkey);
-			if (ret) {
-				rcx__win_op_put(w, op);
-				return ret;
-			}
-			wr.addr = (uintptr_t)buf;
-		}
-		ret = rcx__win_post(w, op, &wr, 1);
-		if (ret) {
-			rcx__win_op_put(w, op);
-			return ret;
-		}
-		rcx__win_issued(w, op);
-		buf = (uint8_t *)buf + n;
-		off += n;
-		len -= n;
-	}
-	return 0;
-}
-
-static int rma_call(struct rcx_win *w, bool put, void *buf, size_t len,
-		    int target, size_t disp, struct rcx_req **req)
-{
-	struct rcx_req *r = NULL;
-	uint64_t off;
-	int ret;
-
-	if (!rcx__win_live(w))
-		return -EINVAL;
-	rcx__lock(w->ctx);
-	if (target == RCX_PROC_NULL) {
-		ret = rcx__win_null(w, req);
-		rcx__unlock(w->ctx);
-		return ret;
-	}
-	ret = rcx__win_rma_check(w, buf, len, target, disp, req != NULL, &off);
-	if (!ret && req) {
-		r = rcx__win_req_new(w);
-		if (!r)
-			ret = -ENOMEM;
-		else
-			r->status.count = len;
-	}
-	if (!ret)
-		ret = rma(w, put, buf, len, target, off, r);
-	if (!ret && put)
-		rcx__win_span_add(w, target, off, len);
-	ret = req ? rcx__win_req_finish(r, ret, req) : ret;
-	rcx__unlock(w->ctx);
-	return ret;
-}
-
-RCX_API int rcx_put(struct rcx_win *win, const void *buf, size_t len,
-		    int target, size_t disp)
-{
-	return rma_call(win, true, (void *)buf, len, target, disp, NULL);
-}
-
-RCX_API int rcx_get(struct rcx_win *win, void *buf, size_t len, int target,
-		    size_t disp)
-{
-	return rma_call(win, false, buf, len, target, disp, NULL);
-}
-
-RCX_API int rcx_rput(struct rcx_win *win, const void *buf, size_t len,
-		     int target, size_t disp, struct rcx_req **req)
-{
-	if (!req)
-		return -EINVAL;
-	return rma_call(win, true, (void *)buf, len, target, disp, req);
-}
-
-RCX_API int rcx_rget(struct rcx_win *win, void *buf, size_t len, int target,
-		     size_t disp, struct rcx_req **req)
-{
-	if (!req)
-		return -EINVAL;
-	return rma_call(win, false, buf, len, target, disp, req);
-}
-
-/* ---- what the core drives (lib/features.c) */
 
 static void win_feat_idle(struct rcx_ctx *ctx)
 {
@@ -1455,6 +1286,7 @@ static void win_feat_member_failed(struct rcx_group *g, int rank, int err)
 
 const struct rcx__feat_ops rcx__win_feat = {
 	.name = "win",
+	.progress = win_feat_progress,
 	.idle = win_feat_idle,
 	.sleep_limit = win_feat_sleep_limit,
 	.member_failed = win_feat_member_failed,

@@ -45,6 +45,8 @@ void rcx__win_invalidate(struct rcx_win *w, int err)
 		if (op->busy && !op->error)
 			op->error = err;
 	}
+	/* those waiting for a connection to be remade get no completion */
+	rcx__win_replay_fail(w, err);
 	rcx__win_fail_sw(w);
 }
 

@@ -124,6 +124,16 @@ struct rcx__win_op {
 	uint8_t internal; /* 0, or RCX__OP_WAITED or RCX__OP_JOB */
 	uint8_t local;	  /* holds origin buffers until complete */
 	uint8_t busy;
+	/* across a reconnection (win_replay.c): its WRs may be posted
+	 * again (RDMA WRITE and READ only); one failed with the break */
+	uint8_t redo;
+	uint8_t broken;
+	int nsaved;		   /* WRs kept in saved, 0: none */
+	struct rcx_wr *saved;	   /* &wr1, or allocated for a list */
+	uint64_t pno;		   /* post order within the window */
+	struct rcx__win_op *rnext; /* a target's queue (win_replay.c) */
+	/* last: a slot is cleared up to here only (rcx__win_op_get) */
+	struct rcx_wr wr1; /* a single WR's copy */
 };
 
 /* Order state of one stream towards one target. */
@@ -190,6 +200,9 @@ struct rcx__win_tgt {
 	uint8_t nspan;
 	struct rcx__win_kick kick; /* win.c, kick() */
 	struct rcx__win_span span[RCX__WIN_SPANS];
+	/* ops waiting for the connection to be remade, in post order
+	 * (win_replay.c); they count in inflight */
+	struct rcx__win_op *rq, *rq_tail;
 };
 
 /* Counters the tests read (rcx__win_stats). */
@@ -202,6 +215,7 @@ struct rcx__win_stats {
 	uint64_t sw;	  /* software accumulates sent */
 	uint64_t bulk;	  /* of those, for NIC atomics at the target */
 	uint64_t kicks;	  /* stalled fenced WRs re-driven (win.c) */
+	uint64_t replays; /* ops posted from the queue of a reconnection */
 };
 
 /* An endpoint the window owns: the loopback pair for NIC atomics on its
@@ -259,6 +273,9 @@ struct rcx_win {
 	struct rcx__win_lep *nep;
 	bool loop_opening;
 	struct rcx__win_stats stats;
+	/* win_replay.c: ops posted (their pno), ops queued in the targets' rq */
+	uint64_t pno;
+	uint32_t nqueued;
 	/* fault tolerance (win_ft.c) */
 	bool invalid;		 /* a member failed: see rcx_win_validate */
 	long long invalid_at_us; /* when this process found out */
@@ -504,6 +521,46 @@ void rcx__win_jobs_free(struct rcx_win *w);
 /* target[i] op= o[i] for n elements, in place (no other writer). */
 void rcx__win_apply(int op, int dtype, uint8_t *t, const uint8_t *o,
 		    const uint8_t *cmp, uint8_t *old, size_t n);
+
+/* ---- win_replay.c: RMA across a reconnection of the connection */
+/*
+ * Keep a copy of op's n WRs, flags final, when they may be posted again
+ * (all RDMA WRITE or READ: op->redo) or always (the op is queued).
+ * Errors: -ENOMEM (nothing kept).
+ */
+int rcx__win_replay_save_list(struct rcx__win_op *op, const struct rcx_wr *wr,
+			      int n, bool always);
+static inline int rcx__win_replay_save(struct rcx__win_op *op,
+				       const struct rcx_wr *wr, int n,
+				       bool always)
+{
+	/* the common case, one put or get: a copy in the slot */
+	if (n == 1 && (wr->op == RCX_OP_WRITE || wr->op == RCX_OP_READ)) {
+		op->wr1 = *wr;
+		op->saved = &op->wr1;
+		op->nsaved = 1;
+		op->redo = 1;
+		return 0;
+	}
+	return rcx__win_replay_save_list(op, wr, n, always);
+}
+/* Free what rcx__win_replay_save kept (the slot goes back). */
+void rcx__win_replay_forget(struct rcx__win_op *op);
+/* Queue op (WRs kept) until its connection is up again, in post order. */
+void rcx__win_replay_add(struct rcx_win *w, struct rcx__win_op *op);
+/* Ops to target wait for the connection: later ones go behind them. */
+static inline bool rcx__win_replay_waiting(const struct rcx_win *w, int target)
+{
+	return w->tgt[target].rq != NULL;
+}
+/*
+ * Post the queued ops of targets whose connection is up again (as the
+ * send-queue budget allows), or end them with the error of a connection
+ * that failed. Lock held. How many moved.
+ */
+int rcx__win_replay_pump(struct rcx_win *w);
+/* End every queued op with err (the window became invalid). */
+void rcx__win_replay_fail(struct rcx_win *w, int err);
 
 /* ---- win_ft.c */
 void rcx__win_span_merge(struct rcx__win_tgt *t, uint64_t lo, uint64_t hi);

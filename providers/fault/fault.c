@@ -154,16 +154,20 @@ static int flt_listen(struct rcx_dev *dev, uint16_t port, char *addr,
 	return flt_lower->listen(dev, port, addr, addr_len);
 }
 
+static void flt_new_ep(const void *ep_ctx);
+
 static int flt_ep_connect(struct rcx_dev *dev, const char *addr,
 			  const struct rcx_ep_attr *attr, const void *pdata,
 			  size_t pdata_len, struct rcx_ep **out)
 {
+	flt_new_ep(attr->ep_ctx);
 	return flt_lower->ep_connect(dev, addr, attr, pdata, pdata_len, out);
 }
 
 static int flt_ep_accept(struct rcx_dev *dev, struct rcx_conn_req *req,
 			 const struct rcx_ep_attr *attr, struct rcx_ep **out)
 {
+	flt_new_ep(attr->ep_ctx);
 	return flt_lower->ep_accept(dev, req, attr, out);
 }
 
@@ -437,8 +441,21 @@ static int flt_pwr_post_recv(struct rcx_ep *ep, struct rcx_pwr **pwr, int n)
 
 /* ---- a completion that fails, on purpose */
 
+/*
+ * A queue pair whose retries ran out goes to the error state: the WRs
+ * behind the one that failed complete flushed, whatever the peer did
+ * with them. So after the failure the fault provider reports every later
+ * send-side completion of the same ep_ctx as RCX_ERR_FLUSHED, until an
+ * endpoint is made again with that ep_ctx (a reconnection makes its new
+ * one only once the broken one drained).
+ *
+ * A READ's completion is never the one that fails: a READ whose data
+ * came back completed, and a fenced WR behind it may have run already,
+ * which a queue pair whose READ failed never lets happen.
+ */
 static const void *flt_fail_ctx;
 static int flt_fail_status;
+static const void *flt_flush_ctx;
 
 void rcx__fault_fail_next(const void *ep_ctx, int status)
 {
@@ -448,19 +465,34 @@ void rcx__fault_fail_next(const void *ep_ctx, int status)
 	pthread_mutex_unlock(&flt_lock);
 }
 
+static void flt_new_ep(const void *ep_ctx)
+{
+	pthread_mutex_lock(&flt_lock);
+	if (ep_ctx && ep_ctx == flt_flush_ctx)
+		flt_flush_ctx = NULL;
+	pthread_mutex_unlock(&flt_lock);
+}
+
 static int flt_cq_poll(struct rcx_dev *dev, struct rcx_cqe *cqe, int n)
 {
 	int got = flt_lower->cq_poll(dev, cqe, n), i;
 
-	if (got <= 0 || !flt_fail_ctx)
+	if (got <= 0 || (!flt_fail_ctx && !flt_flush_ctx))
 		return got;
 	pthread_mutex_lock(&flt_lock);
-	for (i = 0; i < got && flt_fail_ctx; i++)
-		if (cqe[i].ep_ctx == flt_fail_ctx && !cqe[i].status &&
-		    cqe[i].op != RCX_OP_RECV) {
+	for (i = 0; i < got; i++) {
+		if (cqe[i].status || cqe[i].op == RCX_OP_RECV ||
+		    cqe[i].op == RCX_OP_RECV_IMM)
+			continue;
+		if (cqe[i].ep_ctx == flt_flush_ctx) {
+			cqe[i].status = RCX_ERR_FLUSHED;
+		} else if (cqe[i].ep_ctx == flt_fail_ctx &&
+			   cqe[i].op != RCX_OP_READ) {
 			cqe[i].status = flt_fail_status;
+			flt_flush_ctx = flt_fail_ctx;
 			flt_fail_ctx = NULL;
 		}
+	}
 	pthread_mutex_unlock(&flt_lock);
 	return got;
 }

@@ -41,10 +41,14 @@ int rcx__fault_log_get(size_t seq, struct rcx_fault_wr *out);
 void rcx__fault_log_clear(void);
 
 /*
- * The next successful completion of a send, RDMA or atomic WR on an
+ * The next successful completion of a send, WRITE or atomic WR on an
  * endpoint made with ep_ctx reports status instead (once), as the WR of
- * a queue pair whose retries ran out (status RCX_ERR_TRANSPORT) would.
- * The WR itself did its work; only its completion lies.
+ * a queue pair whose retries ran out (status RCX_ERR_TRANSPORT) would;
+ * every later send-side completion of ep_ctx then reports
+ * RCX_ERR_FLUSHED, as the WRs behind it on that queue pair would, until
+ * an endpoint is made with ep_ctx again. The WRs themselves did their
+ * work; only their completions lie. A READ's completion is passed by (a
+ * WR fenced behind it may have run, which a failed READ never allows).
  */
 void rcx__fault_fail_next(const void *ep_ctx, int status);
 
