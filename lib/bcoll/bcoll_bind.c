@@ -387,12 +387,15 @@ static int sched_of(const struct rcx_info *info, int *sched)
  * through the scheduler). The barrier, and recursive doubling over a
  * power-of-two group for an allreduce of up to BC_STAGE_MAX bytes,
  * whose sends are copied into slots of their own (the sender's slots
- * turn too, and the result buffer is the user's). Every rank decides
- * alike: kind, schedule, size and group are the same everywhere.
+ * turn too, and the result buffer is the user's). The ranks the
+ * schedule runs over count (b->n: on a validated group the survivors):
+ * over 3 of 4, the fold's result lands in the user's buffer, which has
+ * one slot. Every rank decides alike: kind, schedule, size and the
+ * survivors are the same everywhere.
  */
 static int nslots_of(const struct bcoll *b)
 {
-	int n = b->g->size;
+	int n = b->n;
 
 	if (b->d.kind == BC_BARRIER)
 		return 2;
