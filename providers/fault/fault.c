@@ -21,6 +21,20 @@ static pthread_mutex_t flt_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct rcx_fault_wr flt_log[RCX_FAULT_LOG_MAX];
 static size_t flt_count;
 
+/* a completion held back (rcx__fault_hold_next): armed for the next WR
+ * of flt_hold_op posted, then for that WR's completion, held, due */
+enum {
+	FLT_HOLD_OFF,
+	FLT_HOLD_ARMED,
+	FLT_HOLD_POSTED,
+	FLT_HOLD_HELD,
+	FLT_HOLD_DUE
+};
+
+static int flt_hstate = FLT_HOLD_OFF; /* flt_lock */
+static int flt_hold_op;
+static uint64_t flt_hold_wr_id;
+
 /* ---- the record */
 
 static void flt_record(const struct rcx_ep *ep, uint64_t wr_id, uint8_t op,
@@ -37,6 +51,10 @@ static void flt_record(const struct rcx_ep *ep, uint64_t wr_id, uint8_t op,
 	r->flags = flags;
 	r->length = length;
 	r->remote_addr = remote_addr;
+	if (flt_hstate == FLT_HOLD_ARMED && op == flt_hold_op) {
+		flt_hstate = FLT_HOLD_POSTED;
+		flt_hold_wr_id = wr_id;
+	}
 	pthread_mutex_unlock(&flt_lock);
 }
 
@@ -503,10 +521,6 @@ void rcx__fault_fail_next(const void *ep_ctx, int status)
 
 /* ---- a completion held back, on purpose */
 
-enum { FLT_HOLD_OFF, FLT_HOLD_ARMED, FLT_HOLD_HELD, FLT_HOLD_DUE };
-
-static int flt_hstate = FLT_HOLD_OFF; /* flt_lock */
-static int flt_hold_op;
 static struct rcx_cqe flt_hold_cqe;
 static size_t flt_nheld, flt_nreturned;
 
@@ -545,10 +559,15 @@ static int flt_hold_take(struct rcx_cqe *cqe, int got)
 	int i;
 
 	for (i = 0; i < got; i++)
-		if (!cqe[i].status && cqe[i].op == flt_hold_op)
+		if (cqe[i].wr_id == flt_hold_wr_id &&
+		    cqe[i].op != RCX_OP_RECV && cqe[i].op != RCX_OP_RECV_IMM)
 			break;
 	if (i == got)
 		return got;
+	if (cqe[i].status) { /* failed: nothing to hold */
+		flt_hstate = FLT_HOLD_OFF;
+		return got;
+	}
 	flt_hold_cqe = cqe[i];
 	flt_hstate = FLT_HOLD_HELD;
 	flt_nheld++;
@@ -573,7 +592,7 @@ static int flt_poll_held(struct rcx_dev *dev, struct rcx_cqe *cqe, int n)
 	if (got < 0)
 		return extra ? extra : got;
 	pthread_mutex_lock(&flt_lock);
-	if (flt_hstate == FLT_HOLD_ARMED)
+	if (flt_hstate == FLT_HOLD_POSTED)
 		got = flt_hold_take(cqe + extra, got);
 	pthread_mutex_unlock(&flt_lock);
 	return got + extra;

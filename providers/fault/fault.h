@@ -50,9 +50,10 @@ void rcx__fault_log_clear(void);
 void rcx__fault_fail_next(const void *ep_ctx, int status);
 
 /*
- * The next successful completion of a WR of op (enum rcx_op, not
- * RCX_OP_RECV), on any endpoint, is held back: cq_poll returns it only
- * once its endpoint was put in error (ep_set_error), as a completion the
+ * The completion of the next WR of op (enum rcx_op, as posted: a
+ * WRITE_IMM's completion says RCX_OP_WRITE on verbs) posted on any
+ * endpoint is held back if it succeeds: cq_poll returns it only once
+ * its endpoint was put in error (ep_set_error), as a completion the
  * program had not polled yet when it gave the endpoint up would come
  * (RC: the ACK came, the CQE waits in the CQ). Dropped if the endpoint
  * is destroyed first. One at a time: arming again replaces an armed one.
