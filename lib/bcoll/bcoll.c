@@ -28,8 +28,10 @@ static void reduce(struct bcoll *b, const struct bc_step *s)
  * go past it once its receive (and, when it waits for it, its send) is
  * complete, reducing what arrived. The start completes when the last
  * step is passed and every channel completed. Channels complete from
- * progress, never inside a start, but a hook that fires while the walk
- * runs only records its flag: the loop sees it.
+ * progress, or (a receive whose message came a start early, two slots)
+ * inside bc_start's start of the channel, after the start's state is
+ * set; a hook that fires while the walk runs only records its flag: the
+ * loop sees it.
  */
 static void advance(struct bcoll *b)
 {
