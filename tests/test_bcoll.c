@@ -11,7 +11,9 @@
  * that kills itself mid-stream under `rcx-run --ft` (on the world, and on
  * a sub-group without rank 0), after which every survivor's started
  * collective completes with RCX_ERR_PROC_FAILED and the bound collective
- * is freed; and a start whose write waits for a late
+ * is freed; a survivor freeing it while a completion of its write is
+ * still to be polled (the fault provider holds it back); and a start
+ * whose write waits for a late
  * rank's credit, whose wait must sleep until the credit comes on shared
  * memory (rank 0's empty polls counted).
  */
@@ -23,6 +25,8 @@
 #include <string.h>
 #include <unistd.h>
 #include <rcx/rcx.h>
+#include "providers/fault/fault.h"
+#include "providers/provider.h"
 #include "tu.h"
 #include "tu_mp.h"
 
@@ -39,6 +43,8 @@ static int iters = ITERS_DEFAULT;
 #define WAKE_STARTS  10
 #define WAKE_LATE_US 50000
 #define WAKE_POLLS   200
+/* late: the starts before the one whose write's completion is held */
+#define LATE_STARTS 20
 
 static struct rcx_ctx *ctx;
 static struct rcx_group *g;
@@ -569,6 +575,27 @@ static void sc_cont(void)
 	TP_CHECK_OK(rcx_bind_free(&c, 1));
 }
 
+/* --ft: the in-place allreduce of COUNT int64 of the ranks on grp */
+static struct rcx_req *ft_allreduce(struct rcx_group *grp, int64_t *buf)
+{
+	struct rcx_req *init = NULL;
+
+	TP_CHECK_OK(rcx_allreduce_init(RCX_IN_PLACE, buf, COUNT, RCX_INT64,
+				       RCX_SUM, grp, NULL, &init));
+	return bind(init);
+}
+
+/* ... its start i: each rank's data, then start and wait */
+static int ft_start(struct rcx_req *c, int64_t *buf, int i)
+{
+	int j, ret;
+
+	for (j = 0; j < COUNT; j++)
+		buf[j] = rank + i + j;
+	ret = rcx_start(c);
+	return ret ? ret : rcx_wait(&c, NULL);
+}
+
 /*
  * --ft: every rank of grp loops an allreduce; the world's last rank
  * kills itself in the middle of the stream. Every survivor's collective
@@ -577,12 +604,9 @@ static void sc_cont(void)
 static void kill_loop(struct rcx_group *grp)
 {
 	int64_t buf[COUNT];
-	struct rcx_req *init = NULL, *c;
-	int i, j, ret = 0;
+	struct rcx_req *c = ft_allreduce(grp, buf);
+	int i, ret = 0;
 
-	TP_CHECK_OK(rcx_allreduce_init(RCX_IN_PLACE, buf, COUNT, RCX_INT64,
-				       RCX_SUM, grp, NULL, &init));
-	c = bind(init);
 	if (!c)
 		return;
 	for (i = 0; i < 1000000 && !ret; i++) {
@@ -590,17 +614,54 @@ static void kill_loop(struct rcx_group *grp)
 			fflush(NULL);
 			raise(SIGKILL);
 		}
-		for (j = 0; j < COUNT; j++)
-			buf[j] = rank + i + j;
-		ret = rcx_start(c);
-		if (!ret)
-			ret = rcx_wait(&c, NULL);
+		ret = ft_start(c, buf, i);
 	}
 	TP_CHECK_EQ(ret, RCX_ERR_PROC_FAILED);
 	TP_CHECK(i > 400);
 	/* broken for good: later starts say so at once */
 	TP_CHECK_EQ(rcx_start(c), RCX_ERR_PROC_FAILED);
 	TP_CHECK_OK(rcx_bind_free(&c, 1));
+}
+
+/*
+ * --ft, 2 ranks, on the fault provider: rank 0's write of its last start
+ * lands (rank 1's start completes) but its completion is held back, as
+ * one not polled yet; then rank 1 dies. Rank 0's start ends with
+ * RCX_ERR_PROC_FAILED, and the held completion comes while its free
+ * reaps the failed channels: of a channel freed with its WR in flight,
+ * it must be taken quietly. It must come (else this proves nothing).
+ */
+static void sc_late(void)
+{
+	int64_t buf[COUNT];
+	struct rcx_req *c = ft_allreduce(g, buf);
+	size_t held = 0, back = 0;
+	int i, j, ret = 0;
+
+	if (!c)
+		return;
+	for (i = 0; i <= LATE_STARTS && !ret; i++) {
+		if (rank == 0 && i == LATE_STARTS)
+			rcx__fault_hold_next(RCX_OP_WRITE_IMM);
+		ret = ft_start(c, buf, i);
+		for (j = 0; !ret && j < COUNT; j++)
+			if (!TP_CHECK_EQ(buf[j], (int64_t)size * (i + j) +
+							 size * (size - 1) / 2))
+				break;
+	}
+	if (rank == 1) {
+		TP_CHECK_OK(ret);
+		fflush(NULL);
+		raise(SIGKILL);
+	}
+	TP_CHECK_EQ(ret, RCX_ERR_PROC_FAILED);
+	TP_CHECK_EQ(i, LATE_STARTS + 1);
+	rcx__fault_hold_counts(&held, &back);
+	TP_CHECK_EQ(held, 1);
+	TP_CHECK_EQ(back, 0);
+	TP_CHECK_OK(rcx_bind_free(&c, 1));
+	rcx__fault_hold_counts(&held, &back);
+	TP_CHECK_EQ(back, 1);
 }
 
 static void sc_kill(void)
@@ -629,40 +690,46 @@ static void sc_kill_sub(void)
 static const struct {
 	const char *name;
 	void (*fn)(void);
-	bool ft; /* a rank dies: no final barrier */
+	bool ft;	      /* a rank dies: no final barrier */
+	const char *provider; /* NULL: RCX_PROVIDER's */
 } scenarios[] = {
-	{ "barrier", sc_barrier, false },
-	{ "bcast", sc_bcast, false },
-	{ "allreduce", sc_allreduce, false },
-	{ "big", sc_big, false },
-	{ "misuse", sc_misuse, false },
-	{ "cont", sc_cont, false },
-	{ "allgather", sc_allgather, false },
-	{ "reduce", sc_reduce, false },
-	{ "kill", sc_kill, true },
-	{ "kill_sub", sc_kill_sub, true },
-	{ "wake", sc_wake, false },
-	{ "alltoall", sc_alltoall, false },
-	{ "sched", sc_sched, false },
+	{ "barrier", sc_barrier, false, NULL },
+	{ "bcast", sc_bcast, false, NULL },
+	{ "allreduce", sc_allreduce, false, NULL },
+	{ "big", sc_big, false, NULL },
+	{ "misuse", sc_misuse, false, NULL },
+	{ "cont", sc_cont, false, NULL },
+	{ "allgather", sc_allgather, false, NULL },
+	{ "reduce", sc_reduce, false, NULL },
+	{ "kill", sc_kill, true, NULL },
+	{ "kill_sub", sc_kill_sub, true, NULL },
+	{ "late", sc_late, true, "fault" },
+	{ "wake", sc_wake, false, NULL },
+	{ "alltoall", sc_alltoall, false, NULL },
+	{ "sched", sc_sched, false, NULL },
 };
 
 static int peer_main(int argc, char **argv)
 {
-	size_t i;
+	struct rcx_ctx_attr a = { 0 };
+	size_t i, n = sizeof(scenarios) / sizeof(scenarios[0]);
 
 	if (argc < 1)
 		return 2;
 	if (getenv("TEST_BCOLL_ITERS"))
 		iters = atoi(getenv("TEST_BCOLL_ITERS"));
-	if (!tp_world(NULL, &ctx, &g, &rank, &size))
-		return tp_exit();
-	for (i = 0; i < sizeof(scenarios) / sizeof(scenarios[0]); i++) {
-		if (strcmp(scenarios[i].name, argv[0]))
-			continue;
-		scenarios[i].fn();
-		if (!scenarios[i].ft)
-			TP_CHECK_OK(rcx_group_barrier(g));
+	for (i = 0; i < n && strcmp(scenarios[i].name, argv[0]); i++)
+		;
+	if (i == n) {
+		fprintf(stderr, "bcoll peer: unknown scenario %s\n", argv[0]);
+		return 2;
 	}
+	a.provider = scenarios[i].provider;
+	if (!tp_world(&a, &ctx, &g, &rank, &size))
+		return tp_exit();
+	scenarios[i].fn();
+	if (!scenarios[i].ft)
+		TP_CHECK_OK(rcx_group_barrier(g));
 	TP_CHECK_OK(rcx_group_free(&g));
 	TP_CHECK_OK(rcx_ctx_destroy(ctx));
 	return tp_exit();
@@ -727,6 +794,13 @@ static void test_kill(void)
 	unsetenv("RCX_RUN_FT");
 }
 
+static void test_late(void)
+{
+	setenv("RCX_RUN_FT", "1", 1);
+	CU_ASSERT_EQUAL(tu_mp_run(2, "bcoll", "late", 120), 0);
+	unsetenv("RCX_RUN_FT");
+}
+
 /* 4 ranks: a sub-group of 3 (not a power of two) and one of 2 */
 static void test_kill_sub(void)
 {
@@ -766,6 +840,7 @@ static const CU_TestInfo tests[] = {
 	{ "continuation_per_start", test_cont },
 	{ "member_killed_mid_stream", test_kill },
 	{ "sub_group_member_killed", test_kill_sub },
+	{ "freed_with_a_completion_late", test_late },
 	{ "credit_wait_sleeps", test_wake },
 	{ "alltoall_in_place_and_not_10k", test_alltoall },
 	{ "allreduce_schedules_agree", test_sched },

@@ -18,7 +18,7 @@ static void reduce(struct bcoll *b, const struct bc_step *s)
 	size_t es = rcx__dtype_size(b->d.dtype);
 
 	rcx__dtype_fold(b->d.dtype, b->d.op, (uint8_t *)b->d.buf + s->off * es,
-			s->slot, s->cnt);
+			bc_slot(b, s), s->cnt);
 }
 
 /* ---- the walk through the steps */
@@ -28,8 +28,10 @@ static void reduce(struct bcoll *b, const struct bc_step *s)
  * go past it once its receive (and, when it waits for it, its send) is
  * complete, reducing what arrived. The start completes when the last
  * step is passed and every channel completed. Channels complete from
- * progress, never inside a start, but a hook that fires while the walk
- * runs only records its flag: the loop sees it.
+ * progress, or (a receive whose message came a start early, two slots)
+ * inside bc_start's start of the channel, after the start's state is
+ * set; a hook that fires while the walk runs only records its flag: the
+ * loop sees it.
  */
 static void advance(struct bcoll *b)
 {
@@ -43,6 +45,9 @@ static void advance(struct bcoll *b)
 		s = &b->steps[b->cur];
 		if (s->send && !(s->flags & BC_POSTED)) {
 			s->flags |= BC_POSTED;
+			if (s->stage)
+				memcpy(s->stage + bc_slot_idx(b) * s->stlen,
+				       s->sbuf, s->stlen);
 			ret = s->send->ops->start(s->send);
 			if (ret) {
 				b->busy = false;
@@ -73,7 +78,7 @@ static bool token_ok(const struct bcoll *b, const struct bc_step *s)
 
 	if (b->d.kind != BC_BARRIER)
 		return true;
-	memcpy(&t, s->slot, sizeof(t));
+	memcpy(&t, bc_slot(b, s), sizeof(t));
 	return t == b->starts;
 }
 
@@ -152,7 +157,7 @@ static int bc_start(struct rcx_req *r)
 	r->state = RCX__REQ_ACTIVE;
 	r->status.error = 0;
 	b->starts++;
-	b->token = b->starts;
+	b->token[0] = b->token[1] = b->starts;
 	if ((b->d.kind == BC_ALLREDUCE || b->d.kind == BC_REDUCE) &&
 	    b->d.sendbuf != RCX_IN_PLACE)
 		memcpy(b->d.buf, b->d.sendbuf, b->len);

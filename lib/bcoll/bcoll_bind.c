@@ -6,6 +6,7 @@
  * channels, and the collective free.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "lib/bcoll/bcoll_int.h"
@@ -228,12 +229,20 @@ RCX_API int rcx_alltoall_init(const void *sendbuf, void *recvbuf, size_t count,
  * in any order, matched by peer and tag). Lock not held.
  */
 static int bind_one(struct bcoll *b, bool send, int peer, int tag, void *buf,
-		    size_t len, const struct rcx_info *ci, struct rcx_req **ch,
+		    size_t len, struct rcx_info *ci, struct rcx_req **ch,
 		    struct rcx_req **eph)
 {
+	char v[32];
 	struct rcx_req *init;
 	int ret;
 
+	if (b->nslots > 1) {
+		/* slots used in turn: one start may run ahead (below) */
+		snprintf(v, sizeof(v), "%zu", len);
+		ret = rcx_info_set(ci, RCX_CHAN_STRIDE, v);
+		if (ret)
+			return ret;
+	}
 	/* the two directions of a pair at one step bind apart */
 	tag = 2 * tag +
 	      ((send ? b->g->rank : peer) < (send ? peer : b->g->rank));
@@ -268,12 +277,15 @@ static int bind_plan(struct bcoll *b, const struct bc_plan *p, size_t slot)
 	struct rcx_status st[2 * BC_MAX_STEPS];
 	struct rcx_info *ci;
 	uint8_t *next = b->scratch;
+	void *sbuf;
 	int i, n = 0, ret;
 
 	ret = rcx_info_create(&ci);
 	if (ret)
 		return ret;
 	ret = rcx_info_set(ci, RCX_CHAN_PROTOCOL, "write_imm");
+	if (!ret && b->nslots > 1)
+		ret = rcx_info_set(ci, RCX_CHAN_SLOTS, "2");
 	for (i = 0; i < b->nsteps && !ret; i++) {
 		struct bc_step *s = &b->steps[i];
 
@@ -284,8 +296,19 @@ static int bind_plan(struct bcoll *b, const struct bc_plan *p, size_t slot)
 		s->cnt = p[i].cnt ? p[i].cnt : b->d.count;
 		if (p[i].to >= 0) {
 			len = p[i].slen ? p[i].slen : slot;
-			ret = bind_one(b, true, p[i].to, p[i].tag, p[i].sbuf,
-				       len, ci, &b->ch[n], &eph[n]);
+			sbuf = p[i].sbuf;
+			if (b->nslots > 1 && b->d.kind != BC_BARRIER) {
+				s->sbuf = sbuf;
+				s->stage = next;
+				s->stlen = len;
+				sbuf = next;
+				next += len * (size_t)b->nslots;
+				/* the send reads its stage: the result
+				 * may change under it */
+				s->wait_send = false;
+			}
+			ret = bind_one(b, true, p[i].to, p[i].tag, sbuf, len,
+				       ci, &b->ch[n], &eph[n]);
 			if (ret)
 				break;
 			s->send = b->ch[n++];
@@ -293,8 +316,9 @@ static int bind_plan(struct bcoll *b, const struct bc_plan *p, size_t slot)
 		if (p[i].from >= 0) {
 			len = p[i].rlen ? p[i].rlen : slot;
 			s->slot = p[i].rbuf ? p[i].rbuf : next;
+			s->slen = len;
 			if (!p[i].rbuf)
-				next += len;
+				next += len * (size_t)b->nslots;
 			ret = bind_one(b, false, p[i].from, p[i].tag,
 				       (void *)s->slot, len, ci, &b->ch[n],
 				       &eph[n]);
@@ -352,15 +376,49 @@ static int sched_of(const struct rcx_info *info, int *sched)
 	return -EINVAL;
 }
 
+/* the largest allreduce whose sends are copied into two slots */
+#define BC_STAGE_MAX 4096
+
+/*
+ * Two slots a channel where every receive of the schedule lands in
+ * scratch: a writer may then run one start ahead of its reader, and a
+ * reader's credit goes out every second start, so a step seldom waits
+ * for its peer's start (oversubscribed, each such wait is a trip
+ * through the scheduler). The barrier, and recursive doubling over a
+ * power-of-two group for an allreduce of up to BC_STAGE_MAX bytes,
+ * whose sends are copied into slots of their own (the sender's slots
+ * turn too, and the result buffer is the user's). The ranks the
+ * schedule runs over count (b->n: on a validated group the survivors):
+ * over 3 of 4, the fold's result lands in the user's buffer, which has
+ * one slot. Every rank decides alike: kind, schedule, size and the
+ * survivors are the same everywhere.
+ */
+static int nslots_of(const struct bcoll *b)
+{
+	int n = b->n;
+
+	if (b->d.kind == BC_BARRIER)
+		return 2;
+	if (b->d.kind == BC_ALLREDUCE && b->sched == BC_SCHED_RDOUBLING &&
+	    !(n & (n - 1)) && b->len <= BC_STAGE_MAX)
+		return 2;
+	return 1;
+}
+
 /* what the schedule's steps need: scratch slots, alltoall's copy */
 static int bcoll_alloc(struct bcoll *b, const struct bc_plan *p, size_t slot)
 {
 	size_t bytes = 0;
 	int i;
 
-	for (i = 0; i < b->nsteps; i++)
+	for (i = 0; i < b->nsteps; i++) {
 		if (p[i].from >= 0 && !p[i].rbuf)
-			bytes += p[i].rlen ? p[i].rlen : slot;
+			bytes += (p[i].rlen ? p[i].rlen : slot) *
+				 (size_t)b->nslots;
+		if (p[i].to >= 0 && b->nslots > 1 && b->d.kind != BC_BARRIER)
+			bytes += (p[i].slen ? p[i].slen : slot) *
+				 (size_t)b->nslots;
+	}
 	b->ch = calloc(2 * BC_MAX_STEPS, sizeof(*b->ch));
 	if (!b->ch ||
 	    (bytes && posix_memalign((void **)&b->scratch, 64, bytes)))
@@ -403,11 +461,14 @@ RCX_API int rcx_bind_coll(struct rcx_req *init, const struct rcx_info *info,
 	b->len = d->kind == BC_BARRIER ? 0
 				       : d->count * rcx__dtype_size(d->dtype);
 	slot = d->kind == BC_BARRIER ? BC_TOKEN_LEN : b->len;
+	b->nslots = 1;
 	rcx__lock(ctx);
 	ret = rcx__bcoll_view(b);
 	rcx__unlock(ctx);
 	if (!ret)
 		ret = rcx__bcoll_sched(b, forced);
+	if (!ret)
+		b->nslots = nslots_of(b);
 	if (!ret && d->kind == BC_ALLTOALL && d->sendbuf == RCX_IN_PLACE &&
 	    !(b->copy = malloc((size_t)b->g->size * b->len)))
 		ret = -ENOMEM;

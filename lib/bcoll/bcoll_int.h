@@ -74,9 +74,15 @@ struct bc_step {
 	struct bcoll *b;
 	struct rcx_req *send; /* a bound channel, or NULL */
 	struct rcx_req *recv; /* a bound channel, started with the collective */
-	const void *slot;     /* where the receive lands */
-	size_t off, cnt;      /* the elements of the result it reduces */
-	bool reduce;	      /* reduce the slot into the result */
+	const void *slot;     /* where the receive lands: its first slot */
+	size_t slen;	      /* bytes from one slot to the next */
+	/* two slots (nslots): what the send writes is copied into its slot
+	 * of stage first, from sbuf (the result buffer is the user's) */
+	const void *sbuf;
+	uint8_t *stage;
+	size_t stlen;
+	size_t off, cnt; /* the elements of the result it reduces */
+	bool reduce;	 /* reduce the slot into the result */
 	bool wait_send;
 	uint8_t flags; /* enum bc_flag */
 };
@@ -87,9 +93,13 @@ struct bcoll {
 	struct rcx_group *g; /* held */
 	struct bcoll *next;  /* ctx->bcolls */
 	struct bc_desc d;
-	size_t len;	  /* bytes of the data (allgather: a rank's block) */
-	uint64_t token;	  /* barrier: what its steps send, the start count */
-	uint8_t *scratch; /* receiving slots of the steps that reduce */
+	size_t len; /* bytes of the data (allgather: a rank's block) */
+	/* barrier: what its steps send, the start count, in each slot */
+	uint64_t token[2];
+	/* slots of each step's channels, used in turn (bcoll_bind.c) */
+	int nslots;
+	uint8_t *scratch; /* receiving slots of the steps that reduce, and
+			     the stages of the sends */
 	uint8_t *copy;	  /* alltoall in place: what the sends read */
 	int sched;	  /* enum bc_sched, chosen */
 	/*
@@ -108,6 +118,21 @@ struct bcoll {
 	struct rcx_req **ch; /* [nch] */
 	struct bc_step steps[];
 };
+
+/* this start's slot (nslots 1 or 2): start k takes slot k - 1 mod
+ * nslots, as its channels do (start k of a channel uses slot k - 1 mod
+ * slots at both ends) */
+static inline size_t bc_slot_idx(const struct bcoll *b)
+{
+	return (size_t)((b->starts - 1) & (uint64_t)(b->nslots - 1));
+}
+
+/* where this start's receive of step s landed */
+static inline const uint8_t *bc_slot(const struct bcoll *b,
+				     const struct bc_step *s)
+{
+	return (const uint8_t *)s->slot + bc_slot_idx(b) * s->slen;
+}
 
 extern const struct rcx__req_ops rcx__bcoll_ops;
 extern const struct rcx__req_ops rcx__bcoll_init_ops;

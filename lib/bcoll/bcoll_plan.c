@@ -67,7 +67,7 @@ static int plan_barrier(const struct bcoll *b, struct bc_plan *p)
 		p[k] = (struct bc_plan){ .to = (r + d) % n,
 					 .from = (r - d + n) % n,
 					 .tag = TAG0 + k,
-					 .sbuf = (void *)&b->token };
+					 .sbuf = (void *)b->token };
 	return k;
 }
 

@@ -313,8 +313,8 @@ static void on_fuse_wc(struct rcx_ctx *ctx, struct rcx__wrctx *w,
 	for (t = lo; t < lo + m; t++) {
 		struct rcx_req *r = s->ch[t].req;
 
-		if (r->state != RCX__REQ_ACTIVE)
-			continue;
+		if (!r || r->state != RCX__REQ_ACTIVE)
+			continue; /* failed or freed meanwhile (on_chan_wc) */
 		r->status.slot = s->ch[t].cur_slot;
 		r->status.count = s->ch[t].len;
 		rcx__req_complete(r, 0);
@@ -542,6 +542,18 @@ static void on_chan_wc(struct rcx_ctx *ctx, struct rcx__wrctx *w,
 		c->flushing = false;
 		return;
 	}
+	/*
+	 * A WR of a failed set, whose start the failure completed already:
+	 * its completion, polled late, reports nothing, and the channel may
+	 * have been freed meanwhile (c->req NULL: set_destroy reaps it).
+	 */
+	if (RCX__UNLIKELY(!r || r->state != RCX__REQ_ACTIVE)) {
+		if (c->flushing) { /* counted as one to flush: reaped */
+			c->flushing = false;
+			c->set->inflight--;
+		}
+		return;
+	}
 	r->status.slot = c->cur_slot;
 	r->status.count = c->is_send ? c->len : cqe->byte_len;
 	rcx__req_complete(r, 0);
@@ -582,7 +594,7 @@ static __attribute__((noinline)) void imm_slow(struct chset *s, struct chan *c,
 	int t;
 
 	for (t = 0; t < m; t++)
-		if (c[t].req->state != RCX__REQ_ACTIVE &&
+		if (c[t].req && c[t].req->state != RCX__REQ_ACTIVE &&
 		    c[t].early >= c[t].lag) {
 			rcx__chan_set_fail(s, RCX_ERR_PROTO);
 			return;
@@ -592,6 +604,8 @@ static __attribute__((noinline)) void imm_slow(struct chset *s, struct chan *c,
 		return;
 	}
 	for (t = 0; t < m; t++) {
+		if (!c[t].req)
+			continue; /* freed, its bundle still up: dropped */
 		if (c[t].req->state == RCX__REQ_ACTIVE)
 			imm_done(s, &c[t]);
 		else
@@ -623,7 +637,8 @@ static void on_imm(struct rcx_ctx *ctx, struct rcx__wrctx *w,
 		return;
 	}
 	c = &s->ch[idx];
-	if (RCX__UNLIKELY(m > 1 || c->req->state != RCX__REQ_ACTIVE ||
+	if (RCX__UNLIKELY(m > 1 || !c->req ||
+			  c->req->state != RCX__REQ_ACTIVE ||
 			  s->zposted <= s->zmin))
 		imm_slow(s, c, (int)m);
 	else

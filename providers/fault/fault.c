@@ -21,6 +21,20 @@ static pthread_mutex_t flt_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct rcx_fault_wr flt_log[RCX_FAULT_LOG_MAX];
 static size_t flt_count;
 
+/* a completion held back (rcx__fault_hold_next): armed for the next WR
+ * of flt_hold_op posted, then for that WR's completion, held, due */
+enum {
+	FLT_HOLD_OFF,
+	FLT_HOLD_ARMED,
+	FLT_HOLD_POSTED,
+	FLT_HOLD_HELD,
+	FLT_HOLD_DUE
+};
+
+static int flt_hstate = FLT_HOLD_OFF; /* flt_lock */
+static int flt_hold_op;
+static uint64_t flt_hold_wr_id;
+
 /* ---- the record */
 
 static void flt_record(const struct rcx_ep *ep, uint64_t wr_id, uint8_t op,
@@ -37,6 +51,10 @@ static void flt_record(const struct rcx_ep *ep, uint64_t wr_id, uint8_t op,
 	r->flags = flags;
 	r->length = length;
 	r->remote_addr = remote_addr;
+	if (flt_hstate == FLT_HOLD_ARMED && op == flt_hold_op) {
+		flt_hstate = FLT_HOLD_POSTED;
+		flt_hold_wr_id = wr_id;
+	}
 	pthread_mutex_unlock(&flt_lock);
 }
 
@@ -156,19 +174,68 @@ static int flt_listen(struct rcx_dev *dev, uint16_t port, char *addr,
 
 static void flt_new_ep(const void *ep_ctx);
 
+/* ---- endpoints and their contexts (a completion names the context) */
+
+struct flt_epctx {
+	struct flt_epctx *next;
+	const struct rcx_ep *ep;
+	const void *ep_ctx;
+};
+
+static struct flt_epctx *flt_eps; /* flt_lock */
+
+/* Remember ep's context (ret: the lower's answer); ret */
+static int flt_ep_made(int ret, const struct rcx_ep_attr *attr,
+		       struct rcx_ep *const *out)
+{
+	struct flt_epctx *e;
+
+	if (ret || !(e = malloc(sizeof(*e))))
+		return ret; /* without an entry, no hold is released early */
+	e->ep = *out;
+	e->ep_ctx = attr->ep_ctx;
+	pthread_mutex_lock(&flt_lock);
+	e->next = flt_eps;
+	flt_eps = e;
+	pthread_mutex_unlock(&flt_lock);
+	return 0;
+}
+
+/* ep's context, its entry taken off when forget; NULL unknown. flt_lock */
+static const void *flt_ep_ctx(const struct rcx_ep *ep, bool forget)
+{
+	struct flt_epctx **pp, *e;
+	const void *c;
+
+	for (pp = &flt_eps; (e = *pp); pp = &e->next)
+		if (e->ep == ep)
+			break;
+	if (!e)
+		return NULL;
+	c = e->ep_ctx;
+	if (forget) {
+		*pp = e->next;
+		free(e);
+	}
+	return c;
+}
+
 static int flt_ep_connect(struct rcx_dev *dev, const char *addr,
 			  const struct rcx_ep_attr *attr, const void *pdata,
 			  size_t pdata_len, struct rcx_ep **out)
 {
 	flt_new_ep(attr->ep_ctx);
-	return flt_lower->ep_connect(dev, addr, attr, pdata, pdata_len, out);
+	return flt_ep_made(
+		flt_lower->ep_connect(dev, addr, attr, pdata, pdata_len, out),
+		attr, out);
 }
 
 static int flt_ep_accept(struct rcx_dev *dev, struct rcx_conn_req *req,
 			 const struct rcx_ep_attr *attr, struct rcx_ep **out)
 {
 	flt_new_ep(attr->ep_ctx);
-	return flt_lower->ep_accept(dev, req, attr, out);
+	return flt_ep_made(flt_lower->ep_accept(dev, req, attr, out), attr,
+			   out);
 }
 
 static int flt_ep_reject(struct rcx_dev *dev, struct rcx_conn_req *req)
@@ -268,10 +335,13 @@ static int flt_hold(struct rcx_ep *ep, const struct rcx_wr *wr)
 	return 0;
 }
 
+static void flt_hold_end(const struct rcx_ep *ep, bool destroyed);
+
 static void flt_ep_destroy(struct rcx_ep *ep)
 {
 	if (flt_stalls())
 		flt_release(ep);
+	flt_hold_end(ep, true);
 	flt_lower->ep_destroy(ep);
 }
 
@@ -279,6 +349,7 @@ static int flt_ep_set_error(struct rcx_ep *ep)
 {
 	if (flt_stalls())
 		flt_release(ep);
+	flt_hold_end(ep, false);
 	return flt_lower->ep_set_error(ep);
 }
 
@@ -473,10 +544,91 @@ static void flt_new_ep(const void *ep_ctx)
 	pthread_mutex_unlock(&flt_lock);
 }
 
+/* ---- a completion held back, on purpose */
+
+static struct rcx_cqe flt_hold_cqe;
+static size_t flt_nheld, flt_nreturned;
+
+void rcx__fault_hold_next(int op)
+{
+	pthread_mutex_lock(&flt_lock);
+	flt_hstate = FLT_HOLD_ARMED;
+	flt_hold_op = op;
+	pthread_mutex_unlock(&flt_lock);
+}
+
+void rcx__fault_hold_counts(size_t *held, size_t *returned)
+{
+	pthread_mutex_lock(&flt_lock);
+	*held = flt_nheld;
+	*returned = flt_nreturned;
+	pthread_mutex_unlock(&flt_lock);
+}
+
+/* ep goes to error (due: the next poll returns its held completion) or
+ * is destroyed (the held completion goes with it) */
+static void flt_hold_end(const struct rcx_ep *ep, bool destroyed)
+{
+	const void *c;
+
+	pthread_mutex_lock(&flt_lock);
+	c = flt_ep_ctx(ep, destroyed);
+	if (c && flt_hstate >= FLT_HOLD_HELD && flt_hold_cqe.ep_ctx == c)
+		flt_hstate = destroyed ? FLT_HOLD_OFF : FLT_HOLD_DUE;
+	pthread_mutex_unlock(&flt_lock);
+}
+
+/* cqe[0..got-1] polled: the one to hold taken out; how many are left */
+static int flt_hold_take(struct rcx_cqe *cqe, int got)
+{
+	int i;
+
+	for (i = 0; i < got; i++)
+		if (cqe[i].wr_id == flt_hold_wr_id &&
+		    cqe[i].op != RCX_OP_RECV && cqe[i].op != RCX_OP_RECV_IMM)
+			break;
+	if (i == got)
+		return got;
+	if (cqe[i].status) { /* failed: nothing to hold */
+		flt_hstate = FLT_HOLD_OFF;
+		return got;
+	}
+	flt_hold_cqe = cqe[i];
+	flt_hstate = FLT_HOLD_HELD;
+	flt_nheld++;
+	memmove(&cqe[i], &cqe[i + 1], (size_t)(got - i - 1) * sizeof(*cqe));
+	return got - 1;
+}
+
+/* a held completion that is due first, then the lower's */
+static int flt_poll_held(struct rcx_dev *dev, struct rcx_cqe *cqe, int n)
+{
+	int got, extra = 0;
+
+	pthread_mutex_lock(&flt_lock);
+	if (flt_hstate == FLT_HOLD_DUE && n > 0) {
+		cqe[0] = flt_hold_cqe;
+		flt_hstate = FLT_HOLD_OFF;
+		flt_nreturned++;
+		extra = 1;
+	}
+	pthread_mutex_unlock(&flt_lock);
+	got = flt_lower->cq_poll(dev, cqe + extra, n - extra);
+	if (got < 0)
+		return extra ? extra : got;
+	pthread_mutex_lock(&flt_lock);
+	if (flt_hstate == FLT_HOLD_POSTED)
+		got = flt_hold_take(cqe + extra, got);
+	pthread_mutex_unlock(&flt_lock);
+	return got + extra;
+}
+
 static int flt_cq_poll(struct rcx_dev *dev, struct rcx_cqe *cqe, int n)
 {
-	int got = flt_lower->cq_poll(dev, cqe, n), i;
+	int got, i;
 
+	got = flt_hstate != FLT_HOLD_OFF ? flt_poll_held(dev, cqe, n)
+					 : flt_lower->cq_poll(dev, cqe, n);
 	if (got <= 0 || (!flt_fail_ctx && !flt_flush_ctx))
 		return got;
 	pthread_mutex_lock(&flt_lock);

@@ -6,8 +6,9 @@
  * The fault provider ("fault", RCX_PROVIDER=fault): a wrapper that
  * forwards every op to a lower provider (RCX_FAULT_LOWER, default
  * "verbs") and records each posted work request. Tests read the record
- * to see which WR went out with which flags. Later it is the place to
- * drop, fail or delay completions.
+ * to see which WR went out with which flags. It also fails a completion
+ * (rcx__fault_fail_next) or holds one back (rcx__fault_hold_next) on
+ * purpose.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -51,5 +52,19 @@ void rcx__fault_log_clear(void);
  * WR fenced behind it may have run, which a failed READ never allows).
  */
 void rcx__fault_fail_next(const void *ep_ctx, int status);
+
+/*
+ * The completion of the next WR of op (enum rcx_op, as posted: a
+ * WRITE_IMM's completion says RCX_OP_WRITE on verbs) posted on any
+ * endpoint is held back if it succeeds: cq_poll returns it only once
+ * its endpoint was put in error (ep_set_error), as a completion the
+ * program had not polled yet when it gave the endpoint up would come
+ * (RC: the ACK came, the CQE waits in the CQ). Dropped if the endpoint
+ * is destroyed first. One at a time: arming again replaces an armed one.
+ */
+void rcx__fault_hold_next(int op);
+
+/* Completions held back so far, and how many of them cq_poll returned. */
+void rcx__fault_hold_counts(size_t *held, size_t *returned);
 
 #endif
