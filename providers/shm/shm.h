@@ -273,6 +273,7 @@ struct shm_ep {
 	uint32_t sq_reaped;	 /* tx: completions taken up to here */
 	uint32_t rq_reaped;	 /* rx: receive completions taken */
 	uint32_t sq_own;	 /* tx: 1 + the last WRITE, READ, atomic */
+	uint32_t ran_now;	 /* WRs that run_now ran (a count) */
 	uint64_t *rq_wr_id;	 /* rx: wr_id of each posted receive */
 	struct shm_pend *pend, *pend_tail;
 	uint32_t npend;
@@ -303,6 +304,7 @@ struct shm_dev {
 		const struct shm_ep *ep; /* whose: its destroy forgets it */
 	} * cq;
 	uint32_t cq_cap, cq_head, cq_tail;
+	bool cq_added; /* by shm_cq_add: a wakeup is owed (shm_cq_kick) */
 	struct shm_cm_node *cm_head, *cm_tail;
 	/* connection messages that met a full socket: sent again later */
 	struct shm_out {
@@ -342,10 +344,21 @@ static inline struct shm_ep *to_sep(struct rcx_ep *e)
 extern const struct rcx_provider_ops rcx__shm_ops;
 
 /* shm_dev.c */
+/* a completion, and a wakeup for a thread of ours that may sleep */
 int shm_cq_push(struct shm_dev *dev, const struct shm_ep *ep,
 		const struct rcx_cqe *c);
+/*
+ * A completion without the wakeup: the caller's provider call ends with
+ * shm_cq_kick (or a fence and shm_cq_kick_fenced) before it returns.
+ */
+int shm_cq_add(struct shm_dev *dev, const struct shm_ep *ep,
+	       const struct rcx_cqe *c);
+void shm_cq_kick(struct shm_dev *dev);
 void shm_kick(struct shm_dev *dev, struct shm_dev_seg *seg,
 	      const struct sockaddr_un *to, socklen_t to_len);
+/* shm_kick after a seq_cst fence of the caller's (one for several) */
+void shm_kick_fenced(struct shm_dev *dev, struct shm_dev_seg *seg,
+		     const struct sockaddr_un *to, socklen_t to_len);
 /* to_seg: the receiver's device segment, whose doorbell is rung */
 int shm_send_msg(struct shm_dev *dev, const struct sockaddr_un *to,
 		 socklen_t to_len, const struct shm_msg *m,

@@ -30,7 +30,7 @@ static void cqe_push(struct shm_ep *ep, uint64_t wr_id, uint8_t op, int status,
 		.byte_len = len,
 	};
 
-	shm_cq_push(ep->dev, ep, &c);
+	shm_cq_add(ep->dev, ep, &c);
 }
 
 /* ---- the executor's lock: the pid of its holder */
@@ -458,7 +458,7 @@ static void reap_rq(struct shm_ep *ep)
 			.imm = r->has_imm ? r->imm : 0,
 			.byte_len = r->byte_len,
 		};
-		shm_cq_push(ep->dev, ep, &c);
+		shm_cq_add(ep->dev, ep, &c);
 		err |= r->status != 0;
 	}
 	if (err)
@@ -589,8 +589,9 @@ static bool run_now(struct shm_ep *ep, const struct rcx_wr *wr)
 		return false; /* SHM_SLOW: the ring takes it */
 	if (wr->flags & RCX_WR_SIGNALED)
 		cqe_push(ep, wr->wr_id, wr->op, 0, wr->length);
-	/* a waiter of the peer's may sleep until a write lands */
-	shm_kick(ep->dev, ep->peer_seg, &ep->peer_kaddr, ep->peer_kaddr_len);
+	/* a waiter of the peer's may sleep until a write lands: the post
+	 * wakes it before it returns */
+	ep->ran_now++;
 	return true;
 }
 
@@ -627,9 +628,12 @@ static int post_one(struct shm_ep *ep, const struct rcx_wr *wr)
 int shm_post_send(struct rcx_ep *e, struct rcx_wr *wr, struct rcx_wr **bad)
 {
 	struct shm_ep *ep = to_sep(e);
+	struct shm_dev *dev = ep->dev;
 	uint32_t t0 = ep->cseg ? atomic_load_explicit(&ep->tx->sq_tail,
 						      memory_order_relaxed)
-			       : 0;
+			       : 0,
+		 now0 = ep->ran_now;
+	bool wake = false;
 	int ret = 0;
 
 	for (; wr; wr = wr->next) {
@@ -640,15 +644,29 @@ int shm_post_send(struct rcx_ep *e, struct rcx_wr *wr, struct rcx_wr **bad)
 		}
 	}
 	if (ep->state != SHM_EP_ERROR && ep->cseg) {
-		/* the peer runs what it can before we do: wake it if it
-		 * sleeps (exec_dir does when it stops at an entry of the
-		 * peer's, behind ones of ours) */
-		if (!exec_dir(ep, ep->tx) && ep->peer_seg &&
-		    t0 != atomic_load_explicit(&ep->tx->sq_tail,
-					       memory_order_relaxed))
-			shm_kick(ep->dev, ep->peer_seg, &ep->peer_kaddr,
-				 ep->peer_kaddr_len);
-		reap(ep);
+		/* a WR that ran now left nothing to execute or reap */
+		wake = ep->ran_now != now0;
+		if (t0 != atomic_load_explicit(&ep->tx->sq_tail,
+					       memory_order_relaxed) ||
+		    ep->pend) {
+			/* the peer runs what it can before we do: wake it
+			 * if it sleeps (exec_dir does when it ran some) */
+			wake |= !exec_dir(ep, ep->tx);
+			reap(ep);
+		}
+		wake &= ep->peer_seg != NULL;
+	}
+	/* one fence for both wakeups: the peer's, a thread of ours */
+	if (wake || dev->cq_added) {
+		atomic_thread_fence(memory_order_seq_cst);
+		if (wake)
+			shm_kick_fenced(dev, ep->peer_seg, &ep->peer_kaddr,
+					ep->peer_kaddr_len);
+		if (dev->cq_added) {
+			dev->cq_added = false;
+			shm_kick_fenced(dev, dev->seg, &dev->kaddr,
+					dev->kaddr_len);
+		}
 	}
 	return ret;
 }
@@ -684,6 +702,7 @@ int shm_post_recv(struct rcx_ep *e, struct rcx_wr *wr, struct rcx_wr **bad)
 		exec_dir(ep, d);
 		reap_rq(ep);
 	}
+	shm_cq_kick(ep->dev);
 	return ret;
 }
 
@@ -735,8 +754,16 @@ void shm_ep_kill(struct shm_ep *ep)
 			 ep->peer_kaddr_len);
 }
 
+static void ep_flush(struct shm_ep *ep);
+
 /* Error state: what ran completes with its status, the rest flushes. */
 void shm_ep_fail(struct shm_ep *ep)
+{
+	ep_flush(ep);
+	shm_cq_kick(ep->dev);
+}
+
+static void ep_flush(struct shm_ep *ep)
 {
 	struct shm_pend *p;
 	struct shm_sqe *q;
@@ -802,6 +829,7 @@ int shm_cq_poll(struct rcx_dev *d, struct rcx_cqe *cqe, int n)
 
 	for (ep = dev->eps; ep; ep = ep->next)
 		shm_ep_progress(ep);
+	shm_cq_kick(dev);
 	while (got < n && dev->cq_head != dev->cq_tail)
 		cqe[got++] = dev->cq[dev->cq_head++ & (dev->cq_cap - 1)].c;
 	if (!got) {
