@@ -144,7 +144,9 @@ struct shm_rqe {
 struct shm_dir {
 	_Alignas(64) _Atomic uint32_t sq_tail; /* sender: posted */
 	_Alignas(64) _Atomic uint32_t sq_exec; /* executor: done */
-	_Atomic int32_t lock;		       /* pid of the executor, 0 */
+	/* apart from sq_exec, which the sender polls: the receiver takes
+	 * it once a message, a line the sender does not read */
+	_Alignas(64) _Atomic int32_t lock;     /* pid of the executor, 0 */
 	_Alignas(64) _Atomic uint32_t rq_tail; /* receiver: posted */
 	_Atomic uint32_t rq_done;	       /* executor: taken */
 	_Alignas(64) struct shm_sqe sq[SHM_SQ];
