@@ -707,24 +707,32 @@ int shm_post_recv(struct rcx_ep *e, struct rcx_wr *wr, struct rcx_wr **bad)
 }
 
 /*
- * Nothing for progress to do on ep: every WR of both sides executed and
- * every completion taken, nothing pending. Loads only: of our own words,
- * of the word the peer writes when it has run a WR of ours, and of the
- * seq of the peer's next entry, a line it writes once a message (the
- * payload's). What it misses (a WR published after the loads) the next
- * poll finds.
+ * Nothing for progress to do on ep: every completion taken, nothing
+ * pending, no WR of the peer's published for us to run and none of ours
+ * but those the peer runs (rx_exec). Loads only: of our own words and
+ * lines, of the word the peer writes when it has run a WR of ours, and
+ * of the seq of the peer's next entry, a line it writes once a message
+ * (the payload's). What it misses (a WR published after the loads) the
+ * next poll finds.
  */
 static bool quiet(struct shm_ep *ep)
 {
 	struct shm_dir *rx = ep->rx, *tx = ep->tx;
 	uint32_t te = atomic_load_explicit(&tx->sq_exec, memory_order_relaxed);
 
-	return !ep->pend && te == ep->sq_reaped &&
-	       te == atomic_load_explicit(&tx->sq_tail, memory_order_relaxed) &&
-	       atomic_load_explicit(&rx->rq_done, memory_order_relaxed) ==
-		       ep->rq_reaped &&
-	       !published(rx, atomic_load_explicit(&rx->sq_exec,
-						   memory_order_relaxed));
+	if (ep->pend || te != ep->sq_reaped ||
+	    atomic_load_explicit(&rx->rq_done, memory_order_relaxed) !=
+		    ep->rq_reaped)
+		return false;
+	/* ours, waiting for the peer to run them: nothing to do here,
+	 * unless a side is dead (they fail then) */
+	if (te != atomic_load_explicit(&tx->sq_tail, memory_order_relaxed) &&
+	    (!rx_exec(&tx->sq[te % SHM_SQ]) || sender_takes(ep, te) ||
+	     atomic_load_explicit(&ep->cseg->dead[0], memory_order_relaxed) ||
+	     atomic_load_explicit(&ep->cseg->dead[1], memory_order_relaxed)))
+		return false;
+	return !published(
+		rx, atomic_load_explicit(&rx->sq_exec, memory_order_relaxed));
 }
 
 void shm_ep_progress(struct shm_ep *ep)
