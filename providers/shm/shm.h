@@ -14,14 +14,14 @@
  * - Endpoint: a segment made by the connecting side with one ring of
  *   fixed-size entries per direction (single producer, single consumer).
  *   SEND, SEND_IMM and WRITE_IMM are ring entries; a payload up to
- *   SHM_INLINE travels in the entry, a larger one is pulled by the
- *   receiver from the sender's memory (process_vm_readv). WRITE, READ and
+ *   SHM_INLINE travels in the entry and is copied out of it by the
+ *   receiver, a larger one is moved by cross-memory attach
+ *   (process_vm_readv/writev) by whichever side executes. WRITE, READ and
  *   the atomics run at post time on the peer's memory, after the rkey is
  *   checked in the target's registration table: memcpy and CPU atomics
  *   where the registration is in a segment of mem_alloc (shm_mem.c; the
  *   peer maps it), else process_vm_writev / readv (atomics under the
- *   target's striped lock). An inline SEND or WRITE_IMM bound for plain
- *   memory of the peer is left in its entry for the receiver to copy.
+ *   target's striped lock).
  * - Connection messages: a datagram socket, read when the receiver's
  *   doorbell (cm_bell) moved; liveness once a tick (SHM_LIVE_MS): no
  *   system call per progress call.
@@ -54,11 +54,10 @@
 #include <sys/un.h>
 #include "../provider.h"
 
-#define SHM_MAGIC    0x72637873686d3033ull /* "rcxshm03" */
+#define SHM_MAGIC    0x72637873686d3034ull /* "rcxshm04" */
 #define SHM_INLINE   4096
 #define SHM_SQ	     128  /* send queue entries, a power of two */
 #define SHM_RQ	     4096 /* posted receives, a power of two */
-#define SHM_POOL     64	  /* payloads waiting for their receiver */
 #define SHM_MR_MAX   8192
 #define SHM_MR_PROBE 8 /* slots a key may take, from key & (MAX-1) */
 #define SHM_LOCKS    256
@@ -74,9 +73,6 @@
  */
 #define SHM_LIVE_MS 250
 #define SHM_MAPS    8 /* peer segments an endpoint keeps mapped */
-/* a quiet endpoint's poll reads the peer's send queue indices once in
- * this many polls (shm_ep.c, quiet) */
-#define SHM_RX_LOOK 16
 /*
  * Peers of one host may share a CPU (more processes than CPUs, a busy
  * host): a waiter that spins there holds the CPU the peer it waits for
@@ -100,22 +96,28 @@
 #define SHM_YIELD_STREAK 512
 #define SHM_YIELD_PAUSE	 (1u << 16)
 
-/* A send queue entry (a WR), in the connection segment. */
+/*
+ * A send queue entry (a WR), in the connection segment. Its first line
+ * holds what the executor of a SEND or WRITE_IMM needs and the first 32
+ * bytes of an inline payload; seq, written last (release), publishes it:
+ * the receiver polls that word, so a small message costs it one line.
+ */
 struct shm_sqe {
-	uint8_t op;	  /* enum rcx_op */
-	uint8_t signaled; /* a completion is wanted */
-	uint8_t inl;	  /* the payload is in data[] */
+	_Alignas(64) _Atomic uint32_t seq; /* its index + 1: published */
+	uint8_t op;			   /* enum rcx_op */
+	uint8_t signaled;		   /* a completion is wanted */
+	uint8_t inl;			   /* the payload is in data[] */
 	uint8_t pad;
 	uint32_t len;
-	uint32_t imm;	/* host order */
-	int32_t status; /* written by the executor: 0 or an rcx error */
-	uint64_t wr_id;
-	uint64_t addr;	/* in the sender */
-	uint64_t raddr; /* in the receiver */
+	uint32_t imm; /* host order */
+	/* written by the executor on error only (0 when posted) */
+	int32_t status;
 	uint32_t rkey;
-	uint32_t pad2;
-	uint64_t compare_add, swap;
+	uint64_t raddr; /* in the receiver */
 	uint8_t data[SHM_INLINE];
+	uint64_t wr_id;
+	uint64_t addr; /* in the sender */
+	uint64_t compare_add, swap;
 };
 
 /* A posted receive, filled in by the executor of the SEND it takes. */
@@ -124,31 +126,31 @@ struct shm_rqe {
 	uint32_t len;
 	uint8_t op; /* RCX_OP_RECV or RCX_OP_RECV_IMM */
 	uint8_t has_imm;
-	uint8_t pooled; /* payload waits in pool[pool_idx] */
-	uint8_t pad;
+	uint8_t pad[2];
 	uint32_t byte_len;
 	uint32_t imm;
 	int32_t status;
-	uint32_t pool_idx;
 };
 
 /*
  * One direction of a connection: side s's send queue and side !s's
  * receive queue. Whoever of the two processes runs progress executes
  * the send queue in order (the "HCA"), under lock; indices only grow.
+ * An entry whose payload travels in it (SEND, SEND_IMM, WRITE_IMM up to
+ * SHM_INLINE) is executed by the receiver: it copies the payload once,
+ * from the entry to its buffer, and no line of the receiver's is written
+ * by the sender. Each word sits with the others of its writer.
  */
 struct shm_dir {
-	_Alignas(64) _Atomic uint32_t sq_tail;	 /* sender: posted */
-	_Atomic uint32_t sq_exec;		 /* executor: done */
-	_Atomic int32_t lock;			 /* pid of the executor, 0 */
-	_Alignas(64) _Atomic uint32_t rq_tail;	 /* receiver: posted */
-	_Atomic uint32_t rq_done;		 /* executor: taken */
-	_Alignas(64) _Atomic uint32_t pool_head; /* executor: allocated */
-	_Atomic uint32_t pool_tail;		 /* receiver: released */
-	_Atomic uint32_t pool_wimm; /* pooled WRITE_IMMs not taken yet */
+	_Alignas(64) _Atomic uint32_t sq_tail; /* sender: posted */
+	_Alignas(64) _Atomic uint32_t sq_exec; /* executor: done */
+	/* apart from sq_exec, which the sender polls: the receiver takes
+	 * it once a message, a line the sender does not read */
+	_Alignas(64) _Atomic int32_t lock;     /* pid of the executor, 0 */
+	_Alignas(64) _Atomic uint32_t rq_tail; /* receiver: posted */
+	_Atomic uint32_t rq_done;	       /* executor: taken */
 	_Alignas(64) struct shm_sqe sq[SHM_SQ];
 	struct shm_rqe rq[SHM_RQ];
-	uint8_t pool[SHM_POOL][SHM_INLINE];
 };
 
 /* The segment of one connection: dir[s] carries side s's sends. */
@@ -272,7 +274,8 @@ struct shm_ep {
 	struct shm_dir *tx, *rx; /* dir[side], dir[!side] */
 	uint32_t sq_reaped;	 /* tx: completions taken up to here */
 	uint32_t rq_reaped;	 /* rx: receive completions taken */
-	uint32_t rx_look;	 /* polls, for SHM_RX_LOOK */
+	uint32_t sq_own;	 /* tx: 1 + the last WRITE, READ, atomic */
+	uint32_t ran_now;	 /* WRs that run_now ran (a count) */
 	uint64_t *rq_wr_id;	 /* rx: wr_id of each posted receive */
 	struct shm_pend *pend, *pend_tail;
 	uint32_t npend;
@@ -303,6 +306,7 @@ struct shm_dev {
 		const struct shm_ep *ep; /* whose: its destroy forgets it */
 	} * cq;
 	uint32_t cq_cap, cq_head, cq_tail;
+	bool cq_added; /* by shm_cq_add: a wakeup is owed (shm_cq_kick) */
 	struct shm_cm_node *cm_head, *cm_tail;
 	/* connection messages that met a full socket: sent again later */
 	struct shm_out {
@@ -342,10 +346,21 @@ static inline struct shm_ep *to_sep(struct rcx_ep *e)
 extern const struct rcx_provider_ops rcx__shm_ops;
 
 /* shm_dev.c */
+/* a completion, and a wakeup for a thread of ours that may sleep */
 int shm_cq_push(struct shm_dev *dev, const struct shm_ep *ep,
 		const struct rcx_cqe *c);
+/*
+ * A completion without the wakeup: the caller's provider call ends with
+ * shm_cq_kick (or a fence and shm_cq_kick_fenced) before it returns.
+ */
+int shm_cq_add(struct shm_dev *dev, const struct shm_ep *ep,
+	       const struct rcx_cqe *c);
+void shm_cq_kick(struct shm_dev *dev);
 void shm_kick(struct shm_dev *dev, struct shm_dev_seg *seg,
 	      const struct sockaddr_un *to, socklen_t to_len);
+/* shm_kick after a seq_cst fence of the caller's (one for several) */
+void shm_kick_fenced(struct shm_dev *dev, struct shm_dev_seg *seg,
+		     const struct sockaddr_un *to, socklen_t to_len);
 /* to_seg: the receiver's device segment, whose doorbell is rung */
 int shm_send_msg(struct shm_dev *dev, const struct sockaddr_un *to,
 		 socklen_t to_len, const struct shm_msg *m,

@@ -227,9 +227,15 @@ void shm_flush_out(struct shm_dev *dev)
 void shm_kick(struct shm_dev *dev, struct shm_dev_seg *seg,
 	      const struct sockaddr_un *to, socklen_t to_len)
 {
+	atomic_thread_fence(memory_order_seq_cst);
+	shm_kick_fenced(dev, seg, to, to_len);
+}
+
+void shm_kick_fenced(struct shm_dev *dev, struct shm_dev_seg *seg,
+		     const struct sockaddr_un *to, socklen_t to_len)
+{
 	static const struct shm_msg kick = { .type = SHM_MSG_KICK };
 
-	atomic_thread_fence(memory_order_seq_cst);
 	if (!atomic_load_explicit(&seg->armed, memory_order_relaxed) ||
 	    !atomic_exchange(&seg->armed, 0))
 		return;
@@ -240,6 +246,23 @@ void shm_kick(struct shm_dev *dev, struct shm_dev_seg *seg,
 
 int shm_cq_push(struct shm_dev *dev, const struct shm_ep *ep,
 		const struct rcx_cqe *c)
+{
+	int ret = shm_cq_add(dev, ep, c);
+
+	shm_cq_kick(dev);
+	return ret;
+}
+
+void shm_cq_kick(struct shm_dev *dev)
+{
+	if (!dev->cq_added)
+		return;
+	dev->cq_added = false;
+	shm_kick(dev, dev->seg, &dev->kaddr, dev->kaddr_len);
+}
+
+int shm_cq_add(struct shm_dev *dev, const struct shm_ep *ep,
+	       const struct rcx_cqe *c)
 {
 	if (dev->cq_tail - dev->cq_head == dev->cq_cap) {
 		uint32_t cap = dev->cq_cap * 2, i;
@@ -257,8 +280,7 @@ int shm_cq_push(struct shm_dev *dev, const struct shm_ep *ep,
 	}
 	dev->cq[dev->cq_tail & (dev->cq_cap - 1)].c = *c;
 	dev->cq[dev->cq_tail++ & (dev->cq_cap - 1)].ep = ep;
-	/* another thread of ours may sleep on the event fd */
-	shm_kick(dev, dev->seg, &dev->kaddr, dev->kaddr_len);
+	dev->cq_added = true;
 	return 0;
 }
 

@@ -30,7 +30,7 @@ static void cqe_push(struct shm_ep *ep, uint64_t wr_id, uint8_t op, int status,
 		.byte_len = len,
 	};
 
-	shm_cq_push(ep->dev, ep, &c);
+	shm_cq_add(ep->dev, ep, &c);
 }
 
 /* ---- the executor's lock: the pid of its holder */
@@ -205,49 +205,38 @@ static uint64_t payload(const struct shm_sqe *q)
 	return q->inl ? (uint64_t)(uintptr_t)q->data : q->addr;
 }
 
-/* deliver(): the receiver executes this one (no cross-memory copy) */
-#define SHM_DEFER 1
-/* direct(): not yet, a pooled WRITE_IMM of the receiver's is pending */
-#define SHM_WAIT 2
-/* direct() asked for mapped memory only: not that, nothing done */
+/*
+ * Executed by the receiver (see struct shm_dir): a SEND or WRITE_IMM
+ * whose payload is in its entry. The sender's executor stops there.
+ */
+static bool rx_exec(const struct shm_sqe *q)
+{
+	return q->inl && recv_op(q->op);
+}
+
+/* Is entry e of d published (its seq written, see struct shm_sqe)? */
+static bool published(struct shm_dir *d, uint32_t e)
+{
+	return atomic_load_explicit(&d->sq[e % SHM_SQ].seq,
+				    memory_order_acquire) == e + 1;
+}
+
+/* direct(): asked for mapped memory only: not that, nothing done */
 #define SHM_SLOW 3
 
 /*
- * Take a pool slot for q's inline payload, to be copied to dst when the
- * receiver takes the completion: false when the pool is full.
+ * A SEND or WRITE_IMM into receive r: the status for the sender. An
+ * inline one runs in the receiver only (rx_exec): a memcpy from its
+ * entry; a larger one is a cross-memory copy by either side.
  */
-static bool pool_put(struct shm_dir *d, const struct shm_sqe *q,
-		     struct shm_rqe *r, uint64_t dst)
-{
-	uint32_t ph = atomic_load_explicit(&d->pool_head, memory_order_relaxed);
-
-	if (ph - atomic_load_explicit(&d->pool_tail, memory_order_acquire) >=
-	    SHM_POOL)
-		return false;
-	memcpy(d->pool[ph % SHM_POOL], q->data, q->len);
-	r->pooled = 1;
-	r->pool_idx = ph;
-	r->addr = dst;
-	atomic_store_explicit(&d->pool_head, ph + 1, memory_order_relaxed);
-	return true;
-}
-
-/*
- * A SEND or WRITE_IMM into receive r: the status for the sender, or
- * SHM_DEFER with nothing done: an inline payload bound for the peer's
- * plain memory is left in its entry for the receiver, which copies it
- * with a memcpy when it runs progress (it must, to take the completion)
- * where the sender would need a system call.
- */
-static int deliver(struct shm_ep *ep, struct shm_dir *d, struct shm_sqe *q,
-		   struct shm_rqe *r, bool snd, bool *took)
+static int deliver(struct shm_ep *ep, struct shm_sqe *q, struct shm_rqe *r,
+		   bool snd)
 {
 	struct shm_dev_seg *rseg = snd ? ep->peer_seg : ep->dev->seg;
 	struct shm_mem_ref ref;
 	void *t = NULL;
 	int st;
 
-	*took = false;
 	if (q->op == RCX_OP_WRITE_IMM && q->len) {
 		/* IBA 9.4.4: a zero-length write checks no key; a refused
 		 * one is NAKed before it takes a receive */
@@ -256,27 +245,11 @@ static int deliver(struct shm_ep *ep, struct shm_dir *d, struct shm_sqe *q,
 			return RCX_ERR_REMOTE_ACCESS;
 		t = target_ptr(ep, q, snd, &ref);
 	}
-	r->pooled = 0;
-	if (q->op == RCX_OP_WRITE_IMM && q->len && !t && q->inl) {
-		/*
-		 * Plain memory of the receiver: as a SEND's payload, the
-		 * data waits in the pool and is copied when the receiver
-		 * takes the completion (what it writes is the receiver's
-		 * to look at only then); later WRITEs to plain memory wait
-		 * for it (direct), so they land after it.
-		 */
-		if (!pool_put(d, q, r, q->raddr))
-			return SHM_DEFER; /* full: the receiver copies */
-		atomic_fetch_add(&d->pool_wimm, 1);
-	}
-	*took = true;
 	r->op = q->op == RCX_OP_WRITE_IMM ? RCX_OP_RECV_IMM : RCX_OP_RECV;
 	r->has_imm = q->op != RCX_OP_SEND;
 	r->imm = q->imm;
 	r->byte_len = q->len;
 	r->status = 0;
-	if (r->pooled)
-		return 0;
 	if (q->op == RCX_OP_WRITE_IMM) {
 		if (q->len && t && (q->inl || snd)) {
 			memmove(t, (void *)(uintptr_t)payload(q), q->len);
@@ -293,17 +266,6 @@ static int deliver(struct shm_ep *ep, struct shm_dir *d, struct shm_sqe *q,
 		r->status = RCX_ERR_LOCAL;
 		return RCX_ERR_REMOTE_OP;
 	}
-	/*
-	 * A receive buffer is undefined until its completion (IBA 10.8.5):
-	 * the receiver copies the payload out of the pool when it takes the
-	 * completion, with no system call.
-	 */
-	if (q->inl && snd && q->len && pool_put(d, q, r, r->addr))
-		return 0;
-	if (q->inl && snd && q->len) {
-		*took = false; /* the pool is full: the receiver copies */
-		return SHM_DEFER;
-	}
 	st = copy(ep, r->addr, !snd, payload(q), q->inl || snd, q->len);
 	r->status = st ? RCX_ERR_LOCAL : 0;
 	return st;
@@ -315,8 +277,8 @@ static int deliver(struct shm_ep *ep, struct shm_dir *d, struct shm_sqe *q,
  * of mem_alloc it is a memcpy or a CPU atomic, elsewhere cross-memory
  * attach (one system call).
  */
-static int direct(struct shm_ep *ep, struct shm_dir *d, struct shm_sqe *q,
-		  bool snd, bool mapped_only)
+static int direct(struct shm_ep *ep, struct shm_sqe *q, bool snd,
+		  bool mapped_only)
 {
 	struct shm_dev_seg *rseg = snd ? ep->peer_seg : ep->dev->seg;
 	struct shm_mem_ref ref = { 0 };
@@ -325,9 +287,6 @@ static int direct(struct shm_ep *ep, struct shm_dir *d, struct shm_sqe *q,
 	if (q->len && !shm_mr_ok(rseg, q->rkey, q->raddr, q->len,
 				 need_access(q->op), &ref))
 		return mapped_only ? SHM_SLOW : RCX_ERR_REMOTE_ACCESS;
-	/* RC order: after the pooled WRITE_IMMs' data has landed */
-	if (!ref.id && atomic_load(&d->pool_wimm))
-		return SHM_WAIT;
 	if (q->len && ref.id)
 		t = target_ptr(ep, q, snd, &ref);
 	if (mapped_only && !t)
@@ -356,17 +315,37 @@ static int direct(struct shm_ep *ep, struct shm_dir *d, struct shm_sqe *q,
 	}
 }
 
-/* Could d's next WR run now: there, no side dead, its receive posted? */
+/*
+ * The sender leaves an rx_exec entry to the receiver, unless a WR it
+ * would run itself (a WRITE, READ or atomic) waits behind it: those must
+ * not wait for the target's progress (passive target), so the sender
+ * then delivers it (a cross-memory copy into plain memory).
+ */
+static bool sender_takes(const struct shm_ep *ep, uint32_t e)
+{
+	uint32_t t =
+		atomic_load_explicit(&ep->tx->sq_tail, memory_order_relaxed);
+
+	/* ours at sq_own - 1, in (e, t): a distance in 1 .. t - e - 1 */
+	return ep->sq_own - 1 - e - 1 < t - e - 1;
+}
+
+/*
+ * Could d's next WR run here now: there, no side dead, its receive
+ * posted, and ours to run (see sender_takes)?
+ */
 static bool runnable(const struct shm_ep *ep, struct shm_dir *d)
 {
 	uint32_t e = atomic_load_explicit(&d->sq_exec, memory_order_acquire);
 	const struct shm_sqe *q;
 
-	if (e == atomic_load_explicit(&d->sq_tail, memory_order_acquire))
+	if (!published(d, e))
 		return false;
 	if (atomic_load(&ep->cseg->dead[0]) || atomic_load(&ep->cseg->dead[1]))
 		return true; /* runs to fail it (or stops at once) */
 	q = &d->sq[e % SHM_SQ];
+	if (d == ep->tx && rx_exec(q) && !sender_takes(ep, e))
+		return false;
 	return !recv_op(q->op) ||
 	       atomic_load_explicit(&d->rq_done, memory_order_acquire) !=
 		       atomic_load_explicit(&d->rq_tail, memory_order_acquire);
@@ -384,16 +363,15 @@ static int exec_dir(struct shm_ep *ep, struct shm_dir *d)
 	struct shm_conn_seg *cs = ep->cseg;
 	bool snd = d == ep->tx;
 	int sside = snd ? ep->side : !ep->side, n = 0, st;
-	uint32_t e, t, rd;
+	uint32_t e, rd;
 	struct shm_sqe *q;
-	bool took, st_stop = false, deferred = false;
+	bool st_stop = false, left = false;
 
 again:
 	if (!runnable(ep, d) || !lock_try(d, ep->dev->pid))
 		return n;
 	e = atomic_load_explicit(&d->sq_exec, memory_order_relaxed);
-	t = atomic_load_explicit(&d->sq_tail, memory_order_acquire);
-	while (e != t) {
+	while (published(d, e)) {
 		q = &d->sq[e % SHM_SQ];
 		if (atomic_load(&cs->dead[sside])) {
 			st_stop = true;
@@ -402,30 +380,24 @@ again:
 		if (atomic_load(&cs->dead[!sside])) {
 			/* the responder is gone: the retries run out */
 			st = RCX_ERR_TRANSPORT;
+		} else if (snd && rx_exec(q) && !sender_takes(ep, e)) {
+			left = true; /* the receiver's: wake it if it sleeps */
+			break;
 		} else if (recv_op(q->op)) {
 			rd = atomic_load_explicit(&d->rq_done,
 						  memory_order_relaxed);
 			if (rd == atomic_load_explicit(&d->rq_tail,
 						       memory_order_acquire))
 				break;
-			st = deliver(ep, d, q, &d->rq[rd % SHM_RQ], snd, &took);
-			if (st == SHM_DEFER) {
-				/* left for the receiver: wake it if it
-				 * sleeps */
-				deferred = true;
-				break;
-			}
-			if (took)
-				atomic_store_explicit(&d->rq_done, rd + 1,
-						      memory_order_release);
+			st = deliver(ep, q, &d->rq[rd % SHM_RQ], snd);
+			atomic_store_explicit(&d->rq_done, rd + 1,
+					      memory_order_release);
 		} else {
-			st = direct(ep, d, q, snd, false);
-			if (st == SHM_WAIT) {
-				deferred = true;
-				break;
-			}
+			st = direct(ep, q, snd, false);
 		}
-		q->status = st;
+		/* the entry's line is the sender's: written on error only */
+		if (st)
+			q->status = st;
 		atomic_store_explicit(&d->sq_exec, ++e, memory_order_release);
 		n++;
 		if (st) {
@@ -434,17 +406,16 @@ again:
 			st_stop = true;
 			break;
 		}
-		t = atomic_load_explicit(&d->sq_tail, memory_order_acquire);
 	}
 	unlock(d);
-	if (n || deferred) /* the other process has work to take */
+	if (n || left) /* the other process has work to take */
 		shm_kick(ep->dev, ep->peer_seg, &ep->peer_kaddr,
 			 ep->peer_kaddr_len);
 	/*
 	 * A WR or a receive that came while we held the lock found it taken
 	 * and left the work to us: look again now that it is free.
 	 */
-	if (!st_stop && !deferred)
+	if (!st_stop && !left)
 		goto again;
 	return n;
 }
@@ -478,14 +449,6 @@ static void reap_rq(struct shm_ep *ep)
 
 	for (; ep->rq_reaped != x; ep->rq_reaped++) {
 		r = &d->rq[ep->rq_reaped % SHM_RQ];
-		if (r->pooled) {
-			memcpy((void *)(uintptr_t)r->addr,
-			       d->pool[r->pool_idx % SHM_POOL], r->byte_len);
-			atomic_store_explicit(&d->pool_tail, r->pool_idx + 1,
-					      memory_order_release);
-			if (r->op == RCX_OP_RECV_IMM)
-				atomic_fetch_sub(&d->pool_wimm, 1);
-		}
 		c = (struct rcx_cqe){
 			.wr_id = ep->rq_wr_id[ep->rq_reaped % SHM_RQ],
 			.ep_ctx = ep->attr.ep_ctx,
@@ -495,7 +458,7 @@ static void reap_rq(struct shm_ep *ep)
 			.imm = r->has_imm ? r->imm : 0,
 			.byte_len = r->byte_len,
 		};
-		shm_cq_push(ep->dev, ep, &c);
+		shm_cq_add(ep->dev, ep, &c);
 		err |= r->status != 0;
 	}
 	if (err)
@@ -546,7 +509,10 @@ static int sq_put(struct shm_ep *ep, const struct rcx_wr *wr)
 		 ((wr->flags & RCX_WR_INLINE) || recv_op(wr->op));
 	if (q->inl && wr->length)
 		memcpy(q->data, (void *)(uintptr_t)wr->addr, wr->length);
-	atomic_store_explicit(&ep->tx->sq_tail, t + 1, memory_order_release);
+	if (!recv_op(wr->op))
+		ep->sq_own = t + 1;
+	atomic_store_explicit(&q->seq, t + 1, memory_order_release);
+	atomic_store_explicit(&ep->tx->sq_tail, t + 1, memory_order_relaxed);
 	return 0;
 }
 
@@ -618,13 +584,14 @@ static bool run_now(struct shm_ep *ep, const struct rcx_wr *wr)
 	q.rkey = wr->rkey;
 	q.compare_add = wr->compare_add;
 	q.swap = wr->swap;
-	st = direct(ep, tx, &q, true, true);
+	st = direct(ep, &q, true, true);
 	if (st)
 		return false; /* SHM_SLOW: the ring takes it */
 	if (wr->flags & RCX_WR_SIGNALED)
 		cqe_push(ep, wr->wr_id, wr->op, 0, wr->length);
-	/* a waiter of the peer's may sleep until a write lands */
-	shm_kick(ep->dev, ep->peer_seg, &ep->peer_kaddr, ep->peer_kaddr_len);
+	/* a waiter of the peer's may sleep until a write lands: the post
+	 * wakes it before it returns */
+	ep->ran_now++;
 	return true;
 }
 
@@ -661,6 +628,12 @@ static int post_one(struct shm_ep *ep, const struct rcx_wr *wr)
 int shm_post_send(struct rcx_ep *e, struct rcx_wr *wr, struct rcx_wr **bad)
 {
 	struct shm_ep *ep = to_sep(e);
+	struct shm_dev *dev = ep->dev;
+	uint32_t t0 = ep->cseg ? atomic_load_explicit(&ep->tx->sq_tail,
+						      memory_order_relaxed)
+			       : 0,
+		 now0 = ep->ran_now;
+	bool wake = false;
 	int ret = 0;
 
 	for (; wr; wr = wr->next) {
@@ -671,8 +644,29 @@ int shm_post_send(struct rcx_ep *e, struct rcx_wr *wr, struct rcx_wr **bad)
 		}
 	}
 	if (ep->state != SHM_EP_ERROR && ep->cseg) {
-		exec_dir(ep, ep->tx);
-		reap(ep);
+		/* a WR that ran now left nothing to execute or reap */
+		wake = ep->ran_now != now0;
+		if (t0 != atomic_load_explicit(&ep->tx->sq_tail,
+					       memory_order_relaxed) ||
+		    ep->pend) {
+			/* the peer runs what it can before we do: wake it
+			 * if it sleeps (exec_dir does when it ran some) */
+			wake |= !exec_dir(ep, ep->tx);
+			reap(ep);
+		}
+		wake &= ep->peer_seg != NULL;
+	}
+	/* one fence for both wakeups: the peer's, a thread of ours */
+	if (wake || dev->cq_added) {
+		atomic_thread_fence(memory_order_seq_cst);
+		if (wake)
+			shm_kick_fenced(dev, ep->peer_seg, &ep->peer_kaddr,
+					ep->peer_kaddr_len);
+		if (dev->cq_added) {
+			dev->cq_added = false;
+			shm_kick_fenced(dev, dev->seg, &dev->kaddr,
+					dev->kaddr_len);
+		}
 	}
 	return ret;
 }
@@ -708,37 +702,37 @@ int shm_post_recv(struct rcx_ep *e, struct rcx_wr *wr, struct rcx_wr **bad)
 		exec_dir(ep, d);
 		reap_rq(ep);
 	}
+	shm_cq_kick(ep->dev);
 	return ret;
 }
 
 /*
- * Nothing for progress to do on ep: every WR of both sides executed and
- * every completion taken, nothing pending. Loads only, of words that
- * change once a message: an endpoint with no traffic costs a poll a few
- * instructions and no write to a line its peer reads. What it misses
- * (a WR published after the loads) the next poll finds.
+ * Nothing for progress to do on ep: every completion taken, nothing
+ * pending, no WR of the peer's published for us to run and none of ours
+ * but those the peer runs (rx_exec). Loads only: of our own words and
+ * lines, of the word the peer writes when it has run a WR of ours, and
+ * of the seq of the peer's next entry, a line it writes once a message
+ * (the payload's). What it misses (a WR published after the loads) the
+ * next poll finds.
  */
 static bool quiet(struct shm_ep *ep)
 {
-	const struct shm_dir *rx = ep->rx, *tx = ep->tx;
+	struct shm_dir *rx = ep->rx, *tx = ep->tx;
 	uint32_t te = atomic_load_explicit(&tx->sq_exec, memory_order_relaxed);
 
 	if (ep->pend || te != ep->sq_reaped ||
-	    te != atomic_load_explicit(&tx->sq_tail, memory_order_relaxed) ||
 	    atomic_load_explicit(&rx->rq_done, memory_order_relaxed) !=
 		    ep->rq_reaped)
 		return false;
-	/*
-	 * The peer's WRs that it left to us (a SEND that found its pool
-	 * full, one that waited for a receive we did not post through
-	 * post_recv): looked for once in SHM_RX_LOOK polls only. Their
-	 * line is the one the peer writes four times a message; a read of
-	 * it on every poll makes each of those writes wait for the line.
-	 */
-	if (++ep->rx_look % SHM_RX_LOOK)
-		return true;
-	return atomic_load_explicit(&rx->sq_exec, memory_order_relaxed) ==
-	       atomic_load_explicit(&rx->sq_tail, memory_order_relaxed);
+	/* ours, waiting for the peer to run them: nothing to do here,
+	 * unless a side is dead (they fail then) */
+	if (te != atomic_load_explicit(&tx->sq_tail, memory_order_relaxed) &&
+	    (!rx_exec(&tx->sq[te % SHM_SQ]) || sender_takes(ep, te) ||
+	     atomic_load_explicit(&ep->cseg->dead[0], memory_order_relaxed) ||
+	     atomic_load_explicit(&ep->cseg->dead[1], memory_order_relaxed)))
+		return false;
+	return !published(
+		rx, atomic_load_explicit(&rx->sq_exec, memory_order_relaxed));
 }
 
 void shm_ep_progress(struct shm_ep *ep)
@@ -768,8 +762,16 @@ void shm_ep_kill(struct shm_ep *ep)
 			 ep->peer_kaddr_len);
 }
 
+static void ep_flush(struct shm_ep *ep);
+
 /* Error state: what ran completes with its status, the rest flushes. */
 void shm_ep_fail(struct shm_ep *ep)
+{
+	ep_flush(ep);
+	shm_cq_kick(ep->dev);
+}
+
+static void ep_flush(struct shm_ep *ep)
 {
 	struct shm_pend *p;
 	struct shm_sqe *q;
@@ -835,6 +837,7 @@ int shm_cq_poll(struct rcx_dev *d, struct rcx_cqe *cqe, int n)
 
 	for (ep = dev->eps; ep; ep = ep->next)
 		shm_ep_progress(ep);
+	shm_cq_kick(dev);
 	while (got < n && dev->cq_head != dev->cq_tail)
 		cqe[got++] = dev->cq[dev->cq_head++ & (dev->cq_cap - 1)].c;
 	if (!got) {
