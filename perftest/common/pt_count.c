@@ -19,7 +19,7 @@
 #define PT_HAVE_CALLGRIND	      0
 #endif
 
-#define SETTLE_US     200
+#define SETTLE_US     2000
 #define SETTLE_MAX_US 64000
 
 /* messages each end has sent and received (shared with --loopback) */
