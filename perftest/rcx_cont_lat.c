@@ -107,6 +107,8 @@ static void count_drive(struct pingpong *p, struct rcx_ctx *ctx)
 		if (ret < 0)
 			PT_CHECK(ret);
 		polls++;
+		if (p->got < until)
+			pt_count_settle(); /* not there yet: counted, waited for */
 	}
 	pt_count_polled(polls);
 	pt_count_received();

@@ -1136,6 +1136,7 @@ int rcx__cm_progress(struct rcx_ctx *ctx)
 		return 0; /* an event handler drains the CQ: no nesting */
 	ctx->in_cm = 1;
 	now = rcx__now_us();
+	rcx__cm_polled(ctx, now);
 	rcx__fail_poll(ctx, now);
 	rcx__feats_cm_poll(ctx, now);
 	while ((ret = ctx->ops->cm_poll(ctx->dev, &ev)) > 0) {

@@ -660,6 +660,9 @@ void rcx__conn_left(struct rcx__conn *c);
 /* queue or send a message for req (sendop = RCX__MSG_EAGER/RTS/FIN) */
 int rcx__conn_send(struct rcx__conn *c, struct rcx_req *req);
 int rcx__cm_progress(struct rcx_ctx *ctx);
+/* rcx__cm_progress ran (now_us: rcx__now_us): the next poll is due from
+ * here (ctx.c) */
+void rcx__cm_polled(struct rcx_ctx *ctx, long long now_us);
 void rcx__conn_drain(struct rcx_ctx *ctx);
 int rcx__tx_init(struct rcx_ctx *ctx);
 /*
@@ -917,10 +920,11 @@ struct rcx_ctx {
 	/* this process's node key (lib/boot/boot_node.c): equal keys share
 	 * a host and can map each other's memory */
 	char node[320];
-	unsigned int cm_tick;
-	/* connection polls by the CPU's counter (ctx.c): the next one due,
-	 * the latest one a pass with completions may put off, ticks between
-	 * two, the counter and the clock at creation */
+	/* connection polls (ctx.c): progress passes since the last one;
+	 * by the CPU's counter, the next one due, the latest one a pass
+	 * with completions may put off, ticks between two, the counter and
+	 * the clock at creation */
+	unsigned int cm_passes;
 	uint64_t cm_next, cm_late, cm_period, tick0;
 	long long tick_us0;
 	int in_cm; /* inside rcx__cm_progress */

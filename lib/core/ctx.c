@@ -14,24 +14,30 @@
 /*
  * Connection polls: a connection poll is a system call or two (the event
  * channel, the clock for liveness), not something to pay every few
- * microseconds of a spin. Progress polls connections once a period
- * has passed since the last poll (a program that calls progress once in
- * a while gets connection events at once), and once in RCX__CM_EVERY
- * calls. The period is 4 ms, the step of the coarse clock it replaces at
- * the kernel's usual 250 Hz, and is read from the CPU's time-stamp
- * counter, one instruction and no call; the counter's rate is taken from
- * the clock at the connection polls (until it is known, every progress
- * call polls).
+ * microseconds of a spin. Progress counts its passes and polls
+ * connections:
+ * - once RCX__CM_EVERY passes went by since the last poll;
+ * - once RCX__CM_PASSES passes went by and the period has passed (4 ms,
+ *   the step of the coarse clock it replaces at the kernel's usual
+ *   250 Hz) on a pass that found no completion (a spinning waiter: its
+ *   passes come in microseconds, so the period decides);
+ * - once RCX__CM_PASSES passes went by and RCX__CM_LATE periods passed
+ *   (100 ms, a tenth of the failure detection bound, docs/config.md), on
+ *   any pass: a program that calls progress rarely.
+ * A blocking wait polls before it sleeps and after it wakes
+ * (rcx__wait_events), and every poll, wherever it is made, starts the
+ * count and the period again (rcx__cm_polled). So a pass whose poll is
+ * not due by count pays a counter, the CPU's time-stamp counter (one
+ * instruction, no call) and two compares; and which pass polls does not
+ * depend on how fast the passes run until RCX__CM_PASSES of them came,
+ * which makes the instructions of a short run repeatable. The counter's
+ * rate is taken from the clock at the polls (until it is known, the
+ * period is over at once).
  */
 #define RCX__CM_EVERY	  1024
+#define RCX__CM_PASSES	  128
 #define RCX__CM_PERIOD_US 4000
-/*
- * A pass that found completions hands them back first and leaves a due
- * connection poll to the next pass that finds none (a waiter's next spin),
- * unless the poll is this many periods late (100 ms: a tenth of the
- * failure detection bound, docs/config.md) or RCX__CM_EVERY calls came.
- */
-#define RCX__CM_LATE 25
+#define RCX__CM_LATE	  25
 /* the clock is compared with the counter over at least this long */
 #define RCX__TICK_CALIB_US 10000
 
@@ -69,16 +75,19 @@ long long rcx__now_us(void)
 }
 
 /*
- * A connection poll is due (now: the counter): when the next one is, in
- * counter ticks, from the rate seen since the context was made.
+ * A connection poll was made (now_us: the clock): the next one is due
+ * by count and by the counter from here, at the rate seen since the
+ * context was made.
  */
-static __attribute__((noinline)) void cm_due(struct rcx_ctx *ctx, uint64_t now)
+void rcx__cm_polled(struct rcx_ctx *ctx, long long now_us)
 {
-	long long us = rcx__now_us() - ctx->tick_us0;
+	uint64_t now = tick_now();
+	long long us = now_us - ctx->tick_us0;
 
 	if (us >= RCX__TICK_CALIB_US)
 		ctx->cm_period = (uint64_t)((double)(now - ctx->tick0) *
 					    RCX__CM_PERIOD_US / (double)us);
+	ctx->cm_passes = 0;
 	ctx->cm_next = now + ctx->cm_period;
 	ctx->cm_late = now + ctx->cm_period * RCX__CM_LATE;
 }
@@ -110,6 +119,7 @@ static inline __attribute__((always_inline)) int progress(struct rcx_ctx *ctx,
 							  int *ran)
 {
 	struct rcx_cqe cqe[RCX__POLL_BATCH];
+	unsigned int passes;
 	uint64_t now;
 	int n;
 
@@ -130,11 +140,10 @@ static inline __attribute__((always_inline)) int progress(struct rcx_ctx *ctx,
 	 * a waiter told "nothing happened" would sleep with no event left to
 	 * wake it.
 	 */
-	now = tick_now();
-	if (RCX__UNLIKELY(
-		    (now >= ctx->cm_next && (n <= 0 || now >= ctx->cm_late)) ||
-		    (++ctx->cm_tick % RCX__CM_EVERY) == 0)) {
-		cm_due(ctx, now);
+	passes = ++ctx->cm_passes;
+	if (RCX__UNLIKELY(passes >= RCX__CM_PASSES) &&
+	    (passes >= RCX__CM_EVERY || ((now = tick_now()) >= ctx->cm_next &&
+					 (n <= 0 || now >= ctx->cm_late)))) {
 		if (rcx__cm_progress(ctx) > 0 && n <= 0)
 			n = 1;
 		rcx__feats_idle(ctx);

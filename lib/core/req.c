@@ -352,18 +352,26 @@ static __attribute__((noinline)) int test_active(struct rcx_req **rp, int *flag,
 	return st ? 0 : ret;
 }
 
+/* rcx_test of a request that is not active, on the fast path */
+static __attribute__((noinline)) int test_inactive(struct rcx_req **rp,
+						   int *flag,
+						   struct rcx_status *st)
+{
+	int ret = test_report(rp, flag, st);
+
+	return st ? 0 : ret;
+}
+
+/* Jumps only: the fast path's checks set up no frame of their own. */
 RCX_API int rcx_test(struct rcx_req **rp, int *flag, struct rcx_status *st)
 {
-	int ret;
-
 	if (RCX__UNLIKELY(!rp || !flag))
 		return -EINVAL;
 	if (!fast_req(*rp))
 		return test_slow(rp, flag, st);
 	if ((*rp)->state == RCX__REQ_ACTIVE)
 		return test_active(rp, flag, st);
-	ret = test_locked(rp, flag, st);
-	return st ? 0 : ret;
+	return test_inactive(rp, flag, st);
 }
 
 RCX_API int rcx_wait(struct rcx_req **rp, struct rcx_status *st)

@@ -19,12 +19,14 @@
 #define PT_HAVE_CALLGRIND	      0
 #endif
 
-#define SETTLE_US     200
+#define SETTLE_US     2000
 #define SETTLE_MAX_US 64000
 
 /* messages each end has sent and received (shared with --loopback) */
 struct shared {
 	volatile long sent[2], received[2];
+	volatile long met[2];	 /* phase_meet: the steps each end reached */
+	volatile long tested[2]; /* PT_SEND_DONE waits ended */
 };
 
 static const char *const part_name[PT_NPARTS] = {
@@ -160,6 +162,20 @@ static void wait_with(enum pt_part p, int (*test)(struct reqs *, int *),
 	pt_count_polled(polls);
 	if (p == PT_RECV_DONE)
 		pt_count_received();
+	if (p == PT_SEND_DONE && cnt.sh)
+		cnt.sh->tested[cnt.me]++;
+}
+
+void pt_count_peer_tested(void)
+{
+	struct shared *sh = cnt.sh;
+	int peer = 1 - cnt.me;
+	double t0 = pt_now_us();
+
+	if (sh)
+		while (sh->tested[peer] < sh->sent[peer] &&
+		       pt_now_us() - t0 < SPIN_MAX_US)
+			usleep(20);
 }
 
 void pt_count_wait(enum pt_part p, struct rcx_req **r)
@@ -191,6 +207,37 @@ void pt_count_empty(struct rcx_req **r)
 	}
 }
 
+/* with --loopback: wait until the peer has come this far too */
+static void phase_meet(long step)
+{
+	struct shared *sh = cnt.sh;
+
+	if (!sh)
+		return;
+	sh->met[cnt.me] = step;
+	while (sh->met[1 - cnt.me] < step)
+		usleep(20);
+}
+
+/*
+ * Before a phase: the ends meet with nothing in flight, and each lets rcx
+ * poll its connections (rcx_ctx_arm does, and finds no completion to take
+ * from the phase); then they meet again. Progress polls connections by
+ * its count of passes since the last poll (lib/core/ctx.c): none is due
+ * in a phase shorter than that count, so a phase's instructions do not
+ * depend on how slowly it ran (the cost of a poll is not in the parts).
+ */
+static void phase_start(long *step)
+{
+	int ret;
+
+	phase_meet(++*step);
+	ret = rcx_ctx_arm(pt_ctx());
+	if (ret && ret != -EAGAIN)
+		PT_CHECK(ret);
+	phase_meet(++*step);
+}
+
 long pt_count_iters(const struct pt_opts *o, unsigned int parts)
 {
 	return o->warmup +
@@ -200,7 +247,7 @@ long pt_count_iters(const struct pt_opts *o, unsigned int parts)
 void pt_count_run(const struct pt_opts *o, struct rcx_group *g,
 		  unsigned int parts, pt_count_body *body, void *arg)
 {
-	long i, k = 0;
+	long i, k = 0, step = 0;
 	int p;
 
 	cnt.me = rcx_group_rank(g);
@@ -215,6 +262,7 @@ void pt_count_run(const struct pt_opts *o, struct rcx_group *g,
 	for (p = 0; p < PT_NPARTS; p++) {
 		if (!(parts & PT_PART(p)))
 			continue;
+		phase_start(&step);
 		cnt.phase = p;
 		for (i = 0; i < o->iters; i++)
 			body(arg, k++);

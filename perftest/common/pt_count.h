@@ -9,13 +9,15 @@
  *
  * A tool's iteration is a body of parts: the start of the sending end,
  * the test that hands its completion back, the same two of the receiving
- * end, one rcx_test that finds nothing, and a second one right after it
- * (the first carries the connection poll of progress when one is due,
- * the second finds none due). After the warm-up the body runs
- * -n times once per part, and in each of these phases collection is on
- * only from the entry to the return of the calls of that part; each
- * phase ends with a dump ("part NAME") that compare reads per object
- * (librcx, libibverbs, the provider's library).
+ * end, one rcx_test that finds nothing, and a second one right after it.
+ * After the warm-up the body runs -n times once per part, and in each of
+ * these phases collection is on only from the entry to the return of the
+ * calls of that part; each phase ends with a dump ("part NAME") that
+ * compare reads per object (librcx, libibverbs, the provider's library).
+ * Before each phase the ends meet with nothing in flight and let rcx poll
+ * its connections (not counted): progress polls them by its count of
+ * passes, and a phase is shorter than that count, so no connection poll
+ * falls in a phase however slowly it runs.
  *
  * A wait first waits outside rcx for what its completion depends on, so
  * that its first rcx_test finds the completion: with --loopback the ends
@@ -35,7 +37,7 @@ enum pt_part {
 	PT_RECV_START,
 	PT_RECV_DONE,
 	PT_EMPTY,      /* one rcx_test that finds nothing */
-	PT_EMPTY_NEXT, /* the next, right after it: no connection poll due */
+	PT_EMPTY_NEXT, /* the next, right after it */
 	PT_NPARTS
 };
 
@@ -67,6 +69,12 @@ void pt_count_wait(enum pt_part p, struct rcx_req **r);
 /* this end sent / received a message (pt_count_wait counts its own) */
 void pt_count_sent(void);
 void pt_count_received(void);
+/*
+ * Before a send that the peer's test of its own send may not see: wait
+ * until the peer has tested every send it made (with --loopback), so that
+ * its send's completion is the only one that test can find.
+ */
+void pt_count_peer_tested(void);
 /* wait outside rcx as pt_count_wait does before its first test */
 void pt_count_ready(enum pt_part p);
 /* pt_count_wait for all n of reqs, with rcx_testall */
