@@ -444,21 +444,43 @@ static void end_ep(struct job *j, struct rcx_ep *ep, bool disconnect)
 
 /*
  * cutoff (verbs): a live peer whose queue pairs broke is not failed at
- * once. The put that ran out of retries reports RCX_ERR_TRANSPORT, the
- * peer is not in the failed set and the window is valid; only after
- * RCX_FT_TIMEOUT_MS is it failed, as checked below, and rcx-run, told so
- * by the survivors, kills it (it would exit with status 3 otherwise).
+ * once.
+ *  - The puts to it go over the world connection: that connection is to
+ *    be made again (lib/core/conn_reconn.c), and the puts wait for it
+ *    (lib/win/win_replay.c). The victim never answers (it makes no
+ *    progress), so it is failed once RCX_FT_TIMEOUT_MS passed after the
+ *    transport gave up: the put reports that, never before
+ *    RCX_FT_TIMEOUT_MS after the victim went silent (a lower bound: a busy
+ *    host only makes it later).
+ *  - Under auto with a device, a path that is not made again (the
+ *    window's own endpoint to a peer of its node): the put reports
+ *    RCX_ERR_TRANSPORT, the peer is not in the failed set yet and the
+ *    window is valid.
+ * Either way it is failed after RCX_FT_TIMEOUT_MS (checked by the
+ * caller), and rcx-run, told so by the survivors, kills it (it would exit
+ * with status 3 otherwise).
  */
-static void cutoff_check(struct job *j, struct rcx_win *w, int ret)
+static void cutoff_check(struct job *j, struct rcx_win *w, uint64_t *base,
+			 int ret)
 {
+	uint64_t silent = __atomic_load_n(&base[S_KILLTIME], __ATOMIC_ACQUIRE);
+	long long ms = (rcx__now_us() - (long long)silent) / 1000;
 	int n = -1;
 
-	TP_CHECK_EQ(ret, RCX_ERR_TRANSPORT);
-	printf("rank %d: put to the cut-off rank %d: %s\n", j->rank, j->victim,
-	       rcx_strerror(ret));
-	TP_CHECK_OK(rcx_group_get_failed(j->g, NULL, 0, &n));
-	TP_CHECK_EQ(n, 0);
-	TP_CHECK(!w->invalid);
+	printf("rank %d: put to the cut-off rank %d: %s, %lld ms after it "
+	       "went silent\n",
+	       j->rank, j->victim, rcx_strerror(ret), ms);
+	if (ret == RCX_ERR_TRANSPORT) {
+		/* only auto has paths that are not made again */
+		TP_CHECK(w->nep != NULL);
+		TP_CHECK_OK(rcx_group_get_failed(j->g, NULL, 0, &n));
+		TP_CHECK_EQ(n, 0);
+		TP_CHECK(!w->invalid);
+		return;
+	}
+	TP_CHECK(ret == RCX_ERR_PROC_FAILED || ret == RCX_ERR_WIN_INVALID);
+	if (TP_CHECK(silent != 0))
+		TP_CHECK(ms >= atoi(CUTOFF_FT_TIMEOUT_MS));
 }
 
 static void silent(struct job *j, bool disconnect, bool idle, bool cutoff)
@@ -516,7 +538,7 @@ static void silent(struct job *j, bool disconnect, bool idle, bool cutoff)
 			ret = rcx_win_flush(w, j->victim);
 	}
 	if (cutoff)
-		cutoff_check(j, w, ret);
+		cutoff_check(j, w, base, ret);
 	else
 		TP_CHECK(idle || ret == RCX_ERR_PROC_FAILED ||
 			 ret == RCX_ERR_TRANSPORT ||
