@@ -562,17 +562,18 @@ static int pend_add(struct shm_ep *ep, const struct rcx_wr *wr)
  * next (in order: everything before it has run), with no ring entry,
  * lock or reap. False, with nothing done, for anything else.
  */
-static bool run_now(struct shm_ep *ep, const struct rcx_wr *wr)
+static bool run_direct(struct shm_ep *ep, const struct rcx_wr *wr)
 {
 	struct shm_dir *tx = ep->tx;
-	uint32_t e = atomic_load_explicit(&tx->sq_exec, memory_order_acquire);
+	uint32_t e;
 	struct shm_sqe q;
-	int st;
 
 	if (wr->op == RCX_OP_SEND || wr->op == RCX_OP_SEND_IMM ||
 	    wr->op == RCX_OP_WRITE_IMM || !wr->length || ep->pend ||
-	    ep->state != SHM_EP_CONNECTED || !ep->peer_seg ||
-	    e != ep->sq_reaped ||
+	    ep->state != SHM_EP_CONNECTED || !ep->peer_seg)
+		return false;
+	e = atomic_load_explicit(&tx->sq_exec, memory_order_acquire);
+	if (e != ep->sq_reaped ||
 	    e != atomic_load_explicit(&tx->sq_tail, memory_order_relaxed) ||
 	    atomic_load(&ep->cseg->dead[0]) || atomic_load(&ep->cseg->dead[1]))
 		return false;
@@ -584,15 +585,37 @@ static bool run_now(struct shm_ep *ep, const struct rcx_wr *wr)
 	q.rkey = wr->rkey;
 	q.compare_add = wr->compare_add;
 	q.swap = wr->swap;
-	st = direct(ep, &q, true, true);
-	if (st)
-		return false; /* SHM_SLOW: the ring takes it */
+	/* not 0: SHM_SLOW, the ring takes it */
+	return direct(ep, &q, true, true) == 0;
+}
+
+/* run_direct from post_send: a completion, as the ring's would be */
+static bool run_now(struct shm_ep *ep, const struct rcx_wr *wr)
+{
+	if (!run_direct(ep, wr))
+		return false;
 	if (wr->flags & RCX_WR_SIGNALED)
 		cqe_push(ep, wr->wr_id, wr->op, 0, wr->length);
 	/* a waiter of the peer's may sleep until a write lands: the post
 	 * wakes it before it returns */
 	ep->ran_now++;
 	return true;
+}
+
+int shm_ep_rma_now(struct rcx_ep *e, const struct rcx_wr *wr)
+{
+	struct shm_ep *ep = to_sep(e);
+
+	if ((wr->op != RCX_OP_WRITE && wr->op != RCX_OP_READ) ||
+	    !run_direct(ep, wr))
+		return -EAGAIN;
+	/* a waiter of the peer's may sleep until a write lands */
+	if (wr->op == RCX_OP_WRITE) {
+		atomic_thread_fence(memory_order_seq_cst);
+		shm_kick_fenced(ep->dev, ep->peer_seg, &ep->peer_kaddr,
+				ep->peer_kaddr_len);
+	}
+	return 0;
 }
 
 static int post_one(struct shm_ep *ep, const struct rcx_wr *wr)
