@@ -334,7 +334,8 @@ static bool sender_takes(const struct shm_ep *ep, uint32_t e)
  * Could d's next WR run here now: there, no side dead, its receive
  * posted, and ours to run (see sender_takes)?
  */
-static bool runnable(const struct shm_ep *ep, struct shm_dir *d)
+static inline __attribute__((always_inline)) bool runnable(
+	const struct shm_ep *ep, struct shm_dir *d)
 {
 	uint32_t e = atomic_load_explicit(&d->sq_exec, memory_order_acquire);
 	const struct shm_sqe *q;
@@ -358,7 +359,7 @@ static bool runnable(const struct shm_ep *ep, struct shm_dir *d)
  * may run this: the one that posts, or the one that posts the receive
  * it waited for. Returns how many WRs ran.
  */
-static int exec_dir(struct shm_ep *ep, struct shm_dir *d)
+static int exec_run(struct shm_ep *ep, struct shm_dir *d)
 {
 	struct shm_conn_seg *cs = ep->cseg;
 	bool snd = d == ep->tx;
@@ -418,6 +419,16 @@ again:
 	if (!st_stop && !left)
 		goto again;
 	return n;
+}
+
+/*
+ * exec_run when d's next WR could run here: the look costs loads only
+ * (no frame of exec_run's), and most calls find nothing (a sender
+ * whose entries its receiver runs, a poll before the next message).
+ */
+static inline int exec_dir(struct shm_ep *ep, struct shm_dir *d)
+{
+	return runnable(ep, d) ? exec_run(ep, d) : 0;
 }
 
 /* The sender's completions, in order. */
