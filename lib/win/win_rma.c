@@ -112,12 +112,15 @@ static int rma_now(struct rcx_win *w, struct rcx__win_strm *s,
 		.rkey = rcx__win_rkey(w, target, off),
 	};
 	uint64_t waits = w->stats.waits;
-	bool fence;
-	int ret;
+	bool fence = false;
+	int ret = 0;
 
-	ret = rcx__order_prepare(w, s, target, put ? RCX__ACC_WR : RCX__ACC_RD,
-				 put ? RCX__VIA_WRITE : RCX__VIA_READ, off, len,
-				 &fence);
+	/* nothing of this stream's outstanding to the target: no order to
+	 * keep (rcx__order_prepare's own first test, without the call) */
+	if (s->t[target].head)
+		ret = rcx__order_prepare(
+			w, s, target, put ? RCX__ACC_WR : RCX__ACC_RD,
+			put ? RCX__VIA_WRITE : RCX__VIA_READ, off, len, &fence);
 	/* a fence is the queue's to keep; a wait may have seen the
 	 * endpoint go: the post decides again */
 	if (ret || fence || waits != w->stats.waits)

@@ -71,7 +71,8 @@ int rcx__win_flush_locked(struct rcx_win *w, int target, bool local)
 
 	/* a dynamic window's peers may have detached since: look again */
 	rcx__win_dyn_sync(w);
-	rcx__win_wait(w, idle, &a);
+	if (!idle(w, &a))
+		rcx__win_wait(w, idle, &a);
 	for (hi = flush_range(w, target, &t); t < hi; t++) {
 		if (w->tgt[t].error && !err)
 			err = w->tgt[t].error;

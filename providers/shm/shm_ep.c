@@ -573,20 +573,30 @@ static int pend_add(struct shm_ep *ep, const struct rcx_wr *wr)
  * next (in order: everything before it has run), with no ring entry,
  * lock or reap. False, with nothing done, for anything else.
  */
-static bool run_direct(struct shm_ep *ep, const struct rcx_wr *wr)
+/*
+ * Nothing of ours queued, unexecuted or not reaped, no side dead: a WR
+ * posted now would run next.
+ */
+static bool sq_idle(struct shm_ep *ep)
 {
 	struct shm_dir *tx = ep->tx;
 	uint32_t e;
+
+	if (ep->pend || ep->state != SHM_EP_CONNECTED || !ep->peer_seg)
+		return false;
+	e = atomic_load_explicit(&tx->sq_exec, memory_order_acquire);
+	return e == ep->sq_reaped &&
+	       e == atomic_load_explicit(&tx->sq_tail, memory_order_relaxed) &&
+	       !atomic_load(&ep->cseg->dead[0]) &&
+	       !atomic_load(&ep->cseg->dead[1]);
+}
+
+static bool run_direct(struct shm_ep *ep, const struct rcx_wr *wr)
+{
 	struct shm_sqe q;
 
 	if (wr->op == RCX_OP_SEND || wr->op == RCX_OP_SEND_IMM ||
-	    wr->op == RCX_OP_WRITE_IMM || !wr->length || ep->pend ||
-	    ep->state != SHM_EP_CONNECTED || !ep->peer_seg)
-		return false;
-	e = atomic_load_explicit(&tx->sq_exec, memory_order_acquire);
-	if (e != ep->sq_reaped ||
-	    e != atomic_load_explicit(&tx->sq_tail, memory_order_relaxed) ||
-	    atomic_load(&ep->cseg->dead[0]) || atomic_load(&ep->cseg->dead[1]))
+	    wr->op == RCX_OP_WRITE_IMM || !wr->length || !sq_idle(ep))
 		return false;
 	q.op = wr->op;
 	q.inl = 0; /* the payload is read from wr->addr, ours */
@@ -613,19 +623,36 @@ static bool run_now(struct shm_ep *ep, const struct rcx_wr *wr)
 	return true;
 }
 
+/*
+ * The WRITE or READ of run_direct, with no entry built: the key checked
+ * in the peer's table, the segment mapped here, a memcpy.
+ */
 int shm_ep_rma_now(struct rcx_ep *e, const struct rcx_wr *wr)
 {
 	struct shm_ep *ep = to_sep(e);
+	bool put = wr->op == RCX_OP_WRITE;
+	struct shm_mem_ref ref;
+	void *t;
 
-	if ((wr->op != RCX_OP_WRITE && wr->op != RCX_OP_READ) ||
-	    !run_direct(ep, wr))
+	if ((!put && wr->op != RCX_OP_READ) || !wr->length || !sq_idle(ep) ||
+	    !shm_mr_ok(ep->peer_seg, wr->rkey, wr->remote_addr, wr->length,
+		       put ? RCX_ACCESS_REMOTE_WRITE : RCX_ACCESS_REMOTE_READ,
+		       &ref))
 		return -EAGAIN;
-	/* a waiter of the peer's may sleep until a write lands */
-	if (wr->op == RCX_OP_WRITE) {
-		atomic_thread_fence(memory_order_seq_cst);
-		shm_kick_fenced(ep->dev, ep->peer_seg, &ep->peer_kaddr,
-				ep->peer_kaddr_len);
+	t = ep->peer_pid == ep->dev->pid
+		    ? (void *)(uintptr_t)wr->remote_addr
+		    : shm_mem_peer(ep, &ref, wr->remote_addr);
+	if (!t)
+		return -EAGAIN; /* plain memory: cross-memory attach */
+	if (!put) {
+		memmove((void *)(uintptr_t)wr->addr, t, wr->length);
+		return 0;
 	}
+	memmove(t, (const void *)(uintptr_t)wr->addr, wr->length);
+	/* a waiter of the peer's may sleep until a write lands */
+	atomic_thread_fence(memory_order_seq_cst);
+	shm_kick_fenced(ep->dev, ep->peer_seg, &ep->peer_kaddr,
+			ep->peer_kaddr_len);
 	return 0;
 }
 
