@@ -300,6 +300,17 @@ struct rcx_provider_ops {
 
 	int (*post_send)(struct rcx_ep *ep, struct rcx_wr *wr,
 			 struct rcx_wr **bad);
+	/*
+	 * Run one RDMA WRITE or READ (wr->next ignored) at once, from and
+	 * into the caller's buffers, as post_send would run it next: after
+	 * every WR posted before it, done at the target and at the origin
+	 * when the call returns, with no completion entry (wr_id, flags and
+	 * lkey unused). -EAGAIN: not now (an earlier WR of the endpoint's is
+	 * not complete, the target memory is not mapped here, its key does
+	 * not allow it): nothing done, post_send it. Optional: the stub
+	 * returns -EOPNOTSUPP.
+	 */
+	int (*ep_rma_now)(struct rcx_ep *ep, const struct rcx_wr *wr);
 	int (*post_recv)(struct rcx_ep *ep, struct rcx_wr *wr,
 			 struct rcx_wr **bad);
 	/* returns the number of entries written (0..n) or an error */
@@ -351,6 +362,7 @@ int rcx__stub_ep_query(const struct rcx_ep *ep, struct rcx_ep_info *info);
 int rcx__stub_mem_alloc(struct rcx_dev *dev, size_t len, void **out);
 int rcx__stub_mem_free(struct rcx_dev *dev, void *addr);
 int rcx__stub_cq_poll(struct rcx_dev *dev, struct rcx_cqe *cqe, int n);
+int rcx__stub_ep_rma_now(struct rcx_ep *ep, const struct rcx_wr *wr);
 int rcx__stub_mr_reg_keyed(struct rcx_dev *dev, void *addr, size_t len,
 			   unsigned int access, uint32_t lkey, uint32_t rkey,
 			   struct rcx_mr **out);

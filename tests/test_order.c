@@ -926,6 +926,84 @@ static void sc_fenced_loop(struct tp_job *j)
 	TP_CHECK_OK(rcx_win_free(&w));
 }
 
+/* ---- puts and gets the provider runs at once */
+
+#define NOW_N 300 /* puts, and as many gets, per window */
+
+/* Does the provider of this run reach rank 1's allocated memory mapped? */
+static bool now_expected(void)
+{
+	const char *p = getenv("RCX_PROVIDER"), *d = getenv("RCX_DEVICE");
+
+	return p && (!strcmp(p, "shm") ||
+		     (!strcmp(p, "auto") && d && !strcmp(d, "shm")));
+}
+
+/* NOW_N put + get + flush to rank 1: the gets read the puts' values. */
+static void now_loop(struct rcx_win *w, uint64_t *now)
+{
+	struct rcx__win_stats s0, s1;
+	uint64_t v, back;
+	int i, bad = 0;
+
+	TP_CHECK_OK(rcx_win_lock_all(w));
+	TP_CHECK_OK(rcx__win_stats(w, &s0));
+	for (i = 0; i < NOW_N; i++) {
+		v = 1000 + i;
+		TP_CHECK_OK(rcx_put(w, &v, 8, 1, i));
+		v = 0; /* the origin buffer is the caller's again */
+		back = 0;
+		TP_CHECK_OK(rcx_get(w, &back, 8, 1, i));
+		TP_CHECK_OK(rcx_win_flush(w, 1));
+		bad += back != (uint64_t)(1000 + i);
+	}
+	TP_CHECK_OK(rcx__win_stats(w, &s1));
+	TP_CHECK_OK(rcx_win_unlock_all(w));
+	TP_CHECK_EQ(bad, 0);
+	*now = s1.now - s0.now;
+}
+
+/*
+ * On a window of rcx_win_allocate whose target memory the provider maps
+ * (shm) a put or get runs at once, but one in RCX__WIN_NOW_EVERY, which
+ * is posted (win_int.h says why); on one of rcx_win_create (memory of the
+ * program's, reached by cross-memory attach) and on a NIC, none does.
+ * Every put lands either way.
+ */
+static void sc_now(struct tp_job *j)
+{
+	uint64_t *base = NULL, *mem = calloc(NOW_N, 8), now = 0, lo;
+	struct rcx_win *w = NULL, *w2 = NULL;
+	int i, bad = 0;
+
+	if (!TP_CHECK(mem != NULL))
+		return;
+	TP_CHECK_OK(
+		rcx_win_allocate(j->g, NOW_N * 8, 8, NULL, (void **)&base, &w));
+	TP_CHECK_OK(rcx_win_create(j->g, mem, NOW_N * 8, 8, NULL, &w2));
+	if (j->rank == 0 && w && w2) {
+		now_loop(w, &now);
+		lo = 2 * NOW_N - 2 * NOW_N / RCX__WIN_NOW_EVERY - 1;
+		printf("rank 0: allocated window: %llu of %d ops at once\n",
+		       (unsigned long long)now, 2 * NOW_N);
+		if (now_expected())
+			TP_CHECK(now >= lo && now < 2 * NOW_N);
+		else if (!strcmp(getenv("RCX_PROVIDER") ?: "", "verbs"))
+			TP_CHECK_EQ(now, 0);
+		now_loop(w2, &now);
+		TP_CHECK_EQ(now, 0);
+	}
+	TP_CHECK_OK(rcx_group_barrier(j->g));
+	if (j->rank == 1 && base)
+		for (i = 0; i < NOW_N; i++)
+			bad += base[i] != (uint64_t)(1000 + i) ||
+			       mem[i] != (uint64_t)(1000 + i);
+	TP_CHECK_EQ(bad, 0);
+	TP_CHECK_OK(rcx_win_free(&w2));
+	TP_CHECK_OK(rcx_win_free(&w));
+	free(mem);
+}
+
 /* ---- a target reached through two paths */
 
 /*
@@ -1114,6 +1192,7 @@ static const struct tp_scenario scenarios[] = {
 	{ .name = "fenced_loop", .run = sc_fenced_loop },
 	{ .name = "paths_acc", .run = sc_paths_acc },
 	{ .name = "paths_flag", .run = sc_paths_flag },
+	{ .name = "now", .run = sc_now, .size = 2 },
 	{ .name = "stall",
 	  .run = sc_stall,
 	  .provider = "fault",
@@ -1207,6 +1286,11 @@ static void test_paths_flag(void)
 	CU_ASSERT_EQUAL(tu_mp_run(2, "order", "paths_flag", 300), 0);
 }
 
+static void test_now(void)
+{
+	CU_ASSERT_EQUAL(tu_mp_run(2, "order", "now", 120), 0);
+}
+
 static const CU_TestInfo tests[] = {
 	{ "mapping_table_wr_by_wr", test_table },
 	{ "fence_covers_earlier", test_cover },
@@ -1222,6 +1306,7 @@ static const CU_TestInfo tests[] = {
 	{ "fence_mode_refused", test_fence_mode_bad },
 	{ "put_order_accumulate_last_word", test_paths_acc },
 	{ "put_order_accumulate_flag", test_paths_flag },
+	{ "put_get_at_once_on_mapped_memory", test_now },
 	CU_TEST_INFO_NULL,
 };
 

@@ -3,9 +3,10 @@
  * Connections: one reliable endpoint per peer, per-connection rings of
  * pre-posted receive buffers, send bounce slots shared by the context,
  * and credit-based flow control (a sender spends one credit per message;
- * the receiver returns credits piggybacked on its own messages, or in a
- * CREDIT message once half the ring was reposted). RNR retry stays on as
- * a backstop for the control messages that need no credit.
+ * the receiver reposts the buffers of such messages in batches, and
+ * returns their credits piggybacked on its own messages, or in a CREDIT
+ * message once half the ring was reposted). RNR retry stays on as a
+ * backstop for the control messages that need no credit.
  *
  * Reconnection: when the transport gives up on a world connection (its
  * retries ran out) the peer may be alive, so the connection is remade
@@ -49,6 +50,35 @@ static int post_rx(struct rcx__conn *c, struct rcx__rxbuf *b)
 	if (!ret)
 		c->rx_posted++;
 	return ret;
+}
+
+/*
+ * The buffer of a message that spent a credit: held until rx_batch are,
+ * then all posted in one call (one provider call, one doorbell) and
+ * their credits owed to the peer. The others' go back at once: they
+ * spent no credit, and the reserve for them must stay posted.
+ */
+static int repost_rx(struct rcx__conn *c, struct rcx__rxbuf *b, bool credit)
+{
+	int ret, n;
+
+	if (!credit || c->rx_batch == 1) {
+		ret = post_rx(c, b);
+		if (!ret && credit)
+			c->owed++;
+		return ret;
+	}
+	c->rx_hold[c->nhold++] = b->pwr;
+	if (c->nhold < c->rx_batch)
+		return 0;
+	n = c->nhold;
+	ret = c->ctx->ops->pwr_post_recv(c->ep, c->rx_hold, n);
+	if (ret)
+		return ret;
+	c->nhold = 0;
+	c->rx_posted += n;
+	c->owed += n;
+	return 0;
 }
 
 static void pwr_drop(struct rcx_ctx *ctx, struct rcx_pwr **p)
@@ -127,6 +157,7 @@ static int on_ready(struct rcx_ep *ep, void *arg)
 	if (ret)
 		return ret;
 	c->ep = ep;
+	c->nhold = 0; /* held buffers too: every one goes to the new ep */
 	for (i = 0; i < c->ctx->cfg.rx_depth; i++) {
 		ret = post_rx(c, &c->rx[i]);
 		if (ret)
@@ -232,6 +263,16 @@ int rcx__conn_new(struct rcx_ctx *ctx, struct rcx_group *g, int peer,
 	c->peer = peer;
 	c->state = RCX__CONN_CONNECTING;
 	c->credits = (int)ctx->cfg.rx_depth - RCX__CREDIT_RESERVE;
+	/*
+	 * At most half the peer's credits held back: it keeps credits to
+	 * send with while we hold buffers, and the messages it sends fill
+	 * the batch (the held ones' credits are still out, never returned
+	 * before they are posted again).
+	 */
+	c->rx_batch = (uint8_t)(c->credits / 2 < RCX__RX_BATCH ? c->credits / 2
+							       : RCX__RX_BATCH);
+	if (c->rx_batch < 1)
+		c->rx_batch = 1;
 	*out = c;
 	return 0;
 }
@@ -1058,15 +1099,13 @@ static void on_rx(struct rcx_ctx *ctx, struct rcx__wrctx *w,
 	}
 	if (c->state != RCX__CONN_UP)
 		return;
-	ret = post_rx(c, b);
+	/* a CREDIT or BYE spent no credit: it earns none back (returning
+	 * one would let the peer send past our receives into RNR NAKs) */
+	ret = repost_rx(c, b, needs_credit(h->type));
 	if (ret) {
 		rcx__conn_fail(c, ret);
 		return;
 	}
-	/* a CREDIT or BYE spent no credit: it earns none back (returning
-	 * one would let the peer send past our receives into RNR NAKs) */
-	if (needs_credit(h->type))
-		c->owed++;
 	if (c->backlog)
 		rcx__conn_pending_add(c);
 	/*

@@ -488,6 +488,9 @@ struct rcx__withdrawn {
 	uint32_t id;
 };
 
+/* receive buffers reposted in one call at most (conn.c, on_rx) */
+#define RCX__RX_BATCH 8
+
 struct rcx__conn {
 	struct rcx__epobj obj; /* first: the endpoint's ep_ctx */
 	struct rcx_ctx *ctx;
@@ -500,6 +503,10 @@ struct rcx__conn {
 	int tx_inflight; /* bounce-slot sends not completed */
 	int credits;	 /* messages we may still send */
 	int owed;	 /* receive buffers reposted, not yet announced */
+	/* buffers of messages that spent a credit, reposted together once
+	 * rx_batch of them are taken (conn.c, on_rx) */
+	struct rcx_pwr *rx_hold[RCX__RX_BATCH];
+	uint8_t nhold, rx_batch;
 	uint32_t next_rndv;
 	struct rcx__rxbuf *rx;
 	uint8_t *rx_mem;

@@ -39,6 +39,14 @@ enum { RCX__OP_WAITED = 1, RCX__OP_JOB = 2 };
  */
 #define RCX__WIN_KICK_US 50000
 /*
+ * A put or get the provider can run at once does so (win_rma.c), and
+ * nothing of it passes through progress, where the transport learns that
+ * a peer died. So one in this many is posted as any other: its
+ * completion takes the flush or the wait through progress, and a loop of
+ * puts and flushes sees a failure as it would on a NIC.
+ */
+#define RCX__WIN_NOW_EVERY 64
+/*
  * Kicks outstanding per target at most. A kick completes only after the
  * fenced WR it is behind, so each holds a send-queue slot until the WR
  * moves: without a bound a WR stuck for good would collect one every
@@ -198,6 +206,8 @@ struct rcx__win_tgt {
 	uint8_t lock;	 /* RCX_LOCK_* taken by rcx_win_lock, or 0 */
 	uint8_t nocheck; /* ... with RCX_MODE_NOCHECK: no lock word taken */
 	uint8_t nspan;
+	/* its endpoint's provider runs no put or get at once (win_rma.c) */
+	uint8_t no_now;
 	struct rcx__win_kick kick; /* win.c, kick() */
 	struct rcx__win_span span[RCX__WIN_SPANS];
 	/* ops waiting for the connection to be remade, in post order
@@ -216,6 +226,7 @@ struct rcx__win_stats {
 	uint64_t bulk;	  /* of those, for NIC atomics at the target */
 	uint64_t kicks;	  /* stalled fenced WRs re-driven (win.c) */
 	uint64_t replays; /* ops posted from the queue of a reconnection */
+	uint64_t now;	  /* puts and gets the provider ran at once */
 };
 
 /* An endpoint the window owns: the loopback pair for NIC atomics on its
@@ -255,6 +266,7 @@ struct rcx_win {
 	int nlocked;
 	struct rcx__win_pscw *pscw; /* post/start epochs, or NULL */
 	uint32_t fence_ops; /* ops since the fence that opened the epoch */
+	uint32_t now_ops;   /* puts and gets run at once (win_rma.c) */
 	/* operation slots */
 	struct rcx__win_op *ops, *op_free;
 	uint8_t *bounce;

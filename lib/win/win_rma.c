@@ -94,6 +94,50 @@ int rcx__win_lkey(struct rcx_win *w, struct rcx__win_op *op, const void *buf,
 	return ret;
 }
 
+/*
+ * A put or get the provider runs at once (shm: target memory this process
+ * maps), in order after everything posted to the target before: complete
+ * when this returns, so it takes no slot, no completion, and nothing of
+ * it is kept for a reconnection (win_replay.c). -EAGAIN: post it.
+ */
+static int rma_now(struct rcx_win *w, struct rcx__win_strm *s,
+		   struct rcx_ep *ep, bool put, void *buf, uint32_t len,
+		   int target, uint64_t off)
+{
+	struct rcx_wr wr = {
+		.op = put ? RCX_OP_WRITE : RCX_OP_READ,
+		.addr = (uintptr_t)buf,
+		.length = len,
+		.remote_addr = w->peer[target].base + off,
+		.rkey = rcx__win_rkey(w, target, off),
+	};
+	uint64_t waits = w->stats.waits;
+	bool fence = false;
+	int ret = 0;
+
+	/* nothing of this stream's outstanding to the target: no order to
+	 * keep (rcx__order_prepare's own first test, without the call) */
+	if (s->t[target].head)
+		ret = rcx__order_prepare(
+			w, s, target, put ? RCX__ACC_WR : RCX__ACC_RD,
+			put ? RCX__VIA_WRITE : RCX__VIA_READ, off, len, &fence);
+	/* a fence is the queue's to keep; a wait may have seen the
+	 * endpoint go: the post decides again */
+	if (ret || fence || waits != w->stats.waits)
+		return ret ? ret : -EAGAIN;
+	ret = w->ctx->ops->ep_rma_now(ep, &wr);
+	if (ret) {
+		if (ret == -EOPNOTSUPP)
+			w->tgt[target].no_now = 1;
+		return -EAGAIN;
+	}
+	rcx__stats_wrs(&w->ctx->st, &wr, 1);
+	w->stats.now++;
+	if (w->fence_open)
+		w->fence_ops++;
+	return 0;
+}
+
 /* Lock held, arguments checked. */
 static int rma(struct rcx_win *w, bool put, void *buf, size_t len, int target,
 	       uint64_t off, struct rcx_req *req)
@@ -126,6 +170,13 @@ static int rma(struct rcx_win *w, bool put, void *buf, size_t len, int target,
 	ret = rcx__win_ep(w, target, &ep, &sq);
 	if (ret)
 		return ret;
+	if (ep && len <= max && !w->tgt[target].no_now &&
+	    ++w->now_ops % RCX__WIN_NOW_EVERY &&
+	    !rcx__win_replay_waiting(w, target)) {
+		ret = rma_now(w, s, ep, put, buf, (uint32_t)len, target, off);
+		if (ret != -EAGAIN)
+			return ret;
+	}
 	/* no endpoint while the connection is remade: none inline */
 	inl = ep ? w->ctx->ops->ep_max_inline(ep) : 0;
 	if (inl > w->ctx->cfg.inline_size)

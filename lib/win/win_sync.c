@@ -44,33 +44,36 @@ struct idle_arg {
 	bool local;
 };
 
+/* The targets a flush of target (-1: all) looks at: [*lo, return) */
+static int flush_range(const struct rcx_win *w, int target, int *lo)
+{
+	*lo = target >= 0 ? target : 0;
+	return target >= 0 ? target + 1 : w->size;
+}
+
 static bool idle(struct rcx_win *w, void *arg)
 {
 	struct idle_arg *a = arg;
-	int t;
+	int t, hi = flush_range(w, a->target, &t);
 
 	if (w->invalid)
 		return true;
-	for (t = 0; t < w->size; t++) {
-		if (a->target >= 0 && t != a->target)
-			continue;
+	for (; t < hi; t++)
 		if (a->local ? w->tgt[t].local : w->tgt[t].inflight)
 			return false;
-	}
 	return true;
 }
 
 int rcx__win_flush_locked(struct rcx_win *w, int target, bool local)
 {
 	struct idle_arg a = { target, local };
-	int t, err = 0;
+	int t, hi, err = 0;
 
 	/* a dynamic window's peers may have detached since: look again */
 	rcx__win_dyn_sync(w);
-	rcx__win_wait(w, idle, &a);
-	for (t = 0; t < w->size; t++) {
-		if (target >= 0 && t != target)
-			continue;
+	if (!idle(w, &a))
+		rcx__win_wait(w, idle, &a);
+	for (hi = flush_range(w, target, &t); t < hi; t++) {
 		if (w->tgt[t].error && !err)
 			err = w->tgt[t].error;
 		w->tgt[t].error = 0;

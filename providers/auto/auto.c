@@ -414,6 +414,11 @@ static int auto_pwr_post_recv(struct rcx_ep *ep, struct rcx_pwr **pwr, int n)
 	return rcx__obj_ops(ep)->pwr_post_recv(ep, pwr, n);
 }
 
+static int auto_ep_rma_now(struct rcx_ep *ep, const struct rcx_wr *wr)
+{
+	return rcx__obj_ops(ep)->ep_rma_now(ep, wr);
+}
+
 static int auto_post_send(struct rcx_ep *ep, struct rcx_wr *wr,
 			  struct rcx_wr **bad)
 {
@@ -534,6 +539,7 @@ const struct rcx_provider_ops rcx__auto_ops = {
 	.pwr_post_recv = auto_pwr_post_recv,
 	.cm_poll = auto_cm_poll,
 	.post_send = auto_post_send,
+	.ep_rma_now = auto_ep_rma_now,
 	.post_recv = auto_post_recv,
 	.cq_poll = auto_cq_poll,
 	.cq_poll_min = auto_cq_poll_min,

@@ -706,6 +706,8 @@ const struct rcx_provider_ops rcx__fault_ops = {
 	.pwr_post_recv = flt_pwr_post_recv,
 	.cm_poll = flt_cm_poll,
 	.post_send = flt_post_send,
+	/* every WR through post_send, where it is recorded or failed */
+	.ep_rma_now = rcx__stub_ep_rma_now,
 	.post_recv = flt_post_recv,
 	.cq_poll = flt_cq_poll,
 	.cq_poll_min = rcx__stub_cq_poll,

@@ -422,6 +422,7 @@ void shm_mem_unmap(struct shm_ep *ep);
 
 /* shm_ep.c */
 int shm_post_send(struct rcx_ep *ep, struct rcx_wr *wr, struct rcx_wr **bad);
+int shm_ep_rma_now(struct rcx_ep *ep, const struct rcx_wr *wr);
 int shm_post_recv(struct rcx_ep *ep, struct rcx_wr *wr, struct rcx_wr **bad);
 int shm_cq_poll(struct rcx_dev *dev, struct rcx_cqe *cqe, int n);
 int shm_ep_set_error(struct rcx_ep *ep);

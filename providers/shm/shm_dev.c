@@ -668,6 +668,7 @@ const struct rcx_provider_ops rcx__shm_ops = {
 	.pwr_post_recv = shm_pwr_post_recv,
 	.cm_poll = shm_cm_poll,
 	.post_send = shm_post_send,
+	.ep_rma_now = shm_ep_rma_now,
 	.post_recv = shm_post_recv,
 	.cq_poll = shm_cq_poll,
 	.cq_poll_min = shm_cq_poll,

@@ -334,7 +334,8 @@ static bool sender_takes(const struct shm_ep *ep, uint32_t e)
  * Could d's next WR run here now: there, no side dead, its receive
  * posted, and ours to run (see sender_takes)?
  */
-static bool runnable(const struct shm_ep *ep, struct shm_dir *d)
+static inline __attribute__((always_inline)) bool runnable(
+	const struct shm_ep *ep, struct shm_dir *d)
 {
 	uint32_t e = atomic_load_explicit(&d->sq_exec, memory_order_acquire);
 	const struct shm_sqe *q;
@@ -358,7 +359,7 @@ static bool runnable(const struct shm_ep *ep, struct shm_dir *d)
  * may run this: the one that posts, or the one that posts the receive
  * it waited for. Returns how many WRs ran.
  */
-static int exec_dir(struct shm_ep *ep, struct shm_dir *d)
+static int exec_run(struct shm_ep *ep, struct shm_dir *d)
 {
 	struct shm_conn_seg *cs = ep->cseg;
 	bool snd = d == ep->tx;
@@ -418,6 +419,16 @@ again:
 	if (!st_stop && !left)
 		goto again;
 	return n;
+}
+
+/*
+ * exec_run when d's next WR could run here: the look costs loads only
+ * (no frame of exec_run's), and most calls find nothing (a sender
+ * whose entries its receiver runs, a poll before the next message).
+ */
+static inline int exec_dir(struct shm_ep *ep, struct shm_dir *d)
+{
+	return runnable(ep, d) ? exec_run(ep, d) : 0;
 }
 
 /* The sender's completions, in order. */
@@ -562,19 +573,30 @@ static int pend_add(struct shm_ep *ep, const struct rcx_wr *wr)
  * next (in order: everything before it has run), with no ring entry,
  * lock or reap. False, with nothing done, for anything else.
  */
-static bool run_now(struct shm_ep *ep, const struct rcx_wr *wr)
+/*
+ * Nothing of ours queued, unexecuted or not reaped, no side dead: a WR
+ * posted now would run next.
+ */
+static bool sq_idle(struct shm_ep *ep)
 {
 	struct shm_dir *tx = ep->tx;
-	uint32_t e = atomic_load_explicit(&tx->sq_exec, memory_order_acquire);
+	uint32_t e;
+
+	if (ep->pend || ep->state != SHM_EP_CONNECTED || !ep->peer_seg)
+		return false;
+	e = atomic_load_explicit(&tx->sq_exec, memory_order_acquire);
+	return e == ep->sq_reaped &&
+	       e == atomic_load_explicit(&tx->sq_tail, memory_order_relaxed) &&
+	       !atomic_load(&ep->cseg->dead[0]) &&
+	       !atomic_load(&ep->cseg->dead[1]);
+}
+
+static bool run_direct(struct shm_ep *ep, const struct rcx_wr *wr)
+{
 	struct shm_sqe q;
-	int st;
 
 	if (wr->op == RCX_OP_SEND || wr->op == RCX_OP_SEND_IMM ||
-	    wr->op == RCX_OP_WRITE_IMM || !wr->length || ep->pend ||
-	    ep->state != SHM_EP_CONNECTED || !ep->peer_seg ||
-	    e != ep->sq_reaped ||
-	    e != atomic_load_explicit(&tx->sq_tail, memory_order_relaxed) ||
-	    atomic_load(&ep->cseg->dead[0]) || atomic_load(&ep->cseg->dead[1]))
+	    wr->op == RCX_OP_WRITE_IMM || !wr->length || !sq_idle(ep))
 		return false;
 	q.op = wr->op;
 	q.inl = 0; /* the payload is read from wr->addr, ours */
@@ -584,15 +606,54 @@ static bool run_now(struct shm_ep *ep, const struct rcx_wr *wr)
 	q.rkey = wr->rkey;
 	q.compare_add = wr->compare_add;
 	q.swap = wr->swap;
-	st = direct(ep, &q, true, true);
-	if (st)
-		return false; /* SHM_SLOW: the ring takes it */
+	/* not 0: SHM_SLOW, the ring takes it */
+	return direct(ep, &q, true, true) == 0;
+}
+
+/* run_direct from post_send: a completion, as the ring's would be */
+static bool run_now(struct shm_ep *ep, const struct rcx_wr *wr)
+{
+	if (!run_direct(ep, wr))
+		return false;
 	if (wr->flags & RCX_WR_SIGNALED)
 		cqe_push(ep, wr->wr_id, wr->op, 0, wr->length);
 	/* a waiter of the peer's may sleep until a write lands: the post
 	 * wakes it before it returns */
 	ep->ran_now++;
 	return true;
+}
+
+/*
+ * The WRITE or READ of run_direct, with no entry built: the key checked
+ * in the peer's table, the segment mapped here, a memcpy.
+ */
+int shm_ep_rma_now(struct rcx_ep *e, const struct rcx_wr *wr)
+{
+	struct shm_ep *ep = to_sep(e);
+	bool put = wr->op == RCX_OP_WRITE;
+	struct shm_mem_ref ref;
+	void *t;
+
+	if ((!put && wr->op != RCX_OP_READ) || !wr->length || !sq_idle(ep) ||
+	    !shm_mr_ok(ep->peer_seg, wr->rkey, wr->remote_addr, wr->length,
+		       put ? RCX_ACCESS_REMOTE_WRITE : RCX_ACCESS_REMOTE_READ,
+		       &ref))
+		return -EAGAIN;
+	t = ep->peer_pid == ep->dev->pid
+		    ? (void *)(uintptr_t)wr->remote_addr
+		    : shm_mem_peer(ep, &ref, wr->remote_addr);
+	if (!t)
+		return -EAGAIN; /* plain memory: cross-memory attach */
+	if (!put) {
+		memmove((void *)(uintptr_t)wr->addr, t, wr->length);
+		return 0;
+	}
+	memmove(t, (const void *)(uintptr_t)wr->addr, wr->length);
+	/* a waiter of the peer's may sleep until a write lands */
+	atomic_thread_fence(memory_order_seq_cst);
+	shm_kick_fenced(ep->dev, ep->peer_seg, &ep->peer_kaddr,
+			ep->peer_kaddr_len);
+	return 0;
 }
 
 static int post_one(struct shm_ep *ep, const struct rcx_wr *wr)

@@ -463,6 +463,7 @@ const struct rcx_provider_ops rcx__verbs_ops = {
 	.pwr_post_recv = vrb_pwr_post_recv,
 	.cm_poll = vrb_cm_poll,
 	.post_send = vrb_post_send,
+	.ep_rma_now = rcx__stub_ep_rma_now,
 	.post_recv = vrb_post_recv,
 	.cq_poll = vrb_cq_poll,
 	.cq_poll_min = vrb_cq_poll_min,
