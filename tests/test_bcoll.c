@@ -5,7 +5,8 @@
  * types and operations, in place and not, reduce to two roots and
  * allgather, each started
  * 300 times (TEST_BCOLL_ITERS asks for more: tools/test --full runs
- * 10,000 on shared memory and on Soft-RoCE) with the data
+ * 10,000 on shared memory and on Soft-RoCE; the default run on an RDMA
+ * device 48, each collective on one of the rank counts) with the data
  * changing between starts and every result checked at every rank; a
  * 1 MiB allreduce; a continuation on each start; bad input; and a rank
  * that kills itself mid-stream under `rcx-run --ft` (on the world, and on
@@ -32,12 +33,30 @@
 
 /* starts of each collective; TEST_BCOLL_ITERS may ask for others */
 #define ITERS_DEFAULT 300
+/*
+ * On an RDMA device (verbs, auto across two nodes) a run that does not
+ * set TEST_BCOLL_ITERS is the default run of tools/test, where the
+ * emulated device makes each start and each launch slow: fewer starts
+ * (still many times the slots a channel turns through, the data
+ * changing at each), and each collective on one of 2, 3 and 4 ranks
+ * (dev_ranks; shared memory runs every one on all three, and so does
+ * TEST_BCOLL_ITERS, tools/test --part bcoll and --full).
+ */
+#define ITERS_QUICK 48
 static int iters = ITERS_DEFAULT;
 #define ITERS	   iters
 #define COUNT	   5 /* elements of the small collectives: odd on purpose */
 #define BIG	   (1u << 17) /* int64 elements: 1 MiB */
 #define BIG_ITER   20
 #define CONT_ITERS 500
+/* kill: the start at which the last rank dies */
+#define KILL_AT 500
+/* sched: starts of each allreduce bound with each schedule */
+#define SCHED_ITERS 20
+/* the quick run's BIG_ITER and SCHED_ITERS */
+#define FEW_QUICK 4
+static int cont_iters = CONT_ITERS, kill_at = KILL_AT, big_iters = BIG_ITER,
+	   sched_iters = SCHED_ITERS;
 /* credit_wake: starts with a late rank, how late, and what rank 0 may
  * poll meanwhile (sleeping: a few polls a start; polling: thousands) */
 #define WAKE_STARTS  10
@@ -409,7 +428,7 @@ static void sc_sched(void)
 					       RCX_MAX, sched[k]);
 			if (!TP_CHECK(c[0] && c[1]))
 				break;
-			for (i = 0; i < 20 && !bad; i++) {
+			for (i = 0; i < sched_iters && !bad; i++) {
 				check_sum(c[0], buf, (int)n, i);
 				for (j = 0; j < n; j++)
 					dsend[j] = rank == (int)((j + i) % size)
@@ -439,7 +458,7 @@ static void sc_big(void)
 	TP_CHECK_OK(rcx_allreduce_init(RCX_IN_PLACE, buf, BIG, RCX_INT64,
 				       RCX_SUM, g, NULL, &init));
 	c = bind(init);
-	for (i = 0; c && i < BIG_ITER; i++)
+	for (i = 0; c && i < big_iters; i++)
 		check_sum(c, buf, BIG, i);
 	if (c)
 		TP_CHECK_OK(rcx_bind_free(&c, 1));
@@ -553,7 +572,7 @@ static void sc_cont(void)
 	c = bind(init);
 	if (!c || !TP_CHECK_OK(rcx_continue_init(ctx, NULL, &cr)))
 		return;
-	for (i = 0; i < CONT_ITERS; i++) {
+	for (i = 0; i < cont_iters; i++) {
 		int j;
 
 		for (j = 0; j < COUNT; j++)
@@ -610,14 +629,14 @@ static void kill_loop(struct rcx_group *grp)
 	if (!c)
 		return;
 	for (i = 0; i < 1000000 && !ret; i++) {
-		if (rank == size - 1 && i == 500) {
+		if (rank == size - 1 && i == kill_at) {
 			fflush(NULL);
 			raise(SIGKILL);
 		}
 		ret = ft_start(c, buf, i);
 	}
 	TP_CHECK_EQ(ret, RCX_ERR_PROC_FAILED);
-	TP_CHECK(i > 400);
+	TP_CHECK(i > kill_at * 4 / 5);
 	/* broken for good: later starts say so at once */
 	TP_CHECK_EQ(rcx_start(c), RCX_ERR_PROC_FAILED);
 	TP_CHECK_OK(rcx_bind_free(&c, 1));
@@ -709,6 +728,25 @@ static const struct {
 	{ "sched", sc_sched, false, NULL },
 };
 
+/*
+ * The default run on an RDMA device: no TEST_BCOLL_ITERS, and a
+ * provider that is not shared memory only (shm, auto with RCX_DEVICE
+ * shm, the fault provider over either). The peers and the suite decide
+ * alike, from the same environment.
+ */
+static bool quick(void)
+{
+	const char *p = tu_provider(), *d = getenv("RCX_DEVICE");
+	const char *lower = getenv("RCX_FAULT_LOWER");
+
+	if (getenv("TEST_BCOLL_ITERS"))
+		return false;
+	if (!strcmp(p, "fault"))
+		p = lower && *lower ? lower : "auto";
+	return strcmp(p, "shm") &&
+	       !(!strcmp(p, "auto") && d && !strcmp(d, "shm"));
+}
+
 static int peer_main(int argc, char **argv)
 {
 	struct rcx_ctx_attr a = { 0 };
@@ -718,6 +756,10 @@ static int peer_main(int argc, char **argv)
 		return 2;
 	if (getenv("TEST_BCOLL_ITERS"))
 		iters = atoi(getenv("TEST_BCOLL_ITERS"));
+	if (quick()) {
+		iters = cont_iters = kill_at = ITERS_QUICK;
+		big_iters = sched_iters = FEW_QUICK;
+	}
 	for (i = 0; i < n && strcmp(scenarios[i].name, argv[0]); i++)
 		;
 	if (i == n) {
@@ -735,43 +777,52 @@ static int peer_main(int argc, char **argv)
 	return tp_exit();
 }
 
-/* the scenario on 2, 3 and 4 ranks */
-static void run234(const char *sc, int timeout)
+/*
+ * The scenario on 2, 3 and 4 ranks; in the quick run on a device on
+ * dev_ranks only (0: all three): between them the collectives cover
+ * each of the three there too (2: big, alltoall, late, wake, misuse;
+ * 3: barrier, bcast, reduce, sched, kill; 4: allreduce, allgather,
+ * cont, kill_sub).
+ */
+static void run234(const char *sc, int timeout, int dev_ranks)
 {
 	int n;
 
 	for (n = 2; n <= 4; n++)
-		CU_ASSERT_EQUAL(tu_mp_run(n, "bcoll", sc, timeout), 0);
+		if (!dev_ranks || !quick() || n == dev_ranks)
+			CU_ASSERT_EQUAL(tu_mp_run(n, "bcoll", sc, timeout), 0);
 }
 
 static void test_barrier(void)
 {
-	run234("barrier", 300);
+	run234("barrier", 300, 3);
 }
 
 static void test_bcast(void)
 {
-	run234("bcast", 300);
+	run234("bcast", 300, 3);
 }
 
+/* quick on a device: 4 ranks (big and late run allreduces on 2 ranks
+ * there, kill and sched on 3) */
 static void test_allreduce(void)
 {
-	run234("allreduce", 600);
+	run234("allreduce", 600, 4);
 }
 
 static void test_allgather(void)
 {
-	run234("allgather", 600);
+	run234("allgather", 600, 4);
 }
 
 static void test_reduce(void)
 {
-	run234("reduce", 600);
+	run234("reduce", 600, 3);
 }
 
 static void test_big(void)
 {
-	run234("big", 300);
+	run234("big", 300, 2);
 }
 
 static void test_misuse(void)
@@ -781,15 +832,17 @@ static void test_misuse(void)
 
 static void test_cont(void)
 {
-	run234("cont", 300);
+	run234("cont", 300, 4);
 }
 
+/* on 3 and 4 ranks (quick on a device: 3; the sub-group's test has 3 of
+ * 4) */
 static void test_kill(void)
 {
 	int n;
 
 	setenv("RCX_RUN_FT", "1", 1);
-	for (n = 3; n <= 4; n++)
+	for (n = 3; n <= (quick() ? 3 : 4); n++)
 		CU_ASSERT_EQUAL(tu_mp_run(n, "bcoll", "kill", 180), 0);
 	unsetenv("RCX_RUN_FT");
 }
@@ -801,25 +854,26 @@ static void test_late(void)
 	unsetenv("RCX_RUN_FT");
 }
 
-/* 4 ranks: a sub-group of 3 (not a power of two) and one of 2 */
+/* 4 ranks: a sub-group of 3 (not a power of two) and one of 2 (quick on
+ * a device: 4 only) */
 static void test_kill_sub(void)
 {
 	int n;
 
 	setenv("RCX_RUN_FT", "1", 1);
-	for (n = 3; n <= 4; n++)
+	for (n = quick() ? 4 : 3; n <= 4; n++)
 		CU_ASSERT_EQUAL(tu_mp_run(n, "bcoll", "kill_sub", 180), 0);
 	unsetenv("RCX_RUN_FT");
 }
 
 static void test_alltoall(void)
 {
-	run234("alltoall", 600);
+	run234("alltoall", 600, 2);
 }
 
 static void test_sched(void)
 {
-	run234("sched", 600);
+	run234("sched", 600, 3);
 }
 
 static void test_wake(void)

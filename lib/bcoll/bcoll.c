@@ -28,8 +28,8 @@ static void reduce(struct bcoll *b, const struct bc_step *s)
  * go past it once its receive (and, when it waits for it, its send) is
  * complete, reducing what arrived. The start completes when the last
  * step is passed and every channel completed. Channels complete from
- * progress, or (a receive whose message came a start early, two slots)
- * inside bc_start's start of the channel, after the start's state is
+ * progress, or (a receive whose message came a start early, slots that
+ * turn) inside bc_start's start of the channel, after the start's state is
  * set; a hook that fires while the walk runs only records its flag: the
  * loop sees it.
  */
@@ -157,7 +157,7 @@ static int bc_start(struct rcx_req *r)
 	r->state = RCX__REQ_ACTIVE;
 	r->status.error = 0;
 	b->starts++;
-	b->token[0] = b->token[1] = b->starts;
+	b->token[bc_slot_idx(b)] = b->starts; /* what this start's send reads */
 	if ((b->d.kind == BC_ALLREDUCE || b->d.kind == BC_REDUCE) &&
 	    b->d.sendbuf != RCX_IN_PLACE)
 		memcpy(b->d.buf, b->d.sendbuf, b->len);

@@ -285,7 +285,7 @@ static int bind_plan(struct bcoll *b, const struct bc_plan *p, size_t slot)
 		return ret;
 	ret = rcx_info_set(ci, RCX_CHAN_PROTOCOL, "write_imm");
 	if (!ret && b->nslots > 1)
-		ret = rcx_info_set(ci, RCX_CHAN_SLOTS, "2");
+		ret = rcx_info_set(ci, RCX_CHAN_SLOTS, BC_NSLOTS_STR);
 	for (i = 0; i < b->nsteps && !ret; i++) {
 		struct bc_step *s = &b->steps[i];
 
@@ -376,18 +376,19 @@ static int sched_of(const struct rcx_info *info, int *sched)
 	return -EINVAL;
 }
 
-/* the largest allreduce whose sends are copied into two slots */
+/* the largest allreduce whose sends are copied into slots of their own */
 #define BC_STAGE_MAX 4096
 
 /*
- * Two slots a channel where every receive of the schedule lands in
- * scratch: a writer may then run one start ahead of its reader, and a
- * reader's credit goes out every second start, so a step seldom waits
- * for its peer's start (oversubscribed, each such wait is a trip
- * through the scheduler). The barrier, and recursive doubling over a
- * power-of-two group for an allreduce of up to BC_STAGE_MAX bytes,
- * whose sends are copied into slots of their own (the sender's slots
- * turn too, and the result buffer is the user's). The ranks the
+ * BC_NSLOTS slots a channel where every receive of the schedule lands
+ * in scratch: a writer may then run BC_NSLOTS - 1 starts ahead of its
+ * reader, and a reader's credit goes out once in BC_NSLOTS starts, so a
+ * step seldom waits for its peer's start (oversubscribed, each such
+ * wait is a trip through the scheduler) and a sleeping writer is seldom
+ * woken by a credit it does not need yet. The barrier, and recursive
+ * doubling over a power-of-two group for an allreduce of up to
+ * BC_STAGE_MAX bytes, whose sends are copied into slots of their own
+ * (the sender's slots turn too, and the result buffer is the user's). The ranks the
  * schedule runs over count (b->n: on a validated group the survivors):
  * over 3 of 4, the fold's result lands in the user's buffer, which has
  * one slot. Every rank decides alike: kind, schedule, size and the
@@ -398,10 +399,10 @@ static int nslots_of(const struct bcoll *b)
 	int n = b->n;
 
 	if (b->d.kind == BC_BARRIER)
-		return 2;
+		return BC_NSLOTS;
 	if (b->d.kind == BC_ALLREDUCE && b->sched == BC_SCHED_RDOUBLING &&
 	    !(n & (n - 1)) && b->len <= BC_STAGE_MAX)
-		return 2;
+		return BC_NSLOTS;
 	return 1;
 }
 

@@ -31,6 +31,10 @@ enum bc_sched {
 	BC_SCHED_RING,	    /* neighbours (alltoall: shifted pairs) */
 };
 
+/* slots of a channel where they turn (nslots_of): a power of two */
+#define BC_NSLOTS     4
+#define BC_NSLOTS_STR "4"
+
 /* most steps of a schedule: log2 of the largest group plus the fold, or
  * a ring's 2 (n - 1) */
 #define BC_MAX_STEPS 64
@@ -76,8 +80,8 @@ struct bc_step {
 	struct rcx_req *recv; /* a bound channel, started with the collective */
 	const void *slot;     /* where the receive lands: its first slot */
 	size_t slen;	      /* bytes from one slot to the next */
-	/* two slots (nslots): what the send writes is copied into its slot
-	 * of stage first, from sbuf (the result buffer is the user's) */
+	/* slots that turn (nslots): what the send writes is copied into its
+	 * slot of stage first, from sbuf (the result buffer is the user's) */
 	const void *sbuf;
 	uint8_t *stage;
 	size_t stlen;
@@ -95,7 +99,7 @@ struct bcoll {
 	struct bc_desc d;
 	size_t len; /* bytes of the data (allgather: a rank's block) */
 	/* barrier: what its steps send, the start count, in each slot */
-	uint64_t token[2];
+	uint64_t token[BC_NSLOTS];
 	/* slots of each step's channels, used in turn (bcoll_bind.c) */
 	int nslots;
 	uint8_t *scratch; /* receiving slots of the steps that reduce, and
@@ -119,9 +123,9 @@ struct bcoll {
 	struct bc_step steps[];
 };
 
-/* this start's slot (nslots 1 or 2): start k takes slot k - 1 mod
- * nslots, as its channels do (start k of a channel uses slot k - 1 mod
- * slots at both ends) */
+/* this start's slot (nslots 1 or a power of two): start k takes slot
+ * k - 1 mod nslots, as its channels do (start k of a channel uses slot
+ * k - 1 mod slots at both ends) */
 static inline size_t bc_slot_idx(const struct bcoll *b)
 {
 	return (size_t)((b->starts - 1) & (uint64_t)(b->nslots - 1));
