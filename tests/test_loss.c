@@ -230,8 +230,8 @@ static void sc_win(struct tp_job *j)
 	TP_CHECK_OK(rcx_win_free(&w));
 }
 
-#define LINK_SC(n, f, s)                                      \
-	{                                                     \
+#define LINK_SC(n, f, s)                                    \
+	{                                                   \
 		.name = n, .run = f, .size = 2, .setup = s, \
 	}
 
@@ -254,7 +254,8 @@ const struct tu_peer tu_peer_loss = { "loss", peer_main };
 static void job(const char *scenario)
 {
 	if (!getenv("RCX_TEST_LINK")) {
-		CU_FAIL("RCX_TEST_LINK unset: run the suite with tests/run-loss");
+		CU_FAIL("RCX_TEST_LINK unset: run the suite with "
+			"tests/run-loss");
 		return;
 	}
 	setenv("RCX_RUN_FT", "1", 1);
