@@ -48,6 +48,7 @@ TU_SUITE(tu_suite_coll);
 TU_SUITE(tu_suite_syscalls);
 TU_SUITE(tu_suite_bcoll);
 TU_SUITE(tu_suite_stop);
+TU_SUITE(tu_suite_loss);
 TU_SUITE(tu_suite_wintypes);
 TU_SUITE(tu_suite_ftgroup);
 TU_PEER(tu_peer_api);
@@ -71,6 +72,7 @@ TU_PEER(tu_peer_coll);
 TU_PEER(tu_peer_syscalls);
 TU_PEER(tu_peer_bcoll);
 TU_PEER(tu_peer_stop);
+TU_PEER(tu_peer_loss);
 TU_PEER(tu_peer_wintypes);
 TU_PEER(tu_peer_ftgroup);
 
@@ -100,6 +102,7 @@ static const struct tu_suite *const suites[] = {
 	&tu_suite_syscalls,
 	&tu_suite_bcoll,
 	&tu_suite_stop,
+	&tu_suite_loss,
 	&tu_suite_wintypes,
 	&tu_suite_ftgroup,
 	NULL,
@@ -127,6 +130,7 @@ static const struct tu_peer *const peers[] = {
 	&tu_peer_syscalls,
 	&tu_peer_bcoll,
 	&tu_peer_stop,
+	&tu_peer_loss,
 	&tu_peer_wintypes,
 	&tu_peer_ftgroup,
 	NULL,

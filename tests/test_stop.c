@@ -38,9 +38,10 @@
 #include "lib/core/core.h"
 #include "tu.h"
 #include "tu_mp.h"
+#include "test_stop.h"
 
 #define STOP_S	  3
-#define NWORD	  1024 /* uint64 words per rank's window */
+#define NWORD	  TS_NWORD
 #define PID_TAG	  91
 #define DATA_TAG  92
 #define CHAN_TAG  93
@@ -50,7 +51,7 @@
 
 extern char **environ;
 
-static uint64_t word(int from, int round, size_t i)
+uint64_t ts_word(int from, int round, size_t i)
 {
 	return ((uint64_t)(from + 1) << 56) ^ ((uint64_t)round << 40) ^
 	       (i * 0x9e3779b97f4a7c15ull);
@@ -107,7 +108,7 @@ static void resumed(pid_t pid, pid_t helper)
 }
 
 /* Nobody was declared failed, here or (the job's end) anywhere. */
-static void none_failed(struct tp_job *j)
+void ts_none_failed(struct tp_job *j)
 {
 	int n = -1;
 
@@ -115,25 +116,25 @@ static void none_failed(struct tp_job *j)
 	TP_CHECK_EQ(n, 0);
 }
 
-static void fill(uint64_t *buf, int from, int round, size_t n)
+void ts_fill(uint64_t *buf, int from, int round, size_t n)
 {
 	size_t i;
 
 	for (i = 0; i < n; i++)
-		buf[i] = word(from, round, i);
+		buf[i] = ts_word(from, round, i);
 }
 
 /* Words of buf that are not what from wrote in round. */
-static size_t wrong(const uint64_t *buf, int from, int round, size_t n)
+size_t ts_wrong(const uint64_t *buf, int from, int round, size_t n)
 {
 	size_t i, bad = 0;
 
 	for (i = 0; i < n; i++)
-		bad += buf[i] != word(from, round, i);
+		bad += buf[i] != ts_word(from, round, i);
 	return bad;
 }
 
-static struct rcx_win *make(struct tp_job *j, uint64_t **base)
+struct rcx_win *ts_make(struct tp_job *j, uint64_t **base)
 {
 	struct rcx_win *w = NULL;
 
@@ -153,23 +154,23 @@ static void sc_fence(struct tp_job *j)
 	pid_t pid, helper = -1;
 	struct rcx_win *w;
 
-	if (!(w = make(j, &base)))
+	if (!(w = ts_make(j, &base)))
 		return;
-	fill(src, j->rank, 1, NWORD / 2);
+	ts_fill(src, j->rank, 1, NWORD / 2);
 	TP_CHECK_OK(rcx_win_fence(w, 0));
 	pid = peer_pid(j);
 	if (j->rank == 0)
 		helper = stop(pid);
 	TP_CHECK_OK(rcx_put(w, src, sizeof(src), peer, 0));
 	TP_CHECK_OK(rcx_win_fence(w, 0));
-	TP_CHECK_EQ(wrong(base, peer, 1, NWORD / 2), 0);
+	TP_CHECK_EQ(ts_wrong(base, peer, 1, NWORD / 2), 0);
 	/* a second epoch after the stop, gets this time */
 	TP_CHECK_OK(rcx_get(w, src, sizeof(src), peer, 0));
 	TP_CHECK_OK(rcx_win_fence(w, 0));
-	TP_CHECK_EQ(wrong(src, j->rank, 1, NWORD / 2), 0);
+	TP_CHECK_EQ(ts_wrong(src, j->rank, 1, NWORD / 2), 0);
 	if (j->rank == 0)
 		resumed(pid, helper);
-	none_failed(j);
+	ts_none_failed(j);
 	TP_CHECK_OK(rcx_win_free(&w));
 }
 
@@ -182,7 +183,7 @@ static void lock_put_get(struct tp_job *j, struct rcx_win *w, int target)
 {
 	uint64_t src[NWORD / 2], back[NWORD / 2];
 
-	fill(src, j->rank, 2, NWORD / 2);
+	ts_fill(src, j->rank, 2, NWORD / 2);
 	memset(back, 0, sizeof(back));
 	TP_CHECK_OK(rcx_win_lock(w, RCX_LOCK_EXCLUSIVE, target));
 	TP_CHECK_OK(rcx_put(w, src, sizeof(src), target, NWORD / 2));
@@ -190,7 +191,7 @@ static void lock_put_get(struct tp_job *j, struct rcx_win *w, int target)
 	TP_CHECK_OK(rcx_win_lock(w, RCX_LOCK_SHARED, target));
 	TP_CHECK_OK(rcx_get(w, back, sizeof(back), target, NWORD / 2));
 	TP_CHECK_OK(rcx_win_unlock(w, target));
-	TP_CHECK_EQ(wrong(back, j->rank, 2, NWORD / 2), 0);
+	TP_CHECK_EQ(ts_wrong(back, j->rank, 2, NWORD / 2), 0);
 }
 
 static void sc_lock(struct tp_job *j)
@@ -199,7 +200,7 @@ static void sc_lock(struct tp_job *j)
 	pid_t pid, helper = -1;
 	struct rcx_win *w;
 
-	if (!(w = make(j, &base)))
+	if (!(w = ts_make(j, &base)))
 		return;
 	pid = peer_pid(j);
 	if (j->rank == 0) {
@@ -210,10 +211,10 @@ static void sc_lock(struct tp_job *j)
 	if (j->rank == 1)
 		lock_put_get(j, w, 0);
 	TP_CHECK_OK(rcx_group_barrier(j->g));
-	TP_CHECK_EQ(wrong(base + NWORD / 2, 1 - j->rank, 2, NWORD / 2), 0);
+	TP_CHECK_EQ(ts_wrong(base + NWORD / 2, 1 - j->rank, 2, NWORD / 2), 0);
 	if (j->rank == 0)
 		resumed(pid, helper);
-	none_failed(j);
+	ts_none_failed(j);
 	TP_CHECK_OK(rcx_win_free(&w));
 }
 
@@ -221,19 +222,19 @@ static void sc_lock(struct tp_job *j)
  * In a lock_all epoch: a block put to the peer at this rank's quarter,
  * flushed, read back and checked (round: what the words say).
  */
-static void put_get_back(struct tp_job *j, struct rcx_win *w, int round)
+void ts_put_get_back(struct tp_job *j, struct rcx_win *w, int round)
 {
 	uint64_t src[NWORD / 4], back[NWORD / 4];
 	size_t off = (size_t)j->rank * NWORD / 4;
 	int peer = 1 - j->rank;
 
-	fill(src, j->rank, round, NWORD / 4);
+	ts_fill(src, j->rank, round, NWORD / 4);
 	TP_CHECK_OK(rcx_put(w, src, sizeof(src), peer, off));
 	TP_CHECK_OK(rcx_win_flush(w, peer));
 	memset(back, 0, sizeof(back));
 	TP_CHECK_OK(rcx_get(w, back, sizeof(back), peer, off));
 	TP_CHECK_OK(rcx_win_flush_all(w));
-	TP_CHECK_EQ(wrong(back, j->rank, round, NWORD / 4), 0);
+	TP_CHECK_EQ(ts_wrong(back, j->rank, round, NWORD / 4), 0);
 }
 
 /* lock_all epoch: puts and gets with flushes to the stopped rank. */
@@ -244,21 +245,22 @@ static void sc_lockall(struct tp_job *j)
 	pid_t pid, helper = -1;
 	struct rcx_win *w;
 
-	if (!(w = make(j, &base)))
+	if (!(w = ts_make(j, &base)))
 		return;
 	TP_CHECK_OK(rcx_win_lock_all(w));
 	pid = peer_pid(j);
 	if (j->rank == 0)
 		helper = stop(pid);
 	for (k = 0; k < 8; k++)
-		put_get_back(j, w, 10 + k);
+		ts_put_get_back(j, w, 10 + k);
 	TP_CHECK_OK(rcx_win_unlock_all(w));
 	TP_CHECK_OK(rcx_group_barrier(j->g));
-	TP_CHECK_EQ(wrong(base + (size_t)peer * NWORD / 4, peer, 17, NWORD / 4),
-		    0);
+	TP_CHECK_EQ(
+		ts_wrong(base + (size_t)peer * NWORD / 4, peer, 17, NWORD / 4),
+		0);
 	if (j->rank == 0)
 		resumed(pid, helper);
-	none_failed(j);
+	ts_none_failed(j);
 	TP_CHECK_OK(rcx_win_free(&w));
 }
 
@@ -278,8 +280,8 @@ static void sc_p2p(struct tp_job *j)
 	if (j->rank == 0)
 		helper = stop(pid);
 	for (k = 0; k < 4; k++) {
-		fill(se, j->rank, 20 + k, ne);
-		fill(sr, j->rank, 30 + k, nr);
+		ts_fill(se, j->rank, 20 + k, ne);
+		ts_fill(sr, j->rank, 30 + k, nr);
 		TP_CHECK_OK(
 			rcx_irecv(j->g, re, EAGER_LEN, peer, DATA_TAG, &r[0]));
 		TP_CHECK_OK(rcx_irecv(j->g, rr, RNDV_LEN, peer, DATA_TAG + 1,
@@ -289,13 +291,13 @@ static void sc_p2p(struct tp_job *j)
 		TP_CHECK_OK(rcx_isend(j->g, sr, RNDV_LEN, peer, DATA_TAG + 1,
 				      &r[3]));
 		TP_CHECK_OK(rcx_waitall(4, r, RCX_STATUS_IGNORE));
-		TP_CHECK_EQ(wrong(re, peer, 20 + k, ne), 0);
-		TP_CHECK_EQ(wrong(rr, peer, 30 + k, nr), 0);
+		TP_CHECK_EQ(ts_wrong(re, peer, 20 + k, ne), 0);
+		TP_CHECK_EQ(ts_wrong(rr, peer, 30 + k, nr), 0);
 	}
 	TP_CHECK_OK(rcx_group_barrier(j->g));
 	if (j->rank == 0)
 		resumed(pid, helper);
-	none_failed(j);
+	ts_none_failed(j);
 out:
 	free(se);
 	free(re);
@@ -344,7 +346,7 @@ static void sc_chan(struct tp_job *j)
 	TP_CHECK_OK(rcx_group_barrier(j->g));
 	if (j->rank == 0)
 		resumed(pid, helper);
-	none_failed(j);
+	ts_none_failed(j);
 	TP_CHECK_OK(rcx_bind_free(&ch, 1));
 out:
 	rcx_req_free(&init);
@@ -451,14 +453,14 @@ static int stream_batch(struct tp_job *j, int k, int n, uint64_t *sbuf,
 				      peer, DATA_TAG, &r[2 * i]));
 		for (w = 0; w < len / 8; w++)
 			sbuf[(size_t)i * (BIG / 8) + w] =
-				word(j->rank, k + i, w);
+				ts_word(j->rank, k + i, w);
 		TP_CHECK_OK(rcx_isend(j->g, sbuf + (size_t)i * (BIG / 8), len,
 				      peer, DATA_TAG, &r[2 * i + 1]));
 	}
 	TP_CHECK_OK(rcx_waitall(2 * n, r, RCX_STATUSES_IGNORE));
 	for (i = 0; i < n; i++)
-		bad += wrong(rbuf + (size_t)i * (BIG / 8), peer, k + i,
-			     msg_len(k + i) / 8) != 0;
+		bad += ts_wrong(rbuf + (size_t)i * (BIG / 8), peer, k + i,
+				msg_len(k + i) / 8) != 0;
 	return bad;
 }
 
@@ -469,15 +471,16 @@ static void epoch_after(struct tp_job *j, struct rcx_win *w, uint64_t *base)
 	int peer = 1 - j->rank;
 
 	TP_CHECK_OK(rcx_win_lock_all(w));
-	put_get_back(j, w, 40);
+	ts_put_get_back(j, w, 40);
 	TP_CHECK_OK(rcx_win_unlock_all(w));
 	TP_CHECK_OK(rcx_win_fence(w, 0));
-	fill(src, j->rank, 41, NWORD / 4);
+	ts_fill(src, j->rank, 41, NWORD / 4);
 	TP_CHECK_OK(rcx_put(w, src, sizeof(src), peer, 2 * NWORD / 4));
 	TP_CHECK_OK(rcx_win_fence(w, 0));
-	TP_CHECK_EQ(wrong(base + (size_t)peer * NWORD / 4, peer, 40, NWORD / 4),
-		    0);
-	TP_CHECK_EQ(wrong(base + 2 * NWORD / 4, peer, 41, NWORD / 4), 0);
+	TP_CHECK_EQ(
+		ts_wrong(base + (size_t)peer * NWORD / 4, peer, 40, NWORD / 4),
+		0);
+	TP_CHECK_EQ(ts_wrong(base + 2 * NWORD / 4, peer, 41, NWORD / 4), 0);
 }
 
 static void reconn_stream(struct tp_job *j, int breaker)
@@ -488,7 +491,7 @@ static void reconn_stream(struct tp_job *j, int breaker)
 	struct rcx_win *w;
 	int k, n, bad = 0;
 
-	if (!TP_CHECK(sbuf && rbuf) || !(w = make(j, &base)))
+	if (!TP_CHECK(sbuf && rbuf) || !(w = ts_make(j, &base)))
 		goto out;
 	memset(&st0, 0, sizeof(st0));
 	st0.size = sizeof(st0);
@@ -507,10 +510,10 @@ static void reconn_stream(struct tp_job *j, int breaker)
 	/* the connection was made again, here as at the peer */
 	TP_CHECK(st1.connects > st0.connects);
 	TP_CHECK_EQ(j->g->conns[1 - j->rank]->state, RCX__CONN_UP);
-	none_failed(j);
+	ts_none_failed(j);
 	epoch_after(j, w, base);
 	TP_CHECK_OK(rcx_group_barrier(j->g));
-	none_failed(j);
+	ts_none_failed(j);
 	TP_CHECK_OK(rcx_win_free(&w));
 out:
 	free(sbuf);
@@ -590,9 +593,9 @@ static void rma_break(struct tp_job *j, struct rcx_win *w, struct rma_bufs *b,
 	struct rcx__conn *c;
 	size_t k, n = PIECE * 8;
 
-	fill(b->src[0], 1, r, QW);
-	fill(b->src[1], 1, r + 1, QW);
-	fill(b->src[2], 1, r + 2, QW);
+	ts_fill(b->src[0], 1, r, QW);
+	ts_fill(b->src[1], 1, r + 1, QW);
+	ts_fill(b->src[2], 1, r + 2, QW);
 	memset(b->got1, 0, sizeof(b->got1));
 	memset(b->got2, 0, sizeof(b->got2));
 	c = arm_break(j);
@@ -617,9 +620,9 @@ static void rma_break(struct tp_job *j, struct rcx_win *w, struct rma_bufs *b,
 /* Rank 1, the epoch closed: what its gets read. */
 static void rma_got(const struct rma_bufs *b, int r)
 {
-	TP_CHECK_EQ(wrong(b->got1[0], 0, r, QW), 0);
-	TP_CHECK_EQ(wrong(b->got1[1], 0, r, QW), 0);
-	TP_CHECK_EQ(wrong(b->got2, 0, r + 1, QW), 0);
+	TP_CHECK_EQ(ts_wrong(b->got1[0], 0, r, QW), 0);
+	TP_CHECK_EQ(ts_wrong(b->got1[1], 0, r, QW), 0);
+	TP_CHECK_EQ(ts_wrong(b->got2, 0, r + 1, QW), 0);
 }
 
 /* Rank 0: its window before the epoch, and what rank 1 put there. */
@@ -627,17 +630,17 @@ static void rma_prefill(struct tp_job *j, uint64_t *base, int r)
 {
 	if (j->rank != 0)
 		return;
-	fill(base + QW, 0, r, QW);
-	fill(base + 2 * QW, 0, r + 1, QW);
+	ts_fill(base + QW, 0, r, QW);
+	ts_fill(base + 2 * QW, 0, r + 1, QW);
 }
 
 static void rma_landed(struct tp_job *j, const uint64_t *base, int r)
 {
 	if (j->rank != 0)
 		return;
-	TP_CHECK_EQ(wrong(base, 1, r, QW), 0);
-	TP_CHECK_EQ(wrong(base + 2 * QW, 1, r + 1, QW), 0);
-	TP_CHECK_EQ(wrong(base + 3 * QW, 1, r + 2, QW), 0);
+	TP_CHECK_EQ(ts_wrong(base, 1, r, QW), 0);
+	TP_CHECK_EQ(ts_wrong(base + 2 * QW, 1, r + 1, QW), 0);
+	TP_CHECK_EQ(ts_wrong(base + 3 * QW, 1, r + 2, QW), 0);
 }
 
 /* Rank 0 sleeps (no progress), then is told rank 1 is done. */
@@ -667,14 +670,14 @@ static void mended(struct tp_job *j, const struct rcx_stats *st0)
 	TP_CHECK_OK(rcx_ctx_stats(j->ctx, &st1));
 	TP_CHECK(st1.connects > st0->connects);
 	TP_CHECK_EQ(j->g->conns[1 - j->rank]->state, RCX__CONN_UP);
-	none_failed(j);
+	ts_none_failed(j);
 }
 
 /* The window (rank 0's filled for round r), and the counts before. */
 static struct rcx_win *rma_start(struct tp_job *j, uint64_t **base,
 				 struct rcx_stats *st0, int r)
 {
-	struct rcx_win *w = make(j, base);
+	struct rcx_win *w = ts_make(j, base);
 
 	memset(st0, 0, sizeof(*st0));
 	st0->size = sizeof(*st0);
@@ -706,11 +709,11 @@ static void sc_reconn_rma_lockall(struct tp_job *j)
 	}
 	mended(j, &st0);
 	/* and the epoch goes on over the new connection */
-	put_get_back(j, w, 63);
+	ts_put_get_back(j, w, 63);
 	TP_CHECK_OK(rcx_win_unlock_all(w));
 	TP_CHECK_OK(rcx_group_barrier(j->g));
 	rma_landed(j, base, 60);
-	none_failed(j);
+	ts_none_failed(j);
 	TP_CHECK_OK(rcx_win_free(&w));
 }
 
@@ -816,8 +819,44 @@ static void sc_reconn_rma_atomic(struct tp_job *j)
 		TP_CHECK_EQ(base[0], 11);
 		TP_CHECK_EQ(*sw, 14);
 	}
-	none_failed(j);
+	ts_none_failed(j);
 	TP_CHECK_OK(rcx_win_free(&w));
+}
+
+/*
+ * A clean exit right after a break: rank 1's connection to rank 0 is
+ * being remade (a send's completion failed) when rank 1 frees the world
+ * and leaves. The exit waits for the new connection, so the peer gets
+ * the message once and a BYE, and rank 1 is not failed at rank 0 (an
+ * exit that did not wait left without a BYE: a death, for the peer).
+ */
+static void sc_reconn_exit(struct tp_job *j)
+{
+	uint64_t v = 5, in = 0;
+	long long end;
+	struct rcx__conn *c;
+	int n = -1;
+
+	TP_CHECK_OK(rcx_group_barrier(j->g));
+	if (j->rank == 1) {
+		c = arm_break(j);
+		TP_CHECK_OK(rcx_send(j->g, &v, sizeof(v), 0, DATA_TAG));
+		until_reconn(j, c);
+	} else {
+		TP_CHECK_OK(rcx_recv(j->g, &in, sizeof(in), 1, DATA_TAG, NULL));
+		TP_CHECK_EQ(in, v);
+		/* until rank 1 left: it said BYE, or it is failed */
+		c = j->g->conns[1];
+		end = tu_now_ms() + 60000;
+		while (c->state != RCX__CONN_CLOSED &&
+		       c->state != RCX__CONN_FAILED && tu_now_ms() < end)
+			rcx_ctx_wait(j->ctx, 10);
+		TP_CHECK_EQ(c->state, RCX__CONN_CLOSED);
+		TP_CHECK_OK(rcx_group_get_failed(j->g, NULL, 0, &n));
+		TP_CHECK_EQ(n, 0);
+	}
+	/* no final barrier: rank 1 leaves at once */
+	TP_CHECK_OK(rcx_group_free(&j->g));
 }
 
 /* a scenario on the fault provider */
@@ -840,6 +879,7 @@ static const struct tp_scenario scenarios[] = {
 	FAULT_SC("reconn_rma_fence", sc_reconn_rma_fence, reconn_rma_env),
 	FAULT_SC("reconn_rma_pscw", sc_reconn_rma_pscw, reconn_rma_env),
 	FAULT_SC("reconn_rma_atomic", sc_reconn_rma_atomic, reconn_rma_env),
+	FAULT_SC("reconn_exit", sc_reconn_exit, reconn_rma_env),
 };
 
 static int peer_main(int argc, char **argv)
@@ -922,6 +962,11 @@ static void test_reconn_rma_atomic(void)
 	job("reconn_rma_atomic");
 }
 
+static void test_reconn_exit(void)
+{
+	job("reconn_exit");
+}
+
 static const CU_TestInfo tests[] = {
 	{ "stopped_in_fence_epoch", test_fence },
 	{ "stopped_target_of_lock_unlock", test_lock },
@@ -936,6 +981,7 @@ static const CU_TestInfo tests[] = {
 	{ "reconnect_rma_pscw_epoch_replayed", test_reconn_rma_pscw },
 	{ "reconnect_atomic_in_flight_reports_transport_once",
 	  test_reconn_rma_atomic },
+	{ "reconnect_then_clean_exit_delivers_and_says_bye", test_reconn_exit },
 	CU_TEST_INFO_NULL,
 };
 

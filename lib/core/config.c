@@ -216,6 +216,9 @@ static const char *const env_known[] = {
 	"RCX_FTGROUP_CASES",
 	"RCX_TEST_SEED",
 	"RCX_TEST_TWO_PATHS",
+	"RCX_TEST_LINK",
+	"RCX_TEST_NETEM",
+	"RCX_TEST_LOSS_ROUNDS",
 	"RCX_FUZZ_SECONDS",
 	NULL,
 };

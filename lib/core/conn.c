@@ -752,18 +752,12 @@ void rcx__conn_destroy(struct rcx__conn *c)
 		return;
 	ctx = c->ctx;
 	/*
-	 * Sends already taken wait for the connection (lazy) or for credits:
-	 * a clean exit delivers them, within a bound, instead of dropping
-	 * them; the peer would take the lost message and the missing BYE
-	 * for a failure.
+	 * Sends already taken wait for the connection (lazy), for credits
+	 * or for a reconnection: a clean exit delivers them, within a
+	 * bound, instead of dropping them; the peer would take the lost
+	 * message and the missing BYE for a failure.
 	 */
-	end = rcx__now_us() + 2000000;
-	while (c->backlog && !ctx->in_cm &&
-	       (c->state == RCX__CONN_CONNECTING || c->state == RCX__CONN_UP) &&
-	       rcx__now_us() < end) {
-		rcx__progress(ctx);
-		rcx__cm_progress(ctx);
-	}
+	rcx__conn_settle(c);
 	/*
 	 * Out of the group first: the progress below runs the heartbeat
 	 * (ft.c) over the group's connections, this one and those already

@@ -29,5 +29,6 @@ void rcx__conn_replay_drop(struct rcx__conn *c);
 void rcx__conn_reconn_stop(struct rcx__conn *c);
 void rcx__conn_reconn_up(struct rcx__conn *c);
 void rcx__conn_reconn_on_cm(struct rcx__conn *c, const struct rcx_cm_event *ev);
+void rcx__conn_settle(struct rcx__conn *c);
 
 #endif

@@ -245,3 +245,37 @@ void rcx__conn_reconn_req(struct rcx__conn *c, struct rcx_conn_req *req,
 		ctx->ops->ep_reject(ctx->dev, c->re_req);
 	c->re_req = req;
 }
+
+/* c owes the peer messages, or a BYE over a connection being remade */
+static bool conn_owes(const struct rcx__conn *c)
+{
+	if (c->state == RCX__CONN_RECONN)
+		return true;
+	return (c->state == RCX__CONN_CONNECTING || c->state == RCX__CONN_UP) &&
+	       (c->backlog || c->replay || c->tx_inflight);
+}
+
+/*
+ * Before a clean exit tears c down: what it owes goes out first (sends
+ * waiting for the connection or for credits, kept for sending again, in
+ * flight), over a connection made again if the transport gives up on it
+ * meanwhile, so that the peer gets every message and the BYE. Within
+ * 2 s, or as long as a reconnection may take (RCX_FT_TIMEOUT_MS from the
+ * break; a peer that dies meanwhile ends it sooner).
+ */
+void rcx__conn_settle(struct rcx__conn *c)
+{
+	struct rcx_ctx *ctx = c->ctx;
+	long long now = rcx__now_us(), end = now + 2000000, re_end;
+
+	while (!ctx->in_cm && conn_owes(c) && now < end) {
+		rcx__progress(ctx);
+		rcx__cm_progress(ctx);
+		now = rcx__now_us();
+		re_end = c->suspect_us +
+			 (long long)ctx->cfg.ft_timeout_ms * 1000;
+		if (c->state == RCX__CONN_RECONN && c->suspect_us &&
+		    re_end > end)
+			end = re_end;
+	}
+}
