@@ -494,6 +494,7 @@ void rcx__conn_pending_add(struct rcx__conn *c)
 			return;
 	c->next_pending = c->ctx->pending;
 	c->ctx->pending = c;
+	rcx__progress_due(c->ctx);
 }
 
 static void pending_del(struct rcx__conn *c)
