@@ -715,21 +715,14 @@ static void on_free_wc(struct rcx_ctx *ctx, struct rcx__wrctx *w,
 		s->ctl->peer_free = 1;
 }
 
-/* ---- the channel request kind */
-
-static void chan_poll(struct rcx_req *r)
-{
-	struct rcx_ctx *ctx = r->ctx;
-
-	if (ctx->chan_deferred)
-		rcx__chan_progress(ctx);
-	rcx__progress_inl(ctx);
-}
-
+/*
+ * ---- the channel request kind: a test is a progress pass (no poll of
+ * its own). Senders waiting for credit make the pass whole (their work
+ * bit), which posts them after the completion queue's poll.
+ */
 const struct rcx__req_ops rcx__chan_ops = {
 	.start = chan_start,
 	.start_many = chan_start_many,
-	.poll = chan_poll,
 };
 
 void rcx__chan_set_wire(struct chset *s)
