@@ -669,6 +669,8 @@ static const struct rcx_provider_ops fz_ops = {
 	.post_recv = fz_post_recv,
 	.cq_poll = fz_cq_poll,
 	.cq_poll_min = rcx__stub_cq_poll,
+	.ep_rma_now = rcx__stub_ep_rma_now,
+	.cq_dispatch = rcx__stub_cq_dispatch,
 	.mem_alloc = rcx__stub_mem_alloc,
 	.mem_free = rcx__stub_mem_free,
 	.event_fd = fz_event_fd,
@@ -718,6 +720,7 @@ struct rcx_ctx *fz_ctx_new(void)
 	ctx->dev = (struct rcx_dev *)&dev_token;
 	/* the full poll: the fuzzer's CQ has no minimal one */
 	ctx->cq_poll = fz_ops.cq_poll;
+	ctx->cq_dispatch = rcx__poll_dispatch;
 	fz_dev_query(ctx->dev, &ctx->info);
 	snprintf(ctx->addr, sizeof(ctx->addr), "fz0");
 	FZ_ASSERT(!rcx__tx_init(ctx));

@@ -110,6 +110,25 @@ struct rcx_cqe {
 	uint32_t imm; /* host order */
 };
 
+/*
+ * Where a completion goes: the wr_id of every WR the library posts points
+ * at one of these, embedded in the object the WR belongs to, so a poll
+ * hands each completion straight to its object (cq_dispatch): no lookup,
+ * no table. ctx is the library's context, opaque here.
+ */
+struct rcx_ctx;
+struct rcx_wct {
+	/* any completion, as an rcx_cqe (the fields cq_poll_min writes) */
+	void (*cb)(struct rcx_ctx *ctx, struct rcx_wct *t,
+		   const struct rcx_cqe *cqe);
+	/*
+	 * A successful completion, as the poll found it: the bytes received,
+	 * the immediate in host order and whether there was one. NULL: cb.
+	 */
+	void (*ok)(struct rcx_ctx *ctx, struct rcx_wct *t, uint32_t byte_len,
+		   uint32_t imm, int has_imm);
+};
+
 enum rcx_cm_type {
 	RCX_CM_CONNECT_REQUEST, /* req, pdata: answer with accept/reject */
 	RCX_CM_ESTABLISHED,	/* ep is ready for traffic */
@@ -323,6 +342,15 @@ struct rcx_provider_ops {
 	 * -EOPNOTSUPP and the core polls with cq_poll.
 	 */
 	int (*cq_poll_min)(struct rcx_dev *dev, struct rcx_cqe *cqe, int n);
+	/*
+	 * The fast path's poll and dispatch in one: polls a batch and hands
+	 * each completion to the struct rcx_wct its wr_id points at (ok for
+	 * a success where it has one, else cb with the cq_poll_min fields),
+	 * passing ctx. Returns the number handled, 0, or an error.
+	 * Optional: a provider without it has rcx__stub_cq_dispatch, and the
+	 * core polls with cq_poll_min and dispatches itself.
+	 */
+	int (*cq_dispatch)(struct rcx_dev *dev, struct rcx_ctx *ctx);
 
 	/*
 	 * Blocking: event_fd becomes readable when a completion or a
@@ -363,6 +391,7 @@ int rcx__stub_mem_alloc(struct rcx_dev *dev, size_t len, void **out);
 int rcx__stub_mem_free(struct rcx_dev *dev, void *addr);
 int rcx__stub_cq_poll(struct rcx_dev *dev, struct rcx_cqe *cqe, int n);
 int rcx__stub_ep_rma_now(struct rcx_ep *ep, const struct rcx_wr *wr);
+int rcx__stub_cq_dispatch(struct rcx_dev *dev, struct rcx_ctx *ctx);
 int rcx__stub_mr_reg_keyed(struct rcx_dev *dev, void *addr, size_t len,
 			   unsigned int access, uint32_t lkey, uint32_t rkey,
 			   struct rcx_mr **out);

@@ -559,6 +559,32 @@ static void on_chan_wc(struct rcx_ctx *ctx, struct rcx__wrctx *w,
 	rcx__req_complete(r, 0);
 }
 
+/*
+ * The fast path's completion, straight from the poll: a channel whose
+ * start is still active gets its message. Anything else (an immediate
+ * where the send protocol takes none, a set that failed) goes through
+ * on_chan_wc.
+ */
+static void on_chan_ok(struct rcx_ctx *ctx, struct rcx__wrctx *w,
+		       uint32_t byte_len, uint32_t imm, int has_imm)
+{
+	struct chan *c = (struct chan *)w;
+	struct rcx_req *r = c->req;
+
+	if (RCX__UNLIKELY((has_imm && !c->is_send) || !r ||
+			  r->state != RCX__REQ_ACTIVE)) {
+		rcx__wc_ok_slow(ctx, w, byte_len, imm, has_imm);
+		return;
+	}
+	if (c->is_send) {
+		c->set->inflight--;
+		byte_len = (uint32_t)c->len;
+	}
+	r->status.slot = c->cur_slot;
+	r->status.count = byte_len;
+	rcx__req_complete(r, 0);
+}
+
 int rcx__chan_zrecv_post(struct chset *s)
 {
 	int ret = s->ctx->ops->pwr_post_recv(s->ep, s->zrecv, CH_ZBATCH);
@@ -613,26 +639,26 @@ static __attribute__((noinline)) void imm_slow(struct chset *s, struct chan *c,
 	}
 }
 
-/* write_imm receiver: an immediate names the channel (and how many) */
-static void on_imm(struct rcx_ctx *ctx, struct rcx__wrctx *w,
-		   const struct rcx_cqe *cqe)
+static inline struct chset *zwrc_set(struct rcx__wrctx *w)
 {
-	struct chset *s =
-		(struct chset *)((char *)w - offsetof(struct chset, zwrc));
-	unsigned int idx = cqe->imm >> 24, m = ((cqe->imm >> 16) & 0xff) + 1;
+	return (struct chset *)((char *)w - offsetof(struct chset, zwrc));
+}
+
+/*
+ * write_imm receiver: an immediate names the channel (and how many); a
+ * successful completion of one of the set's zero-length receives
+ */
+static void on_imm_ok(struct rcx_ctx *ctx, struct rcx__wrctx *w,
+		      uint32_t byte_len, uint32_t imm, int has_imm)
+{
+	struct chset *s = zwrc_set(w);
+	unsigned int idx = imm >> 24, m = ((imm >> 16) & 0xff) + 1;
 	struct chan *c;
 
 	s->zposted--;
-	if (RCX__UNLIKELY(cqe->status)) {
-		rcx__stats_cqe(&ctx->st, cqe->status);
-		rcx__chan_set_fail(s, cqe->status == RCX_ERR_FLUSHED
-					      ? RCX_ERR_PROC_FAILED
-					      : cqe->status);
-		return;
-	}
 	if (RCX__UNLIKELY(s->state != SET_UP))
 		return;
-	if (RCX__UNLIKELY(!cqe->has_imm || idx + m > (unsigned int)s->n)) {
+	if (RCX__UNLIKELY(!has_imm || idx + m > (unsigned int)s->n)) {
 		rcx__chan_set_fail(s, RCX_ERR_PROTO);
 		return;
 	}
@@ -643,6 +669,23 @@ static void on_imm(struct rcx_ctx *ctx, struct rcx__wrctx *w,
 		imm_slow(s, c, (int)m);
 	else
 		imm_done(s, c);
+}
+
+/* ... and any completion of one */
+static void on_imm(struct rcx_ctx *ctx, struct rcx__wrctx *w,
+		   const struct rcx_cqe *cqe)
+{
+	struct chset *s = zwrc_set(w);
+
+	if (RCX__LIKELY(!cqe->status)) {
+		on_imm_ok(ctx, w, cqe->byte_len, cqe->imm, cqe->has_imm);
+		return;
+	}
+	s->zposted--;
+	rcx__stats_cqe(&ctx->st, cqe->status);
+	rcx__chan_set_fail(s, cqe->status == RCX_ERR_FLUSHED
+				      ? RCX_ERR_PROC_FAILED
+				      : cqe->status);
 }
 
 static void on_ctl_wc(struct rcx_ctx *ctx, struct rcx__wrctx *w,
@@ -672,21 +715,14 @@ static void on_free_wc(struct rcx_ctx *ctx, struct rcx__wrctx *w,
 		s->ctl->peer_free = 1;
 }
 
-/* ---- the channel request kind */
-
-static void chan_poll(struct rcx_req *r)
-{
-	struct rcx_ctx *ctx = r->ctx;
-
-	if (ctx->chan_deferred)
-		rcx__chan_progress(ctx);
-	rcx__progress(ctx);
-}
-
+/*
+ * ---- the channel request kind: a test is a progress pass (no poll of
+ * its own). Senders waiting for credit make the pass whole (their work
+ * bit), which posts them after the completion queue's poll.
+ */
 const struct rcx__req_ops rcx__chan_ops = {
 	.start = chan_start,
 	.start_many = chan_start_many,
-	.poll = chan_poll,
 };
 
 void rcx__chan_set_wire(struct chset *s)
@@ -694,11 +730,14 @@ void rcx__chan_set_wire(struct chset *s)
 	int i;
 
 	s->zwrc.cb = on_imm;
+	s->zwrc.ok = on_imm_ok;
 	s->fuse_wrc.cb = on_fuse_wc;
 	s->credit_wrc.cb = on_ctl_wc;
 	s->free_wrc.cb = on_free_wc;
-	for (i = 0; i < s->n; i++)
+	for (i = 0; i < s->n; i++) {
 		s->ch[i].wrc.cb = on_chan_wc;
+		s->ch[i].wrc.ok = on_chan_ok;
+	}
 }
 
 void rcx__chan_set_fast(struct chset *s)

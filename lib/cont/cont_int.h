@@ -166,7 +166,7 @@ void rcx__cont_fini(struct rcx_ctx *ctx);
 static inline void rcx__cont_ready_inc(struct rcx_ctx *ctx)
 {
 	ctx->cont_ready++;
-	ctx->feat_work |= 1u << RCX__FEAT_CONT;
+	rcx__feat_work(ctx, RCX__FEAT_CONT, true);
 }
 
 static inline void rcx__cont_ready_dec(struct rcx_ctx *ctx)

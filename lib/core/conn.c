@@ -42,6 +42,10 @@ static void on_rx(struct rcx_ctx *ctx, struct rcx__wrctx *w,
 		  const struct rcx_cqe *cqe);
 static void on_tx(struct rcx_ctx *ctx, struct rcx__wrctx *w,
 		  const struct rcx_cqe *cqe);
+static void on_rx_ok(struct rcx_ctx *ctx, struct rcx__wrctx *w,
+		     uint32_t byte_len, uint32_t imm, int has_imm);
+static void rx_msg(struct rcx_ctx *ctx, struct rcx__rxbuf *b,
+		   uint32_t byte_len);
 
 static int post_rx(struct rcx__conn *c, struct rcx__rxbuf *b)
 {
@@ -300,6 +304,7 @@ static int conn_ring(struct rcx__conn *c)
 		goto err;
 	for (i = 0; i < n; i++) {
 		c->rx[i].wrc.cb = on_rx;
+		c->rx[i].wrc.ok = on_rx_ok;
 		c->rx[i].conn = c;
 		c->rx[i].data = c->rx_mem + i * ss;
 	}
@@ -535,6 +540,7 @@ void rcx__conn_pending_add(struct rcx__conn *c)
 			return;
 	c->next_pending = c->ctx->pending;
 	c->ctx->pending = c;
+	rcx__progress_due(c->ctx);
 }
 
 static void pending_del(struct rcx__conn *c)
@@ -979,8 +985,9 @@ void rcx__conn_drain(struct rcx_ctx *ctx)
 	}
 }
 
-static void on_tx(struct rcx_ctx *ctx, struct rcx__wrctx *w,
-		  const struct rcx_cqe *cqe)
+/* on_tx of a send that went out: the slot is free again */
+static void on_tx_ok(struct rcx_ctx *ctx, struct rcx__wrctx *w,
+		     uint32_t byte_len, uint32_t imm, int has_imm)
 {
 	struct rcx__txslot *s = (struct rcx__txslot *)w;
 	struct rcx__conn *c = s->conn;
@@ -991,11 +998,26 @@ static void on_tx(struct rcx_ctx *ctx, struct rcx__wrctx *w,
 		return;
 	s->conn = NULL;
 	c->tx_inflight--;
+	s->next = ctx->tx_free;
+	ctx->tx_free = s;
+}
+
+static void on_tx(struct rcx_ctx *ctx, struct rcx__wrctx *w,
+		  const struct rcx_cqe *cqe)
+{
+	struct rcx__txslot *s = (struct rcx__txslot *)w;
+	struct rcx__conn *c = s->conn;
+
+	if (!cqe->status || !c) {
+		on_tx_ok(ctx, w, cqe->byte_len, cqe->imm, cqe->has_imm);
+		return;
+	}
+	s->conn = NULL;
+	c->tx_inflight--;
 	rcx__stats_cqe(&ctx->st, cqe->status);
-	if (cqe->status)
-		rcx__conn_wc_error(c, cqe->status);
+	rcx__conn_wc_error(c, cqe->status);
 	/* not known to have arrived: sent again once reconnected */
-	if (cqe->status && c->state == RCX__CONN_RECONN &&
+	if (c->state == RCX__CONN_RECONN &&
 	    needs_credit(((struct rcx__hdr *)s->data)->type)) {
 		rcx__conn_replay_add(c, s);
 		return;
@@ -1019,9 +1041,6 @@ static void on_rx(struct rcx_ctx *ctx, struct rcx__wrctx *w,
 {
 	struct rcx__rxbuf *b = (struct rcx__rxbuf *)w;
 	struct rcx__conn *c = b->conn;
-	const struct rcx__hdr *h = (const void *)b->data;
-	bool dup = false;
-	int ret;
 
 	c->rx_posted--;
 	/* the first message on a reconnection's new endpoint: it is up */
@@ -1047,7 +1066,32 @@ static void on_rx(struct rcx_ctx *ctx, struct rcx__wrctx *w,
 			rcx__conn_wc_error(c, cqe->status);
 		return;
 	}
-	if (!rcx__hdr_ok(h, cqe->byte_len, ctx->cfg.eager_size)) {
+	rx_msg(ctx, b, cqe->byte_len);
+}
+
+/* on_rx of a message received while c is up, straight from the poll */
+static void on_rx_ok(struct rcx_ctx *ctx, struct rcx__wrctx *w,
+		     uint32_t byte_len, uint32_t imm, int has_imm)
+{
+	struct rcx__rxbuf *b = (struct rcx__rxbuf *)w;
+
+	if (RCX__UNLIKELY(b->conn->state != RCX__CONN_UP)) {
+		rcx__wc_ok_slow(ctx, w, byte_len, imm, has_imm);
+		return;
+	}
+	b->conn->rx_posted--;
+	rx_msg(ctx, b, byte_len);
+}
+
+/* A message in b (byte_len bytes) on a connection that is up. */
+static void rx_msg(struct rcx_ctx *ctx, struct rcx__rxbuf *b, uint32_t byte_len)
+{
+	struct rcx__conn *c = b->conn;
+	const struct rcx__hdr *h = (const void *)b->data;
+	bool dup = false;
+	int ret;
+
+	if (!rcx__hdr_ok(h, byte_len, ctx->cfg.eager_size)) {
 		rcx__conn_fail(c, RCX_ERR_PROTO);
 		return;
 	}
@@ -1137,6 +1181,7 @@ int rcx__tx_init(struct rcx_ctx *ctx)
 	ctx->tx_slots = slots;
 	for (i = 0; i < n; i++) {
 		slots[i].wrc.cb = on_tx;
+		slots[i].wrc.ok = on_tx_ok;
 		slots[i].data = ctx->tx_mem + i * ss;
 		slots[i].next = ctx->tx_free;
 		ctx->tx_free = &slots[i];

@@ -97,13 +97,19 @@ int rcx__topo_near_cpus(const char *topo_xml, const char *dev,
 int rcx__topo_bind_near(const char *dev, const char *override, char *cpus,
 			size_t len);
 
-/* ---- completion dispatch: wr_id points at one of these */
-struct rcx__wrctx;
+/*
+ * ---- completion dispatch: wr_id points at one of these, the provider
+ * interface's struct rcx_wct under the core's name: cb takes every
+ * completion, ok (when set) a successful one straight from the poll
+ */
+#define rcx__wrctx rcx_wct
 typedef void rcx__wr_cb(struct rcx_ctx *ctx, struct rcx__wrctx *w,
 			const struct rcx_cqe *cqe);
-struct rcx__wrctx {
-	rcx__wr_cb *cb;
-};
+typedef void rcx__wr_ok(struct rcx_ctx *ctx, struct rcx__wrctx *w,
+			uint32_t byte_len, uint32_t imm, int has_imm);
+/* An ok that takes the common case only: the rest goes to w->cb (ctx.c). */
+void rcx__wc_ok_slow(struct rcx_ctx *ctx, struct rcx__wrctx *w,
+		     uint32_t byte_len, uint32_t imm, int has_imm);
 
 /* ---- requests (req.c) */
 enum rcx__req_kind {
@@ -922,6 +928,19 @@ struct rcx_ctx {
 	 * provider has none or the trace prints every field of a completion
 	 */
 	int (*cq_poll)(struct rcx_dev *dev, struct rcx_cqe *cqe, int n);
+	/*
+	 * ... and its dispatch: ops->cq_dispatch, or the core's (cq_poll,
+	 * then each completion's cb) where the provider has none or the
+	 * trace is on
+	 */
+	int (*cq_dispatch)(struct rcx_dev *dev, struct rcx_ctx *ctx);
+	/*
+	 * Progress passes that may be only the poll and its dispatch: no
+	 * connection waits to send, no feature asked for work, no connection
+	 * poll due (ctx.c). rcx__progress_due ends them.
+	 */
+	int quick;
+	int quick_grant; /* what quick was set to: passes = grant - quick */
 	struct rcx_dev_info info;
 	char addr[RCX__ADDR_LEN]; /* listener address */
 	/* this process's node key (lib/boot/boot_node.c): equal keys share
@@ -995,12 +1014,25 @@ struct rcx_ctx {
 	struct rcx_stats st;
 };
 
+/*
+ * Something for the whole progress pass (a connection waits to send, a
+ * feature has work): the next pass is whole, not only the poll. The
+ * passes made quick so far still count towards the connection poll.
+ */
+static inline void rcx__progress_due(struct rcx_ctx *ctx)
+{
+	ctx->cm_passes += (unsigned int)(ctx->quick_grant - ctx->quick);
+	ctx->quick_grant = ctx->quick = 0;
+}
+
 static inline void rcx__feat_work(struct rcx_ctx *ctx, enum rcx__feat_id id,
 				  bool on)
 {
 	uint32_t bit = 1u << id;
 
 	ctx->feat_work = on ? ctx->feat_work | bit : ctx->feat_work & ~bit;
+	if (on)
+		rcx__progress_due(ctx);
 }
 
 /* the progress pass of the features whose work bit is set (ctx.c) */
@@ -1050,6 +1082,27 @@ static inline void rcx__req_release(struct rcx_req *r)
 
 /* progress with the lock held; returns completions handled */
 int rcx__progress(struct rcx_ctx *ctx);
+/* ctx->cq_dispatch of a provider without one: cq_poll, then each cb */
+int rcx__poll_dispatch(struct rcx_dev *dev, struct rcx_ctx *ctx);
+/* the rest of a pass after the poll found n (ctx.c) */
+int rcx__progress_rest(struct rcx_ctx *ctx, int n, int *ran);
+/*
+ * rcx__progress inlined where a request is tested: the poll hands each
+ * completion to its object; the rest of the pass (connections waiting,
+ * features, the connection cadence) only once it is due.
+ */
+static inline __attribute__((always_inline)) int rcx__progress_inl(
+	struct rcx_ctx *ctx)
+{
+	int n = ctx->cq_dispatch(ctx->dev, ctx);
+
+	if (RCX__UNLIKELY(--ctx->quick < 0))
+		return rcx__progress_rest(ctx, n, NULL);
+	if (n > 0)
+		return n;
+	ctx->st.empty_polls++;
+	return 0;
+}
 /* block for events (lock held; dropped while sleeping) */
 int rcx__wait_events(struct rcx_ctx *ctx, int timeout_ms);
 long long rcx__now_us(void);

@@ -88,6 +88,7 @@ void rcx__cm_polled(struct rcx_ctx *ctx, long long now_us)
 		ctx->cm_period = (uint64_t)((double)(now - ctx->tick0) *
 					    RCX__CM_PERIOD_US / (double)us);
 	ctx->cm_passes = 0;
+	ctx->quick_grant = ctx->quick = 0;
 	ctx->cm_next = now + ctx->cm_period;
 	ctx->cm_late = now + ctx->cm_period * RCX__CM_LATE;
 }
@@ -108,30 +109,60 @@ static __attribute__((noinline)) void dispatch(struct rcx_ctx *ctx,
 	}
 }
 
+__attribute__((noinline)) void rcx__wc_ok_slow(struct rcx_ctx *ctx,
+					       struct rcx__wrctx *w,
+					       uint32_t byte_len, uint32_t imm,
+					       int has_imm)
+{
+	struct rcx_cqe cqe = {
+		.wr_id = (uintptr_t)w,
+		.byte_len = byte_len,
+		.imm = imm,
+		.has_imm = (uint8_t) !!has_imm,
+		.op = has_imm ? RCX_OP_RECV_IMM : RCX_OP_RECV,
+	};
+
+	w->cb(ctx, w, &cqe);
+}
+
 /*
- * The fast path: poll a batch and hand each completion to the object its
- * wr_id points at. No lookup, no allocation. Continuations that became
- * ready run here; *ran (when not NULL) counts them, for rcx_ctx_wait: they
- * are work done without a completion. Inlined with a constant NULL into
- * rcx__progress, so counting costs the fast path nothing.
+ * ctx->cq_dispatch where the provider has no cq_dispatch (or the trace
+ * is on): poll a batch as rcx_cqe entries, then hand each to its object.
  */
-static inline __attribute__((always_inline)) int progress(struct rcx_ctx *ctx,
-							  int *ran)
+int rcx__poll_dispatch(struct rcx_dev *dev, struct rcx_ctx *ctx)
 {
 	struct rcx_cqe cqe[RCX__POLL_BATCH];
-	unsigned int passes;
-	uint64_t now;
-	int n;
+	int n = ctx->cq_poll(dev, cqe, RCX__POLL_BATCH);
 
-	n = ctx->cq_poll(ctx->dev, cqe, RCX__POLL_BATCH);
 	if (n > 0)
 		dispatch(ctx, cqe, n);
-	else
+	return n;
+}
+
+/*
+ * The rest of a progress pass, after the poll found n completions:
+ * connections waiting for credits or slots, features with work of their
+ * own (channel senders waiting for credit, frees under way,
+ * continuations ready to run; *ran, when not NULL, counts the
+ * continuations run: work done without a completion), and the
+ * connection cadence by the count of passes. Then the passes that may be
+ * quick until it is due again (ctx->quick): while no connection waits and
+ * no feature asked for work, a pass before the RCX__CM_PASSES-th since
+ * the last connection poll has nothing else to do.
+ */
+int rcx__progress_rest(struct rcx_ctx *ctx, int n, int *ran)
+{
+	unsigned int passes;
+	uint64_t now;
+	int left;
+
+	/* this pass and the quick ones before it count towards the cadence */
+	ctx->cm_passes += (unsigned int)(ctx->quick_grant - ctx->quick);
+	ctx->quick_grant = ctx->quick = 0;
+	if (n <= 0)
 		ctx->st.empty_polls++;
 	if (ctx->pending)
 		rcx__conn_drain(ctx);
-	/* features with work of their own (channel senders waiting for
-	 * credit, frees under way, continuations ready to run) */
 	if (RCX__UNLIKELY(ctx->feat_work))
 		n = rcx__feats_progress(ctx, n, ran);
 	/*
@@ -140,7 +171,7 @@ static inline __attribute__((always_inline)) int progress(struct rcx_ctx *ctx,
 	 * a waiter told "nothing happened" would sleep with no event left to
 	 * wake it.
 	 */
-	passes = ++ctx->cm_passes;
+	passes = ctx->cm_passes;
 	if (RCX__UNLIKELY(passes >= RCX__CM_PASSES) &&
 	    (passes >= RCX__CM_EVERY || ((now = tick_now()) >= ctx->cm_next &&
 					 (n <= 0 || now >= ctx->cm_late)))) {
@@ -148,7 +179,31 @@ static inline __attribute__((always_inline)) int progress(struct rcx_ctx *ctx,
 			n = 1;
 		rcx__feats_idle(ctx);
 	}
+	/* what the cadence or a feature did may have made more due */
+	left = RCX__CM_PASSES - 1 - (int)ctx->cm_passes;
+	if (!ctx->pending && !ctx->feat_work && left > 0)
+		ctx->quick_grant = ctx->quick = left;
 	return n > 0 ? n : 0;
+}
+
+/*
+ * The fast path: poll a batch and hand each completion to the object its
+ * wr_id points at (no lookup, no allocation), and the rest of the pass
+ * when it is due. Inlined with a constant NULL into rcx__progress, so
+ * counting continuations costs the fast path nothing.
+ */
+static inline __attribute__((always_inline)) int progress(struct rcx_ctx *ctx,
+							  int *ran)
+{
+	int n = ctx->cq_dispatch(ctx->dev, ctx);
+
+	/* continuations are counted by the rest of the pass: run it */
+	if (RCX__UNLIKELY(--ctx->quick < 0) || ran)
+		return rcx__progress_rest(ctx, n, ran);
+	if (n > 0)
+		return n;
+	ctx->st.empty_polls++;
+	return 0;
 }
 
 /*
@@ -442,6 +497,10 @@ RCX_API int rcx_ctx_create(const struct rcx_ctx_attr *attr,
 	if (rcx__log_level < RCX__LOG_TRACE &&
 	    ctx->ops->cq_poll_min(ctx->dev, NULL, 0) == 0)
 		ctx->cq_poll = ctx->ops->cq_poll_min;
+	ctx->cq_dispatch = rcx__poll_dispatch;
+	if (rcx__log_level < RCX__LOG_TRACE &&
+	    ctx->ops->cq_dispatch != rcx__stub_cq_dispatch)
+		ctx->cq_dispatch = ctx->ops->cq_dispatch;
 	ret = ctx->ops->dev_query(ctx->dev, &ctx->info);
 	if (!ret)
 		ret = rcx__conn_depth_check(ctx);

@@ -268,7 +268,7 @@ static inline __attribute__((always_inline)) void poll_req(struct rcx_req *r)
 	if (r->ops && r->ops->poll)
 		r->ops->poll(r);
 	else
-		rcx__progress(r->ctx);
+		rcx__progress_inl(r->ctx);
 }
 
 /* ... and is it done now? */

@@ -543,6 +543,7 @@ const struct rcx_provider_ops rcx__auto_ops = {
 	.post_recv = auto_post_recv,
 	.cq_poll = auto_cq_poll,
 	.cq_poll_min = auto_cq_poll_min,
+	.cq_dispatch = rcx__stub_cq_dispatch,
 	.event_fd = auto_event_fd,
 	.arm = auto_arm,
 	.ack = auto_ack,

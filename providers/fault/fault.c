@@ -711,6 +711,7 @@ const struct rcx_provider_ops rcx__fault_ops = {
 	.post_recv = flt_post_recv,
 	.cq_poll = flt_cq_poll,
 	.cq_poll_min = rcx__stub_cq_poll,
+	.cq_dispatch = rcx__stub_cq_dispatch,
 	.event_fd = flt_event_fd,
 	.arm = flt_arm,
 	.ack = flt_ack,

@@ -672,6 +672,7 @@ const struct rcx_provider_ops rcx__shm_ops = {
 	.post_recv = shm_post_recv,
 	.cq_poll = shm_cq_poll,
 	.cq_poll_min = shm_cq_poll,
+	.cq_dispatch = rcx__stub_cq_dispatch,
 	.event_fd = event_fd,
 	.watch_fd = watch_fd,
 	.arm = arm,

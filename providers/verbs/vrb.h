@@ -136,6 +136,7 @@ int vrb_post_send(struct rcx_ep *ep, struct rcx_wr *wr, struct rcx_wr **bad);
 int vrb_post_recv(struct rcx_ep *ep, struct rcx_wr *wr, struct rcx_wr **bad);
 int vrb_cq_poll(struct rcx_dev *dev, struct rcx_cqe *cqe, int n);
 int vrb_cq_poll_min(struct rcx_dev *dev, struct rcx_cqe *cqe, int n);
+int vrb_cq_dispatch(struct rcx_dev *dev, struct rcx_ctx *ctx);
 int vrb_ep_set_error(struct rcx_ep *ep);
 uint32_t vrb_ep_max_inline(const struct rcx_ep *ep);
 int vrb_ep_query(const struct rcx_ep *ep, struct rcx_ep_info *info);

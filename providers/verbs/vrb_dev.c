@@ -467,6 +467,7 @@ const struct rcx_provider_ops rcx__verbs_ops = {
 	.post_recv = vrb_post_recv,
 	.cq_poll = vrb_cq_poll,
 	.cq_poll_min = vrb_cq_poll_min,
+	.cq_dispatch = vrb_cq_dispatch,
 	.event_fd = event_fd,
 	.watch_fd = watch_fd,
 	.arm = arm,

@@ -418,6 +418,71 @@ int vrb_cq_poll_min(struct rcx_dev *d, struct rcx_cqe *cqe, int n)
 	return wc_min(dev, cqe, got);
 }
 
+/* a completion that failed, or whose target takes only rcx_cqe entries */
+static __attribute__((noinline)) void wc_cb(struct rcx_ctx *ctx,
+					    struct rcx_wct *t,
+					    const struct ibv_wc *wc)
+{
+	struct rcx_cqe c;
+
+	wc_fill(wc, &c);
+	t->cb(ctx, t, &c);
+}
+
+/*
+ * vrb_cq_dispatch's hand-over of one completion to the target its wr_id
+ * points at: a success to its ok straight from the ibv_wc (no rcx_cqe).
+ */
+static inline void wc_one(struct rcx_ctx *ctx, const struct ibv_wc *wc)
+{
+	struct rcx_wct *t = (struct rcx_wct *)(uintptr_t)wc->wr_id;
+	int imm = wc->wc_flags & IBV_WC_WITH_IMM;
+
+	if (__builtin_expect(wc->status != IBV_WC_SUCCESS || !t->ok, 0))
+		wc_cb(ctx, t, wc);
+	else
+		t->ok(ctx, t, wc->byte_len, imm ? be32toh(wc->imm_data) : 0,
+		      imm);
+}
+
+static __attribute__((noinline)) int wc_many(struct vrb_dev *dev,
+					     struct rcx_ctx *ctx, int got)
+{
+	int i;
+
+	for (i = 0; i < got; i++)
+		wc_one(ctx, &dev->wc[i]);
+	return got;
+}
+
+/* what vrb_cq_dispatch found: one completion is handed over with no loop */
+static __attribute__((noinline)) int wc_dispatch(struct vrb_dev *dev,
+						 struct rcx_ctx *ctx, int got)
+{
+	if (__builtin_expect(got != 1, 0))
+		return wc_many(dev, ctx, got);
+	wc_one(ctx, dev->wc);
+	return 1;
+}
+
+/*
+ * The fast path's poll and dispatch (ops.cq_dispatch): a poll that finds
+ * nothing costs the call into the driver and a test.
+ */
+int vrb_cq_dispatch(struct rcx_dev *d, struct rcx_ctx *ctx)
+{
+	struct vrb_dev *dev = to_vdev(d);
+	int got;
+
+	if (__builtin_expect(dev->ncq != 1, 0))
+		got = poll_all(dev, dev->wc, VRB_WC_BATCH);
+	else
+		got = ibv_poll_cq(dev->cqs[0].cq, VRB_WC_BATCH, dev->wc);
+	if (got <= 0)
+		return got < 0 ? -EIO : 0;
+	return wc_dispatch(dev, ctx, got);
+}
+
 int vrb_ep_set_error(struct rcx_ep *e)
 {
 	struct ibv_qp_attr qa = { .qp_state = IBV_QPS_ERR };
