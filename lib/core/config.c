@@ -219,6 +219,8 @@ static const char *const env_known[] = {
 	"RCX_TEST_LINK",
 	"RCX_TEST_NETEM",
 	"RCX_TEST_LOSS_ROUNDS",
+	"RCX_TEST_FT_DIR",
+	"RCX_TEST_ORDER_SHORT",
 	"RCX_FUZZ_SECONDS",
 	NULL,
 };
