@@ -259,4 +259,31 @@ void rcx__chan_undefer(struct chset *s);
 /* post s's zero-length receives (a list of CH_ZBATCH) */
 int rcx__chan_zrecv_post(struct chset *s);
 
+/* chan_bind.c: the arguments of a bind (or rebind) */
+struct bind_args {
+	struct rcx_group *g;
+	uint8_t *buf;
+	size_t len;
+	int peer;
+	int tag;
+	bool is_send;
+	int proto;
+	unsigned long slots, stride;
+};
+
+/* info keys of a bind into a: 0 or -EINVAL */
+int rcx__chan_parse_info(const struct rcx_info *info, struct bind_args *a);
+/*
+ * Make a set, its channel requests and the ephemeral request, and start
+ * the handshake. Lock held. chans[i] get the channel handles (or reuse
+ * the handles in reuse[], rebind).
+ */
+int rcx__chan_bind_start(struct rcx_ctx *ctx, const struct bind_args *a, int n,
+			 struct rcx_req **reuse, struct rcx_req **chans,
+			 struct rcx_req **eph_out);
+/* wait for a bind's or free's ephemeral request. Lock held. */
+int rcx__chan_wait_eph(struct rcx_ctx *ctx, struct rcx_req *eph);
+/* unlink s, reap its WRs and free it */
+void rcx__chan_set_destroy(struct chset *s);
+
 #endif
