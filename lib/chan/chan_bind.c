@@ -371,6 +371,84 @@ void rcx__chan_conn_due(struct rcx_ctx *ctx, long long now)
 }
 
 /*
+ * A set's queue pair broke (its transport gave up): the end that saw it
+ * tells the other over the group's connection, which mends itself, so
+ * that a receiver waiting for a message, or a sender for its credit,
+ * fails too (its own queue pair, idle or receiving, sees nothing).
+ */
+#define CH_KIND_BROKEN 3
+
+struct broken_msg {
+	uint32_t magic;	    /* CH_MAGIC */
+	uint32_t kind;	    /* CH_KIND_BROKEN */
+	int32_t status;	    /* the transport's error */
+	uint32_t from_send; /* the teller is the set's sender */
+	uint64_t cookie;    /* the set's (the sender's) */
+};
+
+/* The group connection to s's peer; NULL when the group is gone. */
+static struct rcx__conn *set_conn(const struct chset *s)
+{
+	struct rcx_group *g = s->ch[0].g;
+	int peer = s->ch[0].peer;
+
+	if (!rcx__group_known(s->ctx, g) || peer < 0 || peer >= g->size)
+		return NULL;
+	if (g->root)
+		return g->root->conns[g->root_rank[peer]];
+	return g->conns[peer];
+}
+
+void rcx__chan_tell_broken(struct chset *s, int err)
+{
+	struct broken_msg m = { .magic = CH_MAGIC, .kind = CH_KIND_BROKEN };
+	struct rcx__conn *c;
+	int ret;
+
+	/* the peer knows the cookie once the set has its queue pair */
+	if (!rcx__err_transport(err) || s->peer_told || !s->ep)
+		return;
+	c = set_conn(s);
+	if (!c)
+		return;
+	m.status = err;
+	m.from_send = s->is_send;
+	m.cookie = s->cookie;
+	ret = rcx__am_send(c, RCX__CID_CHAN, 0, &m, sizeof(m));
+	RCX__LOG(RCX__LOG_DEBUG, "chan",
+		 "%s set of %d: queue pair broke (%s); rank %d told: %s",
+		 s->is_send ? "sending" : "receiving", s->n, rcx_strerror(err),
+		 s->ch[0].peer, ret ? rcx_strerror(ret) : "sent");
+}
+
+static void broken_am(struct rcx__conn *c, const struct rcx__hdr *h,
+		      const uint8_t *payload)
+{
+	struct broken_msg m;
+	struct chset *s;
+
+	memset(&m, 0, sizeof(m));
+	if (h->len == sizeof(m))
+		memcpy(&m, payload, sizeof(m));
+	if (m.magic != CH_MAGIC || m.kind != CH_KIND_BROKEN ||
+	    !rcx__err_transport(m.status) || m.from_send > 1) {
+		rcx__log(RCX__LOG_WARN, "chan",
+			 "channel notice from rank %d (%u bytes, kind %u, "
+			 "status %d): malformed, dropped",
+			 c->peer, h->len, m.kind, (int)m.status);
+		return;
+	}
+	for (s = c->ctx->chan_sets; s; s = s->next)
+		if (s->cookie == m.cookie && s->is_send != (bool)m.from_send &&
+		    s->state != SET_FAILED && s->ep && set_conn(s) == c)
+			break;
+	if (!s)
+		return; /* freed here already, or failed by itself */
+	s->peer_told = true;
+	rcx__chan_set_fail(s, m.status);
+}
+
+/*
  * A receiver's bind from RCX_ANY_SOURCE waits for a request from any
  * member but itself (a bind to oneself is refused): once every other one
  * has failed or left (BYE), none can come. 0 while one may, else the
@@ -807,6 +885,7 @@ int rcx__chan_bind_start(struct rcx_ctx *ctx, const struct bind_args *a, int n,
 	}
 	set_link(s);
 	ctx->conn_req_hook = chan_conn_req;
+	ctx->am[RCX__CID_CHAN] = broken_am;
 	if (a->is_send) {
 		s->cookie = ((uint64_t)rcx__now_us() << 20) ^
 			    (uint64_t)(uintptr_t)s ^ ++ctx->bind_seq;

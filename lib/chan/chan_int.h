@@ -172,6 +172,7 @@ struct chset {
 	struct rcx_req *eph;	 /* bind in progress */
 	struct rcx_req *hs_recv; /* handshake receive still posted */
 	int hs_sends;		 /* handshake sends not yet out */
+	bool peer_told;		 /* the peer said its queue pair broke */
 	struct bind_msg msg;	 /* handshake buffer */
 	struct bind_msg peer_msg;
 	struct chan ch[];
@@ -250,6 +251,13 @@ extern const struct rcx__req_ops rcx__chan_ops;
 void rcx__chan_eph_done(struct chset *s, int err);
 /* the set failed: active channels and the bind complete with err */
 void rcx__chan_set_fail(struct chset *s, int err);
+/*
+ * s failed with err (set_fail): a failure of the transport (the queue
+ * pair's retries ran out) on a peer that may well live goes to the peer
+ * too, over the group's connection, so that its end of the set fails
+ * with err as well instead of waiting for what cannot come (chan_bind.c)
+ */
+void rcx__chan_tell_broken(struct chset *s, int err);
 /* point the completions of s and its channels at their handlers */
 void rcx__chan_set_wire(struct chset *s);
 /* s's WRs are prepared: set its channels' fast path */

@@ -254,7 +254,8 @@ enum rcx__cid {
 	RCX__CID_BACK = 4, /* channel bind answers (chan_bind.c) */
 	RCX__CID_FT = 5,   /* fault-tolerant agreement (ft.c) */
 	RCX__CID_FAIL = 6, /* failure notices: tag names the rank (fail.c) */
-	RCX__CID_MAX = 7,
+	RCX__CID_CHAN = 7, /* a channel's queue pair broke (chan_bind.c) */
+	RCX__CID_MAX = 8,
 };
 
 struct rcx__hdr {
