@@ -630,6 +630,43 @@ static void sc_reconn_connecting(struct tp_job *j)
 }
 
 /*
+ * The same over a pair group (rcx_group_connect/accept, rank 0 of the
+ * job accepting at the address rank 1 got from it): the connector
+ * remakes the connection, naming the pair's token; the acceptor, which
+ * has no address to ask, waits for it. The break on either side.
+ */
+static void reconn_pair(struct tp_job *j, int breaker)
+{
+	struct rcx_group *world = j->g, *pair = NULL;
+	char addr[128] = "", addrs[2][128];
+
+	TP_CHECK_OK(rcx_ctx_address(j->ctx, addr, sizeof(addr)));
+	TP_CHECK_OK(rcx_group_allgather(world, addr, sizeof(addr), addrs));
+	if (j->rank == 0)
+		TP_CHECK_OK(rcx_group_accept(j->ctx, 60000, &pair));
+	else
+		TP_CHECK_OK(rcx_group_connect(j->ctx, addrs[0], 60000, &pair));
+	if (!TP_CHECK(pair != NULL))
+		return;
+	TP_CHECK_EQ(rcx_group_rank(pair), j->rank);
+	j->g = pair;
+	reconn_stream(j, breaker);
+	j->g = world;
+	TP_CHECK_OK(rcx_group_free(&pair));
+	ts_none_failed(j);
+}
+
+static void sc_reconn_pair_accepting(struct tp_job *j)
+{
+	reconn_pair(j, 0);
+}
+
+static void sc_reconn_pair_connecting(struct tp_job *j)
+{
+	reconn_pair(j, 1);
+}
+
+/*
  * RMA across a reconnection. Rank 1 breaks its connection to rank 0
  * with puts and gets in flight (the fault provider fails the first
  * completion, and flushes the rest as a queue pair in error would), then
@@ -975,6 +1012,9 @@ static const struct tp_scenario scenarios[] = {
 	FAULT_SC("chan_broken", sc_chan_broken, ft_timeout_env),
 	FAULT_SC("reconn_accepting", sc_reconn_accepting, reconn_env),
 	FAULT_SC("reconn_connecting", sc_reconn_connecting, reconn_env),
+	FAULT_SC("reconn_pair_accepting", sc_reconn_pair_accepting, reconn_env),
+	FAULT_SC("reconn_pair_connecting", sc_reconn_pair_connecting,
+		 reconn_env),
 	FAULT_SC("reconn_rma_lockall", sc_reconn_rma_lockall, reconn_rma_env),
 	FAULT_SC("reconn_rma_fence", sc_reconn_rma_fence, reconn_rma_env),
 	FAULT_SC("reconn_rma_pscw", sc_reconn_rma_pscw, reconn_rma_env),
@@ -1047,6 +1087,16 @@ static void test_reconn_connecting(void)
 	job("reconn_connecting");
 }
 
+static void test_reconn_pair_accepting(void)
+{
+	job("reconn_pair_accepting");
+}
+
+static void test_reconn_pair_connecting(void)
+{
+	job("reconn_pair_connecting");
+}
+
 static void test_reconn_rma_lockall(void)
 {
 	job("reconn_rma_lockall");
@@ -1082,6 +1132,10 @@ static const CU_TestInfo tests[] = {
 	{ "channel_transport_gives_up_both_ends_told", test_chan_broken },
 	{ "reconnect_stream_broken_at_acceptor", test_reconn_accepting },
 	{ "reconnect_stream_broken_at_connector", test_reconn_connecting },
+	{ "reconnect_pair_stream_broken_at_acceptor",
+	  test_reconn_pair_accepting },
+	{ "reconnect_pair_stream_broken_at_connector",
+	  test_reconn_pair_connecting },
 	{ "reconnect_rma_lock_all_epoch_replayed", test_reconn_rma_lockall },
 	{ "reconnect_rma_fence_epoch_replayed", test_reconn_rma_fence },
 	{ "reconnect_rma_pscw_epoch_replayed", test_reconn_rma_pscw },

@@ -550,6 +550,9 @@ struct rcx__conn {
 	/* nothing listens where the peer did (it left, or died): unless a
 	 * failure notice comes by answer_by_us, it left (ft.c) */
 	uint8_t gone;
+	/* a pair group's (rcx_group_connect/accept): the token both ends
+	 * took from the pairing, which a reconnection names; 0: none */
+	uint64_t pair_token;
 	/* a transport failure cut the peer off (fail.c): since when, 0 if
 	 * not; it is declared failed after RCX_FT_TIMEOUT_MS unless a sign
 	 * of its death comes first */
