@@ -36,6 +36,7 @@
 #include <rcx/rcx.h>
 #include "providers/fault/fault.h"
 #include "lib/core/core.h"
+#include "lib/chan/chan_int.h"
 #include "tu.h"
 #include "tu_mp.h"
 #include "test_stop.h"
@@ -309,6 +310,25 @@ out:
  * A bound channel's stream 0 -> 1 (write_imm, four slots): rank 1 is
  * stopped after the first messages; every message arrives, in its slot.
  */
+/*
+ * Rank 0 sends 8 bytes of buf to rank 1 on a bound channel (protocol,
+ * slots): *info and *init for the caller to free, whether or not the
+ * bind (*ch) worked.
+ */
+static bool chan_open(struct tp_job *j, const char *proto, const char *slots,
+		      uint64_t *buf, struct rcx_info **info,
+		      struct rcx_req **init, struct rcx_req **ch)
+{
+	TP_CHECK_OK(rcx_info_create(info));
+	TP_CHECK_OK(rcx_info_set(*info, RCX_CHAN_PROTOCOL, proto));
+	TP_CHECK_OK(rcx_info_set(*info, RCX_CHAN_SLOTS, slots));
+	if (j->rank == 0)
+		TP_CHECK_OK(rcx_send_init(j->g, buf, 8, 1, CHAN_TAG, init));
+	else
+		TP_CHECK_OK(rcx_recv_init(j->g, buf, 8, 0, CHAN_TAG, init));
+	return TP_CHECK_OK(rcx_bind(*init, *info, ch));
+}
+
 static void sc_chan(struct tp_job *j)
 {
 	struct rcx_info *info = NULL;
@@ -318,14 +338,7 @@ static void sc_chan(struct tp_job *j)
 	pid_t pid, helper = -1;
 	int k, bad = 0;
 
-	TP_CHECK_OK(rcx_info_create(&info));
-	TP_CHECK_OK(rcx_info_set(info, RCX_CHAN_PROTOCOL, "write_imm"));
-	TP_CHECK_OK(rcx_info_set(info, RCX_CHAN_SLOTS, "4"));
-	if (j->rank == 0)
-		TP_CHECK_OK(rcx_send_init(j->g, buf, 8, 1, CHAN_TAG, &init));
-	else
-		TP_CHECK_OK(rcx_recv_init(j->g, buf, 8, 0, CHAN_TAG, &init));
-	if (!TP_CHECK_OK(rcx_bind(init, info, &ch)))
+	if (!chan_open(j, "write_imm", "4", buf, &info, &init, &ch))
 		goto out;
 	pid = peer_pid(j);
 	for (k = 0; k < NMSG; k++) {
@@ -410,6 +423,92 @@ static void sc_transport(struct tp_job *j)
 	}
 	/* no final barrier: the pair is broken */
 	TP_CHECK_OK(rcx_group_free(&j->g));
+}
+
+/*
+ * A bound channel's own queue pair gives up on a live peer (the fault
+ * provider fails the completion of a send of rank 0, the sender, as when
+ * its retries run out; the WR did its work): the sender's start reports
+ * RCX_ERR_TRANSPORT, and so must the receiver's next receive, though its
+ * own queue pair sees nothing (it only receives). It used to wait
+ * forever. The message that broke may arrive first, or the news may
+ * overtake it (another path). Neither rank is failed and the group works
+ * on. Both protocols, with a watchdog: a receive that never ends fails.
+ */
+#define CHAN_BREAK 5 /* messages before the break */
+
+/* Test *ch until done or 30 s: its outcome, -ETIMEDOUT for a hang. */
+static int chan_outcome(struct rcx_req **ch, struct rcx_status *st)
+{
+	long long end = tu_now_ms() + 30000;
+	int flag = 0, ret = 0;
+
+	while (!flag && !ret && tu_now_ms() < end)
+		ret = rcx_test(ch, &flag, st);
+	if (ret)
+		return ret;
+	return flag ? st->error : -ETIMEDOUT;
+}
+
+/* Rank 1: receives until one fails; 0 when it is the transport's error. */
+static int chan_broken_recv(struct rcx_req *ch, uint64_t *buf)
+{
+	struct rcx_status st;
+	int k, ret = 0;
+
+	for (k = CHAN_BREAK; k < CHAN_BREAK + 2; k++) {
+		ret = rcx_start(ch);
+		if (!ret)
+			ret = chan_outcome(&ch, &st);
+		if (ret)
+			break;
+		/* only the message of the break may still arrive */
+		TP_CHECK_EQ(k, CHAN_BREAK);
+		TP_CHECK_EQ(buf[0], 1000 + (uint64_t)k);
+	}
+	TP_CHECK_EQ(ret, RCX_ERR_TRANSPORT);
+	return ret == RCX_ERR_TRANSPORT ? 0 : -1;
+}
+
+static void chan_broken_round(struct tp_job *j, const char *proto)
+{
+	struct rcx_info *info = NULL;
+	struct rcx_req *init = NULL, *ch = NULL;
+	uint64_t buf[1] = { 0 };
+	struct rcx_status st;
+	int k;
+
+	if (!chan_open(j, proto, "1", buf, &info, &init, &ch))
+		goto out;
+	for (k = 0; k < CHAN_BREAK; k++) {
+		buf[0] = 1000 + (uint64_t)k;
+		TP_CHECK_OK(rcx_start(ch));
+		TP_CHECK_OK(chan_outcome(&ch, &st));
+		if (j->rank == 1)
+			TP_CHECK_EQ(buf[0], 1000 + (uint64_t)k);
+	}
+	if (j->rank == 0) {
+		rcx__fault_fail_next(&to_chan(ch)->set->obj, RCX_ERR_TRANSPORT);
+		buf[0] = 1000 + CHAN_BREAK;
+		TP_CHECK_OK(rcx_start(ch));
+		TP_CHECK_EQ(chan_outcome(&ch, &st), RCX_ERR_TRANSPORT);
+		TP_CHECK_EQ(rcx_start(ch), RCX_ERR_TRANSPORT);
+	} else {
+		chan_broken_recv(ch, buf);
+	}
+	/* the group's own connection is whole: nobody failed */
+	TP_CHECK_OK(rcx_group_barrier(j->g));
+	ts_none_failed(j);
+	TP_CHECK_OK(rcx_bind_free(&ch, 1));
+out:
+	rcx_req_free(&init);
+	rcx_info_free(&info);
+}
+
+static void sc_chan_broken(struct tp_job *j)
+{
+	chan_broken_round(j, "send");
+	chan_broken_round(j, "write_imm");
 }
 
 /*
@@ -528,6 +627,43 @@ static void sc_reconn_accepting(struct tp_job *j)
 static void sc_reconn_connecting(struct tp_job *j)
 {
 	reconn_stream(j, 1);
+}
+
+/*
+ * The same over a pair group (rcx_group_connect/accept, rank 0 of the
+ * job accepting at the address rank 1 got from it): the connector
+ * remakes the connection, naming the pair's token; the acceptor, which
+ * has no address to ask, waits for it. The break on either side.
+ */
+static void reconn_pair(struct tp_job *j, int breaker)
+{
+	struct rcx_group *world = j->g, *pair = NULL;
+	char addr[128] = "", addrs[2][128];
+
+	TP_CHECK_OK(rcx_ctx_address(j->ctx, addr, sizeof(addr)));
+	TP_CHECK_OK(rcx_group_allgather(world, addr, sizeof(addr), addrs));
+	if (j->rank == 0)
+		TP_CHECK_OK(rcx_group_accept(j->ctx, 60000, &pair));
+	else
+		TP_CHECK_OK(rcx_group_connect(j->ctx, addrs[0], 60000, &pair));
+	if (!TP_CHECK(pair != NULL))
+		return;
+	TP_CHECK_EQ(rcx_group_rank(pair), j->rank);
+	j->g = pair;
+	reconn_stream(j, breaker);
+	j->g = world;
+	TP_CHECK_OK(rcx_group_free(&pair));
+	ts_none_failed(j);
+}
+
+static void sc_reconn_pair_accepting(struct tp_job *j)
+{
+	reconn_pair(j, 0);
+}
+
+static void sc_reconn_pair_connecting(struct tp_job *j)
+{
+	reconn_pair(j, 1);
 }
 
 /*
@@ -873,8 +1009,12 @@ static const struct tp_scenario scenarios[] = {
 	{ .name = "p2p", .run = sc_p2p, .size = 2 },
 	{ .name = "chan", .run = sc_chan, .size = 2 },
 	FAULT_SC("transport", sc_transport, ft_timeout_env),
+	FAULT_SC("chan_broken", sc_chan_broken, ft_timeout_env),
 	FAULT_SC("reconn_accepting", sc_reconn_accepting, reconn_env),
 	FAULT_SC("reconn_connecting", sc_reconn_connecting, reconn_env),
+	FAULT_SC("reconn_pair_accepting", sc_reconn_pair_accepting, reconn_env),
+	FAULT_SC("reconn_pair_connecting", sc_reconn_pair_connecting,
+		 reconn_env),
 	FAULT_SC("reconn_rma_lockall", sc_reconn_rma_lockall, reconn_rma_env),
 	FAULT_SC("reconn_rma_fence", sc_reconn_rma_fence, reconn_rma_env),
 	FAULT_SC("reconn_rma_pscw", sc_reconn_rma_pscw, reconn_rma_env),
@@ -932,6 +1072,11 @@ static void test_transport(void)
 	job("transport");
 }
 
+static void test_chan_broken(void)
+{
+	job("chan_broken");
+}
+
 static void test_reconn_accepting(void)
 {
 	job("reconn_accepting");
@@ -940,6 +1085,16 @@ static void test_reconn_accepting(void)
 static void test_reconn_connecting(void)
 {
 	job("reconn_connecting");
+}
+
+static void test_reconn_pair_accepting(void)
+{
+	job("reconn_pair_accepting");
+}
+
+static void test_reconn_pair_connecting(void)
+{
+	job("reconn_pair_connecting");
 }
 
 static void test_reconn_rma_lockall(void)
@@ -974,8 +1129,13 @@ static const CU_TestInfo tests[] = {
 	{ "stopped_in_p2p_exchange", test_p2p },
 	{ "stopped_receiver_of_channel_stream", test_chan },
 	{ "transport_gives_up_on_live_peer", test_transport },
+	{ "channel_transport_gives_up_both_ends_told", test_chan_broken },
 	{ "reconnect_stream_broken_at_acceptor", test_reconn_accepting },
 	{ "reconnect_stream_broken_at_connector", test_reconn_connecting },
+	{ "reconnect_pair_stream_broken_at_acceptor",
+	  test_reconn_pair_accepting },
+	{ "reconnect_pair_stream_broken_at_connector",
+	  test_reconn_pair_connecting },
 	{ "reconnect_rma_lock_all_epoch_replayed", test_reconn_rma_lockall },
 	{ "reconnect_rma_fence_epoch_replayed", test_reconn_rma_fence },
 	{ "reconnect_rma_pscw_epoch_replayed", test_reconn_rma_pscw },

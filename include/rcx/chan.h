@@ -42,6 +42,14 @@ struct rcx_info;
  * message it answers. status.slot is the slot of the message; status.count
  * its size.
  *
+ * A channel whose peer failed completes its active start with
+ * RCX_ERR_PROC_FAILED. One whose queue pair's transport gave up (its
+ * retries ran out: the peer may only be slow, or the link lossy) does so
+ * with RCX_ERR_TRANSPORT at both ends: the end that saw it tells the
+ * other over the group's connection, so a receiver or a sender waiting
+ * for its credit does not wait forever; nobody is declared failed for
+ * it. Later starts return the error; free the channel and bind again.
+ *
  * Info keys (unknown keys are ignored; malformed values give -EINVAL):
  *   rcx_chan_protocol  "send" (receive posted by each start), "write_imm"
  *                      (RDMA WRITE into the peer's slot with immediate

@@ -64,6 +64,7 @@ void rcx__chan_set_fail(struct chset *s, int err)
 		}
 	}
 	rcx__chan_eph_done(s, err);
+	rcx__chan_tell_broken(s, err);
 }
 
 /* ---- the fast path: a start patches and posts, a completion reports */

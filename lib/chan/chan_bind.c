@@ -13,8 +13,7 @@
 #include <string.h>
 #include "lib/chan/chan_int.h"
 
-#define CH_ACK_TAG_BASE	   0x40000000
-#define CH_FREE_TIMEOUT_US 30000000LL
+#define CH_ACK_TAG_BASE 0x40000000
 
 enum { PD_CHAN = 3 };
 
@@ -225,7 +224,7 @@ static struct rcx_ep_attr set_ep_attr(struct chset *s)
 	return a;
 }
 
-static void set_destroy(struct chset *s)
+void rcx__chan_set_destroy(struct chset *s)
 {
 	struct rcx_ctx *ctx = s->ctx;
 	const struct rcx_provider_ops *ops = ctx->ops;
@@ -372,6 +371,84 @@ void rcx__chan_conn_due(struct rcx_ctx *ctx, long long now)
 }
 
 /*
+ * A set's queue pair broke (its transport gave up): the end that saw it
+ * tells the other over the group's connection, which mends itself, so
+ * that a receiver waiting for a message, or a sender for its credit,
+ * fails too (its own queue pair, idle or receiving, sees nothing).
+ */
+#define CH_KIND_BROKEN 3
+
+struct broken_msg {
+	uint32_t magic;	    /* CH_MAGIC */
+	uint32_t kind;	    /* CH_KIND_BROKEN */
+	int32_t status;	    /* the transport's error */
+	uint32_t from_send; /* the teller is the set's sender */
+	uint64_t cookie;    /* the set's (the sender's) */
+};
+
+/* The group connection to s's peer; NULL when the group is gone. */
+static struct rcx__conn *set_conn(const struct chset *s)
+{
+	struct rcx_group *g = s->ch[0].g;
+	int peer = s->ch[0].peer;
+
+	if (!rcx__group_known(s->ctx, g) || peer < 0 || peer >= g->size)
+		return NULL;
+	if (g->root)
+		return g->root->conns[g->root_rank[peer]];
+	return g->conns[peer];
+}
+
+void rcx__chan_tell_broken(struct chset *s, int err)
+{
+	struct broken_msg m = { .magic = CH_MAGIC, .kind = CH_KIND_BROKEN };
+	struct rcx__conn *c;
+	int ret;
+
+	/* the peer knows the cookie once the set has its queue pair */
+	if (!rcx__err_transport(err) || s->peer_told || !s->ep)
+		return;
+	c = set_conn(s);
+	if (!c)
+		return;
+	m.status = err;
+	m.from_send = s->is_send;
+	m.cookie = s->cookie;
+	ret = rcx__am_send(c, RCX__CID_CHAN, 0, &m, sizeof(m));
+	RCX__LOG(RCX__LOG_DEBUG, "chan",
+		 "%s set of %d: queue pair broke (%s); rank %d told: %s",
+		 s->is_send ? "sending" : "receiving", s->n, rcx_strerror(err),
+		 s->ch[0].peer, ret ? rcx_strerror(ret) : "sent");
+}
+
+static void broken_am(struct rcx__conn *c, const struct rcx__hdr *h,
+		      const uint8_t *payload)
+{
+	struct broken_msg m;
+	struct chset *s;
+
+	memset(&m, 0, sizeof(m));
+	if (h->len == sizeof(m))
+		memcpy(&m, payload, sizeof(m));
+	if (m.magic != CH_MAGIC || m.kind != CH_KIND_BROKEN ||
+	    !rcx__err_transport(m.status) || m.from_send > 1) {
+		rcx__log(RCX__LOG_WARN, "chan",
+			 "channel notice from rank %d (%u bytes, kind %u, "
+			 "status %d): malformed, dropped",
+			 c->peer, h->len, m.kind, (int)m.status);
+		return;
+	}
+	for (s = c->ctx->chan_sets; s; s = s->next)
+		if (s->cookie == m.cookie && s->is_send != (bool)m.from_send &&
+		    s->state != SET_FAILED && s->ep && set_conn(s) == c)
+			break;
+	if (!s)
+		return; /* freed here already, or failed by itself */
+	s->peer_told = true;
+	rcx__chan_set_fail(s, m.status);
+}
+
+/*
  * A receiver's bind from RCX_ANY_SOURCE waits for a request from any
  * member but itself (a bind to oneself is refused): once every other one
  * has failed or left (BYE), none can come. 0 while one may, else the
@@ -418,18 +495,7 @@ void rcx__chan_member_gone(struct rcx_group *g)
 			wild_check(s);
 }
 
-struct bind_args {
-	struct rcx_group *g;
-	uint8_t *buf;
-	size_t len;
-	int peer;
-	int tag;
-	bool is_send;
-	int proto;
-	unsigned long slots, stride;
-};
-
-static int parse_info(const struct rcx_info *info, struct bind_args *a)
+int rcx__chan_parse_info(const struct rcx_info *info, struct bind_args *a)
 {
 	static const char *const protos[] = { "auto", "send", "write_imm",
 					      NULL };
@@ -789,9 +855,9 @@ static int null_bind(struct rcx_ctx *ctx, const struct bind_args *a, int n,
  * the handshake. Lock held. chans[i] get the channel handles (or reuse
  * the handles in reuse[] for rebind).
  */
-static int bind_start(struct rcx_ctx *ctx, const struct bind_args *a, int n,
-		      struct rcx_req **reuse, struct rcx_req **chans,
-		      struct rcx_req **eph_out)
+int rcx__chan_bind_start(struct rcx_ctx *ctx, const struct bind_args *a, int n,
+			 struct rcx_req **reuse, struct rcx_req **chans,
+			 struct rcx_req **eph_out)
 {
 	struct chset *s;
 	struct rcx_req *eph;
@@ -805,7 +871,7 @@ static int bind_start(struct rcx_ctx *ctx, const struct bind_args *a, int n,
 	s->proto = a->proto;
 	eph = rcx__req_get(ctx, RCX__REQ_INTERNAL, &eph_ops);
 	if (!eph) {
-		set_destroy(s);
+		rcx__chan_set_destroy(s);
 		return -ENOMEM;
 	}
 	eph->obj = s;
@@ -814,11 +880,12 @@ static int bind_start(struct rcx_ctx *ctx, const struct bind_args *a, int n,
 	ret = chans_fill(s, a, reuse, &rcx__chan_ops);
 	if (ret) {
 		rcx__req_put(eph);
-		set_destroy(s);
+		rcx__chan_set_destroy(s);
 		return ret;
 	}
 	set_link(s);
 	ctx->conn_req_hook = chan_conn_req;
+	ctx->am[RCX__CID_CHAN] = broken_am;
 	if (a->is_send) {
 		s->cookie = ((uint64_t)rcx__now_us() << 20) ^
 			    (uint64_t)(uintptr_t)s ^ ++ctx->bind_seq;
@@ -878,10 +945,10 @@ static int args_of(struct rcx_req *init, const struct rcx_info *info,
 		return -EINVAL; /* a channel to oneself has no queue pair */
 	if (a->len > UINT32_MAX)
 		return -EMSGSIZE;
-	return parse_info(info, a);
+	return rcx__chan_parse_info(info, a);
 }
 
-static int wait_eph(struct rcx_ctx *ctx, struct rcx_req *eph)
+int rcx__chan_wait_eph(struct rcx_ctx *ctx, struct rcx_req *eph)
 {
 	struct rcx_req *r = eph;
 
@@ -904,7 +971,7 @@ RCX_API int rcx_imbind(struct rcx_req *init, int n, const struct rcx_info *info,
 	rcx__lock(ctx);
 	ret = args_of(init, info, &a);
 	if (!ret)
-		ret = bind_start(ctx, &a, n, NULL, tmp, eph);
+		ret = rcx__chan_bind_start(ctx, &a, n, NULL, tmp, eph);
 	if (!ret)
 		for (i = 0; i < n; i++)
 			chans[i] = tmp[i];
@@ -926,14 +993,14 @@ RCX_API int rcx_mbind(struct rcx_req *init, int n, const struct rcx_info *info,
 		return ret;
 	ctx = init->ctx;
 	rcx__lock(ctx);
-	ret = wait_eph(ctx, eph);
+	ret = rcx__chan_wait_eph(ctx, eph);
 	if (ret) {
 		/* the bind failed at both ends: nothing to free remotely */
 		struct chset *s = to_chan(tmp[0])->set;
 
 		for (i = 0; i < n; i++)
 			rcx__req_put(tmp[i]);
-		set_destroy(s);
+		rcx__chan_set_destroy(s);
 	} else {
 		for (i = 0; i < n; i++)
 			chans[i] = tmp[i];
@@ -952,389 +1019,6 @@ RCX_API int rcx_bind(struct rcx_req *init, const struct rcx_info *info,
 		     struct rcx_req **chan)
 {
 	return rcx_mbind(init, 1, info, chan);
-}
-
-/* ---- free */
-
-static int check_free(const char *fn, struct rcx_req **chans, int n)
-{
-	int i;
-
-	if (n < 0 || (n && !chans))
-		return -EINVAL;
-	for (i = 0; i < n; i++) {
-		if (!chans[i] || !is_chan(chans[i]))
-			return -EINVAL;
-		if (chans[i]->state == RCX__REQ_ACTIVE)
-			return -EBUSY;
-	}
-	return rcx__reqs_unique(fn, n, chans);
-}
-
-/* Mark channels freed; sets with no live channel tell their peer. */
-static void free_mark(struct rcx_req **chans, int n)
-{
-	int i;
-
-	for (i = 0; i < n; i++) {
-		struct chan *c = to_chan(chans[i]);
-		struct chset *s = c->set;
-
-		if (c->freed)
-			continue;
-		c->freed = true;
-		c->req = NULL; /* the handle may be reused (rebind) */
-		if (--s->live)
-			continue;
-		if (s->state == SET_UP) {
-			s->state = SET_FREEING;
-			if (s->ctx->ops->pwr_post(s->ep, &s->free_wr, 1))
-				s->ctl->peer_free = 1;
-			else
-				s->inflight++;
-		}
-	}
-}
-
-static bool set_freeable(struct chset *s)
-{
-	/* our free write must have landed before the QP goes; a failed
-	 * set's WRs are flushed and reaped by set_destroy */
-	return s->live == 0 && (s->state == SET_FAILED ||
-				(s->inflight == 0 && (s->state != SET_FREEING ||
-						      s->ctl->peer_free)));
-}
-
-/*
- * Every set of chans[0..n-1] left without a live channel may go: the
- * peers freed their ends too (a set keeping other channels of its bundle
- * stays, and is not waited for).
- */
-static bool free_ready(struct rcx_req **chans, int n)
-{
-	int i;
-
-	for (i = 0; i < n; i++) {
-		struct chset *s = to_chan(chans[i])->set;
-
-		if (s->live == 0 && !set_freeable(s))
-			return false;
-	}
-	return true;
-}
-
-/*
- * Release the sets that have no live channel left and detach the handles
- * from them; put the handles back to the pool unless keep (rebind: the
- * same handles are bound anew).
- */
-static void free_release(struct rcx_req **chans, int n, bool keep)
-{
-	int i, j;
-
-	for (i = 0; i < n; i++) {
-		struct chset *s = to_chan(chans[i])->set;
-		bool last = true;
-
-		for (j = i + 1; j < n; j++)
-			if (to_chan(chans[j])->set == s)
-				last = false;
-		chans[i]->obj = NULL;
-		if (!keep)
-			rcx__req_put(chans[i]);
-		if (last && s->live == 0)
-			set_destroy(s);
-	}
-}
-
-/* Wait for the peers, then release sets and handles. Lock held. */
-static int free_finish(struct rcx_ctx *ctx, struct rcx_req **chans, int n,
-		       bool keep)
-{
-	long long end = rcx__now_us() + CH_FREE_TIMEOUT_US;
-	int ret = 0;
-
-	while (!free_ready(chans, n)) {
-		if (rcx__now_us() > end) {
-			ret = -ETIMEDOUT;
-			break;
-		}
-		if (!rcx__progress(ctx))
-			rcx__wait_events(ctx, 1);
-	}
-	free_release(chans, n, keep);
-	return ret;
-}
-
-/*
- * A nonblocking free or rebind, carried on by progress: first the old
- * binding's free (the peer's end freed too, or CH_FREE_TIMEOUT_US), then
- * for a rebind the new bind, whose ephemeral request completes ours.
- */
-struct chop {
-	struct chop *next;
-	struct rcx_req *eph;  /* the caller's: completes when done */
-	struct rcx_req *bind; /* rebind: the new bind's ephemeral request */
-	bool rebind;
-	long long end;
-	struct bind_args a;
-	int n;
-	struct rcx_req *chans[]; /* n */
-};
-
-static int chop_new(struct rcx_ctx *ctx, struct rcx_req **chans, int n,
-		    const struct bind_args *a, struct rcx_req **eph)
-{
-	struct chop *o = calloc(1, sizeof(*o) + (size_t)n * sizeof(*chans));
-
-	if (!o)
-		return -ENOMEM;
-	o->eph = rcx__req_get(ctx, RCX__REQ_INTERNAL, NULL);
-	if (!o->eph) {
-		free(o);
-		return -ENOMEM;
-	}
-	o->eph->state = RCX__REQ_ACTIVE;
-	o->rebind = a != NULL;
-	if (a)
-		o->a = *a;
-	o->n = n;
-	memcpy(o->chans, chans, (size_t)n * sizeof(*chans));
-	o->end = rcx__now_us() + CH_FREE_TIMEOUT_US;
-	o->next = ctx->chan_ops;
-	ctx->chan_ops = o;
-	rcx__chan_work(ctx);
-	*eph = o->eph;
-	return 0;
-}
-
-/* One step of o; true when it is done (its request completed). */
-static bool chop_step(struct rcx_ctx *ctx, struct chop *o)
-{
-	struct rcx_req *tmp[CH_MAX_BUNDLE];
-	int ret;
-
-	if (o->bind) {
-		if (o->bind->state != RCX__REQ_DONE)
-			return false;
-		ret = o->bind->status.error;
-		rcx__req_put(o->bind);
-		rcx__req_complete(o->eph, ret);
-		return true;
-	}
-	if (!free_ready(o->chans, o->n) && rcx__now_us() <= o->end)
-		return false;
-	ret = free_ready(o->chans, o->n) ? 0 : -ETIMEDOUT;
-	free_release(o->chans, o->n, o->rebind);
-	if (!o->rebind || ret) {
-		rcx__req_complete(o->eph, ret);
-		return true;
-	}
-	memcpy(tmp, o->chans, (size_t)o->n * sizeof(*tmp));
-	ret = bind_start(ctx, &o->a, o->n, tmp, tmp, &o->bind);
-	if (ret) {
-		rcx__req_complete(o->eph, ret);
-		return true;
-	}
-	return chop_step(ctx, o);
-}
-
-int rcx__chan_ops_progress(struct rcx_ctx *ctx)
-{
-	struct chop **pp = (struct chop **)&ctx->chan_ops, *o;
-	static __thread bool busy;
-	int ended = 0;
-
-	/* a step runs progress (a set's destroy reaps its QP): no nesting */
-	if (busy)
-		return 0;
-	busy = true;
-	while ((o = *pp)) {
-		if (!chop_step(ctx, o)) {
-			pp = &o->next;
-			continue;
-		}
-		/* a step may have added to the list: unlink o where it is */
-		for (pp = (struct chop **)&ctx->chan_ops; *pp != o;
-		     pp = &(*pp)->next)
-			;
-		*pp = o->next;
-		free(o);
-		ended++;
-	}
-	busy = false;
-	rcx__chan_work(ctx);
-	return ended;
-}
-
-void rcx__chan_abort(struct rcx_req *r, int err)
-{
-	struct chset *s;
-
-	if (!is_chan(r))
-		return;
-	s = to_chan(r)->set;
-	rcx__chan_undefer(s);
-	rcx__chan_set_fail(s, err);
-}
-
-RCX_API int rcx_bind_free(struct rcx_req **chans, int n)
-{
-	struct rcx_ctx *ctx;
-	int i, ret;
-
-	/* other bound objects (collectives) are freed by their kind */
-	if (n > 0 && chans && rcx__req_live(chans[0]) && chans[0]->ops &&
-	    chans[0]->ops->bind_free)
-		return chans[0]->ops->bind_free(chans, n);
-	ret = check_free(__func__, chans, n);
-	if (ret || !n)
-		return ret;
-	ctx = chans[0]->ctx;
-	rcx__lock(ctx);
-	free_mark(chans, n);
-	ret = free_finish(ctx, chans, n, false);
-	for (i = 0; i < n; i++)
-		chans[i] = NULL;
-	rcx__unlock(ctx);
-	return ret;
-}
-
-/*
- * Nonblocking free: the peers are told now; *eph completes once every
- * peer has freed its end too (or after CH_FREE_TIMEOUT_US with
- * -ETIMEDOUT), carried on by progress.
- */
-RCX_API int rcx_ibind_free(struct rcx_req **chans, int n, struct rcx_req **eph)
-{
-	struct rcx_ctx *ctx;
-	int i, ret = check_free(__func__, chans, n);
-
-	if (ret || !eph)
-		return ret ? ret : -EINVAL;
-	if (!n) {
-		*eph = NULL;
-		return 0;
-	}
-	ctx = chans[0]->ctx;
-	rcx__lock(ctx);
-	ret = chop_new(ctx, chans, n, NULL, eph);
-	if (!ret) {
-		free_mark(chans, n);
-		for (i = 0; i < n; i++)
-			chans[i] = NULL;
-		rcx__chan_ops_progress(ctx);
-	}
-	rcx__unlock(ctx);
-	return ret;
-}
-
-/* ---- rebind */
-
-/*
- * Start a rebind: the old binding's free now, the new bind when the old
- * peers have freed their ends (progress, chop_step). Lock not held.
- */
-static int mrebind_start(int n, struct rcx_req **chans, void *buf, size_t len,
-			 int peer, int tag, int protocol,
-			 const struct rcx_info *info, struct rcx_req **eph)
-{
-	struct bind_args a;
-	struct rcx_ctx *ctx;
-	struct chan *c0;
-	int i, ret;
-
-	ret = check_free("rcx_mrebind", chans, n);
-	if (ret)
-		return ret;
-	if (n < 1 || n > CH_MAX_BUNDLE || (!buf && len) ||
-	    protocol < RCX_CHAN_AUTO || protocol > RCX_CHAN_WRITE_IMM)
-		return -EINVAL;
-	c0 = to_chan(chans[0]);
-	ctx = chans[0]->ctx;
-	rcx__lock(ctx);
-	ret = -EINVAL;
-	if (!rcx__group_known(ctx, c0->g))
-		goto out;
-	memset(&a, 0, sizeof(a));
-	a.g = c0->g;
-	a.buf = buf;
-	a.len = len;
-	a.peer = peer;
-	a.tag = tag;
-	a.is_send = c0->set->is_send;
-	a.proto = protocol;
-	if ((peer != RCX_PROC_NULL &&
-	     (peer < (a.is_send ? 0 : RCX_ANY_SOURCE) || peer >= a.g->size ||
-	      peer == a.g->rank)) ||
-	    tag < (a.is_send ? 0 : RCX_ANY_TAG) || tag > RCX_TAG_UB)
-		goto out;
-	for (i = 0; i < n; i++)
-		if (to_chan(chans[i])->set->is_send != a.is_send ||
-		    to_chan(chans[i])->g != a.g)
-			goto out;
-	ret = parse_info(info, &a);
-	if (!ret)
-		ret = chop_new(ctx, chans, n, &a, eph);
-	if (!ret) {
-		/* the old binding goes first (loosely collective with the
-		 * old peer) */
-		free_mark(chans, n);
-		rcx__chan_ops_progress(ctx);
-	}
-out:
-	rcx__unlock(ctx);
-	return ret;
-}
-
-RCX_API int rcx_mrebind(int n, struct rcx_req **chans, void *buf, size_t len,
-			int peer, int tag, int protocol,
-			const struct rcx_info *info)
-{
-	struct rcx_req *eph;
-	struct rcx_ctx *ctx;
-	int ret;
-
-	ret = mrebind_start(n, chans, buf, len, peer, tag, protocol, info,
-			    &eph);
-	if (ret)
-		return ret;
-	ctx = chans[0]->ctx;
-	rcx__lock(ctx);
-	ret = wait_eph(ctx, eph);
-	rcx__unlock(ctx);
-	return ret;
-}
-
-RCX_API int rcx_rebind(struct rcx_req *chan, void *buf, size_t len, int peer,
-		       int tag, int protocol, const struct rcx_info *info)
-{
-	return rcx_mrebind(1, &chan, buf, len, peer, tag, protocol, info);
-}
-
-RCX_API int rcx_irebind(struct rcx_req *chan, void *buf, size_t len, int peer,
-			int tag, int protocol, const struct rcx_info *info,
-			struct rcx_req **eph)
-{
-	if (!eph)
-		return -EINVAL;
-	return mrebind_start(1, &chan, buf, len, peer, tag, protocol, info,
-			     eph);
-}
-
-void rcx__chan_fini(struct rcx_ctx *ctx)
-{
-	struct chop *o;
-
-	/* their requests are cancelled with the context's others */
-	while ((o = ctx->chan_ops)) {
-		ctx->chan_ops = o->next;
-		free(o);
-	}
-	while (ctx->chan_sets)
-		set_destroy(ctx->chan_sets);
-	ctx->chan_deferred = NULL;
-	rcx__chan_work(ctx);
 }
 
 /* ---- what the core drives (lib/features.c) */

@@ -172,6 +172,7 @@ struct chset {
 	struct rcx_req *eph;	 /* bind in progress */
 	struct rcx_req *hs_recv; /* handshake receive still posted */
 	int hs_sends;		 /* handshake sends not yet out */
+	bool peer_told;		 /* the peer said its queue pair broke */
 	struct bind_msg msg;	 /* handshake buffer */
 	struct bind_msg peer_msg;
 	struct chan ch[];
@@ -250,6 +251,13 @@ extern const struct rcx__req_ops rcx__chan_ops;
 void rcx__chan_eph_done(struct chset *s, int err);
 /* the set failed: active channels and the bind complete with err */
 void rcx__chan_set_fail(struct chset *s, int err);
+/*
+ * s failed with err (set_fail): a failure of the transport (the queue
+ * pair's retries ran out) on a peer that may well live goes to the peer
+ * too, over the group's connection, so that its end of the set fails
+ * with err as well instead of waiting for what cannot come (chan_bind.c)
+ */
+void rcx__chan_tell_broken(struct chset *s, int err);
 /* point the completions of s and its channels at their handlers */
 void rcx__chan_set_wire(struct chset *s);
 /* s's WRs are prepared: set its channels' fast path */
@@ -258,5 +266,32 @@ void rcx__chan_set_fast(struct chset *s);
 void rcx__chan_undefer(struct chset *s);
 /* post s's zero-length receives (a list of CH_ZBATCH) */
 int rcx__chan_zrecv_post(struct chset *s);
+
+/* chan_bind.c: the arguments of a bind (or rebind) */
+struct bind_args {
+	struct rcx_group *g;
+	uint8_t *buf;
+	size_t len;
+	int peer;
+	int tag;
+	bool is_send;
+	int proto;
+	unsigned long slots, stride;
+};
+
+/* info keys of a bind into a: 0 or -EINVAL */
+int rcx__chan_parse_info(const struct rcx_info *info, struct bind_args *a);
+/*
+ * Make a set, its channel requests and the ephemeral request, and start
+ * the handshake. Lock held. chans[i] get the channel handles (or reuse
+ * the handles in reuse[], rebind).
+ */
+int rcx__chan_bind_start(struct rcx_ctx *ctx, const struct bind_args *a, int n,
+			 struct rcx_req **reuse, struct rcx_req **chans,
+			 struct rcx_req **eph_out);
+/* wait for a bind's or free's ephemeral request. Lock held. */
+int rcx__chan_wait_eph(struct rcx_ctx *ctx, struct rcx_req *eph);
+/* unlink s, reap its WRs and free it */
+void rcx__chan_set_destroy(struct chset *s);
 
 #endif

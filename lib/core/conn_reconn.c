@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * Reconnection of a world connection the transport gave up on (the
- * scheme is described at the top of conn.c): slots kept for sending
- * again, the new endpoint's attempts, and its coming up.
+ * Reconnection of a world's or a pair's connection the transport gave
+ * up on (the scheme is described at the top of conn.c; a pair's
+ * connector remakes it, its acceptor waits, group.c): slots kept for
+ * sending again, the new endpoint's attempts, and its coming up.
  */
 #include "lib/core/core.h"
 #include "lib/core/conn_int.h"
@@ -57,9 +58,10 @@ bool rcx__conn_reconnect(struct rcx__conn *c, int err)
 
 	if (c->state == RCX__CONN_RECONN)
 		return true;
-	if (c->state != RCX__CONN_UP || !c->ep || !c->lazy_addr || !c->g ||
-	    c->g != ctx->world || !ctx->cfg.ft_timeout_ms ||
-	    c->g->failed[c->peer])
+	/* a world's (whose ranks know each other's addresses) or a pair's */
+	if (c->state != RCX__CONN_UP || !c->ep || !c->g ||
+	    (!c->pair_token && (!c->lazy_addr || c->g != ctx->world)) ||
+	    !ctx->cfg.ft_timeout_ms || c->g->failed[c->peer])
 		return false;
 	rcx__log(RCX__LOG_INFO, "conn",
 		 "peer %d: connection broken (%s): reconnecting", c->peer,
@@ -171,8 +173,9 @@ static void reconn_attempt(struct rcx__conn *c, long long now)
 		return;
 	c->re_next_us = now + RE_RETRY_US;
 	if (!req && !c->lazy_connect) {
-		/* the peer connects: ask it to (it may not know yet) */
-		if (c->ask_ep)
+		/* the peer connects: ask it to (it may not know yet); a
+		 * pair's acceptor has no address to ask: it waits */
+		if (c->ask_ep || !c->lazy_addr)
 			return;
 		a = (struct rcx_ep_attr){ .ep_ctx = &c->ask,
 					  .max_send_wr = 1,
@@ -205,25 +208,30 @@ static void reconn_attempt(struct rcx__conn *c, long long now)
 	ctx->st.connects++;
 }
 
+/* the next step of c's reconnection, if one is due */
+static void reconn_step(struct rcx__conn *c, long long now)
+{
+	if (c->re_phase == RE_DRAIN && !c->rx_posted && !c->tx_inflight &&
+	    !c->win_wr && !c->hb_busy && !c->rd_inflight)
+		c->re_phase = RE_READY;
+	if (c->re_phase == RE_READY)
+		reconn_attempt(c, now);
+}
+
 void rcx__conn_reconn_poll(struct rcx_ctx *ctx)
 {
 	long long now = rcx__now_us();
+	struct rcx_group *g;
 	struct rcx__conn *c;
 	int i;
 
-	if (!ctx->world)
-		return;
-	for (i = 0; i < ctx->world->size && ctx->nreconn; i++) {
-		c = ctx->world->conns[i];
-		if (!c || c->state != RCX__CONN_RECONN)
-			continue;
-		if (c->re_phase == RE_DRAIN && !c->rx_posted &&
-		    !c->tx_inflight && !c->win_wr && !c->hb_busy &&
-		    !c->rd_inflight)
-			c->re_phase = RE_READY;
-		if (c->re_phase == RE_READY)
-			reconn_attempt(c, now);
-	}
+	/* the world's connections and the pairs' (sub-groups have none) */
+	for (g = ctx->groups; g && ctx->nreconn; g = g->next)
+		for (i = 0; !g->root && i < g->size && ctx->nreconn; i++) {
+			c = g->conns[i];
+			if (c && c->state == RCX__CONN_RECONN)
+				reconn_step(c, now);
+		}
 }
 
 void rcx__conn_reconn_req(struct rcx__conn *c, struct rcx_conn_req *req,

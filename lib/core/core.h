@@ -254,7 +254,8 @@ enum rcx__cid {
 	RCX__CID_BACK = 4, /* channel bind answers (chan_bind.c) */
 	RCX__CID_FT = 5,   /* fault-tolerant agreement (ft.c) */
 	RCX__CID_FAIL = 6, /* failure notices: tag names the rank (fail.c) */
-	RCX__CID_MAX = 7,
+	RCX__CID_CHAN = 7, /* a channel's queue pair broke (chan_bind.c) */
+	RCX__CID_MAX = 8,
 };
 
 struct rcx__hdr {
@@ -549,6 +550,9 @@ struct rcx__conn {
 	/* nothing listens where the peer did (it left, or died): unless a
 	 * failure notice comes by answer_by_us, it left (ft.c) */
 	uint8_t gone;
+	/* a pair group's (rcx_group_connect/accept): the token both ends
+	 * took from the pairing, which a reconnection names; 0: none */
+	uint64_t pair_token;
 	/* a transport failure cut the peer off (fail.c): since when, 0 if
 	 * not; it is declared failed after RCX_FT_TIMEOUT_MS unless a sign
 	 * of its death comes first */

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "lib/core/core.h"
 
 /*
@@ -19,9 +20,12 @@
  * the request is rejected and answered with a PD_WORLD one.
  * PD_RECONN: a broken world connection is remade by the rank that made
  * it (conn.c), in place of the old one; PD_REASK: the other rank asks
- * it to (rejected, answered with a PD_RECONN).
+ * it to (rejected, answered with a PD_RECONN). PD_PAIR_RE: a pair's
+ * connector remakes it, naming the token it sent in its PD_PAIR (jobid);
+ * the acceptor has no address to ask: it waits for it.
  */
-enum { PD_WORLD = 1, PD_PAIR = 2, PD_ASK = 3, PD_RECONN = 4, PD_REASK = 5 };
+enum { PD_WORLD = 1, PD_PAIR = 2, PD_ASK = 3 };
+enum { PD_RECONN = 4, PD_REASK = 5, PD_PAIR_RE = 6 };
 
 /* Private data of a connection request (at most 56 bytes on the wire). */
 struct conn_pdata {
@@ -246,10 +250,45 @@ size_t rcx__group_reconn_pdata(const struct rcx__conn *c, bool ask, uint8_t *pd)
 	const struct rcx__boot *b = c->ctx->boot;
 	struct conn_pdata d;
 
-	pdata_fill(&d, ask ? PD_REASK : PD_RECONN, c->g->rank, c->g->size,
-		   b ? b->jobid : 0);
+	if (c->pair_token)
+		pdata_fill(&d, PD_PAIR_RE, c->g->rank, c->g->size,
+			   c->pair_token);
+	else
+		pdata_fill(&d, ask ? PD_REASK : PD_RECONN, c->g->rank,
+			   c->g->size, b ? b->jobid : 0);
 	memcpy(pd, &d, sizeof(d));
 	return sizeof(d);
+}
+
+/* The pair group whose acceptor's connection took token; NULL: none. */
+static struct rcx__conn *pair_of(struct rcx_ctx *ctx, uint64_t token)
+{
+	struct rcx_group *g;
+
+	for (g = ctx->groups; g; g = g->next)
+		if (!g->root && g != ctx->world && g->size == 2 &&
+		    g->rank == 0 && g->conns[1] &&
+		    g->conns[1]->pair_token == token)
+			return g->conns[1];
+	return NULL;
+}
+
+/* A pair's connector remakes the connection: in place of the old one. */
+static void pair_reconn_req(struct rcx_ctx *ctx, struct rcx__pending_req *p,
+			    const struct conn_pdata *pd)
+{
+	struct rcx__conn *c = pd->jobid ? pair_of(ctx, pd->jobid) : NULL;
+
+	if (!c || pd->rank != 1 || pd->size != 2) {
+		rcx__log(RCX__LOG_WARN, "conn",
+			 "pair reconnection request (token %#llx, rank %u "
+			 "of %u): no such pair here, rejected",
+			 (unsigned long long)pd->jobid, pd->rank, pd->size);
+		ctx->ops->ep_reject(ctx->dev, p->req);
+	} else {
+		rcx__conn_reconn_req(c, p->req, false);
+	}
+	free(p);
 }
 
 bool rcx__group_reconn_req(struct rcx_ctx *ctx, struct rcx__pending_req *p)
@@ -258,10 +297,14 @@ bool rcx__group_reconn_req(struct rcx_ctx *ctx, struct rcx__pending_req *p)
 	struct conn_pdata pd;
 	bool ask;
 
-	if (!g || p->len < sizeof(pd))
+	if (p->len < sizeof(pd))
 		return false;
 	memcpy(&pd, p->pdata, sizeof(pd));
-	if (memcmp(pd.magic, "RCX1", 4) ||
+	if (!memcmp(pd.magic, "RCX1", 4) && pd.kind == PD_PAIR_RE) {
+		pair_reconn_req(ctx, p, &pd);
+		return true;
+	}
+	if (!g || memcmp(pd.magic, "RCX1", 4) ||
 	    (pd.kind != PD_RECONN && pd.kind != PD_REASK))
 		return false;
 	ask = pd.kind == PD_REASK;
@@ -456,10 +499,17 @@ RCX_API int rcx_group_connect(struct rcx_ctx *ctx, const char *addr,
 	ret = group_new(ctx, 1, 2, &g);
 	if (ret)
 		goto out;
-	pdata_fill(&pd, PD_PAIR, 1, 2, 0);
+	/* the pair's token: what a reconnection names to the acceptor */
+	pdata_fill(&pd, PD_PAIR, 1, 2,
+		   ((uint64_t)rcx__now_us() << 16) ^ (uintptr_t)g ^
+			   ((uint64_t)getpid() << 40));
 	ret = rcx__conn_new(ctx, g, 0, &g->conns[0]);
 	if (!ret)
+		ret = rcx__conn_set_peer(g->conns[0], addr, true);
+	if (!ret) {
+		g->conns[0]->pair_token = pd.jobid;
 		ret = rcx__conn_connect(g->conns[0], addr, &pd, sizeof(pd));
+	}
 	if (!ret)
 		ret = wait_up(g, deadline_of(timeout_ms), false);
 	if (ret)
@@ -496,9 +546,11 @@ RCX_API int rcx_group_accept(struct rcx_ctx *ctx, int timeout_ms,
 	ret = group_new(ctx, 0, 2, &g);
 	if (!ret) {
 		ret = rcx__conn_new(ctx, g, 1, &g->conns[1]);
-		if (!ret)
+		if (!ret) {
+			/* a connector that sent no token is not remade */
+			g->conns[1]->pair_token = pd.jobid;
 			ret = rcx__conn_accept(g->conns[1], p->req);
-		else
+		} else
 			ctx->ops->ep_reject(ctx->dev, p->req);
 		if (!ret)
 			ret = wait_up(g, deadline, false);
