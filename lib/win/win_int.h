@@ -39,14 +39,6 @@ enum { RCX__OP_WAITED = 1, RCX__OP_JOB = 2 };
  */
 #define RCX__WIN_KICK_US 50000
 /*
- * A put or get the provider can run at once does so (win_rma.c), and
- * nothing of it passes through progress, where the transport learns that
- * a peer died. So one in this many is posted as any other: its
- * completion takes the flush or the wait through progress, and a loop of
- * puts and flushes sees a failure as it would on a NIC.
- */
-#define RCX__WIN_NOW_EVERY 64
-/*
  * Kicks outstanding per target at most. A kick completes only after the
  * fenced WR it is behind, so each holds a send-queue slot until the WR
  * moves: without a bound a WR stuck for good would collect one every
@@ -266,7 +258,6 @@ struct rcx_win {
 	int nlocked;
 	struct rcx__win_pscw *pscw; /* post/start epochs, or NULL */
 	uint32_t fence_ops; /* ops since the fence that opened the epoch */
-	uint32_t now_ops;   /* puts and gets run at once (win_rma.c) */
 	/* operation slots */
 	struct rcx__win_op *ops, *op_free;
 	uint8_t *bounce;

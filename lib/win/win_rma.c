@@ -138,6 +138,22 @@ static int rma_now(struct rcx_win *w, struct rcx__win_strm *s,
 	return 0;
 }
 
+/*
+ * A put or get run at once passes through no progress, where the
+ * transport learns that a peer died: it counts as a progress pass (the
+ * context's count of quick passes, ctx.c), and when the whole pass is due
+ * (connections, features, the connection poll's cadence) it makes one. So
+ * a loop of puts and flushes sees a failure as it would on a NIC, and
+ * every put of it still runs at once.
+ */
+static void now_pass(struct rcx_ctx *ctx)
+{
+	if (RCX__LIKELY(ctx->quick > 0))
+		ctx->quick--;
+	else
+		rcx__progress(ctx);
+}
+
 /* Lock held, arguments checked. */
 static int rma(struct rcx_win *w, bool put, void *buf, size_t len, int target,
 	       uint64_t off, struct rcx_req *req)
@@ -171,9 +187,10 @@ static int rma(struct rcx_win *w, bool put, void *buf, size_t len, int target,
 	if (ret)
 		return ret;
 	if (ep && len <= max && !w->tgt[target].no_now &&
-	    ++w->now_ops % RCX__WIN_NOW_EVERY &&
 	    !rcx__win_replay_waiting(w, target)) {
 		ret = rma_now(w, s, ep, put, buf, (uint32_t)len, target, off);
+		if (!ret)
+			now_pass(w->ctx);
 		if (ret != -EAGAIN)
 			return ret;
 	}

@@ -269,6 +269,7 @@ struct shm_ep {
 		uint8_t *ptr;
 	} maps[SHM_MAPS];
 	uint32_t map_next;
+	uint32_t map_hit; /* the map the last look found */
 	struct shm_conn_seg *cseg;
 	char cseg_name[SHM_SEG_NAME_MAX];
 	struct shm_dir *tx, *rx; /* dir[side], dir[!side] */
@@ -415,9 +416,21 @@ int shm_mem_alloc(struct rcx_dev *dev, size_t len, void **out);
 int shm_mem_free(struct rcx_dev *dev, void *addr);
 struct shm_mem *shm_mem_find(struct shm_dev *dev, const void *addr, size_t len);
 void shm_mem_close(struct shm_dev *dev);
+/* shm_mem_peer past the map the last look found: the others, or a new one */
+void *shm_mem_peer_find(struct shm_ep *ep, const struct shm_mem_ref *ref,
+			uint64_t raddr);
+
 /* the peer's segment memory at raddr, mapped here; NULL: not one */
-void *shm_mem_peer(struct shm_ep *ep, const struct shm_mem_ref *ref,
-		   uint64_t raddr);
+static inline void *shm_mem_peer(struct shm_ep *ep,
+				 const struct shm_mem_ref *ref, uint64_t raddr)
+{
+	const struct shm_map *m = &ep->maps[ep->map_hit];
+
+	/* most reach one segment: the one found last time */
+	if (ref->id && m->ptr && m->id == ref->id && m->base == ref->base)
+		return m->ptr + (raddr - m->base);
+	return shm_mem_peer_find(ep, ref, raddr);
+}
 void shm_mem_unmap(struct shm_ep *ep);
 
 /* shm_ep.c */

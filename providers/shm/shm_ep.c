@@ -567,13 +567,6 @@ static int pend_add(struct shm_ep *ep, const struct rcx_wr *wr)
 }
 
 /*
- * A WRITE, READ or atomic on memory of a segment of mem_alloc that the
- * peer's registration allows, posted when nothing of ours is queued,
- * unexecuted or not reaped: it runs now, as the executor would run it
- * next (in order: everything before it has run), with no ring entry,
- * lock or reap. False, with nothing done, for anything else.
- */
-/*
  * Nothing of ours queued, unexecuted or not reaped, no side dead: a WR
  * posted now would run next.
  */
@@ -591,12 +584,18 @@ static bool sq_idle(struct shm_ep *ep)
 	       !atomic_load(&ep->cseg->dead[1]);
 }
 
+/*
+ * An atomic on memory of a segment of mem_alloc that the peer's
+ * registration allows, posted when nothing of ours is queued, unexecuted
+ * or not reaped: it runs now, as the executor would run it next (in
+ * order: everything before it has run), with no ring entry, lock or reap.
+ * False, with nothing done, for anything else.
+ */
 static bool run_direct(struct shm_ep *ep, const struct rcx_wr *wr)
 {
 	struct shm_sqe q;
 
-	if (wr->op == RCX_OP_SEND || wr->op == RCX_OP_SEND_IMM ||
-	    wr->op == RCX_OP_WRITE_IMM || !wr->length || !sq_idle(ep))
+	if ((wr->op != RCX_OP_FADD && wr->op != RCX_OP_CSWAP) || !sq_idle(ep))
 		return false;
 	q.op = wr->op;
 	q.inl = 0; /* the payload is read from wr->addr, ours */
@@ -610,26 +609,15 @@ static bool run_direct(struct shm_ep *ep, const struct rcx_wr *wr)
 	return direct(ep, &q, true, true) == 0;
 }
 
-/* run_direct from post_send: a completion, as the ring's would be */
-static bool run_now(struct shm_ep *ep, const struct rcx_wr *wr)
-{
-	if (!run_direct(ep, wr))
-		return false;
-	if (wr->flags & RCX_WR_SIGNALED)
-		cqe_push(ep, wr->wr_id, wr->op, 0, wr->length);
-	/* a waiter of the peer's may sleep until a write lands: the post
-	 * wakes it before it returns */
-	ep->ran_now++;
-	return true;
-}
-
 /*
- * The WRITE or READ of run_direct, with no entry built: the key checked
- * in the peer's table, the segment mapped here, a memcpy.
+ * A WRITE or READ on memory of a segment of mem_alloc that the peer's
+ * registration allows, when a WR posted now would run next (sq_idle):
+ * the key checked in the peer's table, the segment mapped here, a
+ * memcpy, with no entry built. -EAGAIN, with nothing done, for anything
+ * else.
  */
-int shm_ep_rma_now(struct rcx_ep *e, const struct rcx_wr *wr)
+static int rw_now(struct shm_ep *ep, const struct rcx_wr *wr)
 {
-	struct shm_ep *ep = to_sep(e);
 	bool put = wr->op == RCX_OP_WRITE;
 	struct shm_mem_ref ref;
 	void *t;
@@ -644,11 +632,39 @@ int shm_ep_rma_now(struct rcx_ep *e, const struct rcx_wr *wr)
 		    : shm_mem_peer(ep, &ref, wr->remote_addr);
 	if (!t)
 		return -EAGAIN; /* plain memory: cross-memory attach */
-	if (!put) {
+	if (put)
+		memmove(t, (const void *)(uintptr_t)wr->addr, wr->length);
+	else
 		memmove((void *)(uintptr_t)wr->addr, t, wr->length);
-		return 0;
+	return 0;
+}
+
+/* rw_now or run_direct from post_send: a completion, as the ring's
+ * would be */
+static bool run_now(struct shm_ep *ep, const struct rcx_wr *wr)
+{
+	if (wr->op == RCX_OP_WRITE || wr->op == RCX_OP_READ) {
+		if (rw_now(ep, wr))
+			return false;
+	} else if (recv_op(wr->op) || !run_direct(ep, wr)) {
+		return false;
 	}
-	memmove(t, (const void *)(uintptr_t)wr->addr, wr->length);
+	if (wr->flags & RCX_WR_SIGNALED)
+		cqe_push(ep, wr->wr_id, wr->op, 0, wr->length);
+	/* a waiter of the peer's may sleep until a write lands: the post
+	 * wakes it before it returns */
+	ep->ran_now++;
+	return true;
+}
+
+/* rw_now for a caller that takes no completion (ops->ep_rma_now) */
+int shm_ep_rma_now(struct rcx_ep *e, const struct rcx_wr *wr)
+{
+	struct shm_ep *ep = to_sep(e);
+	int ret = rw_now(ep, wr);
+
+	if (ret || wr->op != RCX_OP_WRITE)
+		return ret;
 	/* a waiter of the peer's may sleep until a write lands */
 	atomic_thread_fence(memory_order_seq_cst);
 	shm_kick_fenced(ep->dev, ep->peer_seg, &ep->peer_kaddr,
@@ -686,17 +702,42 @@ static int post_one(struct shm_ep *ep, const struct rcx_wr *wr)
 	return 0;
 }
 
+/* The wakeups a post owes, one fence for both: the peer's, a thread of ours */
+static inline void post_wake(struct shm_dev *dev, struct shm_ep *ep, bool wake)
+{
+	if (!wake && !dev->cq_added)
+		return;
+	atomic_thread_fence(memory_order_seq_cst);
+	if (wake)
+		shm_kick_fenced(dev, ep->peer_seg, &ep->peer_kaddr,
+				ep->peer_kaddr_len);
+	if (dev->cq_added) {
+		dev->cq_added = false;
+		shm_kick_fenced(dev, dev->seg, &dev->kaddr, dev->kaddr_len);
+	}
+}
+
 int shm_post_send(struct rcx_ep *e, struct rcx_wr *wr, struct rcx_wr **bad)
 {
 	struct shm_ep *ep = to_sep(e);
 	struct shm_dev *dev = ep->dev;
-	uint32_t t0 = ep->cseg ? atomic_load_explicit(&ep->tx->sq_tail,
-						      memory_order_relaxed)
-			       : 0,
-		 now0 = ep->ran_now;
+	uint32_t t0, now0 = ep->ran_now;
 	bool wake = false;
 	int ret = 0;
 
+	/* a lone WRITE or READ that runs at once (a channel's credit, a
+	 * put): no entry, no slot, nothing to execute or reap */
+	if ((wr->op == RCX_OP_WRITE || wr->op == RCX_OP_READ) && !wr->next &&
+	    !rw_now(ep, wr)) {
+		if (wr->flags & RCX_WR_SIGNALED)
+			cqe_push(ep, wr->wr_id, wr->op, 0, wr->length);
+		/* a waiter of the peer's may sleep until a write lands */
+		post_wake(dev, ep, wr->op == RCX_OP_WRITE);
+		return 0;
+	}
+	t0 = ep->cseg ? atomic_load_explicit(&ep->tx->sq_tail,
+					     memory_order_relaxed)
+		      : 0;
 	for (; wr; wr = wr->next) {
 		ret = post_one(ep, wr);
 		if (ret) {
@@ -717,18 +758,7 @@ int shm_post_send(struct rcx_ep *e, struct rcx_wr *wr, struct rcx_wr **bad)
 		}
 		wake &= ep->peer_seg != NULL;
 	}
-	/* one fence for both wakeups: the peer's, a thread of ours */
-	if (wake || dev->cq_added) {
-		atomic_thread_fence(memory_order_seq_cst);
-		if (wake)
-			shm_kick_fenced(dev, ep->peer_seg, &ep->peer_kaddr,
-					ep->peer_kaddr_len);
-		if (dev->cq_added) {
-			dev->cq_added = false;
-			shm_kick_fenced(dev, dev->seg, &dev->kaddr,
-					dev->kaddr_len);
-		}
-	}
+	post_wake(dev, ep, wake);
 	return ret;
 }
 

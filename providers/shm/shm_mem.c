@@ -174,8 +174,8 @@ void shm_mem_close(struct shm_dev *dev)
  * NULL (not a segment, or it cannot be mapped: gone already). The
  * caller checked the registration, so the range is inside the segment.
  */
-void *shm_mem_peer(struct shm_ep *ep, const struct shm_mem_ref *ref,
-		   uint64_t raddr)
+void *shm_mem_peer_find(struct shm_ep *ep, const struct shm_mem_ref *ref,
+			uint64_t raddr)
 {
 	struct shm_map *m;
 	char name[48];
@@ -186,14 +186,17 @@ void *shm_mem_peer(struct shm_ep *ep, const struct shm_mem_ref *ref,
 		return NULL;
 	for (i = 0; i < SHM_MAPS; i++) {
 		m = &ep->maps[i];
-		if (m->ptr && m->id == ref->id && m->base == ref->base)
+		if (m->ptr && m->id == ref->id && m->base == ref->base) {
+			ep->map_hit = i;
 			return m->ptr + (raddr - m->base);
+		}
 	}
 	shm_mem_name(ep->peer_pid, ep->peer_dev, ref->id, name, sizeof(name));
 	p = shm_map(name, ref->len, false);
 	if (!p)
 		return NULL;
-	m = &ep->maps[ep->map_next++ % SHM_MAPS];
+	ep->map_hit = ep->map_next++ % SHM_MAPS;
+	m = &ep->maps[ep->map_hit];
 	if (m->ptr)
 		munmap(m->ptr, m->len);
 	m->id = ref->id;
