@@ -762,6 +762,9 @@ void rcx__chan_set_fast(struct chset *s)
 			c->wrap_off = (uint64_t)c->slots * c->stride;
 		}
 		c->post = ops->pwr_post;
+		/* a test of the channel is the provider's direct poll */
+		if (c->req)
+			c->req->peek = rcx__req_peek(s->ctx);
 		if (s->is_send) {
 			c->mode = imm ? CH_WSEND : CH_SEND;
 			c->ready = &ready(s)[i];

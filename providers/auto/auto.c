@@ -544,6 +544,7 @@ const struct rcx_provider_ops rcx__auto_ops = {
 	.cq_poll = auto_cq_poll,
 	.cq_poll_min = auto_cq_poll_min,
 	.cq_dispatch = rcx__stub_cq_dispatch,
+	.cq_peek = rcx__stub_cq_peek,
 	.event_fd = auto_event_fd,
 	.arm = auto_arm,
 	.ack = auto_ack,

@@ -712,6 +712,7 @@ const struct rcx_provider_ops rcx__fault_ops = {
 	.cq_poll = flt_cq_poll,
 	.cq_poll_min = rcx__stub_cq_poll,
 	.cq_dispatch = rcx__stub_cq_dispatch,
+	.cq_peek = rcx__stub_cq_peek,
 	.event_fd = flt_event_fd,
 	.arm = flt_arm,
 	.ack = flt_ack,

@@ -673,6 +673,7 @@ const struct rcx_provider_ops rcx__shm_ops = {
 	.cq_poll = shm_cq_poll,
 	.cq_poll_min = shm_cq_poll,
 	.cq_dispatch = rcx__stub_cq_dispatch,
+	.cq_peek = rcx__stub_cq_peek,
 	.event_fd = event_fd,
 	.watch_fd = watch_fd,
 	.arm = arm,

@@ -433,7 +433,9 @@ int vrb_cq_add(struct vrb_dev *dev, int size)
 	cqs[dev->ncq].cq = cq;
 	cqs[dev->ncq].reserved = 0;
 	cqs[dev->ncq].unacked = 0;
-	return (int)dev->ncq++;
+	ret = (int)dev->ncq++;
+	vrb_cq_peek_update(dev);
+	return ret;
 }
 
 const struct rcx_provider_ops rcx__verbs_ops = {
@@ -468,6 +470,7 @@ const struct rcx_provider_ops rcx__verbs_ops = {
 	.cq_poll = vrb_cq_poll,
 	.cq_poll_min = vrb_cq_poll_min,
 	.cq_dispatch = vrb_cq_dispatch,
+	.cq_peek = vrb_cq_peek,
 	.event_fd = event_fd,
 	.watch_fd = watch_fd,
 	.arm = arm,

@@ -483,6 +483,54 @@ int vrb_cq_dispatch(struct rcx_dev *d, struct rcx_ctx *ctx)
 	return wc_dispatch(dev, ctx, got);
 }
 
+/* rcx_cq_peek's found: what the peek's poll left in dev->wc */
+static int peek_found(struct rcx_dev *d, struct rcx_ctx *ctx, int got)
+{
+	if (got <= 0)
+		return got < 0 ? -EIO : 0;
+	return wc_dispatch(to_vdev(d), ctx, got);
+}
+
+/*
+ * rcx_cq_peek's poll on a device with more than one CQ: the buffer is
+ * the device's own, which names it; all its CQs are polled in turn.
+ */
+static int peek_all(struct ibv_cq *cq, int n, struct ibv_wc *wc)
+{
+	struct vrb_dev *dev =
+		(struct vrb_dev *)(void *)((char *)wc -
+					   offsetof(struct vrb_dev, wc));
+
+	(void)cq;
+	return poll_all(dev, wc, n);
+}
+
+/* The core's direct poll: the driver's own poll_cq on the one CQ. */
+void vrb_cq_peek_update(struct vrb_dev *dev)
+{
+	struct rcx_cq_peek *pk = dev->peek;
+	struct ibv_cq *cq = dev->cqs[0].cq;
+
+	if (!pk)
+		return;
+	pk->cq = cq;
+	pk->buf = dev->wc;
+	pk->n = VRB_WC_BATCH;
+	pk->found = peek_found;
+	pk->poll = dev->ncq == 1 ? cq->context->ops.poll_cq : peek_all;
+}
+
+int vrb_cq_peek(struct rcx_dev *d, struct rcx_cq_peek *pk)
+{
+	struct vrb_dev *dev = to_vdev(d);
+
+	if (!dev->ncq)
+		return -EOPNOTSUPP;
+	dev->peek = pk;
+	vrb_cq_peek_update(dev);
+	return 0;
+}
+
 int vrb_ep_set_error(struct rcx_ep *e)
 {
 	struct ibv_qp_attr qa = { .qp_state = IBV_QPS_ERR };
