@@ -672,6 +672,7 @@ static const struct rcx_provider_ops fz_ops = {
 	.ep_rma_now = rcx__stub_ep_rma_now,
 	.cq_dispatch = rcx__stub_cq_dispatch,
 	.cq_peek = rcx__stub_cq_peek,
+	.pwr_direct = rcx__stub_pwr_direct,
 	.mem_alloc = rcx__stub_mem_alloc,
 	.mem_free = rcx__stub_mem_free,
 	.event_fd = fz_event_fd,

@@ -545,6 +545,7 @@ const struct rcx_provider_ops rcx__auto_ops = {
 	.cq_poll_min = auto_cq_poll_min,
 	.cq_dispatch = rcx__stub_cq_dispatch,
 	.cq_peek = rcx__stub_cq_peek,
+	.pwr_direct = rcx__stub_pwr_direct,
 	.event_fd = auto_event_fd,
 	.arm = auto_arm,
 	.ack = auto_ack,

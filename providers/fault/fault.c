@@ -713,6 +713,7 @@ const struct rcx_provider_ops rcx__fault_ops = {
 	.cq_poll_min = rcx__stub_cq_poll,
 	.cq_dispatch = rcx__stub_cq_dispatch,
 	.cq_peek = rcx__stub_cq_peek,
+	.pwr_direct = rcx__stub_pwr_direct,
 	.event_fd = flt_event_fd,
 	.arm = flt_arm,
 	.ack = flt_ack,

@@ -674,6 +674,7 @@ const struct rcx_provider_ops rcx__shm_ops = {
 	.cq_poll_min = shm_cq_poll,
 	.cq_dispatch = rcx__stub_cq_dispatch,
 	.cq_peek = rcx__stub_cq_peek,
+	.pwr_direct = rcx__stub_pwr_direct,
 	.event_fd = event_fd,
 	.watch_fd = watch_fd,
 	.arm = arm,

@@ -483,12 +483,13 @@ int vrb_cq_dispatch(struct rcx_dev *d, struct rcx_ctx *ctx)
 	return wc_dispatch(dev, ctx, got);
 }
 
-/* rcx_cq_peek's found: what the peek's poll left in dev->wc */
+/* rcx_cq_peek's found: what the peek's poll left in dev->wc (got != 0) */
 static int peek_found(struct rcx_dev *d, struct rcx_ctx *ctx, int got)
 {
-	if (got <= 0)
-		return got < 0 ? -EIO : 0;
-	return wc_dispatch(to_vdev(d), ctx, got);
+	if (__builtin_expect(got != 1, 0))
+		return got < 0 ? -EIO : wc_many(to_vdev(d), ctx, got);
+	wc_one(ctx, to_vdev(d)->wc);
+	return 1;
 }
 
 /*
@@ -638,10 +639,18 @@ int vrb_pwr_post(struct rcx_ep *e, struct rcx_pwr **p, int n)
 	struct ibv_send_wr *bad;
 	int i;
 
+	int ret;
+
+	if (n == 1)
+		return -ibv_post_send(to_vep(e)->qp, &to_vpwr(p[0])->s, &bad);
 	for (i = 0; i < n - 1; i++)
 		to_vpwr(p[i])->s.next = &to_vpwr(p[i + 1])->s;
 	to_vpwr(p[n - 1])->s.next = NULL;
-	return -ibv_post_send(to_vep(e)->qp, &to_vpwr(p[0])->s, &bad);
+	ret = -ibv_post_send(to_vep(e)->qp, &to_vpwr(p[0])->s, &bad);
+	/* each alone again: vrb_pwr_direct posts one with its next */
+	for (i = 0; i < n - 1; i++)
+		to_vpwr(p[i])->s.next = NULL;
+	return ret;
 }
 
 int vrb_pwr_post_recv(struct rcx_ep *e, struct rcx_pwr **p, int n)
@@ -649,8 +658,35 @@ int vrb_pwr_post_recv(struct rcx_ep *e, struct rcx_pwr **p, int n)
 	struct ibv_recv_wr *bad;
 	int i;
 
+	int ret;
+
+	if (n == 1)
+		return -ibv_post_recv(to_vep(e)->qp, &to_vpwr(p[0])->r, &bad);
 	for (i = 0; i < n - 1; i++)
 		to_vpwr(p[i])->r.next = &to_vpwr(p[i + 1])->r;
 	to_vpwr(p[n - 1])->r.next = NULL;
-	return -ibv_post_recv(to_vep(e)->qp, &to_vpwr(p[0])->r, &bad);
+	ret = -ibv_post_recv(to_vep(e)->qp, &to_vpwr(p[0])->r, &bad);
+	for (i = 0; i < n - 1; i++)
+		to_vpwr(p[i])->r.next = NULL;
+	return ret;
+}
+
+/* The driver's own post for one prepared WR (ops.pwr_direct). */
+int vrb_pwr_direct(struct rcx_ep *e, struct rcx_pwr *p, int recv,
+		   struct rcx_pwr_direct *d)
+{
+	struct ibv_qp *qp = to_vep(e)->qp;
+
+	if (!qp || p->ops != &rcx__verbs_ops)
+		return -EOPNOTSUPP;
+	memset(d, 0, sizeof(*d));
+	d->qp = qp;
+	if (recv) {
+		d->recv = qp->context->ops.post_recv;
+		d->rwr = &to_vpwr(p)->r;
+	} else {
+		d->send = qp->context->ops.post_send;
+		d->swr = &to_vpwr(p)->s;
+	}
+	return 0;
 }
