@@ -398,36 +398,43 @@ static __attribute__((noinline)) int test_due(struct rcx_req **rp, int *flag,
 }
 
 /*
- * The fast path's checks set up no frame of their own. An active request
- * with a peek (a channel, rcx__req_peek) is a poll of the driver straight
- * from here: a test that finds nothing is the checks, the count of passes
- * towards the rest of the progress pass, and the call. What a poll that
- * finds something needs is left in the context, not in saved registers.
+ * An active request with a peek (a channel, rcx__req_peek): a poll of the
+ * driver straight from here. A test that finds nothing is the count of
+ * passes towards the rest of the progress pass and the call; what a poll
+ * that finds something needs is left in the context, not in saved
+ * registers.
  */
+static __attribute__((noinline)) int test_peek(struct rcx_req **rp, int *flag,
+					       struct rcx_status *st,
+					       const struct rcx_cq_peek *pk)
+{
+	struct rcx_ctx *ctx = peek_ctx(pk);
+	int got;
+
+	*flag = 0;
+	if (RCX__UNLIKELY(--ctx->quick < 0))
+		return test_due(rp, flag, st);
+	ctx->st.empty_polls++; /* test_found takes it back */
+	ctx->peek_rp = rp;
+	ctx->peek_flag = flag;
+	ctx->peek_st = st;
+	got = pk->poll(pk->cq, pk->n, pk->buf);
+	if (RCX__UNLIKELY(got))
+		return test_found(ctx, got);
+	return 0;
+}
+
+/* Jumps only: the fast path's checks set up no frame of their own. */
 RCX_API int rcx_test(struct rcx_req **rp, int *flag, struct rcx_status *st)
 {
 	const struct rcx_cq_peek *pk;
-	struct rcx_ctx *ctx;
 	struct rcx_req *r;
-	int got;
 
 	if (RCX__UNLIKELY(!rp || !flag))
 		return -EINVAL;
 	r = *rp;
-	if (RCX__LIKELY(r && (pk = r->peek) && r->state == RCX__REQ_ACTIVE)) {
-		ctx = peek_ctx(pk);
-		*flag = 0;
-		if (RCX__UNLIKELY(--ctx->quick < 0))
-			return test_due(rp, flag, st);
-		ctx->st.empty_polls++; /* test_found takes it back */
-		ctx->peek_rp = rp;
-		ctx->peek_flag = flag;
-		ctx->peek_st = st;
-		got = pk->poll(pk->cq, pk->n, pk->buf);
-		if (RCX__UNLIKELY(got))
-			return test_found(ctx, got);
-		return 0;
-	}
+	if (RCX__LIKELY(r && (pk = r->peek) && r->state == RCX__REQ_ACTIVE))
+		return test_peek(rp, flag, st, pk);
 	if (!fast_req(r))
 		return test_slow(rp, flag, st);
 	if ((*rp)->state == RCX__REQ_ACTIVE)
