@@ -129,6 +129,48 @@ struct rcx_wct {
 		   uint32_t imm, int has_imm);
 };
 
+/*
+ * The fastest poll: the core calls the driver's own poll of the device's
+ * completion queue through poll (rdma-core's shape: ibv_poll_cq without
+ * the hop through the CQ's context), so a test that finds nothing costs
+ * librcx the call and a test of its result. The completions land in buf
+ * (the provider's, n entries); found(dev, ctx, got) then hands each to
+ * its rcx_wct as cq_dispatch does and returns got, or an error for a
+ * failed poll (got < 0). The provider fills it and keeps it current for
+ * the device's life (a device that grows more queues points poll at one
+ * of its own that polls them all).
+ */
+struct ibv_cq;
+struct ibv_wc;
+struct rcx_cq_peek {
+	int (*poll)(struct ibv_cq *cq, int n, struct ibv_wc *buf);
+	struct ibv_cq *cq;
+	struct ibv_wc *buf;
+	int n;
+	int (*found)(struct rcx_dev *dev, struct rcx_ctx *ctx, int got);
+};
+
+/*
+ * A prepared WR posted alone by the driver's own post (rdma-core's shape:
+ * ibv_post_send or ibv_post_recv without the hop through the QP's
+ * context; it returns 0 or a positive errno, as the driver does): send
+ * and swr for a send WR, recv and rwr for a receive. Valid while the
+ * endpoint and the WR live; the provider's list posts (pwr_post) leave no
+ * WR linked to another, so one posted alone carries only itself.
+ */
+struct ibv_qp;
+struct ibv_send_wr;
+struct ibv_recv_wr;
+struct rcx_pwr_direct {
+	int (*send)(struct ibv_qp *qp, struct ibv_send_wr *wr,
+		    struct ibv_send_wr **bad);
+	int (*recv)(struct ibv_qp *qp, struct ibv_recv_wr *wr,
+		    struct ibv_recv_wr **bad);
+	struct ibv_qp *qp;
+	struct ibv_send_wr *swr;
+	struct ibv_recv_wr *rwr;
+};
+
 enum rcx_cm_type {
 	RCX_CM_CONNECT_REQUEST, /* req, pdata: answer with accept/reject */
 	RCX_CM_ESTABLISHED,	/* ep is ready for traffic */
@@ -314,6 +356,13 @@ struct rcx_provider_ops {
 	/* post n prepared WRs as one list: one doorbell */
 	int (*pwr_post)(struct rcx_ep *ep, struct rcx_pwr **pwr, int n);
 	int (*pwr_post_recv)(struct rcx_ep *ep, struct rcx_pwr **pwr, int n);
+	/*
+	 * Fill *d (struct rcx_pwr_direct) for pwr, made on ep (recv as at
+	 * pwr_create). Optional: the stub returns -EOPNOTSUPP and the caller
+	 * posts with pwr_post / pwr_post_recv.
+	 */
+	int (*pwr_direct)(struct rcx_ep *ep, struct rcx_pwr *pwr, int recv,
+			  struct rcx_pwr_direct *d);
 	/* returns 1 and fills ev, 0 when no event is pending, or an error */
 	int (*cm_poll)(struct rcx_dev *dev, struct rcx_cm_event *ev);
 
@@ -351,6 +400,13 @@ struct rcx_provider_ops {
 	 * core polls with cq_poll_min and dispatches itself.
 	 */
 	int (*cq_dispatch)(struct rcx_dev *dev, struct rcx_ctx *ctx);
+	/*
+	 * Fill *pk (struct rcx_cq_peek) where the device can be polled that
+	 * way, and keep it current until dev_close (pk must live as long).
+	 * Optional: the stub returns -EOPNOTSUPP and the core's tests make a
+	 * progress pass (cq_dispatch).
+	 */
+	int (*cq_peek)(struct rcx_dev *dev, struct rcx_cq_peek *pk);
 
 	/*
 	 * Blocking: event_fd becomes readable when a completion or a
@@ -392,6 +448,9 @@ int rcx__stub_mem_free(struct rcx_dev *dev, void *addr);
 int rcx__stub_cq_poll(struct rcx_dev *dev, struct rcx_cqe *cqe, int n);
 int rcx__stub_ep_rma_now(struct rcx_ep *ep, const struct rcx_wr *wr);
 int rcx__stub_cq_dispatch(struct rcx_dev *dev, struct rcx_ctx *ctx);
+int rcx__stub_cq_peek(struct rcx_dev *dev, struct rcx_cq_peek *pk);
+int rcx__stub_pwr_direct(struct rcx_ep *ep, struct rcx_pwr *pwr, int recv,
+			 struct rcx_pwr_direct *d);
 int rcx__stub_mr_reg_keyed(struct rcx_dev *dev, void *addr, size_t len,
 			   unsigned int access, uint32_t lkey, uint32_t rkey,
 			   struct rcx_mr **out);

@@ -715,6 +715,113 @@ static void sc_status(void)
 	TP_CHECK_OK(rcx_bind_free(&ch, 1));
 }
 
+/*
+ * A completion reaches a channel two ways: a provider's dispatch hands a
+ * success straight to its object's ok handler (verbs' cq_dispatch and
+ * the direct poll), and anything else, or any completion where the
+ * provider has no dispatch of its own, to its cb as an rcx_cqe. The
+ * progress passes of a round below take one way or the other for every
+ * completion, through a dispatch of the test's own, which counts the
+ * handlers it called.
+ */
+#define PATH_MSGS 9
+static int path_ok, path_cb;
+
+static int path_dispatch(struct rcx_dev *dev, struct rcx_ctx *c, bool ok)
+{
+	struct rcx_cqe cqe[8];
+	int n = c->cq_poll(dev, cqe, 8), i;
+
+	for (i = 0; i < n; i++) {
+		struct rcx_wct *w = (struct rcx_wct *)(uintptr_t)cqe[i].wr_id;
+
+		if (ok && !cqe[i].status && w->ok) {
+			path_ok++;
+			w->ok(c, w, cqe[i].byte_len, cqe[i].imm,
+			      cqe[i].has_imm);
+		} else {
+			path_cb++;
+			w->cb(c, w, &cqe[i]);
+		}
+	}
+	return n;
+}
+
+static int path_dispatch_ok(struct rcx_dev *dev, struct rcx_ctx *c)
+{
+	return path_dispatch(dev, c, true);
+}
+
+static int path_dispatch_cb(struct rcx_dev *dev, struct rcx_ctx *c)
+{
+	return path_dispatch(dev, c, false);
+}
+
+/* PATH_MSGS messages 0 -> 1 on 4 slots, each completion one way */
+static void path_round(const char *proto, bool ok, struct rcx_status *st)
+{
+	struct rcx_info *info = info_of(proto, "4", "8");
+	int (*saved)(struct rcx_dev *, struct rcx_ctx *);
+	uint64_t buf[4] = { 0 };
+	struct rcx_req *ch;
+	int i;
+
+	ch = bind_one(buf, 8, 16, info, false);
+	rcx_info_free(&info);
+	if (!ch)
+		return;
+	saved = ctx->cq_dispatch;
+	ctx->cq_dispatch = ok ? path_dispatch_ok : path_dispatch_cb;
+	ch->peek = NULL; /* every test a progress pass: the dispatch above */
+	path_ok = path_cb = 0;
+	for (i = 0; i < PATH_MSGS; i++) {
+		if (rank == 0)
+			buf[i % 4] = (uint64_t)i + 1;
+		TP_CHECK_OK(rcx_start(ch));
+		TP_CHECK_OK(rcx_wait(&ch, &st[i]));
+		if (rank == 1)
+			TP_CHECK_EQ(buf[i % 4], (uint64_t)i + 1);
+	}
+	ctx->cq_dispatch = saved;
+	TP_CHECK_OK(rcx_bind_free(&ch, 1));
+}
+
+/*
+ * 2 procs: on both protocols the same messages complete a channel the
+ * same, field by field, whether its handlers took them as ok (the
+ * direct dispatch) or as cb (the generic one): error, count, slot, source
+ * and tag, each also as expected.
+ */
+static void sc_paths(void)
+{
+	static const char *const protos[] = { "send", "write_imm" };
+	struct rcx_status a[PATH_MSGS], b[PATH_MSGS];
+	int p, i;
+
+	for (p = 0; p < 2; p++) {
+		memset(a, 0x5a, sizeof(a));
+		memset(b, 0xa5, sizeof(b));
+		path_round(protos[p], false, a);
+		TP_CHECK(path_cb >= PATH_MSGS);
+		path_round(protos[p], true, b);
+		TP_CHECK(path_ok >= PATH_MSGS);
+		for (i = 0; i < PATH_MSGS; i++) {
+			TP_CHECK_EQ(b[i].error, a[i].error);
+			TP_CHECK_EQ(b[i].count, a[i].count);
+			TP_CHECK_EQ(b[i].slot, a[i].slot);
+			TP_CHECK_EQ(b[i].source, a[i].source);
+			TP_CHECK_EQ(b[i].tag, a[i].tag);
+			TP_CHECK_EQ(b[i].error, 0);
+			TP_CHECK_EQ(b[i].count, 8);
+			TP_CHECK_EQ(b[i].slot, i % 4);
+			if (rank == 1) { /* the receiver's */
+				TP_CHECK_EQ(b[i].source, 0);
+				TP_CHECK_EQ(b[i].tag, 16);
+			}
+		}
+	}
+}
+
 /* Every array call that takes channels, on reqs[0..n-1]: -EINVAL. */
 static void chan_calls_refuse(int n, struct rcx_req **reqs)
 {
@@ -769,6 +876,7 @@ static const struct {
 	{ "misuse", sc_misuse },     { "async", sc_async },
 	{ "ahead", sc_ahead },	     { "bundle_auto", sc_bundle_auto },
 	{ "status", sc_status },     { "twice", sc_twice },
+	{ "paths", sc_paths },
 };
 
 static int peer_main(int argc, char **argv)
@@ -847,6 +955,11 @@ static void test_status(void)
 	RUN(2, "status", 120);
 }
 
+static void test_paths(void)
+{
+	RUN(2, "paths", 120);
+}
+
 static void test_twice(void)
 {
 	RUN(2, "twice", 120);
@@ -865,6 +978,7 @@ static const CU_TestInfo tests[] = {
 	{ "write_imm_sender_runs_ahead", test_ahead },
 	{ "status_source_tag", test_status },
 	{ "same_channel_twice", test_twice },
+	{ "ok_and_cb_complete_alike", test_paths },
 	CU_TEST_INFO_NULL,
 };
 

@@ -24,6 +24,7 @@
  */
 #include <errno.h>
 #include <endian.h>
+#include <string.h>
 #include "lib/chan/chan_int.h"
 
 /* ---- completion of the set's bind or free */
@@ -119,6 +120,25 @@ static inline void recv_prep(struct chan *c)
 	}
 	if (c->mode == CH_WRECV)
 		*c->credit_w = c->count;
+}
+
+/* the channel's prepared WR alone: the driver's own post where it has one */
+static inline int post_send1(struct chan *c)
+{
+	struct ibv_send_wr *bad;
+
+	if (RCX__LIKELY(c->d.send != NULL))
+		return -c->d.send(c->d.qp, c->d.swr, &bad);
+	return c->post(c->set->ep, &c->pwr, 1);
+}
+
+static inline int post_recv1(struct chan *c)
+{
+	struct ibv_recv_wr *bad;
+
+	if (RCX__LIKELY(c->d.recv != NULL))
+		return -c->d.recv(c->d.qp, c->d.rwr, &bad);
+	return c->post(c->set->ep, &c->pwr, 1);
 }
 
 static void defer(struct chan *c)
@@ -341,7 +361,7 @@ static int chan_start(struct rcx_req *r)
 	switch (c->mode) {
 	case CH_SEND:
 		send_prep(c);
-		ret = c->post(s->ep, &c->pwr, 1);
+		ret = post_send1(c);
 		break;
 	case CH_WSEND:
 		if (!has_credit(c)) {
@@ -349,11 +369,11 @@ static int chan_start(struct rcx_req *r)
 			return 0;
 		}
 		send_prep(c);
-		ret = c->post(s->ep, &c->pwr, 1);
+		ret = post_send1(c);
 		break;
 	case CH_RECV:
 		recv_prep(c);
-		ret = c->post(s->ep, &c->pwr, 1);
+		ret = post_recv1(c);
 		break;
 	default:
 		recv_prep(c);
@@ -505,7 +525,7 @@ void rcx__chan_progress(struct rcx_ctx *ctx)
 			ret = fuse_post(c->set, c, m);
 		} else {
 			send_prep(c);
-			ret = c->post(c->set->ep, &c->pwr, 1);
+			ret = post_send1(c);
 		}
 		if (ret)
 			rcx__chan_set_fail(c->set, RCX_ERR_PROC_FAILED);
@@ -561,25 +581,37 @@ static void on_chan_wc(struct rcx_ctx *ctx, struct rcx__wrctx *w,
 }
 
 /*
- * The fast path's completion, straight from the poll: a channel whose
- * start is still active gets its message. Anything else (an immediate
- * where the send protocol takes none, a set that failed) goes through
- * on_chan_wc.
+ * The fast path's completions, straight from the poll, one handler per
+ * end (rcx__chan_set_wire): a channel whose start is still active gets
+ * its message. Anything else (an immediate where the send protocol takes
+ * none, a set that failed) goes through on_chan_wc.
  */
-static void on_chan_ok(struct rcx_ctx *ctx, struct rcx__wrctx *w,
+static void on_send_ok(struct rcx_ctx *ctx, struct rcx__wrctx *w,
 		       uint32_t byte_len, uint32_t imm, int has_imm)
 {
 	struct chan *c = (struct chan *)w;
 	struct rcx_req *r = c->req;
 
-	if (RCX__UNLIKELY((has_imm && !c->is_send) || !r ||
-			  r->state != RCX__REQ_ACTIVE)) {
+	/* a sender's WRITE_IMM may complete with the immediate flag (rxe) */
+	if (RCX__UNLIKELY(!r || r->state != RCX__REQ_ACTIVE)) {
 		rcx__wc_ok_slow(ctx, w, byte_len, imm, has_imm);
 		return;
 	}
-	if (c->is_send) {
-		c->set->inflight--;
-		byte_len = (uint32_t)c->len;
+	c->set->inflight--;
+	r->status.slot = c->cur_slot;
+	r->status.count = c->len;
+	rcx__req_complete(r, 0);
+}
+
+static void on_recv_ok(struct rcx_ctx *ctx, struct rcx__wrctx *w,
+		       uint32_t byte_len, uint32_t imm, int has_imm)
+{
+	struct chan *c = (struct chan *)w;
+	struct rcx_req *r = c->req;
+
+	if (RCX__UNLIKELY(has_imm || !r || r->state != RCX__REQ_ACTIVE)) {
+		rcx__wc_ok_slow(ctx, w, byte_len, imm, has_imm);
+		return;
 	}
 	r->status.slot = c->cur_slot;
 	r->status.count = byte_len;
@@ -737,7 +769,7 @@ void rcx__chan_set_wire(struct chset *s)
 	s->free_wrc.cb = on_free_wc;
 	for (i = 0; i < s->n; i++) {
 		s->ch[i].wrc.cb = on_chan_wc;
-		s->ch[i].wrc.ok = on_chan_ok;
+		s->ch[i].wrc.ok = s->is_send ? on_send_ok : on_recv_ok;
 	}
 }
 
@@ -763,6 +795,9 @@ void rcx__chan_set_fast(struct chset *s)
 			c->wrap_off = (uint64_t)c->slots * c->stride;
 		}
 		c->post = ops->pwr_post;
+		/* a test of the channel is the provider's direct poll */
+		if (c->req)
+			c->req->peek = rcx__req_peek(s->ctx);
 		if (s->is_send) {
 			c->mode = imm ? CH_WSEND : CH_SEND;
 			c->ready = &ready(s)[i];
@@ -773,6 +808,10 @@ void rcx__chan_set_fast(struct chset *s)
 			if (!imm)
 				c->post = ops->pwr_post_recv;
 		}
+		memset(&c->d, 0, sizeof(c->d));
+		if (c->pwr && c->mode != CH_WRECV &&
+		    ops->pwr_direct(s->ep, c->pwr, c->mode == CH_RECV, &c->d))
+			memset(&c->d, 0, sizeof(c->d));
 		if (c->pwr) {
 			c->wr_addr = c->pwr->addr;
 			c->wr_raddr = c->pwr->remote_addr;

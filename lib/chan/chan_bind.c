@@ -773,7 +773,8 @@ static int chans_fill(struct chset *s, const struct bind_args *a,
 				rcx__req_put(s->ch[i].req);
 			return -ENOMEM;
 		}
-		r->ops = ops; /* a rebind to or from RCX_PROC_NULL */
+		r->ops = ops;	/* a rebind to or from RCX_PROC_NULL */
+		r->peek = NULL; /* until the set is up (rcx__chan_set_fast) */
 		c->req = r;
 		c->set = s;
 		c->idx = i;

@@ -70,6 +70,8 @@ struct chan {
 	uint32_t early;	    /* write_imm receiver: arrived before their start */
 	uint32_t credit_in; /* write_imm receiver: starts to the next credit */
 	int (*post)(struct rcx_ep *ep, struct rcx_pwr **pwr, int n);
+	/* pwr posted alone by the driver (zero: none; chan.c post_one) */
+	struct rcx_pwr_direct d;
 	uint64_t *wr_addr;  /* pwr->addr */
 	uint64_t *wr_raddr; /* pwr->remote_addr */
 	uint32_t *wr_imm;   /* pwr->imm_be */

@@ -155,6 +155,12 @@ struct rcx_req {
 	struct rcx_ctx *ctx;
 	const struct rcx__req_ops *ops;
 	struct rcx_status status;
+	/*
+	 * A test of this request, active and from one thread, is a poll
+	 * through its context's peek (rcx__req_peek), then the progress
+	 * pass's rest when due. NULL: the kind's poll or a progress pass.
+	 */
+	const struct rcx_cq_peek *peek;
 	struct rcx__wrctx wrc; /* RDMA completion of this request */
 	/* internal completion hook (handshakes, chains); NULL for most */
 	void (*done)(struct rcx_req *req);
@@ -945,6 +951,16 @@ struct rcx_ctx {
 	 */
 	int quick;
 	int quick_grant; /* what quick was set to: passes = grant - quick */
+	/*
+	 * The provider's direct poll (ops->cq_peek), for the requests that
+	 * test with it (rcx__req_peek); peek_ok: it has one and may be used.
+	 */
+	struct rcx_cq_peek peek;
+	bool peek_ok;
+	/* the arguments of the rcx_test polling through peek (req.c) */
+	struct rcx_req **peek_rp;
+	int *peek_flag;
+	struct rcx_status *peek_st;
 	struct rcx_dev_info info;
 	char addr[RCX__ADDR_LEN]; /* listener address */
 	/* this process's node key (lib/boot/boot_node.c): equal keys share
@@ -1080,6 +1096,7 @@ static inline void rcx__req_release(struct rcx_req *r)
 	if (r->ops && r->ops->release)
 		r->ops->release(r);
 	r->magic = RCX__REQ_DEAD;
+	r->peek = NULL; /* a stale handle's test takes the checked path */
 	r->next = ctx->req_free;
 	ctx->req_free = r;
 }
@@ -1106,6 +1123,16 @@ static inline __attribute__((always_inline)) int rcx__progress_inl(
 		return n;
 	ctx->st.empty_polls++;
 	return 0;
+}
+/*
+ * What a request whose test may be the direct poll sets as its peek:
+ * where the provider has one and the context runs on one thread (the
+ * test takes no lock), else NULL. A test through it is a whole progress
+ * pass: the poll hands every completion on the queue to its object.
+ */
+static inline const struct rcx_cq_peek *rcx__req_peek(struct rcx_ctx *ctx)
+{
+	return ctx->peek_ok && !ctx->mt ? &ctx->peek : NULL;
 }
 /* block for events (lock held; dropped while sleeping) */
 int rcx__wait_events(struct rcx_ctx *ctx, int timeout_ms);

@@ -501,6 +501,9 @@ RCX_API int rcx_ctx_create(const struct rcx_ctx_attr *attr,
 	if (rcx__log_level < RCX__LOG_TRACE &&
 	    ctx->ops->cq_dispatch != rcx__stub_cq_dispatch)
 		ctx->cq_dispatch = ctx->ops->cq_dispatch;
+	/* the direct poll stands for cq_dispatch: only where that is used */
+	ctx->peek_ok = ctx->cq_dispatch == ctx->ops->cq_dispatch &&
+		       ctx->ops->cq_peek(ctx->dev, &ctx->peek) == 0;
 	ret = ctx->ops->dev_query(ctx->dev, &ctx->info);
 	if (!ret)
 		ret = rcx__conn_depth_check(ctx);

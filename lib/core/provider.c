@@ -112,6 +112,17 @@ int rcx__stub_cq_dispatch(struct rcx_dev *dev, struct rcx_ctx *ctx)
 	return -EOPNOTSUPP;
 }
 
+int rcx__stub_cq_peek(struct rcx_dev *dev, struct rcx_cq_peek *pk)
+{
+	return -EOPNOTSUPP;
+}
+
+int rcx__stub_pwr_direct(struct rcx_ep *ep, struct rcx_pwr *pwr, int recv,
+			 struct rcx_pwr_direct *d)
+{
+	return -EOPNOTSUPP;
+}
+
 int rcx__stub_mr_reg_keyed(struct rcx_dev *dev, void *addr, size_t len,
 			   unsigned int access, uint32_t lkey, uint32_t rkey,
 			   struct rcx_mr **out)

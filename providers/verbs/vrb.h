@@ -53,6 +53,8 @@ struct vrb_dev {
 	 * serial (the context's lock, or one thread).
 	 */
 	struct ibv_wc wc[VRB_WC_BATCH];
+	/* the core's direct poll (vrb_cq_peek), kept current by vrb_cq_add */
+	struct rcx_cq_peek *peek;
 };
 
 enum vrb_ep_state {
@@ -137,6 +139,8 @@ int vrb_post_recv(struct rcx_ep *ep, struct rcx_wr *wr, struct rcx_wr **bad);
 int vrb_cq_poll(struct rcx_dev *dev, struct rcx_cqe *cqe, int n);
 int vrb_cq_poll_min(struct rcx_dev *dev, struct rcx_cqe *cqe, int n);
 int vrb_cq_dispatch(struct rcx_dev *dev, struct rcx_ctx *ctx);
+int vrb_cq_peek(struct rcx_dev *dev, struct rcx_cq_peek *pk);
+void vrb_cq_peek_update(struct vrb_dev *dev);
 int vrb_ep_set_error(struct rcx_ep *ep);
 uint32_t vrb_ep_max_inline(const struct rcx_ep *ep);
 int vrb_ep_query(const struct rcx_ep *ep, struct rcx_ep_info *info);
@@ -148,5 +152,7 @@ int vrb_pwr_create(struct rcx_ep *ep, const struct rcx_wr *wr, int recv,
 void vrb_pwr_destroy(struct rcx_pwr *pwr);
 int vrb_pwr_post(struct rcx_ep *ep, struct rcx_pwr **pwr, int n);
 int vrb_pwr_post_recv(struct rcx_ep *ep, struct rcx_pwr **pwr, int n);
+int vrb_pwr_direct(struct rcx_ep *ep, struct rcx_pwr *pwr, int recv,
+		   struct rcx_pwr_direct *d);
 
 #endif

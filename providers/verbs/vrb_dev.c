@@ -433,7 +433,9 @@ int vrb_cq_add(struct vrb_dev *dev, int size)
 	cqs[dev->ncq].cq = cq;
 	cqs[dev->ncq].reserved = 0;
 	cqs[dev->ncq].unacked = 0;
-	return (int)dev->ncq++;
+	ret = (int)dev->ncq++;
+	vrb_cq_peek_update(dev);
+	return ret;
 }
 
 const struct rcx_provider_ops rcx__verbs_ops = {
@@ -461,6 +463,7 @@ const struct rcx_provider_ops rcx__verbs_ops = {
 	.pwr_destroy = vrb_pwr_destroy,
 	.pwr_post = vrb_pwr_post,
 	.pwr_post_recv = vrb_pwr_post_recv,
+	.pwr_direct = vrb_pwr_direct,
 	.cm_poll = vrb_cm_poll,
 	.post_send = vrb_post_send,
 	.ep_rma_now = rcx__stub_ep_rma_now,
@@ -468,6 +471,7 @@ const struct rcx_provider_ops rcx__verbs_ops = {
 	.cq_poll = vrb_cq_poll,
 	.cq_poll_min = vrb_cq_poll_min,
 	.cq_dispatch = vrb_cq_dispatch,
+	.cq_peek = vrb_cq_peek,
 	.event_fd = event_fd,
 	.watch_fd = watch_fd,
 	.arm = arm,

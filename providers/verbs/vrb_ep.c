@@ -483,6 +483,55 @@ int vrb_cq_dispatch(struct rcx_dev *d, struct rcx_ctx *ctx)
 	return wc_dispatch(dev, ctx, got);
 }
 
+/* rcx_cq_peek's found: what the peek's poll left in dev->wc (got != 0) */
+static int peek_found(struct rcx_dev *d, struct rcx_ctx *ctx, int got)
+{
+	if (__builtin_expect(got != 1, 0))
+		return got < 0 ? -EIO : wc_many(to_vdev(d), ctx, got);
+	wc_one(ctx, to_vdev(d)->wc);
+	return 1;
+}
+
+/*
+ * rcx_cq_peek's poll on a device with more than one CQ: the buffer is
+ * the device's own, which names it; all its CQs are polled in turn.
+ */
+static int peek_all(struct ibv_cq *cq, int n, struct ibv_wc *wc)
+{
+	struct vrb_dev *dev =
+		(struct vrb_dev *)(void *)((char *)wc -
+					   offsetof(struct vrb_dev, wc));
+
+	(void)cq;
+	return poll_all(dev, wc, n);
+}
+
+/* The core's direct poll: the driver's own poll_cq on the one CQ. */
+void vrb_cq_peek_update(struct vrb_dev *dev)
+{
+	struct rcx_cq_peek *pk = dev->peek;
+	struct ibv_cq *cq = dev->cqs[0].cq;
+
+	if (!pk)
+		return;
+	pk->cq = cq;
+	pk->buf = dev->wc;
+	pk->n = VRB_WC_BATCH;
+	pk->found = peek_found;
+	pk->poll = dev->ncq == 1 ? cq->context->ops.poll_cq : peek_all;
+}
+
+int vrb_cq_peek(struct rcx_dev *d, struct rcx_cq_peek *pk)
+{
+	struct vrb_dev *dev = to_vdev(d);
+
+	if (!dev->ncq)
+		return -EOPNOTSUPP;
+	dev->peek = pk;
+	vrb_cq_peek_update(dev);
+	return 0;
+}
+
 int vrb_ep_set_error(struct rcx_ep *e)
 {
 	struct ibv_qp_attr qa = { .qp_state = IBV_QPS_ERR };
@@ -590,10 +639,18 @@ int vrb_pwr_post(struct rcx_ep *e, struct rcx_pwr **p, int n)
 	struct ibv_send_wr *bad;
 	int i;
 
+	int ret;
+
+	if (n == 1)
+		return -ibv_post_send(to_vep(e)->qp, &to_vpwr(p[0])->s, &bad);
 	for (i = 0; i < n - 1; i++)
 		to_vpwr(p[i])->s.next = &to_vpwr(p[i + 1])->s;
 	to_vpwr(p[n - 1])->s.next = NULL;
-	return -ibv_post_send(to_vep(e)->qp, &to_vpwr(p[0])->s, &bad);
+	ret = -ibv_post_send(to_vep(e)->qp, &to_vpwr(p[0])->s, &bad);
+	/* each alone again: vrb_pwr_direct posts one with its next */
+	for (i = 0; i < n - 1; i++)
+		to_vpwr(p[i])->s.next = NULL;
+	return ret;
 }
 
 int vrb_pwr_post_recv(struct rcx_ep *e, struct rcx_pwr **p, int n)
@@ -601,8 +658,35 @@ int vrb_pwr_post_recv(struct rcx_ep *e, struct rcx_pwr **p, int n)
 	struct ibv_recv_wr *bad;
 	int i;
 
+	int ret;
+
+	if (n == 1)
+		return -ibv_post_recv(to_vep(e)->qp, &to_vpwr(p[0])->r, &bad);
 	for (i = 0; i < n - 1; i++)
 		to_vpwr(p[i])->r.next = &to_vpwr(p[i + 1])->r;
 	to_vpwr(p[n - 1])->r.next = NULL;
-	return -ibv_post_recv(to_vep(e)->qp, &to_vpwr(p[0])->r, &bad);
+	ret = -ibv_post_recv(to_vep(e)->qp, &to_vpwr(p[0])->r, &bad);
+	for (i = 0; i < n - 1; i++)
+		to_vpwr(p[i])->r.next = NULL;
+	return ret;
+}
+
+/* The driver's own post for one prepared WR (ops.pwr_direct). */
+int vrb_pwr_direct(struct rcx_ep *e, struct rcx_pwr *p, int recv,
+		   struct rcx_pwr_direct *d)
+{
+	struct ibv_qp *qp = to_vep(e)->qp;
+
+	if (!qp || p->ops != &rcx__verbs_ops)
+		return -EOPNOTSUPP;
+	memset(d, 0, sizeof(*d));
+	d->qp = qp;
+	if (recv) {
+		d->recv = qp->context->ops.post_recv;
+		d->rwr = &to_vpwr(p)->r;
+	} else {
+		d->send = qp->context->ops.post_send;
+		d->swr = &to_vpwr(p)->s;
+	}
+	return 0;
 }
