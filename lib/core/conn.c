@@ -45,8 +45,8 @@ static void on_tx(struct rcx_ctx *ctx, struct rcx__wrctx *w,
 		  const struct rcx_cqe *cqe);
 static void on_rx_ok(struct rcx_ctx *ctx, struct rcx__wrctx *w,
 		     uint32_t byte_len, uint32_t imm, int has_imm);
-static void rx_msg(struct rcx_ctx *ctx, struct rcx__rxbuf *b,
-		   uint32_t byte_len, uint32_t imm, int has_imm);
+static void rx_msg(struct rcx_ctx *ctx, struct rcx__rxbuf *b, uint32_t byte_len,
+		   uint32_t imm, int has_imm);
 
 /*
  * An eager message of a point-to-point send goes with its header in the
