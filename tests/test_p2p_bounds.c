@@ -14,7 +14,7 @@
 #include "test_p2p.h"
 #include "tu_mp.h"
 
-static const size_t bsizes[] = { 1,    2,    63,   64,   65,   128,
+static const size_t bsizes[] = { 1,    2,    63,   64,	 65,   128,
 				 200,  256,  1000, 1023, 1024, 1025,
 				 4096, 8191, 8192, 8193, 20000 };
 #define NBSIZES (int)(sizeof(bsizes) / sizeof(bsizes[0]))
@@ -23,18 +23,18 @@ static const size_t bsizes[] = { 1,    2,    63,   64,   65,   128,
 static const int btags[] = { 3, 0x7fffff, 0x800000, RCX_TAG_UB };
 #define NBTAGS (int)(sizeof(btags) / sizeof(btags[0]))
 
-#define BMAX	 20000
-#define B_GO	 (RCX_TAG_UB - 1)
-#define B_MARK	 (RCX_TAG_UB - 2)
-#define B_OFFS	 2 /* buffer offsets: 0 and 3 */
+#define BMAX   20000
+#define B_GO   (RCX_TAG_UB - 1)
+#define B_MARK (RCX_TAG_UB - 2)
+#define B_OFFS 2 /* buffer offsets: 0 and 3 */
 
 /*
  * One message: late = 0, the receiver posts first and says GO; late = 1,
  * the sender sends, then a mark; the receiver takes the mark first (the
  * message is then in, unexpected) and posts the receive after it.
  */
-static void b_send(struct tp_job *j, int to, uint8_t *sb, size_t len,
-		   int tag, int salt, bool late)
+static void b_send(struct tp_job *j, int to, uint8_t *sb, size_t len, int tag,
+		   int salt, bool late)
 {
 	struct rcx_status st;
 	struct rcx_req *r = NULL;
@@ -53,8 +53,8 @@ static void b_send(struct tp_job *j, int to, uint8_t *sb, size_t len,
 }
 
 /* the receive of b_send's message; any: with RCX_ANY_TAG */
-static void b_recv(struct tp_job *j, int from, uint8_t *rb, size_t len,
-		   int tag, int salt, bool late, bool any, const char *what)
+static void b_recv(struct tp_job *j, int from, uint8_t *rb, size_t len, int tag,
+		   int salt, bool late, bool any, const char *what)
 {
 	struct rcx_status st;
 	struct rcx_req *r = NULL;
@@ -62,8 +62,8 @@ static void b_recv(struct tp_job *j, int from, uint8_t *rb, size_t len,
 	memset(rb, FILL, len + GUARD);
 	if (late)
 		TP_CHECK_OK(rcx_recv(j->g, NULL, 0, from, B_MARK, NULL));
-	if (!TP_CHECK_OK(rcx_irecv(j->g, rb, len, from,
-				   any ? RCX_ANY_TAG : tag, &r)))
+	if (!TP_CHECK_OK(rcx_irecv(j->g, rb, len, from, any ? RCX_ANY_TAG : tag,
+				   &r)))
 		return;
 	if (!late)
 		TP_CHECK_OK(rcx_send(j->g, NULL, 0, from, B_GO));
@@ -77,7 +77,8 @@ static void b_recv(struct tp_job *j, int from, uint8_t *rb, size_t len,
 static void b_case(struct tp_job *j, int peer, uint8_t *sbase, uint8_t *rbase,
 		   int k, bool sender)
 {
-	int late = k & 1, o = k >> 1 & 1, t = k / 4 % NBTAGS, s = k / 4 / NBTAGS;
+	int late = k & 1, o = k >> 1 & 1, t = k / 4 % NBTAGS,
+	    s = k / 4 / NBTAGS;
 	size_t len = bsizes[s], off = o ? 3 : 0;
 	char what[128];
 
@@ -85,10 +86,9 @@ static void b_case(struct tp_job *j, int peer, uint8_t *sbase, uint8_t *rbase,
 		b_send(j, peer, sbase + off, len, btags[t], k, late);
 		return;
 	}
-	snprintf(what, sizeof(what), "%zu bytes, tag %#x, offset %zu, %s",
-		 len, btags[t], off, late ? "unexpected" : "posted first");
-	b_recv(j, peer, rbase + off, len, btags[t], k, late, (s + t) & 1,
-	       what);
+	snprintf(what, sizeof(what), "%zu bytes, tag %#x, offset %zu, %s", len,
+		 btags[t], off, late ? "unexpected" : "posted first");
+	b_recv(j, peer, rbase + off, len, btags[t], k, late, (s + t) & 1, what);
 }
 
 void sc_bounds(struct tp_job *j)
