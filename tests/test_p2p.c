@@ -774,6 +774,7 @@ static void sc_bye(struct tp_job *j)
 static const struct tp_scenario scenarios[] = {
 	{ .name = "early", .run = sc_early },
 	{ .name = "sizes", .run = sc_sizes },
+	{ .name = "bounds", .run = sc_bounds, .size = 2 },
 	{ .name = "any", .run = sc_any },
 	{ .name = "order", .run = sc_order },
 	{ .name = "truncate", .run = sc_truncate },
@@ -918,6 +919,11 @@ static void test_shared_cpu(void)
 	job(2, "shared_cpu", 300);
 }
 
+static void test_bounds(void)
+{
+	job(2, "bounds", 120);
+}
+
 /* RCX_INLINE beyond what the device takes: the QPs take less, and work */
 static void test_inline_max(void)
 {
@@ -931,6 +937,7 @@ static const CU_TestInfo tests[] = {
 	{ "sizes_2procs", test_sizes_2 },
 	{ "sizes_4procs", test_sizes_4 },
 	{ "inline_beyond_device", test_inline_max },
+	{ "eager_formats_bounds", test_bounds },
 	{ "any_source_any_tag", test_any },
 	{ "order", test_order },
 	{ "truncate", test_truncate },

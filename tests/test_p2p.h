@@ -10,7 +10,8 @@
  * sleeping on the event fd), test_p2p_mt.c (threads on one context),
  * test_p2p_lazy.c (connections made on first use), test_p2p_big.c
  * (rendezvous read in pieces; messages past 2 GiB and 4 GiB),
- * test_p2p_cpu.c (two ranks on one CPU).
+ * test_p2p_cpu.c (two ranks on one CPU), test_p2p_bounds.c (the edges
+ * of the eager formats).
  */
 #include <stdbool.h>
 #include <stddef.h>
@@ -71,6 +72,7 @@ void sc_big4g(struct tp_job *j);
 void sc_big2g(struct tp_job *j);
 void sc_peer_info(struct tp_job *j);
 void sc_shared_cpu(struct tp_job *j);
+void sc_bounds(struct tp_job *j);
 void sc_cpu_setup(void);
 
 #endif

@@ -26,6 +26,7 @@
  * peer stays suspect (fail.c) until the new endpoint is up: if that takes
  * RCX_FT_TIMEOUT_MS, or the launcher reports its death, it fails.
  */
+#include <endian.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,8 +45,28 @@ static void on_tx(struct rcx_ctx *ctx, struct rcx__wrctx *w,
 		  const struct rcx_cqe *cqe);
 static void on_rx_ok(struct rcx_ctx *ctx, struct rcx__wrctx *w,
 		     uint32_t byte_len, uint32_t imm, int has_imm);
-static void rx_msg(struct rcx_ctx *ctx, struct rcx__rxbuf *b,
-		   uint32_t byte_len);
+static void rx_msg(struct rcx_ctx *ctx, struct rcx__rxbuf *b, uint32_t byte_len,
+		   uint32_t imm, int has_imm);
+
+/*
+ * An eager message of a point-to-point send goes with its header in the
+ * immediate when it fits: [31:26] credits, [25:23] cid, [22:0] tag. The
+ * payload is all the message carries (at 64 bytes it goes inline, at
+ * 1 KiB it is one packet at a path MTU of 1024); its length is the
+ * completion's, its number the next one (one RC connection delivers in
+ * order; a message sent again after a reconnection goes with its full
+ * header), its group the connection's own (gid 0).
+ */
+#define IMM_CREDITS_MAX 63u
+#define IMM_CID_SHIFT	23
+#define IMM_TAG_MAX	0x7fffffu
+
+static bool imm_fits(const struct rcx__conn *c, const struct rcx__hdr *h)
+{
+	return h->type == RCX__MSG_EAGER && h->len && !h->gid &&
+	       (uint32_t)h->tag <= IMM_TAG_MAX &&
+	       (unsigned int)c->owed <= IMM_CREDITS_MAX;
+}
 
 static int post_rx(struct rcx__conn *c, struct rcx__rxbuf *b)
 {
@@ -108,14 +129,16 @@ static void conn_pwrs_free(struct rcx__conn *c)
 
 	for (i = 0; c->rx && i < c->ctx->cfg.rx_depth; i++)
 		pwr_drop(c->ctx, &c->rx[i].pwr);
-	pwr_drop(c->ctx, &c->tx_pwr[0]);
-	pwr_drop(c->ctx, &c->tx_pwr[1]);
+	for (i = 0; i < 4; i++)
+		pwr_drop(c->ctx, &c->tx_pwr[i]);
 }
 
 /*
  * The connection's prepared WRs, made for ep's maker: a receive per ring
- * buffer, and the bounce-slot sends (a message patches the slot's
- * address, its length and the wr_id: no conversion per message).
+ * buffer, and the bounce-slot sends, plain and inline, with the header
+ * in the message or in the immediate (a message patches the slot's
+ * address, its length, the wr_id and the immediate: no conversion per
+ * message).
  */
 static int conn_pwrs(struct rcx__conn *c, struct rcx_ep *ep)
 {
@@ -133,17 +156,15 @@ static int conn_pwrs(struct rcx__conn *c, struct rcx_ep *ep)
 		w.addr = (uintptr_t)c->rx[i].data;
 		ret = pwr_make(ctx, ep, &w, 1, &c->rx[i].pwr);
 	}
-	w.op = RCX_OP_SEND;
-	w.flags = RCX_WR_SIGNALED;
 	w.lkey = ctx->tx_reg->lkey;
 	w.wr_id = 0;
 	w.addr = 0;
 	w.length = 0;
-	if (!ret)
-		ret = pwr_make(ctx, ep, &w, 0, &c->tx_pwr[0]);
-	w.flags |= RCX_WR_INLINE;
-	if (!ret)
-		ret = pwr_make(ctx, ep, &w, 0, &c->tx_pwr[1]);
+	for (i = 0; i < 4 && !ret; i++) {
+		w.op = i & 2 ? RCX_OP_SEND_IMM : RCX_OP_SEND;
+		w.flags = RCX_WR_SIGNALED | (i & 1 ? RCX_WR_INLINE : 0);
+		ret = pwr_make(ctx, ep, &w, 0, &c->tx_pwr[i]);
+	}
 	c->tx_inline = (uint32_t)ctx->cfg.inline_size;
 	if (ctx->ops->ep_max_inline(ep) < c->tx_inline)
 		c->tx_inline = ctx->ops->ep_max_inline(ep);
@@ -823,22 +844,30 @@ static bool needs_credit(uint8_t type)
 
 /*
  * Post the message in bounce slot s (a new one, or one sent again after
- * a reconnection): it carries the credits owed now.
+ * a reconnection): it carries the credits owed now; with its header in
+ * the immediate if may_imm and it fits.
  */
-int rcx__conn_post_slot(struct rcx__conn *c, struct rcx__txslot *s)
+static int slot_post(struct rcx__conn *c, struct rcx__txslot *s, bool may_imm)
 {
 	struct rcx_ctx *ctx = c->ctx;
 	struct rcx__hdr *h = (struct rcx__hdr *)s->data;
+	bool imm = may_imm && imm_fits(c, h);
 	struct rcx_pwr *p;
 	uint32_t len;
 	int ret;
 
 	h->credits = (uint16_t)c->owed;
-	len = (uint32_t)(sizeof(*h) + (h->type == RCX__MSG_EAGER ? h->len : 0));
-	p = c->tx_pwr[len <= c->tx_inline];
+	len = (uint32_t)(h->type == RCX__MSG_EAGER ? h->len : 0);
+	if (!imm)
+		len += sizeof(*h);
+	p = c->tx_pwr[(imm ? 2 : 0) + (len <= c->tx_inline)];
 	*p->wr_id = (uintptr_t)&s->wrc;
-	*p->addr = (uintptr_t)s->data;
+	*p->addr = (uintptr_t)(imm ? (uint8_t *)(h + 1) : s->data);
 	*p->length = len;
+	if (imm)
+		*p->imm_be = htobe32((uint32_t)c->owed << 26 |
+				     (uint32_t)h->cid << IMM_CID_SHIFT |
+				     (uint32_t)h->tag);
 	ret = ctx->ops->pwr_post(c->ep, &p, 1);
 	if (ret)
 		return ret;
@@ -848,6 +877,11 @@ int rcx__conn_post_slot(struct rcx__conn *c, struct rcx__txslot *s)
 	if (needs_credit(h->type))
 		c->credits--;
 	return 0;
+}
+
+int rcx__conn_post_slot(struct rcx__conn *c, struct rcx__txslot *s)
+{
+	return slot_post(c, s, false);
 }
 
 /* Post one message from a bounce slot. */
@@ -878,7 +912,8 @@ static int post_msg(struct rcx__conn *c, struct rcx_req *r, uint8_t type)
 			h->rkey = r->reg->rkey;
 		}
 	}
-	ret = rcx__conn_post_slot(c, s);
+	/* a point-to-point send: matched by (cid, tag) alone */
+	ret = slot_post(c, s, r && r->kind == RCX__REQ_SEND);
 	if (ret)
 		return ret;
 	ctx->tx_free = s->next;
@@ -1066,7 +1101,7 @@ static void on_rx(struct rcx_ctx *ctx, struct rcx__wrctx *w,
 			rcx__conn_wc_error(c, cqe->status);
 		return;
 	}
-	rx_msg(ctx, b, cqe->byte_len);
+	rx_msg(ctx, b, cqe->byte_len, cqe->imm, cqe->has_imm);
 }
 
 /* on_rx of a message received while c is up, straight from the poll */
@@ -1080,18 +1115,35 @@ static void on_rx_ok(struct rcx_ctx *ctx, struct rcx__wrctx *w,
 		return;
 	}
 	b->conn->rx_posted--;
-	rx_msg(ctx, b, byte_len);
+	rx_msg(ctx, b, byte_len, imm, has_imm);
 }
 
 /* A message in b (byte_len bytes) on a connection that is up. */
-static void rx_msg(struct rcx_ctx *ctx, struct rcx__rxbuf *b, uint32_t byte_len)
+static void rx_msg(struct rcx_ctx *ctx, struct rcx__rxbuf *b, uint32_t byte_len,
+		   uint32_t imm, int has_imm)
 {
 	struct rcx__conn *c = b->conn;
 	const struct rcx__hdr *h = (const void *)b->data;
+	const uint8_t *payload = (const uint8_t *)(h + 1);
+	struct rcx__hdr ih;
 	bool dup = false;
 	int ret;
 
-	if (!rcx__hdr_ok(h, byte_len, ctx->cfg.eager_size)) {
+	if (has_imm) {
+		/* its header was the immediate (imm_fits) */
+		memset(&ih, 0, sizeof(ih));
+		ih.type = RCX__MSG_EAGER;
+		ih.cid = (uint8_t)(imm >> IMM_CID_SHIFT & 7);
+		ih.credits = (uint16_t)(imm >> 26);
+		ih.tag = (int32_t)(imm & IMM_TAG_MAX);
+		ih.len = byte_len;
+		ih.seq = c->rx_seq;
+		h = &ih;
+		payload = b->data;
+	}
+	if (has_imm ? !byte_len || byte_len > ctx->cfg.eager_size ||
+			      ih.cid >= RCX__CID_MAX
+		    : !rcx__hdr_ok(h, byte_len, ctx->cfg.eager_size)) {
 		rcx__conn_fail(c, RCX_ERR_PROTO);
 		return;
 	}
@@ -1118,12 +1170,12 @@ static void rx_msg(struct rcx_ctx *ctx, struct rcx__rxbuf *b, uint32_t byte_len)
 	switch (dup ? 0 : h->type) {
 	case RCX__MSG_EAGER:
 		if (ctx->am[h->cid]) {
-			ctx->am[h->cid](c, h, (const uint8_t *)(h + 1));
+			ctx->am[h->cid](c, h, payload);
 			break;
 		}
 		/* fall through */
 	case RCX__MSG_RTS:
-		rcx__p2p_arrived(c->g, c->peer, c, h, (const uint8_t *)(h + 1));
+		rcx__p2p_arrived(c->g, c->peer, c, h, payload);
 		break;
 	case RCX__MSG_FIN:
 		rcx__p2p_fin(c, h->id);

@@ -524,9 +524,10 @@ struct rcx__conn {
 	struct rcx__rxbuf *rx;
 	uint8_t *rx_mem;
 	struct rcx__reg *rx_reg;
-	/* bounce-slot sends, prepared for the endpoint: [1] inline, up to
-	 * tx_inline bytes; [0] the others (conn.c) */
-	struct rcx_pwr *tx_pwr[2];
+	/* bounce-slot sends, prepared for the endpoint: [1] and [3]
+	 * inline, up to tx_inline bytes; [2] and [3] eager messages whose
+	 * header is the immediate (conn.c) */
+	struct rcx_pwr *tx_pwr[4];
 	uint32_t tx_inline;
 	struct rcx_req *backlog, *backlog_tail; /* waiting for credits */
 	struct rcx_req *rndv;			/* sends waiting for FIN */
