@@ -529,7 +529,12 @@ static int run_env(const char *name, int victim)
 	pid_t pid[NRANKS];
 	int fd[NRANKS], r, ret, bad = 0;
 
+	/*
+	 * Rank 0 starts last and may start late on a busy host: the others
+	 * wait for it well past the default, inside the job's time-out.
+	 */
 	setenv("RCX_BOOTSTRAP", "env", 1);
+	setenv("RCX_BOOT_TIMEOUT_MS", "90000", 1);
 	ret = tu_spawn_env_job("ftgroup", args, NRANKS, pid, fd);
 	unsetenv("RCX_BOOTSTRAP");
 	if (ret)

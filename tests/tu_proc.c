@@ -125,7 +125,8 @@ int tu_spawn_env_job(const char *peer, char *const args[], int n, pid_t *pid,
 	setenv("RCX_ROOT", root, 1);
 	snprintf(v, sizeof(v), "%d", n);
 	setenv("RCX_SIZE", v, 1);
-	setenv("RCX_BOOT_TIMEOUT_MS", "20000", 1);
+	setenv("RCX_BOOT_TIMEOUT_MS", "20000",
+	       0); /* unless the caller set one */
 	for (r = n - 1; r >= 0 && !ret; r--) {
 		snprintf(v, sizeof(v), "%d", r);
 		setenv("RCX_RANK", v, 1);

@@ -38,8 +38,9 @@ int tu_free_port(void);
  * n ranks of a job with the env bootstrap (RCX_ROOT on 127.0.0.1, a free
  * port), each this runner as peer with args (tu_spawn_peer), the highest
  * rank first: the others wait for rank 0. pid[r] and fd[r] of rank r.
- * The RCX_ROOT, RCX_SIZE, RCX_RANK and RCX_BOOT_TIMEOUT_MS it sets are
- * unset again. 0, or -errno (then no rank is left running).
+ * RCX_BOOT_TIMEOUT_MS is 20 s unless the caller set it. The RCX_ROOT,
+ * RCX_SIZE, RCX_RANK and RCX_BOOT_TIMEOUT_MS of the job are unset again.
+ * 0, or -errno (then no rank is left running).
  */
 int tu_spawn_env_job(const char *peer, char *const args[], int n, pid_t *pid,
 		     int *fd);
