@@ -62,6 +62,7 @@
 #define SHM_MR_PROBE 8 /* slots a key may take, from key & (MAX-1) */
 #define SHM_LOCKS    256
 #define SHM_CQ_MIN   1024
+#define SHM_DISPATCH 16 /* completions one cq_dispatch hands over */
 #define SHM_PDATA    56
 /* a segment's name: see shm_seg_name */
 #define SHM_SEG_NAME_MAX 64
@@ -438,6 +439,7 @@ int shm_post_send(struct rcx_ep *ep, struct rcx_wr *wr, struct rcx_wr **bad);
 int shm_ep_rma_now(struct rcx_ep *ep, const struct rcx_wr *wr);
 int shm_post_recv(struct rcx_ep *ep, struct rcx_wr *wr, struct rcx_wr **bad);
 int shm_cq_poll(struct rcx_dev *dev, struct rcx_cqe *cqe, int n);
+int shm_cq_dispatch(struct rcx_dev *dev, struct rcx_ctx *ctx);
 int shm_ep_set_error(struct rcx_ep *ep);
 uint32_t shm_ep_max_inline(const struct rcx_ep *ep);
 int shm_ep_query(const struct rcx_ep *ep, struct rcx_ep_info *info);

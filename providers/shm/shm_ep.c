@@ -920,24 +920,76 @@ int shm_ep_query(const struct rcx_ep *e, struct rcx_ep_info *info)
 	return 0;
 }
 
-int shm_cq_poll(struct rcx_dev *d, struct rcx_cqe *cqe, int n)
+/* Run every endpoint's queues: the completions land in dev->cq. */
+static inline void progress_all(struct shm_dev *dev)
 {
-	struct shm_dev *dev = to_sdev(d);
 	struct shm_ep *ep;
-	int got = 0;
 
 	for (ep = dev->eps; ep; ep = ep->next)
 		shm_ep_progress(ep);
 	shm_cq_kick(dev);
-	while (got < n && dev->cq_head != dev->cq_tail)
-		cqe[got++] = dev->cq[dev->cq_head++ & (dev->cq_cap - 1)].c;
+}
+
+/* A poll found got completions: count the empty ones in a row. */
+static inline void poll_done(struct shm_dev *dev, int got)
+{
 	if (!got) {
 		if (__builtin_expect(++dev->idle >= SHM_YIELD_POLLS, 0))
 			shm_idle(dev);
 	} else if (dev->idle) {
 		shm_busy(dev);
 	}
+}
+
+int shm_cq_poll(struct rcx_dev *d, struct rcx_cqe *cqe, int n)
+{
+	struct shm_dev *dev = to_sdev(d);
+	int got = 0;
+
+	progress_all(dev);
+	while (got < n && dev->cq_head != dev->cq_tail)
+		cqe[got++] = dev->cq[dev->cq_head++ & (dev->cq_cap - 1)].c;
+	poll_done(dev, got);
 	return got;
+}
+
+/* A failed completion (or a target without ok): the whole entry to cb. */
+static __attribute__((noinline)) void dispatch_cb(struct rcx_ctx *ctx,
+						  struct rcx_wct *t,
+						  struct rcx_cqe c)
+{
+	t->cb(ctx, t, &c);
+}
+
+/*
+ * ops.cq_dispatch: the completions queued when the poll has run the
+ * endpoints (SHM_DISPATCH at most), each handed to the struct rcx_wct
+ * its wr_id points at, a success to its ok, with no copy into an array
+ * of the caller's. An entry leaves the queue before its target runs: a
+ * target may post (and queue completions, or grow the queue) or destroy
+ * an endpoint.
+ */
+int shm_cq_dispatch(struct rcx_dev *d, struct rcx_ctx *ctx)
+{
+	struct shm_dev *dev = to_sdev(d);
+	uint32_t n, i;
+
+	progress_all(dev);
+	n = dev->cq_tail - dev->cq_head;
+	if (n > SHM_DISPATCH)
+		n = SHM_DISPATCH;
+	for (i = 0; i < n; i++) {
+		const struct rcx_cqe *c =
+			&dev->cq[dev->cq_head++ & (dev->cq_cap - 1)].c;
+		struct rcx_wct *t = (struct rcx_wct *)(uintptr_t)c->wr_id;
+
+		if (__builtin_expect(c->status || !t->ok, 0))
+			dispatch_cb(ctx, t, *c);
+		else
+			t->ok(ctx, t, c->byte_len, c->imm, c->has_imm);
+	}
+	poll_done(dev, (int)n);
+	return (int)n;
 }
 
 /* Prepared WRs: a WR kept whole, patched through the pointers. */
