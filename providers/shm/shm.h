@@ -169,7 +169,10 @@ struct shm_mr_ent {
 	uint64_t len;
 	/* in a segment of mem_alloc (mem, not 0): peers map it */
 	uint32_t mem;
-	uint32_t pad;
+	/* bumped by each registration made in this entry, before its key
+	 * is written: a key seen again with the same gen is the same
+	 * registration (a keyed one may come back under the same key) */
+	_Atomic uint32_t gen;
 	uint64_t mem_base, mem_len;
 };
 
@@ -177,6 +180,20 @@ struct shm_mr_ent {
 struct shm_mem_ref {
 	uint32_t id; /* 0: plain memory of the process */
 	uint64_t base, len;
+};
+
+/*
+ * The registration an endpoint's last key check found in one table (the
+ * peer's, or ours for the WRITE_IMMs it runs): a channel or a window
+ * names the same one message after message, and then one load of its
+ * entry's key and gen stands for the look-up (shm_mr_seen_ok).
+ */
+struct shm_mr_seen {
+	const struct shm_mr_ent *e; /* NULL: nothing seen */
+	uint32_t key, gen;
+	uint32_t access;
+	uint64_t addr, len;
+	struct shm_mem_ref ref;
 };
 
 /* A segment of mem_alloc: "/rcx-shm.PID.DEV.mID", mapped by peers. */
@@ -271,6 +288,8 @@ struct shm_ep {
 	} maps[SHM_MAPS];
 	uint32_t map_next;
 	uint32_t map_hit; /* the map the last look found */
+	/* the last registration checked: [0] the peer's table, [1] ours */
+	struct shm_mr_seen mr_seen[2];
 	struct shm_conn_seg *cseg;
 	char cseg_name[SHM_SEG_NAME_MAX];
 	struct shm_dir *tx, *rx; /* dir[side], dir[!side] */
@@ -385,11 +404,37 @@ void shm_seg_name(char *buf, size_t len, pid_t pid, uint32_t dev,
 void shm_flush_out(struct shm_dev *dev);
 int shm_drain_sock(struct shm_dev *dev);
 /*
- * A registration of dev's segment seg covering [addr, addr+len); ref (or
- * NULL) learns whether its memory is in a segment of mem_alloc.
+ * A registration of dev's segment seg covering [addr, addr+len) with
+ * access: ref learns whether its memory is in a segment of mem_alloc,
+ * and *seen remembers the registration (NULL entry: none found).
  */
-bool shm_mr_ok(struct shm_dev_seg *seg, uint32_t key, uint64_t addr,
-	       uint64_t len, unsigned int access, struct shm_mem_ref *ref);
+bool shm_mr_look(struct shm_mr_seen *seen, struct shm_dev_seg *seg,
+		 uint32_t key, uint64_t addr, uint64_t len, unsigned int access,
+		 struct shm_mem_ref *ref);
+
+/*
+ * shm_mr_look, for an endpoint that checks the same key again and again:
+ * when the entry seen last still holds that key under the same gen, it
+ * is the same registration (the acquire orders the reads of its memory
+ * after the check, as the look-up's does).
+ */
+static inline bool shm_mr_seen_ok(struct shm_mr_seen *seen,
+				  struct shm_dev_seg *seg, uint32_t key,
+				  uint64_t addr, uint64_t len,
+				  unsigned int access, struct shm_mem_ref *ref)
+{
+	const struct shm_mr_ent *e = seen->e;
+
+	if (e && seen->key == key &&
+	    atomic_load_explicit(&e->key, memory_order_acquire) == key &&
+	    atomic_load_explicit(&e->gen, memory_order_relaxed) == seen->gen &&
+	    (seen->access & access) == access && addr >= seen->addr &&
+	    len <= seen->len && addr - seen->addr <= seen->len - len) {
+		*ref = seen->ref;
+		return true;
+	}
+	return shm_mr_look(seen, seg, key, addr, len, access, ref);
+}
 void shm_mem_name(pid_t pid, uint32_t dev, uint32_t id, char *buf, size_t len);
 long long shm_coarse_ms(void);
 /* an empty poll (dev->idle of them in a row): perhaps yield the CPU */

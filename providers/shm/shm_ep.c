@@ -240,8 +240,8 @@ static int deliver(struct shm_ep *ep, struct shm_sqe *q, struct shm_rqe *r,
 	if (q->op == RCX_OP_WRITE_IMM && q->len) {
 		/* IBA 9.4.4: a zero-length write checks no key; a refused
 		 * one is NAKed before it takes a receive */
-		if (!shm_mr_ok(rseg, q->rkey, q->raddr, q->len,
-			       RCX_ACCESS_REMOTE_WRITE, &ref))
+		if (!shm_mr_seen_ok(&ep->mr_seen[!snd], rseg, q->rkey, q->raddr,
+				    q->len, RCX_ACCESS_REMOTE_WRITE, &ref))
 			return RCX_ERR_REMOTE_ACCESS;
 		t = target_ptr(ep, q, snd, &ref);
 	}
@@ -284,8 +284,9 @@ static int direct(struct shm_ep *ep, struct shm_sqe *q, bool snd,
 	struct shm_mem_ref ref = { 0 };
 	void *t = NULL;
 
-	if (q->len && !shm_mr_ok(rseg, q->rkey, q->raddr, q->len,
-				 need_access(q->op), &ref))
+	if (q->len &&
+	    !shm_mr_seen_ok(&ep->mr_seen[!snd], rseg, q->rkey, q->raddr, q->len,
+			    need_access(q->op), &ref))
 		return mapped_only ? SHM_SLOW : RCX_ERR_REMOTE_ACCESS;
 	if (q->len && ref.id)
 		t = target_ptr(ep, q, snd, &ref);
@@ -353,7 +354,8 @@ static inline __attribute__((always_inline)) bool runnable(
 }
 
 /*
- * Execute direction d's send queue as far as it goes: in order (IBA
+ * Execute direction d's send queue (runnable, see exec_dir) as far as it
+ * goes: in order (IBA
  * 9.5), a SEND waiting for a receive holding up everything behind it
  * (receiver not ready, retried for ever, as rnr_retry 7). Either process
  * may run this: the one that posts, or the one that posts the receive
@@ -366,11 +368,13 @@ static int exec_run(struct shm_ep *ep, struct shm_dir *d)
 	int sside = snd ? ep->side : !ep->side, n = 0, st;
 	uint32_t e, rd;
 	struct shm_sqe *q;
-	bool st_stop = false, left = false;
+	bool st_stop = false, left = false, looked = true;
 
 again:
-	if (!runnable(ep, d) || !lock_try(d, ep->dev->pid))
+	/* the caller has just seen it runnable (exec_dir) */
+	if ((!looked && !runnable(ep, d)) || !lock_try(d, ep->dev->pid))
 		return n;
+	looked = false;
 	e = atomic_load_explicit(&d->sq_exec, memory_order_relaxed);
 	while (published(d, e)) {
 		q = &d->sq[e % SHM_SQ];
@@ -623,9 +627,11 @@ static int rw_now(struct shm_ep *ep, const struct rcx_wr *wr)
 	void *t;
 
 	if ((!put && wr->op != RCX_OP_READ) || !wr->length || !sq_idle(ep) ||
-	    !shm_mr_ok(ep->peer_seg, wr->rkey, wr->remote_addr, wr->length,
-		       put ? RCX_ACCESS_REMOTE_WRITE : RCX_ACCESS_REMOTE_READ,
-		       &ref))
+	    !shm_mr_seen_ok(&ep->mr_seen[0], ep->peer_seg, wr->rkey,
+			    wr->remote_addr, wr->length,
+			    put ? RCX_ACCESS_REMOTE_WRITE
+				: RCX_ACCESS_REMOTE_READ,
+			    &ref))
 		return -EAGAIN;
 	t = ep->peer_pid == ep->dev->pid
 		    ? (void *)(uintptr_t)wr->remote_addr
