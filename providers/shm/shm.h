@@ -377,6 +377,25 @@ int shm_cq_push(struct shm_dev *dev, const struct shm_ep *ep,
 int shm_cq_add(struct shm_dev *dev, const struct shm_ep *ep,
 	       const struct rcx_cqe *c);
 void shm_cq_kick(struct shm_dev *dev);
+/* double the completion queue (it is full): 0, or -ENOMEM */
+int shm_cq_grow(struct shm_dev *dev);
+/*
+ * shm_cq_add's entry, for the caller to fill in place (no completion
+ * built elsewhere and copied); NULL: the queue is full and cannot grow.
+ */
+static inline struct rcx_cqe *shm_cq_next(struct shm_dev *dev,
+					  const struct shm_ep *ep)
+{
+	struct shm_cq_ent *q;
+
+	if (__builtin_expect(dev->cq_tail - dev->cq_head == dev->cq_cap, 0) &&
+	    shm_cq_grow(dev))
+		return NULL;
+	q = &dev->cq[dev->cq_tail++ & (dev->cq_cap - 1)];
+	q->ep = ep;
+	dev->cq_added = true;
+	return &q->c;
+}
 void shm_kick(struct shm_dev *dev, struct shm_dev_seg *seg,
 	      const struct sockaddr_un *to, socklen_t to_len);
 /* shm_kick after a seq_cst fence of the caller's (one for several) */

@@ -261,26 +261,31 @@ void shm_cq_kick(struct shm_dev *dev)
 	shm_kick(dev, dev->seg, &dev->kaddr, dev->kaddr_len);
 }
 
+int shm_cq_grow(struct shm_dev *dev)
+{
+	uint32_t cap = dev->cq_cap * 2, i;
+	struct shm_cq_ent *n = malloc(cap * sizeof(*n));
+
+	if (!n)
+		return -ENOMEM;
+	for (i = 0; i < dev->cq_cap; i++)
+		n[i] = dev->cq[(dev->cq_head + i) & (dev->cq_cap - 1)];
+	free(dev->cq);
+	dev->cq = n;
+	dev->cq_tail = dev->cq_cap;
+	dev->cq_head = 0;
+	dev->cq_cap = cap;
+	return 0;
+}
+
 int shm_cq_add(struct shm_dev *dev, const struct shm_ep *ep,
 	       const struct rcx_cqe *c)
 {
-	if (dev->cq_tail - dev->cq_head == dev->cq_cap) {
-		uint32_t cap = dev->cq_cap * 2, i;
-		struct shm_cq_ent *n = malloc(cap * sizeof(*n));
+	struct rcx_cqe *q = shm_cq_next(dev, ep);
 
-		if (!n)
-			return -ENOMEM;
-		for (i = 0; i < dev->cq_cap; i++)
-			n[i] = dev->cq[(dev->cq_head + i) & (dev->cq_cap - 1)];
-		free(dev->cq);
-		dev->cq = n;
-		dev->cq_tail = dev->cq_cap;
-		dev->cq_head = 0;
-		dev->cq_cap = cap;
-	}
-	dev->cq[dev->cq_tail & (dev->cq_cap - 1)].c = *c;
-	dev->cq[dev->cq_tail++ & (dev->cq_cap - 1)].ep = ep;
-	dev->cq_added = true;
+	if (!q)
+		return -ENOMEM;
+	*q = *c;
 	return 0;
 }
 

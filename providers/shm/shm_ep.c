@@ -22,15 +22,17 @@ static bool recv_op(uint8_t op)
 static void cqe_push(struct shm_ep *ep, uint64_t wr_id, uint8_t op, int status,
 		     uint32_t len)
 {
-	struct rcx_cqe c = {
-		.wr_id = wr_id,
-		.ep_ctx = ep->attr.ep_ctx,
-		.status = status,
-		.op = status ? RCX_OP_RECV : op, /* as verbs: op undefined */
-		.byte_len = len,
-	};
+	struct rcx_cqe *c = shm_cq_next(ep->dev, ep);
 
-	shm_cq_add(ep->dev, ep, &c);
+	if (c)
+		*c = (struct rcx_cqe){
+			.wr_id = wr_id,
+			.ep_ctx = ep->attr.ep_ctx,
+			.status = status,
+			/* as verbs: op undefined */
+			.op = status ? RCX_OP_RECV : op,
+			.byte_len = len,
+		};
 }
 
 /* ---- the executor's lock: the pid of its holder */
@@ -266,6 +268,11 @@ static int deliver(struct shm_ep *ep, struct shm_sqe *q, struct shm_rqe *r,
 		r->status = RCX_ERR_LOCAL;
 		return RCX_ERR_REMOTE_OP;
 	}
+	if (q->inl && !snd) {
+		/* the receiver's: from its entry into its own buffer */
+		memcpy((void *)(uintptr_t)r->addr, q->data, q->len);
+		return 0;
+	}
 	st = copy(ep, r->addr, !snd, payload(q), q->inl || snd, q->len);
 	r->status = st ? RCX_ERR_LOCAL : 0;
 	return st;
@@ -459,21 +466,22 @@ static void reap_rq(struct shm_ep *ep)
 	struct shm_dir *d = ep->rx;
 	uint32_t x = atomic_load_explicit(&d->rq_done, memory_order_acquire);
 	struct shm_rqe *r;
-	struct rcx_cqe c;
+	struct rcx_cqe *c;
 	bool err = false;
 
 	for (; ep->rq_reaped != x; ep->rq_reaped++) {
 		r = &d->rq[ep->rq_reaped % SHM_RQ];
-		c = (struct rcx_cqe){
-			.wr_id = ep->rq_wr_id[ep->rq_reaped % SHM_RQ],
-			.ep_ctx = ep->attr.ep_ctx,
-			.status = r->status,
-			.op = r->status ? RCX_OP_RECV : r->op,
-			.has_imm = r->has_imm,
-			.imm = r->has_imm ? r->imm : 0,
-			.byte_len = r->byte_len,
-		};
-		shm_cq_add(ep->dev, ep, &c);
+		c = shm_cq_next(ep->dev, ep);
+		if (c)
+			*c = (struct rcx_cqe){
+				.wr_id = ep->rq_wr_id[ep->rq_reaped % SHM_RQ],
+				.ep_ctx = ep->attr.ep_ctx,
+				.status = r->status,
+				.op = r->status ? RCX_OP_RECV : r->op,
+				.has_imm = r->has_imm,
+				.imm = r->has_imm ? r->imm : 0,
+				.byte_len = r->byte_len,
+			};
 		err |= r->status != 0;
 	}
 	if (err)
