@@ -731,6 +731,32 @@ static inline void post_wake(struct shm_dev *dev, struct shm_ep *ep, bool wake)
 	}
 }
 
+/*
+ * A lone SEND, SEND_IMM or WRITE_IMM whose payload travels in its entry,
+ * posted when every entry of ours before it has run, nothing is pending
+ * and no side is dead: the receiver runs it (rx_exec), so the post writes
+ * the entry and nothing else (no look at the queue to execute, no reap:
+ * the next poll reaps). False, with nothing done, for anything else.
+ */
+static bool send_fast(struct shm_ep *ep, const struct rcx_wr *wr)
+{
+	struct shm_dir *tx = ep->tx;
+	uint32_t t;
+
+	if (wr->next || !recv_op(wr->op) || wr->length > SHM_INLINE ||
+	    ep->pend || ep->state != SHM_EP_CONNECTED || !ep->peer_seg)
+		return false;
+	t = atomic_load_explicit(&tx->sq_tail, memory_order_relaxed);
+	return t == atomic_load_explicit(&tx->sq_exec, memory_order_relaxed) &&
+	       t - ep->sq_reaped < ep->attr.max_send_wr &&
+	       t - ep->sq_reaped < SHM_SQ &&
+	       !atomic_load_explicit(&ep->cseg->dead[0],
+				     memory_order_relaxed) &&
+	       !atomic_load_explicit(&ep->cseg->dead[1],
+				     memory_order_relaxed) &&
+	       !sq_put(ep, wr);
+}
+
 int shm_post_send(struct rcx_ep *e, struct rcx_wr *wr, struct rcx_wr **bad)
 {
 	struct shm_ep *ep = to_sep(e);
@@ -747,6 +773,11 @@ int shm_post_send(struct rcx_ep *e, struct rcx_wr *wr, struct rcx_wr **bad)
 			cqe_push(ep, wr->wr_id, wr->op, 0, wr->length);
 		/* a waiter of the peer's may sleep until a write lands */
 		post_wake(dev, ep, wr->op == RCX_OP_WRITE);
+		return 0;
+	}
+	if (send_fast(ep, wr)) {
+		/* the receiver may sleep: wake it */
+		post_wake(dev, ep, true);
 		return 0;
 	}
 	t0 = ep->cseg ? atomic_load_explicit(&ep->tx->sq_tail,
