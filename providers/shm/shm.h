@@ -21,7 +21,10 @@
  *   checked in the target's registration table: memcpy and CPU atomics
  *   where the registration is in a segment of mem_alloc (shm_mem.c; the
  *   peer maps it), else process_vm_writev / readv (atomics under the
- *   target's striped lock).
+ *   target's striped lock). An endpoint remembers the registration its
+ *   last check found (struct shm_mr_seen).
+ * - Completions: a queue of the device's, filled in place; cq_dispatch
+ *   hands each to the struct rcx_wct its wr_id points at.
  * - Connection messages: a datagram socket, read when the receiver's
  *   doorbell (cm_bell) moved; liveness once a tick (SHM_LIVE_MS): no
  *   system call per progress call.
