@@ -517,7 +517,6 @@ int shm_pwr_post(struct rcx_ep *ep, struct rcx_pwr **pwr, int n);
 int shm_pwr_post_recv(struct rcx_ep *ep, struct rcx_pwr **pwr, int n);
 /* error state: flush everything, tell the peer; status of the cause */
 void shm_ep_fail(struct shm_ep *ep);
-void shm_ep_progress(struct shm_ep *ep);
 /* mark this side dead in the connection segment, executors stopped */
 void shm_ep_kill(struct shm_ep *ep);
 
