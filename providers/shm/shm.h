@@ -375,7 +375,12 @@ int shm_cq_push(struct shm_dev *dev, const struct shm_ep *ep,
 		const struct rcx_cqe *c);
 /*
  * A completion without the wakeup: the caller's provider call ends with
- * shm_cq_kick (or a fence and shm_cq_kick_fenced) before it returns.
+ * shm_cq_kick before it returns. That wakeup is for a thread of this
+ * process, and needs no fence: a thread arms the device and polls once
+ * more under the context's lock before it sleeps (rcx__wait_events,
+ * rcx_ctx_arm, the continuations' block), and completions are added
+ * under that lock, which orders the two. (A peer's wakeup needs one:
+ * shm_kick.)
  */
 int shm_cq_add(struct shm_dev *dev, const struct shm_ep *ep,
 	       const struct rcx_cqe *c);

@@ -258,7 +258,8 @@ void shm_cq_kick(struct shm_dev *dev)
 	if (!dev->cq_added)
 		return;
 	dev->cq_added = false;
-	shm_kick(dev, dev->seg, &dev->kaddr, dev->kaddr_len);
+	/* no fence: see shm_cq_add in shm.h */
+	shm_kick_fenced(dev, dev->seg, &dev->kaddr, dev->kaddr_len);
 }
 
 int shm_cq_grow(struct shm_dev *dev)

@@ -419,10 +419,16 @@ again:
 			break;
 		}
 	}
-	unlock(d);
+	/*
+	 * A release store and one fence for two orders: our later loads
+	 * (runnable, after again) do not pass the unlock (see unlock), and
+	 * the peer's armed word is read after our work (shm_kick).
+	 */
+	atomic_store_explicit(&d->lock, 0, memory_order_release);
+	atomic_thread_fence(memory_order_seq_cst);
 	if (n || left) /* the other process has work to take */
-		shm_kick(ep->dev, ep->peer_seg, &ep->peer_kaddr,
-			 ep->peer_kaddr_len);
+		shm_kick_fenced(ep->dev, ep->peer_seg, &ep->peer_kaddr,
+				ep->peer_kaddr_len);
 	/*
 	 * A WR or a receive that came while we held the lock found it taken
 	 * and left the work to us: look again now that it is free.
@@ -716,19 +722,13 @@ static int post_one(struct shm_ep *ep, const struct rcx_wr *wr)
 	return 0;
 }
 
-/* The wakeups a post owes, one fence for both: the peer's, a thread of ours */
+/* The wakeups a post owes: the peer's (a fence), a thread of ours (none) */
 static inline void post_wake(struct shm_dev *dev, struct shm_ep *ep, bool wake)
 {
-	if (!wake && !dev->cq_added)
-		return;
-	atomic_thread_fence(memory_order_seq_cst);
 	if (wake)
-		shm_kick_fenced(dev, ep->peer_seg, &ep->peer_kaddr,
-				ep->peer_kaddr_len);
-	if (dev->cq_added) {
-		dev->cq_added = false;
-		shm_kick_fenced(dev, dev->seg, &dev->kaddr, dev->kaddr_len);
-	}
+		shm_kick(dev, ep->peer_seg, &ep->peer_kaddr,
+			 ep->peer_kaddr_len);
+	shm_cq_kick(dev);
 }
 
 /*
