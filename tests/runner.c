@@ -46,6 +46,7 @@ TU_SUITE(tu_suite_limits);
 TU_SUITE(tu_suite_group);
 TU_SUITE(tu_suite_coll);
 TU_SUITE(tu_suite_syscalls);
+TU_SUITE(tu_suite_shm_fast);
 TU_SUITE(tu_suite_bcoll);
 TU_SUITE(tu_suite_stop);
 TU_SUITE(tu_suite_loss);
@@ -100,6 +101,7 @@ static const struct tu_suite *const suites[] = {
 	&tu_suite_group,
 	&tu_suite_coll,
 	&tu_suite_syscalls,
+	&tu_suite_shm_fast,
 	&tu_suite_bcoll,
 	&tu_suite_stop,
 	&tu_suite_loss,

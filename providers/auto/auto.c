@@ -467,6 +467,28 @@ static int auto_cq_poll_min(struct rcx_dev *d, struct rcx_cqe *cqe, int n)
 	return auto_poll(d, cqe, n, true);
 }
 
+/*
+ * Both makers' poll and dispatch (verbs, shm), the first in turn first,
+ * as auto_poll. An error of the second waits for the next call when the
+ * first handed over completions.
+ */
+static int auto_cq_dispatch(struct rcx_dev *d, struct rcx_ctx *ctx)
+{
+	struct auto_dev *dev = to_adev(d);
+	const struct rcx_provider_ops *ops[2] = { dev->sops, dev->vops };
+	struct rcx_dev *devs[2] = { dev->sdev, dev->vdev };
+	int first = dev->vdev ? (int)(dev->cq_turn++ & 1) : 0;
+	int got, ret;
+
+	got = ops[first]->cq_dispatch(devs[first], ctx);
+	if (got < 0 || !dev->vdev)
+		return got;
+	ret = ops[!first]->cq_dispatch(devs[!first], ctx);
+	if (ret < 0)
+		return got ? got : ret;
+	return got + ret;
+}
+
 /* ---- events */
 
 static int auto_event_fd(struct rcx_dev *d)
@@ -543,7 +565,7 @@ const struct rcx_provider_ops rcx__auto_ops = {
 	.post_recv = auto_post_recv,
 	.cq_poll = auto_cq_poll,
 	.cq_poll_min = auto_cq_poll_min,
-	.cq_dispatch = rcx__stub_cq_dispatch,
+	.cq_dispatch = auto_cq_dispatch,
 	.cq_peek = rcx__stub_cq_peek,
 	.pwr_direct = rcx__stub_pwr_direct,
 	.event_fd = auto_event_fd,

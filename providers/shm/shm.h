@@ -21,7 +21,10 @@
  *   checked in the target's registration table: memcpy and CPU atomics
  *   where the registration is in a segment of mem_alloc (shm_mem.c; the
  *   peer maps it), else process_vm_writev / readv (atomics under the
- *   target's striped lock).
+ *   target's striped lock). An endpoint remembers the registration its
+ *   last check found (struct shm_mr_seen).
+ * - Completions: a queue of the device's, filled in place; cq_dispatch
+ *   hands each to the struct rcx_wct its wr_id points at.
  * - Connection messages: a datagram socket, read when the receiver's
  *   doorbell (cm_bell) moved; liveness once a tick (SHM_LIVE_MS): no
  *   system call per progress call.
@@ -62,6 +65,7 @@
 #define SHM_MR_PROBE 8 /* slots a key may take, from key & (MAX-1) */
 #define SHM_LOCKS    256
 #define SHM_CQ_MIN   1024
+#define SHM_DISPATCH 16 /* completions one cq_dispatch hands over */
 #define SHM_PDATA    56
 /* a segment's name: see shm_seg_name */
 #define SHM_SEG_NAME_MAX 64
@@ -168,7 +172,10 @@ struct shm_mr_ent {
 	uint64_t len;
 	/* in a segment of mem_alloc (mem, not 0): peers map it */
 	uint32_t mem;
-	uint32_t pad;
+	/* bumped by each registration made in this entry, before its key
+	 * is written: a key seen again with the same gen is the same
+	 * registration (a keyed one may come back under the same key) */
+	_Atomic uint32_t gen;
 	uint64_t mem_base, mem_len;
 };
 
@@ -176,6 +183,20 @@ struct shm_mr_ent {
 struct shm_mem_ref {
 	uint32_t id; /* 0: plain memory of the process */
 	uint64_t base, len;
+};
+
+/*
+ * The registration an endpoint's last key check found in one table (the
+ * peer's, or ours for the WRITE_IMMs it runs): a channel or a window
+ * names the same one message after message, and then one load of its
+ * entry's key and gen stands for the look-up (shm_mr_seen_ok).
+ */
+struct shm_mr_seen {
+	const struct shm_mr_ent *e; /* NULL: nothing seen */
+	uint32_t key, gen;
+	uint32_t access;
+	uint64_t addr, len;
+	struct shm_mem_ref ref;
 };
 
 /* A segment of mem_alloc: "/rcx-shm.PID.DEV.mID", mapped by peers. */
@@ -270,6 +291,8 @@ struct shm_ep {
 	} maps[SHM_MAPS];
 	uint32_t map_next;
 	uint32_t map_hit; /* the map the last look found */
+	/* the last registration checked: [0] the peer's table, [1] ours */
+	struct shm_mr_seen mr_seen[2];
 	struct shm_conn_seg *cseg;
 	char cseg_name[SHM_SEG_NAME_MAX];
 	struct shm_dir *tx, *rx; /* dir[side], dir[!side] */
@@ -352,11 +375,35 @@ int shm_cq_push(struct shm_dev *dev, const struct shm_ep *ep,
 		const struct rcx_cqe *c);
 /*
  * A completion without the wakeup: the caller's provider call ends with
- * shm_cq_kick (or a fence and shm_cq_kick_fenced) before it returns.
+ * shm_cq_kick before it returns. That wakeup is for a thread of this
+ * process, and needs no fence: a thread arms the device and polls once
+ * more under the context's lock before it sleeps (rcx__wait_events,
+ * rcx_ctx_arm, the continuations' block), and completions are added
+ * under that lock, which orders the two. (A peer's wakeup needs one:
+ * shm_kick.)
  */
 int shm_cq_add(struct shm_dev *dev, const struct shm_ep *ep,
 	       const struct rcx_cqe *c);
 void shm_cq_kick(struct shm_dev *dev);
+/* double the completion queue (it is full): 0, or -ENOMEM */
+int shm_cq_grow(struct shm_dev *dev);
+/*
+ * shm_cq_add's entry, for the caller to fill in place (no completion
+ * built elsewhere and copied); NULL: the queue is full and cannot grow.
+ */
+static inline struct rcx_cqe *shm_cq_next(struct shm_dev *dev,
+					  const struct shm_ep *ep)
+{
+	struct shm_cq_ent *q;
+
+	if (__builtin_expect(dev->cq_tail - dev->cq_head == dev->cq_cap, 0) &&
+	    shm_cq_grow(dev))
+		return NULL;
+	q = &dev->cq[dev->cq_tail++ & (dev->cq_cap - 1)];
+	q->ep = ep;
+	dev->cq_added = true;
+	return &q->c;
+}
 void shm_kick(struct shm_dev *dev, struct shm_dev_seg *seg,
 	      const struct sockaddr_un *to, socklen_t to_len);
 /* shm_kick after a seq_cst fence of the caller's (one for several) */
@@ -384,11 +431,37 @@ void shm_seg_name(char *buf, size_t len, pid_t pid, uint32_t dev,
 void shm_flush_out(struct shm_dev *dev);
 int shm_drain_sock(struct shm_dev *dev);
 /*
- * A registration of dev's segment seg covering [addr, addr+len); ref (or
- * NULL) learns whether its memory is in a segment of mem_alloc.
+ * A registration of dev's segment seg covering [addr, addr+len) with
+ * access: ref learns whether its memory is in a segment of mem_alloc,
+ * and *seen remembers the registration (NULL entry: none found).
  */
-bool shm_mr_ok(struct shm_dev_seg *seg, uint32_t key, uint64_t addr,
-	       uint64_t len, unsigned int access, struct shm_mem_ref *ref);
+bool shm_mr_look(struct shm_mr_seen *seen, struct shm_dev_seg *seg,
+		 uint32_t key, uint64_t addr, uint64_t len, unsigned int access,
+		 struct shm_mem_ref *ref);
+
+/*
+ * shm_mr_look, for an endpoint that checks the same key again and again:
+ * when the entry seen last still holds that key under the same gen, it
+ * is the same registration (the acquire orders the reads of its memory
+ * after the check, as the look-up's does).
+ */
+static inline bool shm_mr_seen_ok(struct shm_mr_seen *seen,
+				  struct shm_dev_seg *seg, uint32_t key,
+				  uint64_t addr, uint64_t len,
+				  unsigned int access, struct shm_mem_ref *ref)
+{
+	const struct shm_mr_ent *e = seen->e;
+
+	if (e && seen->key == key &&
+	    atomic_load_explicit(&e->key, memory_order_acquire) == key &&
+	    atomic_load_explicit(&e->gen, memory_order_relaxed) == seen->gen &&
+	    (seen->access & access) == access && addr >= seen->addr &&
+	    len <= seen->len && addr - seen->addr <= seen->len - len) {
+		*ref = seen->ref;
+		return true;
+	}
+	return shm_mr_look(seen, seg, key, addr, len, access, ref);
+}
 void shm_mem_name(pid_t pid, uint32_t dev, uint32_t id, char *buf, size_t len);
 long long shm_coarse_ms(void);
 /* an empty poll (dev->idle of them in a row): perhaps yield the CPU */
@@ -438,6 +511,7 @@ int shm_post_send(struct rcx_ep *ep, struct rcx_wr *wr, struct rcx_wr **bad);
 int shm_ep_rma_now(struct rcx_ep *ep, const struct rcx_wr *wr);
 int shm_post_recv(struct rcx_ep *ep, struct rcx_wr *wr, struct rcx_wr **bad);
 int shm_cq_poll(struct rcx_dev *dev, struct rcx_cqe *cqe, int n);
+int shm_cq_dispatch(struct rcx_dev *dev, struct rcx_ctx *ctx);
 int shm_ep_set_error(struct rcx_ep *ep);
 uint32_t shm_ep_max_inline(const struct rcx_ep *ep);
 int shm_ep_query(const struct rcx_ep *ep, struct rcx_ep_info *info);
@@ -448,7 +522,6 @@ int shm_pwr_post(struct rcx_ep *ep, struct rcx_pwr **pwr, int n);
 int shm_pwr_post_recv(struct rcx_ep *ep, struct rcx_pwr **pwr, int n);
 /* error state: flush everything, tell the peer; status of the cause */
 void shm_ep_fail(struct shm_ep *ep);
-void shm_ep_progress(struct shm_ep *ep);
 /* mark this side dead in the connection segment, executors stopped */
 void shm_ep_kill(struct shm_ep *ep);
 

@@ -258,29 +258,35 @@ void shm_cq_kick(struct shm_dev *dev)
 	if (!dev->cq_added)
 		return;
 	dev->cq_added = false;
-	shm_kick(dev, dev->seg, &dev->kaddr, dev->kaddr_len);
+	/* no fence: see shm_cq_add in shm.h */
+	shm_kick_fenced(dev, dev->seg, &dev->kaddr, dev->kaddr_len);
+}
+
+int shm_cq_grow(struct shm_dev *dev)
+{
+	uint32_t cap = dev->cq_cap * 2, i;
+	struct shm_cq_ent *n = malloc(cap * sizeof(*n));
+
+	if (!n)
+		return -ENOMEM;
+	for (i = 0; i < dev->cq_cap; i++)
+		n[i] = dev->cq[(dev->cq_head + i) & (dev->cq_cap - 1)];
+	free(dev->cq);
+	dev->cq = n;
+	dev->cq_tail = dev->cq_cap;
+	dev->cq_head = 0;
+	dev->cq_cap = cap;
+	return 0;
 }
 
 int shm_cq_add(struct shm_dev *dev, const struct shm_ep *ep,
 	       const struct rcx_cqe *c)
 {
-	if (dev->cq_tail - dev->cq_head == dev->cq_cap) {
-		uint32_t cap = dev->cq_cap * 2, i;
-		struct shm_cq_ent *n = malloc(cap * sizeof(*n));
+	struct rcx_cqe *q = shm_cq_next(dev, ep);
 
-		if (!n)
-			return -ENOMEM;
-		for (i = 0; i < dev->cq_cap; i++)
-			n[i] = dev->cq[(dev->cq_head + i) & (dev->cq_cap - 1)];
-		free(dev->cq);
-		dev->cq = n;
-		dev->cq_tail = dev->cq_cap;
-		dev->cq_head = 0;
-		dev->cq_cap = cap;
-	}
-	dev->cq[dev->cq_tail & (dev->cq_cap - 1)].c = *c;
-	dev->cq[dev->cq_tail++ & (dev->cq_cap - 1)].ep = ep;
-	dev->cq_added = true;
+	if (!q)
+		return -ENOMEM;
+	*q = *c;
 	return 0;
 }
 
@@ -476,6 +482,9 @@ static int mr_set(struct shm_dev *dev, uint32_t idx, uint32_t key, void *addr,
 	dev->seg->mr[idx].mem = s ? s->id : 0;
 	dev->seg->mr[idx].mem_base = s ? (uint64_t)(uintptr_t)s->base : 0;
 	dev->seg->mr[idx].mem_len = s ? s->len : 0;
+	/* before the key: a peer that sees the key sees the new gen */
+	atomic_fetch_add_explicit(&dev->seg->mr[idx].gen, 1,
+				  memory_order_relaxed);
 	atomic_store_explicit(&dev->seg->mr[idx].key, key,
 			      memory_order_release);
 	m->dev = dev;
@@ -579,30 +588,50 @@ static int arm(struct rcx_dev *d)
 	return 0;
 }
 
-bool shm_mr_ok(struct shm_dev_seg *seg, uint32_t key, uint64_t addr,
-	       uint64_t len, unsigned int access, struct shm_mem_ref *ref)
+/* Read key's registration in seg into *s: false, *s untouched, if none. */
+static bool mr_read(struct shm_dev_seg *seg, uint32_t key,
+		    struct shm_mr_seen *s)
 {
 	struct shm_mr_ent *e = key ? mr_find(seg, key) : NULL;
-	struct shm_mem_ref r;
-	uint64_t a, l;
-	unsigned int acc;
+	struct shm_mr_seen r;
 
 	if (!e)
 		return false;
-	a = e->addr;
-	l = e->len;
-	acc = e->access;
-	r.id = e->mem;
-	r.base = e->mem_base;
-	r.len = e->mem_len;
-	if (ref)
-		*ref = r;
+	r.e = e;
+	r.key = key;
+	r.gen = atomic_load_explicit(&e->gen, memory_order_relaxed);
+	r.addr = e->addr;
+	r.len = e->len;
+	r.access = e->access;
+	r.ref.id = e->mem;
+	r.ref.base = e->mem_base;
+	r.ref.len = e->mem_len;
 	/* still the same registration after the reads (seqlock-like) */
 	atomic_thread_fence(memory_order_acquire);
-	if (atomic_load_explicit(&e->key, memory_order_relaxed) != key)
+	if (atomic_load_explicit(&e->key, memory_order_relaxed) != key ||
+	    atomic_load_explicit(&e->gen, memory_order_relaxed) != r.gen)
 		return false;
-	return (acc & access) == access && addr >= a && len <= l &&
-	       addr - a <= l - len;
+	*s = r;
+	return true;
+}
+
+static bool mr_covers(const struct shm_mr_seen *s, uint64_t addr, uint64_t len,
+		      unsigned int access)
+{
+	return (s->access & access) == access && addr >= s->addr &&
+	       len <= s->len && addr - s->addr <= s->len - len;
+}
+
+bool shm_mr_look(struct shm_mr_seen *seen, struct shm_dev_seg *seg,
+		 uint32_t key, uint64_t addr, uint64_t len, unsigned int access,
+		 struct shm_mem_ref *ref)
+{
+	if (!mr_read(seg, key, seen)) {
+		seen->e = NULL;
+		return false;
+	}
+	*ref = seen->ref;
+	return mr_covers(seen, addr, len, access);
 }
 
 /* Take the connection messages off their socket. */
@@ -672,7 +701,7 @@ const struct rcx_provider_ops rcx__shm_ops = {
 	.post_recv = shm_post_recv,
 	.cq_poll = shm_cq_poll,
 	.cq_poll_min = shm_cq_poll,
-	.cq_dispatch = rcx__stub_cq_dispatch,
+	.cq_dispatch = shm_cq_dispatch,
 	.cq_peek = rcx__stub_cq_peek,
 	.pwr_direct = rcx__stub_pwr_direct,
 	.event_fd = event_fd,

@@ -22,15 +22,17 @@ static bool recv_op(uint8_t op)
 static void cqe_push(struct shm_ep *ep, uint64_t wr_id, uint8_t op, int status,
 		     uint32_t len)
 {
-	struct rcx_cqe c = {
-		.wr_id = wr_id,
-		.ep_ctx = ep->attr.ep_ctx,
-		.status = status,
-		.op = status ? RCX_OP_RECV : op, /* as verbs: op undefined */
-		.byte_len = len,
-	};
+	struct rcx_cqe *c = shm_cq_next(ep->dev, ep);
 
-	shm_cq_add(ep->dev, ep, &c);
+	if (c)
+		*c = (struct rcx_cqe){
+			.wr_id = wr_id,
+			.ep_ctx = ep->attr.ep_ctx,
+			.status = status,
+			/* as verbs: op undefined */
+			.op = status ? RCX_OP_RECV : op,
+			.byte_len = len,
+		};
 }
 
 /* ---- the executor's lock: the pid of its holder */
@@ -240,8 +242,8 @@ static int deliver(struct shm_ep *ep, struct shm_sqe *q, struct shm_rqe *r,
 	if (q->op == RCX_OP_WRITE_IMM && q->len) {
 		/* IBA 9.4.4: a zero-length write checks no key; a refused
 		 * one is NAKed before it takes a receive */
-		if (!shm_mr_ok(rseg, q->rkey, q->raddr, q->len,
-			       RCX_ACCESS_REMOTE_WRITE, &ref))
+		if (!shm_mr_seen_ok(&ep->mr_seen[!snd], rseg, q->rkey, q->raddr,
+				    q->len, RCX_ACCESS_REMOTE_WRITE, &ref))
 			return RCX_ERR_REMOTE_ACCESS;
 		t = target_ptr(ep, q, snd, &ref);
 	}
@@ -266,6 +268,11 @@ static int deliver(struct shm_ep *ep, struct shm_sqe *q, struct shm_rqe *r,
 		r->status = RCX_ERR_LOCAL;
 		return RCX_ERR_REMOTE_OP;
 	}
+	if (q->inl && !snd) {
+		/* the receiver's: from its entry into its own buffer */
+		memcpy((void *)(uintptr_t)r->addr, q->data, q->len);
+		return 0;
+	}
 	st = copy(ep, r->addr, !snd, payload(q), q->inl || snd, q->len);
 	r->status = st ? RCX_ERR_LOCAL : 0;
 	return st;
@@ -284,8 +291,9 @@ static int direct(struct shm_ep *ep, struct shm_sqe *q, bool snd,
 	struct shm_mem_ref ref = { 0 };
 	void *t = NULL;
 
-	if (q->len && !shm_mr_ok(rseg, q->rkey, q->raddr, q->len,
-				 need_access(q->op), &ref))
+	if (q->len &&
+	    !shm_mr_seen_ok(&ep->mr_seen[!snd], rseg, q->rkey, q->raddr, q->len,
+			    need_access(q->op), &ref))
 		return mapped_only ? SHM_SLOW : RCX_ERR_REMOTE_ACCESS;
 	if (q->len && ref.id)
 		t = target_ptr(ep, q, snd, &ref);
@@ -353,7 +361,8 @@ static inline __attribute__((always_inline)) bool runnable(
 }
 
 /*
- * Execute direction d's send queue as far as it goes: in order (IBA
+ * Execute direction d's send queue (runnable, see exec_dir) as far as it
+ * goes: in order (IBA
  * 9.5), a SEND waiting for a receive holding up everything behind it
  * (receiver not ready, retried for ever, as rnr_retry 7). Either process
  * may run this: the one that posts, or the one that posts the receive
@@ -366,11 +375,13 @@ static int exec_run(struct shm_ep *ep, struct shm_dir *d)
 	int sside = snd ? ep->side : !ep->side, n = 0, st;
 	uint32_t e, rd;
 	struct shm_sqe *q;
-	bool st_stop = false, left = false;
+	bool st_stop = false, left = false, looked = true;
 
 again:
-	if (!runnable(ep, d) || !lock_try(d, ep->dev->pid))
+	/* the caller has just seen it runnable (exec_dir) */
+	if ((!looked && !runnable(ep, d)) || !lock_try(d, ep->dev->pid))
 		return n;
+	looked = false;
 	e = atomic_load_explicit(&d->sq_exec, memory_order_relaxed);
 	while (published(d, e)) {
 		q = &d->sq[e % SHM_SQ];
@@ -408,10 +419,16 @@ again:
 			break;
 		}
 	}
-	unlock(d);
+	/*
+	 * A release store and one fence for two orders: our later loads
+	 * (runnable, after again) do not pass the unlock (see unlock), and
+	 * the peer's armed word is read after our work (shm_kick).
+	 */
+	atomic_store_explicit(&d->lock, 0, memory_order_release);
+	atomic_thread_fence(memory_order_seq_cst);
 	if (n || left) /* the other process has work to take */
-		shm_kick(ep->dev, ep->peer_seg, &ep->peer_kaddr,
-			 ep->peer_kaddr_len);
+		shm_kick_fenced(ep->dev, ep->peer_seg, &ep->peer_kaddr,
+				ep->peer_kaddr_len);
 	/*
 	 * A WR or a receive that came while we held the lock found it taken
 	 * and left the work to us: look again now that it is free.
@@ -455,21 +472,22 @@ static void reap_rq(struct shm_ep *ep)
 	struct shm_dir *d = ep->rx;
 	uint32_t x = atomic_load_explicit(&d->rq_done, memory_order_acquire);
 	struct shm_rqe *r;
-	struct rcx_cqe c;
+	struct rcx_cqe *c;
 	bool err = false;
 
 	for (; ep->rq_reaped != x; ep->rq_reaped++) {
 		r = &d->rq[ep->rq_reaped % SHM_RQ];
-		c = (struct rcx_cqe){
-			.wr_id = ep->rq_wr_id[ep->rq_reaped % SHM_RQ],
-			.ep_ctx = ep->attr.ep_ctx,
-			.status = r->status,
-			.op = r->status ? RCX_OP_RECV : r->op,
-			.has_imm = r->has_imm,
-			.imm = r->has_imm ? r->imm : 0,
-			.byte_len = r->byte_len,
-		};
-		shm_cq_add(ep->dev, ep, &c);
+		c = shm_cq_next(ep->dev, ep);
+		if (c)
+			*c = (struct rcx_cqe){
+				.wr_id = ep->rq_wr_id[ep->rq_reaped % SHM_RQ],
+				.ep_ctx = ep->attr.ep_ctx,
+				.status = r->status,
+				.op = r->status ? RCX_OP_RECV : r->op,
+				.has_imm = r->has_imm,
+				.imm = r->has_imm ? r->imm : 0,
+				.byte_len = r->byte_len,
+			};
 		err |= r->status != 0;
 	}
 	if (err)
@@ -623,9 +641,11 @@ static int rw_now(struct shm_ep *ep, const struct rcx_wr *wr)
 	void *t;
 
 	if ((!put && wr->op != RCX_OP_READ) || !wr->length || !sq_idle(ep) ||
-	    !shm_mr_ok(ep->peer_seg, wr->rkey, wr->remote_addr, wr->length,
-		       put ? RCX_ACCESS_REMOTE_WRITE : RCX_ACCESS_REMOTE_READ,
-		       &ref))
+	    !shm_mr_seen_ok(&ep->mr_seen[0], ep->peer_seg, wr->rkey,
+			    wr->remote_addr, wr->length,
+			    put ? RCX_ACCESS_REMOTE_WRITE
+				: RCX_ACCESS_REMOTE_READ,
+			    &ref))
 		return -EAGAIN;
 	t = ep->peer_pid == ep->dev->pid
 		    ? (void *)(uintptr_t)wr->remote_addr
@@ -702,19 +722,39 @@ static int post_one(struct shm_ep *ep, const struct rcx_wr *wr)
 	return 0;
 }
 
-/* The wakeups a post owes, one fence for both: the peer's, a thread of ours */
+/* The wakeups a post owes: the peer's (a fence), a thread of ours (none) */
 static inline void post_wake(struct shm_dev *dev, struct shm_ep *ep, bool wake)
 {
-	if (!wake && !dev->cq_added)
-		return;
-	atomic_thread_fence(memory_order_seq_cst);
 	if (wake)
-		shm_kick_fenced(dev, ep->peer_seg, &ep->peer_kaddr,
-				ep->peer_kaddr_len);
-	if (dev->cq_added) {
-		dev->cq_added = false;
-		shm_kick_fenced(dev, dev->seg, &dev->kaddr, dev->kaddr_len);
-	}
+		shm_kick(dev, ep->peer_seg, &ep->peer_kaddr,
+			 ep->peer_kaddr_len);
+	shm_cq_kick(dev);
+}
+
+/*
+ * A lone SEND, SEND_IMM or WRITE_IMM whose payload travels in its entry,
+ * posted when every entry of ours before it has run, nothing is pending
+ * and no side is dead: the receiver runs it (rx_exec), so the post writes
+ * the entry and nothing else (no look at the queue to execute, no reap:
+ * the next poll reaps). False, with nothing done, for anything else.
+ */
+static bool send_fast(struct shm_ep *ep, const struct rcx_wr *wr)
+{
+	struct shm_dir *tx = ep->tx;
+	uint32_t t;
+
+	if (wr->next || !recv_op(wr->op) || wr->length > SHM_INLINE ||
+	    ep->pend || ep->state != SHM_EP_CONNECTED || !ep->peer_seg)
+		return false;
+	t = atomic_load_explicit(&tx->sq_tail, memory_order_relaxed);
+	return t == atomic_load_explicit(&tx->sq_exec, memory_order_relaxed) &&
+	       t - ep->sq_reaped < ep->attr.max_send_wr &&
+	       t - ep->sq_reaped < SHM_SQ &&
+	       !atomic_load_explicit(&ep->cseg->dead[0],
+				     memory_order_relaxed) &&
+	       !atomic_load_explicit(&ep->cseg->dead[1],
+				     memory_order_relaxed) &&
+	       !sq_put(ep, wr);
 }
 
 int shm_post_send(struct rcx_ep *e, struct rcx_wr *wr, struct rcx_wr **bad)
@@ -733,6 +773,11 @@ int shm_post_send(struct rcx_ep *e, struct rcx_wr *wr, struct rcx_wr **bad)
 			cqe_push(ep, wr->wr_id, wr->op, 0, wr->length);
 		/* a waiter of the peer's may sleep until a write lands */
 		post_wake(dev, ep, wr->op == RCX_OP_WRITE);
+		return 0;
+	}
+	if (send_fast(ep, wr)) {
+		/* the receiver may sleep: wake it */
+		post_wake(dev, ep, true);
 		return 0;
 	}
 	t0 = ep->cseg ? atomic_load_explicit(&ep->tx->sq_tail,
@@ -806,7 +851,7 @@ int shm_post_recv(struct rcx_ep *e, struct rcx_wr *wr, struct rcx_wr **bad)
  * (the payload's). What it misses (a WR published after the loads) the
  * next poll finds.
  */
-static bool quiet(struct shm_ep *ep)
+static inline __attribute__((always_inline)) bool quiet(struct shm_ep *ep)
 {
 	struct shm_dir *rx = ep->rx, *tx = ep->tx;
 	uint32_t te = atomic_load_explicit(&tx->sq_exec, memory_order_relaxed);
@@ -826,15 +871,23 @@ static bool quiet(struct shm_ep *ep)
 		rx, atomic_load_explicit(&rx->sq_exec, memory_order_relaxed));
 }
 
-void shm_ep_progress(struct shm_ep *ep)
+/* ep_progress past its checks: a call only where there is work */
+static __attribute__((noinline)) void ep_work(struct shm_ep *ep)
 {
-	if (ep->state == SHM_EP_ERROR || !ep->cseg || !ep->peer_seg ||
-	    quiet(ep))
-		return;
 	exec_dir(ep, ep->rx);
 	run_pending(ep);
 	exec_dir(ep, ep->tx);
 	reap(ep);
+}
+
+/* inlined into the poll's loop: an endpoint with nothing to do costs
+ * its loads, no call */
+static inline __attribute__((always_inline)) void ep_progress(struct shm_ep *ep)
+{
+	if (ep->state == SHM_EP_ERROR || !ep->cseg || !ep->peer_seg ||
+	    quiet(ep))
+		return;
+	ep_work(ep);
 }
 
 void shm_ep_kill(struct shm_ep *ep)
@@ -920,24 +973,76 @@ int shm_ep_query(const struct rcx_ep *e, struct rcx_ep_info *info)
 	return 0;
 }
 
-int shm_cq_poll(struct rcx_dev *d, struct rcx_cqe *cqe, int n)
+/* Run every endpoint's queues: the completions land in dev->cq. */
+static inline void progress_all(struct shm_dev *dev)
 {
-	struct shm_dev *dev = to_sdev(d);
 	struct shm_ep *ep;
-	int got = 0;
 
 	for (ep = dev->eps; ep; ep = ep->next)
-		shm_ep_progress(ep);
+		ep_progress(ep);
 	shm_cq_kick(dev);
-	while (got < n && dev->cq_head != dev->cq_tail)
-		cqe[got++] = dev->cq[dev->cq_head++ & (dev->cq_cap - 1)].c;
+}
+
+/* A poll found got completions: count the empty ones in a row. */
+static inline void poll_done(struct shm_dev *dev, int got)
+{
 	if (!got) {
 		if (__builtin_expect(++dev->idle >= SHM_YIELD_POLLS, 0))
 			shm_idle(dev);
 	} else if (dev->idle) {
 		shm_busy(dev);
 	}
+}
+
+int shm_cq_poll(struct rcx_dev *d, struct rcx_cqe *cqe, int n)
+{
+	struct shm_dev *dev = to_sdev(d);
+	int got = 0;
+
+	progress_all(dev);
+	while (got < n && dev->cq_head != dev->cq_tail)
+		cqe[got++] = dev->cq[dev->cq_head++ & (dev->cq_cap - 1)].c;
+	poll_done(dev, got);
 	return got;
+}
+
+/* A failed completion (or a target without ok): the whole entry to cb. */
+static __attribute__((noinline)) void dispatch_cb(struct rcx_ctx *ctx,
+						  struct rcx_wct *t,
+						  struct rcx_cqe c)
+{
+	t->cb(ctx, t, &c);
+}
+
+/*
+ * ops.cq_dispatch: the completions queued when the poll has run the
+ * endpoints (SHM_DISPATCH at most), each handed to the struct rcx_wct
+ * its wr_id points at, a success to its ok, with no copy into an array
+ * of the caller's. An entry leaves the queue before its target runs: a
+ * target may post (and queue completions, or grow the queue) or destroy
+ * an endpoint.
+ */
+int shm_cq_dispatch(struct rcx_dev *d, struct rcx_ctx *ctx)
+{
+	struct shm_dev *dev = to_sdev(d);
+	uint32_t n, i;
+
+	progress_all(dev);
+	n = dev->cq_tail - dev->cq_head;
+	if (n > SHM_DISPATCH)
+		n = SHM_DISPATCH;
+	for (i = 0; i < n; i++) {
+		const struct rcx_cqe *c =
+			&dev->cq[dev->cq_head++ & (dev->cq_cap - 1)].c;
+		struct rcx_wct *t = (struct rcx_wct *)(uintptr_t)c->wr_id;
+
+		if (__builtin_expect(c->status || !t->ok, 0))
+			dispatch_cb(ctx, t, *c);
+		else
+			t->ok(ctx, t, c->byte_len, c->imm, c->has_imm);
+	}
+	poll_done(dev, (int)n);
+	return (int)n;
 }
 
 /* Prepared WRs: a WR kept whole, patched through the pointers. */

@@ -1,0 +1,294 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The shared-memory provider's fast paths, through its ops table (two
+ * endpoints of one device, connected to each other):
+ *
+ * - an endpoint remembers the registration its last key check found (a
+ *   channel's slots, a window): a key that was deregistered, or
+ *   deregistered and registered again under the same key for other
+ *   memory, must be refused all the same, both where the sender runs the
+ *   WR (a WRITE, at post time) and where the receiver does (a WRITE_IMM
+ *   carried in its entry);
+ * - cq_dispatch hands a success to its target's ok and a failure, with
+ *   its status, to its cb.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "providers/provider.h"
+#include "tu.h"
+
+#define SF_TMO_MS 20000
+#define SF_KEY	  0x5a5a17u /* a key of our choosing (mr_reg_keyed) */
+#define SF_LEN	  64
+
+static const struct rcx_provider_ops *ops;
+static struct rcx_dev *dev;
+static char laddr[64];
+
+static int suite_init(void)
+{
+	struct rcx_dev_attr da = { 0 };
+	int ret;
+
+	ops = rcx__provider_find("shm");
+	if (!ops)
+		return -1;
+	ret = ops->dev_open(&da, &dev);
+	if (ret) {
+		fprintf(stderr, "shm device open: %s\n", rcx_strerror(ret));
+		return -1;
+	}
+	ret = ops->listen(dev, 0, laddr, sizeof(laddr));
+	if (ret) {
+		ops->dev_close(dev);
+		return -1;
+	}
+	return 0;
+}
+
+static int suite_cleanup(void)
+{
+	ops->dev_close(dev);
+	return 0;
+}
+
+/* Endpoint a connected to b, both on dev. */
+static int pair_connect(struct rcx_ep **a, struct rcx_ep **b)
+{
+	struct rcx_ep_attr attr = {
+		.max_send_wr = 16,
+		.max_recv_wr = 16,
+		.max_inline = 64,
+		.rnr_retry = 7,
+	};
+	long long end = tu_now_ms() + SF_TMO_MS;
+	struct rcx_cm_event ev;
+	int est = 0, ret;
+
+	*a = *b = NULL;
+	ret = ops->ep_connect(dev, laddr, &attr, NULL, 0, a);
+	while (!ret && est < 2) {
+		if (tu_now_ms() > end)
+			return -ETIMEDOUT;
+		ret = ops->cm_poll(dev, &ev);
+		if (ret <= 0)
+			continue;
+		ret = 0;
+		if (ev.type == RCX_CM_CONNECT_REQUEST)
+			ret = ops->ep_accept(dev, ev.req, &attr, b);
+		else if (ev.type == RCX_CM_ESTABLISHED)
+			est++;
+		else
+			ret = ev.status ? ev.status : -ECONNABORTED;
+	}
+	return ret;
+}
+
+static void pair_close(struct rcx_ep *a, struct rcx_ep *b)
+{
+	if (a)
+		ops->ep_destroy(a);
+	if (b)
+		ops->ep_destroy(b);
+}
+
+/* The completion of wr_id, within the time-out: its status, or -errno. */
+static int wait_cqe(uint64_t wr_id)
+{
+	long long end = tu_now_ms() + SF_TMO_MS;
+	struct rcx_cqe c;
+	int ret;
+
+	while (tu_now_ms() < end) {
+		ret = ops->cq_poll(dev, &c, 1);
+		if (ret < 0)
+			return ret;
+		if (ret && c.wr_id == wr_id)
+			return c.status;
+	}
+	return -ETIMEDOUT;
+}
+
+/*
+ * op (WRITE or WRITE_IMM) of 8 bytes from a to raddr under SF_KEY: the
+ * status of its send completion.
+ */
+static int write_to(struct rcx_ep *a, struct rcx_ep *b, uint8_t op,
+		    uint64_t raddr)
+{
+	static uint64_t src = 0x1122334455667788ull;
+	struct rcx_wr rw = { .wr_id = 2, .op = RCX_OP_RECV };
+	struct rcx_wr w = {
+		.wr_id = 1,
+		.op = op,
+		.flags = RCX_WR_SIGNALED,
+		.addr = (uintptr_t)&src,
+		.length = sizeof(src),
+		.remote_addr = raddr,
+		.rkey = SF_KEY,
+	};
+	struct rcx_wr *bad;
+	int ret;
+
+	if (op == RCX_OP_WRITE_IMM) {
+		ret = ops->post_recv(b, &rw, &bad);
+		if (ret)
+			return ret;
+	}
+	ret = ops->post_send(a, &w, &bad);
+	return ret ? ret : wait_cqe(1);
+}
+
+/*
+ * A write under SF_KEY to t1 lands; after t1's registration is gone, a
+ * write to it is refused, also when SF_KEY names other memory (t2) again.
+ */
+static void key_checked_each_time(uint8_t op)
+{
+	static uint64_t t1[SF_LEN / 8], t2[SF_LEN / 8];
+	unsigned int acc = RCX_ACCESS_LOCAL_WRITE | RCX_ACCESS_REMOTE_WRITE;
+	struct rcx_mr *m1 = NULL, *m2 = NULL;
+	struct rcx_ep *a, *b;
+
+	memset(t1, 0, sizeof(t1));
+	CU_ASSERT_EQUAL_FATAL(pair_connect(&a, &b), 0);
+	CU_ASSERT_EQUAL_FATAL(ops->mr_reg_keyed(dev, t1, sizeof(t1), acc,
+						SF_KEY, SF_KEY, &m1),
+			      0);
+	CU_ASSERT_EQUAL(write_to(a, b, op, (uintptr_t)t1), 0);
+	CU_ASSERT_EQUAL(t1[0], 0x1122334455667788ull);
+	/* the same key for other memory: t1 is no longer reachable */
+	CU_ASSERT_EQUAL(ops->mr_dereg(m1), 0);
+	CU_ASSERT_EQUAL_FATAL(ops->mr_reg_keyed(dev, t2, sizeof(t2), acc,
+						SF_KEY, SF_KEY, &m2),
+			      0);
+	t1[0] = 0;
+	CU_ASSERT_EQUAL(write_to(a, b, op, (uintptr_t)t1),
+			RCX_ERR_REMOTE_ACCESS);
+	CU_ASSERT_EQUAL(t1[0], 0);
+	pair_close(a, b);
+	/* and with no registration under the key at all */
+	CU_ASSERT_EQUAL_FATAL(pair_connect(&a, &b), 0);
+	CU_ASSERT_EQUAL(write_to(a, b, op, (uintptr_t)t2), 0);
+	CU_ASSERT_EQUAL(ops->mr_dereg(m2), 0);
+	t2[0] = 0;
+	CU_ASSERT_EQUAL(write_to(a, b, op, (uintptr_t)t2),
+			RCX_ERR_REMOTE_ACCESS);
+	CU_ASSERT_EQUAL(t2[0], 0);
+	pair_close(a, b);
+}
+
+/* a WRITE: run by the sender when it is posted */
+static void test_write_key_checked(void)
+{
+	key_checked_each_time(RCX_OP_WRITE);
+}
+
+/* a WRITE_IMM in its entry: run by the receiver when it polls */
+static void test_write_imm_key_checked(void)
+{
+	key_checked_each_time(RCX_OP_WRITE_IMM);
+}
+
+struct sf_target {
+	struct rcx_wct wct; /* first: what wr_id points at */
+	int oks, cbs, status;
+	uint32_t byte_len;
+};
+
+static void sf_ok(struct rcx_ctx *ctx, struct rcx_wct *t, uint32_t byte_len,
+		  uint32_t imm, int has_imm)
+{
+	struct sf_target *s = (struct sf_target *)t;
+
+	(void)ctx, (void)imm, (void)has_imm;
+	s->oks++;
+	s->byte_len = byte_len;
+}
+
+static void sf_cb(struct rcx_ctx *ctx, struct rcx_wct *t,
+		  const struct rcx_cqe *cqe)
+{
+	struct sf_target *s = (struct sf_target *)t;
+
+	(void)ctx;
+	s->cbs++;
+	s->status = cqe->status;
+}
+
+/* cq_dispatch until every target in ts[0..n) got a call */
+static int dispatch_until(struct sf_target *ts, int n)
+{
+	long long end = tu_now_ms() + SF_TMO_MS;
+	int i, left = n, ret;
+
+	while (left && tu_now_ms() < end) {
+		ret = ops->cq_dispatch(dev, NULL);
+		if (ret < 0)
+			return ret;
+		for (left = 0, i = 0; i < n; i++)
+			left += !ts[i].oks && !ts[i].cbs;
+	}
+	return left ? -ETIMEDOUT : 0;
+}
+
+static void test_dispatch(void)
+{
+	static uint64_t src = 7, dst;
+	struct sf_target ts[3];
+	struct rcx_wr rw = { .op = RCX_OP_RECV,
+			     .addr = (uintptr_t)&dst,
+			     .length = sizeof(dst) };
+	struct rcx_wr sw = { .op = RCX_OP_SEND,
+			     .flags = RCX_WR_SIGNALED,
+			     .addr = (uintptr_t)&src,
+			     .length = sizeof(src) };
+	struct rcx_wr bw = sw; /* a WRITE under a key nobody has */
+	struct rcx_wr *bad;
+	struct rcx_ep *a, *b;
+	int i;
+
+	memset(ts, 0, sizeof(ts));
+	for (i = 0; i < 3; i++) {
+		ts[i].wct.ok = sf_ok;
+		ts[i].wct.cb = sf_cb;
+	}
+	rw.wr_id = (uintptr_t)&ts[0];
+	sw.wr_id = (uintptr_t)&ts[1];
+	bw.wr_id = (uintptr_t)&ts[2];
+	bw.op = RCX_OP_WRITE;
+	bw.remote_addr = (uintptr_t)&dst;
+	bw.rkey = SF_KEY + 1;
+	CU_ASSERT_EQUAL_FATAL(pair_connect(&a, &b), 0);
+	CU_ASSERT_EQUAL(ops->post_recv(b, &rw, &bad), 0);
+	CU_ASSERT_EQUAL(ops->post_send(a, &sw, &bad), 0);
+	CU_ASSERT_EQUAL(dispatch_until(ts, 2), 0);
+	CU_ASSERT_EQUAL(dst, 7);
+	for (i = 0; i < 2; i++) {
+		CU_ASSERT_EQUAL(ts[i].oks, 1);
+		CU_ASSERT_EQUAL(ts[i].cbs, 0);
+	}
+	CU_ASSERT_EQUAL(ts[0].byte_len, sizeof(src));
+	CU_ASSERT_EQUAL(ops->post_send(a, &bw, &bad), 0);
+	CU_ASSERT_EQUAL(dispatch_until(ts + 2, 1), 0);
+	CU_ASSERT_EQUAL(ts[2].oks, 0);
+	CU_ASSERT_EQUAL(ts[2].cbs, 1);
+	CU_ASSERT_EQUAL(ts[2].status, RCX_ERR_REMOTE_ACCESS);
+	pair_close(a, b);
+	/* what the endpoints left (their flushes) goes with them */
+	while (ops->cq_poll(dev, &(struct rcx_cqe){ 0 }, 1) > 0)
+		;
+}
+
+static const CU_TestInfo tests[] = {
+	{ "write_key_checked_each_time", test_write_key_checked },
+	{ "write_imm_key_checked_each_time", test_write_imm_key_checked },
+	{ "dispatch_ok_and_cb", test_dispatch },
+	CU_TEST_INFO_NULL,
+};
+
+const struct tu_suite tu_suite_shm_fast = {
+	"shm_fast", TU_HOST, suite_init, suite_cleanup, tests,
+};
