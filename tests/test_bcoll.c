@@ -12,7 +12,8 @@
  * that kills itself mid-stream under `rcx-run --ft` (on the world, and on
  * a sub-group without rank 0), after which every survivor's started
  * collective completes with RCX_ERR_PROC_FAILED and the bound collective
- * is freed; a survivor freeing it while a completion of its write is
+ * is freed (also when it dies while the others sleep in their waits);
+ * a survivor freeing it while a completion of its write is
  * still to be polled (the fault provider holds it back); and a start
  * whose write waits for a late
  * rank's credit, whose wait must sleep until the credit comes on shared
@@ -62,6 +63,8 @@ static int cont_iters = CONT_ITERS, kill_at = KILL_AT, big_iters = BIG_ITER,
 #define WAKE_STARTS  10
 #define WAKE_LATE_US 50000
 #define WAKE_POLLS   200
+/* kill_asleep: the start into which the last rank dies late */
+#define KILL_ASLEEP_AT 20
 /* late: the starts before the one whose write's completion is held */
 #define LATE_STARTS 20
 
@@ -620,23 +623,47 @@ static int ft_start(struct rcx_req *c, int64_t *buf, int i)
  * kills itself in the middle of the stream. Every survivor's collective
  * ends with RCX_ERR_PROC_FAILED (a hang is the test's timeout) and frees.
  */
-static void kill_loop(struct rcx_group *grp)
+static void kill_loop(struct rcx_group *grp, int at, int late_us)
 {
+	struct rcx_stats s0 = { .size = sizeof(s0) },
+			 s1 = { .size = sizeof(s1) };
 	int64_t buf[COUNT];
 	struct rcx_req *c = ft_allreduce(grp, buf);
 	int i, ret = 0;
+	bool shm = true;
 
 	if (!c)
 		return;
+	/* the polls are counted where every wait sleeps: a credit wait on
+	 * verbs polls (lib/bcoll/README.md) */
+	for (i = 0; i < size; i++)
+		shm = shm && (i == rank || on_shm(i));
 	for (i = 0; i < 1000000 && !ret; i++) {
-		if (rank == size - 1 && i == kill_at) {
+		if (i == at)
+			TP_CHECK_OK(rcx_ctx_stats(ctx, &s0));
+		if (rank == size - 1 && i == at) {
+			if (late_us)
+				usleep((useconds_t)late_us);
 			fflush(NULL);
 			raise(SIGKILL);
 		}
 		ret = ft_start(c, buf, i);
 	}
 	TP_CHECK_EQ(ret, RCX_ERR_PROC_FAILED);
-	TP_CHECK(i > kill_at * 4 / 5);
+	/* late: the survivors were asleep in the start it never made */
+	if (late_us) {
+		TP_CHECK_OK(rcx_ctx_stats(ctx, &s1));
+		TP_CHECK_EQ(i, at + 1);
+		if (shm &&
+		    !TP_CHECK(s1.empty_polls - s0.empty_polls < WAKE_POLLS))
+			fprintf(stderr,
+				"rank %d polled %llu times in the start "
+				"its peer died in\n",
+				rank,
+				(unsigned long long)(s1.empty_polls -
+						     s0.empty_polls));
+	} else
+		TP_CHECK(i > at * 4 / 5);
 	/* broken for good: later starts say so at once */
 	TP_CHECK_EQ(rcx_start(c), RCX_ERR_PROC_FAILED);
 	TP_CHECK_OK(rcx_bind_free(&c, 1));
@@ -685,7 +712,25 @@ static void sc_late(void)
 
 static void sc_kill(void)
 {
-	kill_loop(g);
+	kill_loop(g, kill_at, 0);
+}
+
+/*
+ * Run with RCX_SPIN_US=0 (the test sets it): the last rank dies
+ * WAKE_LATE_US into a start it never makes, while the others sleep in
+ * their waits for its data (on shm its exit wakes them through its
+ * pidfd, on verbs through the connection's end, and the launcher's
+ * notice wakes either). Each survivor's wait must end with
+ * RCX_ERR_PROC_FAILED in that very start, on shm after a few polls (on
+ * verbs a write waiting for the dead rank's credit polls): a wake-up
+ * that does not take what woke it (the launcher's notice is read once
+ * in 100 ms, fail.c) wakes again at once, and polls thousands of times
+ * until it is taken; a wait that slept on after the death (taken in the
+ * pass before the sleep) is the test's timeout.
+ */
+static void sc_kill_asleep(void)
+{
+	kill_loop(g, KILL_ASLEEP_AT, WAKE_LATE_US);
 }
 
 /*
@@ -701,7 +746,7 @@ static void sc_kill_sub(void)
 	if (!TP_CHECK_OK(rcx_group_excl(g, 1, &out, &sub)))
 		return;
 	if (rank != 0)
-		kill_loop(sub);
+		kill_loop(sub, kill_at, 0);
 	if (sub)
 		TP_CHECK_OK(rcx_group_free(&sub));
 }
@@ -722,6 +767,7 @@ static const struct {
 	{ "reduce", sc_reduce, false, NULL },
 	{ "kill", sc_kill, true, NULL },
 	{ "kill_sub", sc_kill_sub, true, NULL },
+	{ "kill_asleep", sc_kill_asleep, true, NULL },
 	{ "late", sc_late, true, "fault" },
 	{ "wake", sc_wake, false, NULL },
 	{ "alltoall", sc_alltoall, false, NULL },
@@ -847,6 +893,21 @@ static void test_kill(void)
 	unsetenv("RCX_RUN_FT");
 }
 
+/* 2, 3 and 4 ranks, three times each (quick on a device: once on 3) */
+static void test_kill_asleep(void)
+{
+	int n, k;
+
+	setenv("RCX_RUN_FT", "1", 1);
+	setenv("RCX_SPIN_US", "0", 1);
+	for (n = quick() ? 3 : 2; n <= (quick() ? 3 : 4); n++)
+		for (k = 0; k < (quick() ? 1 : 3); k++)
+			CU_ASSERT_EQUAL(
+				tu_mp_run(n, "bcoll", "kill_asleep", 120), 0);
+	unsetenv("RCX_SPIN_US");
+	unsetenv("RCX_RUN_FT");
+}
+
 static void test_late(void)
 {
 	setenv("RCX_RUN_FT", "1", 1);
@@ -894,6 +955,7 @@ static const CU_TestInfo tests[] = {
 	{ "continuation_per_start", test_cont },
 	{ "member_killed_mid_stream", test_kill },
 	{ "sub_group_member_killed", test_kill_sub },
+	{ "member_killed_while_others_sleep", test_kill_asleep },
 	{ "freed_with_a_completion_late", test_late },
 	{ "credit_wait_sleeps", test_wake },
 	{ "alltoall_in_place_and_not_10k", test_alltoall },

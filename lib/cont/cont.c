@@ -791,7 +791,9 @@ static int block_watched(struct rcx_ctx *ctx, struct cstate *cs, int timeout_ms)
 	ctx->ops->ack(ctx->dev);
 	armed = ctx->ops->arm(ctx->dev) == 0;
 	n = rcx__progress(ctx);
-	cm = rcx__cm_progress(ctx);
+	/* the connections when due (what they take comes through fds of
+	 * the set otherwise, and wakes the sleep) */
+	cm = n <= 0 && rcx__wait_cm_before(ctx, wake);
 	if (n > 0)
 		wake_sleepers(cs);
 	n += (int)(tl.ran - ran);
@@ -819,8 +821,7 @@ static int block_watched(struct rcx_ctx *ctx, struct cstate *cs, int timeout_ms)
 		cs->rung = false;
 	}
 	ctx->ops->ack(ctx->dev);
-	rcx__cm_progress(ctx);
-	n = rcx__progress(ctx);
+	n = rcx__wait_woken(ctx, rcx__progress(ctx));
 	/*
 	 * Sleepers share the completion channel: the one that acked the
 	 * event may have completed what another waits for, and that one

@@ -1137,6 +1137,16 @@ static inline const struct rcx_cq_peek *rcx__req_peek(struct rcx_ctx *ctx)
 }
 /* block for events (lock held; dropped while sleeping) */
 int rcx__wait_events(struct rcx_ctx *ctx, int timeout_ms);
+/* the connection polls of a sleep (rcx__wait_events, and a feature's
+ * block): before it (gen: wake_gen before the last pass; true: do not
+ * sleep) and after it (n: the completions of the pass after the wake) */
+bool rcx__wait_cm_before(struct rcx_ctx *ctx, unsigned int gen);
+int rcx__wait_woken(struct rcx_ctx *ctx, int n);
+/*
+ * rcx_wait's sleeps for r: a wake-up whose completions left r active
+ * sleeps again at once (the sleep's own pass before it is the poll)
+ */
+void rcx__block_req(struct rcx_ctx *ctx, struct rcx_req *r);
 long long rcx__now_us(void);
 
 /*

@@ -24,9 +24,10 @@
  * - once RCX__CM_PASSES passes went by and RCX__CM_LATE periods passed
  *   (100 ms, a tenth of the failure detection bound, docs/config.md), on
  *   any pass: a program that calls progress rarely.
- * A blocking wait polls before it sleeps and after it wakes
- * (rcx__wait_events), and every poll, wherever it is made, starts the
- * count and the period again (rcx__cm_polled). So a pass whose poll is
+ * A blocking wait polls before it sleeps when the period has passed, and
+ * after a wake-up that brought no completion (rcx__wait_events), and
+ * every poll, wherever it is made, starts the count and the period again
+ * (rcx__cm_polled). So a pass whose poll is
  * not due by count pays a counter, the CPU's time-stamp counter (one
  * instruction, no call) and two compares; and which pass polls does not
  * depend on how fast the passes run until RCX__CM_PASSES of them came,
@@ -243,6 +244,59 @@ int rcx__sleep_limit(struct rcx_ctx *ctx, int timeout_ms)
 }
 
 /*
+ * Is a connection poll due by the clock (the period since the last one
+ * passed)? A wait about to sleep needs no poll otherwise: what a poll
+ * takes comes through fds in the event fd's set (the connection
+ * manager's channel, the launcher's notices, the peers' exits on shm),
+ * so a sleep with something to take wakes at once and the wake-up polls
+ * (rcx__wait_woken); what comes by the clock alone (probes, answers,
+ * suspects, heartbeats) limits the sleep (rcx__sleep_limit).
+ */
+static inline bool cm_due(const struct rcx_ctx *ctx)
+{
+	return tick_now() >= ctx->cm_next;
+}
+
+/*
+ * Before a sleep, after the pass that found nothing: the connection poll
+ * when it is due by the clock. True when that poll (or the pass, gen
+ * being wake_gen before it) may have completed what the caller waits
+ * for: no sleep then (issue 29's rule: every sleeping wait re-checks its
+ * condition after any progress that can complete it).
+ */
+bool rcx__wait_cm_before(struct rcx_ctx *ctx, unsigned int gen)
+{
+	if (ctx->wake_gen != gen)
+		return true;
+	if (!cm_due(ctx))
+		return false;
+	return rcx__cm_progress(ctx) > 0 || ctx->wake_gen != gen;
+}
+
+/*
+ * After a sleep and the pass that followed (n completions): a wake-up
+ * that brought no completion came from another fd of the set (or the
+ * time-out): the connection poll takes what it was, and a pass after it
+ * what that poll completed (a peer's exit flushes its endpoints). A
+ * wake-up with completions polls only when the clock says so.
+ */
+int rcx__wait_woken(struct rcx_ctx *ctx, int n)
+{
+	if (n > 0 && !cm_due(ctx))
+		return n;
+	/*
+	 * The launcher's notices are read once in a while (fail.c), but a
+	 * notice that woke the sleep stays readable until read: read now, or
+	 * every sleep until then would wake at once.
+	 */
+	if (n <= 0)
+		ctx->notice_next_us = 0;
+	if (rcx__cm_progress(ctx) > 0 && n <= 0)
+		n = rcx__progress(ctx);
+	return n;
+}
+
+/*
  * Sleep on the event fd: acknowledge, arm, poll once more (a completion
  * that arrived before the arm raises no event), then block. The lock is
  * dropped while sleeping.
@@ -263,15 +317,24 @@ int rcx__wait_events(struct rcx_ctx *ctx, int timeout_ms)
 			return n;
 		/* a launcher's notice or a connection's end taken here may
 		 * have completed what the caller waits for: no sleep then */
-		if (rcx__cm_progress(ctx) > 0 || ctx->wake_gen != gen)
+		if (rcx__wait_cm_before(ctx, gen))
 			return 0;
 		rcx__unlock(ctx);
 		epoll_wait(fd, &ev, 1, timeout_ms);
 		rcx__lock(ctx);
 		ctx->ops->ack(ctx->dev);
+		return rcx__wait_woken(ctx, rcx__progress(ctx));
 	}
 	rcx__cm_progress(ctx);
 	return rcx__progress(ctx);
+}
+
+void rcx__block_req(struct rcx_ctx *ctx, struct rcx_req *r)
+{
+	/* a kind with a poll of its own (continuation requests) polls it */
+	while (rcx__block(ctx, -1) > 0 && r->state == RCX__REQ_ACTIVE &&
+	       !(r->ops && r->ops->poll))
+		;
 }
 
 /* RCX_YIELD: ctx->yield, auto from the launcher's ranks on this node */

@@ -461,7 +461,7 @@ RCX_API int rcx_wait(struct rcx_req **rp, struct rcx_status *st)
 		if (flag)
 			break;
 		if (rcx__spin_over(ctx, &sp))
-			rcx__block(ctx, -1);
+			rcx__block_req(ctx, *rp);
 	}
 	rcx__unlock(ctx);
 	return st ? 0 : ret;
