@@ -49,6 +49,9 @@ struct rcx_info;
  * other over the group's connection, so a receiver or a sender waiting
  * for its credit does not wait forever; nobody is declared failed for
  * it. Later starts return the error; free the channel and bind again.
+ * A channel holds its group's connections until it is freed, so the
+ * notice reaches the peer even when the program freed the group first
+ * (at either end or both).
  *
  * Info keys (unknown keys are ignored; malformed values give -EINVAL):
  *   rcx_chan_protocol  "send" (receive posted by each start), "write_imm"
