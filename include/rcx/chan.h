@@ -95,6 +95,12 @@ enum rcx_chan_protocol {
  * slots (the info keys of rcx_chan(7)); it is read during the call only. *chan is
  * written on success only; start it with rcx_start, complete it with
  * rcx_test or rcx_wait, free it with rcx_bind_free (not rcx_req_free).
+ * The channel holds the group's connections until it is freed: the
+ * group may be freed first. A channel whose queue pair's transport gives
+ * up completes its active start with RCX_ERR_TRANSPORT at both ends (the
+ * peer is told over the group's connection, also after the group was
+ * freed); later starts return it too; it is not remade: free it and
+ * bind again (rcx_chan(7)).
  * Errors: -EINVAL init_req is not a live persistent send/recv request of
  * a point-to-point group, or is a channel, or ANY_SOURCE/ANY_TAG on a
  * send, or a malformed info value, or the two ends disagree (protocol,
