@@ -155,6 +155,7 @@ RCX_API int rcx_imbind(struct rcx_req *init_req, int n,
  * rcx_irebind returns at once: *eph completes when the old peer has freed
  * its end and the new bind is made (with the bind's error, or -ETIMEDOUT
  * when the old peer never freed); the channel must not be started before.
+ * The group may be freed once rcx_irebind has returned.
  * Errors: -EINVAL not a channel, group freed, or as rcx_bind; -EBUSY the
  * channel is active; others as rcx_bind.
  */
