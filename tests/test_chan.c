@@ -599,6 +599,30 @@ static void three_messages(struct rcx_req *ch, uint64_t *buf, uint64_t first)
 }
 
 /*
+ * Rank 0: *eph (a nonblocking rebind or free) has not completed, for the
+ * peer has not acted yet; then rank 0 tells it to (a message on gotag)
+ * and waits for *eph.
+ */
+static void go_then_wait(struct rcx_req **eph, int gotag)
+{
+	uint64_t go = 1;
+	int flag = -1;
+
+	TP_CHECK_OK(rcx_test(eph, &flag, RCX_STATUS_IGNORE));
+	TP_CHECK_EQ(flag, 0); /* the peer has not acted yet */
+	TP_CHECK_OK(rcx_send(g, &go, 8, 1, gotag));
+	TP_CHECK_OK(rcx_wait(eph, RCX_STATUS_IGNORE));
+}
+
+/* Rank 1: waits for rank 0's message on gotag. */
+static void wait_go(int gotag)
+{
+	uint64_t go = 0;
+
+	TP_CHECK_OK(rcx_recv(g, &go, 8, 0, gotag, RCX_STATUS_IGNORE));
+}
+
+/*
  * 2 procs: rcx_irebind and rcx_ibind_free return before the peer has
  * freed its end (rank 1 does so only after a message that rank 0 sends
  * after the calls returned and their requests tested incomplete); the
@@ -607,38 +631,69 @@ static void three_messages(struct rcx_req *ch, uint64_t *buf, uint64_t first)
 static void sc_async(void)
 {
 	struct rcx_req *ch, *eph = NULL;
-	uint64_t v = 0, w = 0, go = 1;
-	int flag = -1;
+	uint64_t v = 0, w = 0;
 
 	ch = bind_one(&v, 8, 11, NULL, false);
 	three_messages(ch, &v, 100);
 	if (rank == 0) {
 		TP_CHECK_OK(rcx_irebind(ch, &w, 8, 1, 12, RCX_CHAN_WRITE_IMM,
 					NULL, &eph));
-		TP_CHECK_OK(rcx_test(&eph, &flag, RCX_STATUS_IGNORE));
-		TP_CHECK_EQ(flag, 0); /* the peer has not rebound yet */
-		TP_CHECK_OK(rcx_send(g, &go, 8, 1, 99));
-		TP_CHECK_OK(rcx_wait(&eph, RCX_STATUS_IGNORE));
+		go_then_wait(&eph, 99);
 	} else {
-		TP_CHECK_OK(rcx_recv(g, &go, 8, 0, 99, RCX_STATUS_IGNORE));
+		wait_go(99);
 		TP_CHECK_OK(rcx_rebind(ch, &w, 8, 0, 12, RCX_CHAN_AUTO, NULL));
 	}
 	three_messages(ch, &w, 200);
 	if (rank == 0) {
 		TP_CHECK_OK(rcx_ibind_free(&ch, 1, &eph));
 		TP_CHECK(ch == NULL);
-		flag = -1;
-		TP_CHECK_OK(rcx_test(&eph, &flag, RCX_STATUS_IGNORE));
-		TP_CHECK_EQ(flag, 0); /* the peer has not freed yet */
-		TP_CHECK_OK(rcx_send(g, &go, 8, 1, 98));
-		TP_CHECK_OK(rcx_wait(&eph, RCX_STATUS_IGNORE));
+		go_then_wait(&eph, 98);
 	} else {
-		TP_CHECK_OK(rcx_recv(g, &go, 8, 0, 98, RCX_STATUS_IGNORE));
+		wait_go(98);
 		TP_CHECK_OK(rcx_bind_free(&ch, 1));
 	}
 	printf("rank %d: irebind and ibind_free returned before the peer "
 	       "acted, completed after\n",
 	       rank);
+}
+
+/*
+ * 2 procs: the group goes while a rcx_irebind is under way (rank 0 frees
+ * its only handle, and the persistent request, before the peer rebinds):
+ * the rebind still binds on it, and the channel carries data. The new
+ * bind used to read the freed group.
+ */
+static void sc_rebind_freed(void)
+{
+	struct rcx_req *init = NULL, *ch = NULL, *eph = NULL;
+	struct rcx_group *sub = NULL;
+	uint64_t v = 0, w = 0;
+
+	if (!TP_CHECK_OK(rcx_group_split(g, 0, rank, &sub)))
+		return;
+	if (rank == 0)
+		TP_CHECK_OK(rcx_send_init(sub, &v, 8, 1, 13, &init));
+	else
+		TP_CHECK_OK(rcx_recv_init(sub, &v, 8, 0, 13, &init));
+	if (!TP_CHECK_OK(rcx_bind(init, NULL, &ch)))
+		goto out;
+	three_messages(ch, &v, 300);
+	if (rank == 0) {
+		TP_CHECK_OK(rcx_irebind(ch, &w, 8, 1, 14, RCX_CHAN_AUTO, NULL,
+					&eph));
+		rcx_req_free(&init);
+		TP_CHECK_OK(rcx_group_free(&sub));
+		go_then_wait(&eph, 97);
+	} else {
+		wait_go(97);
+		TP_CHECK_OK(rcx_rebind(ch, &w, 8, 0, 14, RCX_CHAN_AUTO, NULL));
+	}
+	three_messages(ch, &w, 400);
+	TP_CHECK_OK(rcx_bind_free(&ch, 1));
+out:
+	rcx_req_free(&init);
+	if (sub)
+		TP_CHECK_OK(rcx_group_free(&sub));
 }
 
 /*
@@ -870,12 +925,19 @@ static const struct {
 	const char *name;
 	void (*fn)(void);
 } scenarios[] = {
-	{ "long", sc_long },	     { "slots", sc_slots },
-	{ "pingpong", sc_pingpong }, { "match", sc_match },
-	{ "bundle", sc_bundle },     { "rebind", sc_rebind },
-	{ "misuse", sc_misuse },     { "async", sc_async },
-	{ "ahead", sc_ahead },	     { "bundle_auto", sc_bundle_auto },
-	{ "status", sc_status },     { "twice", sc_twice },
+	{ "long", sc_long },
+	{ "slots", sc_slots },
+	{ "pingpong", sc_pingpong },
+	{ "match", sc_match },
+	{ "bundle", sc_bundle },
+	{ "rebind", sc_rebind },
+	{ "misuse", sc_misuse },
+	{ "async", sc_async },
+	{ "rebind_freed", sc_rebind_freed },
+	{ "ahead", sc_ahead },
+	{ "bundle_auto", sc_bundle_auto },
+	{ "status", sc_status },
+	{ "twice", sc_twice },
 	{ "paths", sc_paths },
 };
 
@@ -945,6 +1007,11 @@ static void test_async(void)
 	RUN(2, "async", 120);
 }
 
+static void test_rebind_freed(void)
+{
+	RUN(2, "rebind_freed", 120);
+}
+
 static void test_ahead(void)
 {
 	RUN(2, "ahead", 120);
@@ -975,6 +1042,7 @@ static const CU_TestInfo tests[] = {
 	{ "misuse", test_misuse },
 	{ "long_100k", test_long },
 	{ "irebind_ibind_free_async", test_async },
+	{ "irebind_group_freed_before_it_ends", test_rebind_freed },
 	{ "write_imm_sender_runs_ahead", test_ahead },
 	{ "status_source_tag", test_status },
 	{ "same_channel_twice", test_twice },

@@ -315,17 +315,17 @@ out:
  * slots): *info and *init for the caller to free, whether or not the
  * bind (*ch) worked.
  */
-static bool chan_open(struct tp_job *j, const char *proto, const char *slots,
+static bool chan_open(struct rcx_group *g, const char *proto, const char *slots,
 		      uint64_t *buf, struct rcx_info **info,
 		      struct rcx_req **init, struct rcx_req **ch)
 {
 	TP_CHECK_OK(rcx_info_create(info));
 	TP_CHECK_OK(rcx_info_set(*info, RCX_CHAN_PROTOCOL, proto));
 	TP_CHECK_OK(rcx_info_set(*info, RCX_CHAN_SLOTS, slots));
-	if (j->rank == 0)
-		TP_CHECK_OK(rcx_send_init(j->g, buf, 8, 1, CHAN_TAG, init));
+	if (rcx_group_rank(g) == 0)
+		TP_CHECK_OK(rcx_send_init(g, buf, 8, 1, CHAN_TAG, init));
 	else
-		TP_CHECK_OK(rcx_recv_init(j->g, buf, 8, 0, CHAN_TAG, init));
+		TP_CHECK_OK(rcx_recv_init(g, buf, 8, 0, CHAN_TAG, init));
 	return TP_CHECK_OK(rcx_bind(*init, *info, ch));
 }
 
@@ -338,7 +338,7 @@ static void sc_chan(struct tp_job *j)
 	pid_t pid, helper = -1;
 	int k, bad = 0;
 
-	if (!chan_open(j, "write_imm", "4", buf, &info, &init, &ch))
+	if (!chan_open(j->g, "write_imm", "4", buf, &info, &init, &ch))
 		goto out;
 	pid = peer_pid(j);
 	for (k = 0; k < NMSG; k++) {
@@ -434,6 +434,12 @@ static void sc_transport(struct tp_job *j)
  * forever. The message that broke may arrive first, or the news may
  * overtake it (another path). Neither rank is failed and the group works
  * on. Both protocols, with a watchdog: a receive that never ends fails.
+ *
+ * The same once the group bound on was freed at both ends before the
+ * break (channels may outlive their group): the notice must still reach
+ * the peer. It used to be lost (the group's connection went with the
+ * group), and the receiver waited. A sub-group for the send protocol, the
+ * world itself for write_imm (then nothing else holds its connections).
  */
 #define CHAN_BREAK 5 /* messages before the break */
 
@@ -470,7 +476,26 @@ static int chan_broken_recv(struct rcx_req *ch, uint64_t *buf)
 	return ret == RCX_ERR_TRANSPORT ? 0 : -1;
 }
 
-static void chan_broken_round(struct tp_job *j, const char *proto)
+/* Nobody of the world was declared failed (j->g may be freed). */
+static void world_none_failed(struct tp_job *j)
+{
+	struct rcx_group *w = NULL;
+	int n = -1;
+
+	if (!TP_CHECK_OK(rcx_group_world(j->ctx, &w)))
+		return;
+	TP_CHECK_OK(rcx_group_barrier(w));
+	TP_CHECK_OK(rcx_group_get_failed(w, NULL, 0, &n));
+	TP_CHECK_EQ(n, 0);
+	TP_CHECK_OK(rcx_group_free(&w));
+}
+
+/*
+ * Rank 0 breaks a channel bound on *gp after CHAN_BREAK messages; when
+ * free_group, both free *gp (and the persistent request) before.
+ */
+static void chan_broken_round(struct tp_job *j, struct rcx_group **gp,
+			      const char *proto, bool free_group)
 {
 	struct rcx_info *info = NULL;
 	struct rcx_req *init = NULL, *ch = NULL;
@@ -478,7 +503,7 @@ static void chan_broken_round(struct tp_job *j, const char *proto)
 	struct rcx_status st;
 	int k;
 
-	if (!chan_open(j, proto, "1", buf, &info, &init, &ch))
+	if (!chan_open(*gp, proto, "1", buf, &info, &init, &ch))
 		goto out;
 	for (k = 0; k < CHAN_BREAK; k++) {
 		buf[0] = 1000 + (uint64_t)k;
@@ -486,6 +511,10 @@ static void chan_broken_round(struct tp_job *j, const char *proto)
 		TP_CHECK_OK(chan_outcome(&ch, &st));
 		if (j->rank == 1)
 			TP_CHECK_EQ(buf[0], 1000 + (uint64_t)k);
+	}
+	if (free_group) {
+		rcx_req_free(&init);
+		TP_CHECK_OK(rcx_group_free(gp));
 	}
 	if (j->rank == 0) {
 		rcx__fault_fail_next(&to_chan(ch)->set->obj, RCX_ERR_TRANSPORT);
@@ -497,8 +526,7 @@ static void chan_broken_round(struct tp_job *j, const char *proto)
 		chan_broken_recv(ch, buf);
 	}
 	/* the group's own connection is whole: nobody failed */
-	TP_CHECK_OK(rcx_group_barrier(j->g));
-	ts_none_failed(j);
+	world_none_failed(j);
 	TP_CHECK_OK(rcx_bind_free(&ch, 1));
 out:
 	rcx_req_free(&init);
@@ -507,8 +535,19 @@ out:
 
 static void sc_chan_broken(struct tp_job *j)
 {
-	chan_broken_round(j, "send");
-	chan_broken_round(j, "write_imm");
+	chan_broken_round(j, &j->g, "send", false);
+	chan_broken_round(j, &j->g, "write_imm", false);
+}
+
+static void sc_chan_broken_freed(struct tp_job *j)
+{
+	struct rcx_group *sub = NULL;
+
+	if (TP_CHECK_OK(rcx_group_split(j->g, 0, j->rank, &sub)))
+		chan_broken_round(j, &sub, "send", true);
+	if (sub)
+		TP_CHECK_OK(rcx_group_free(&sub));
+	chan_broken_round(j, &j->g, "write_imm", true);
 }
 
 /*
@@ -1010,6 +1049,7 @@ static const struct tp_scenario scenarios[] = {
 	{ .name = "chan", .run = sc_chan, .size = 2 },
 	FAULT_SC("transport", sc_transport, ft_timeout_env),
 	FAULT_SC("chan_broken", sc_chan_broken, ft_timeout_env),
+	FAULT_SC("chan_broken_freed", sc_chan_broken_freed, ft_timeout_env),
 	FAULT_SC("reconn_accepting", sc_reconn_accepting, reconn_env),
 	FAULT_SC("reconn_connecting", sc_reconn_connecting, reconn_env),
 	FAULT_SC("reconn_pair_accepting", sc_reconn_pair_accepting, reconn_env),
@@ -1077,6 +1117,11 @@ static void test_chan_broken(void)
 	job("chan_broken");
 }
 
+static void test_chan_broken_freed(void)
+{
+	job("chan_broken_freed");
+}
+
 static void test_reconn_accepting(void)
 {
 	job("reconn_accepting");
@@ -1130,6 +1175,8 @@ static const CU_TestInfo tests[] = {
 	{ "stopped_receiver_of_channel_stream", test_chan },
 	{ "transport_gives_up_on_live_peer", test_transport },
 	{ "channel_transport_gives_up_both_ends_told", test_chan_broken },
+	{ "channel_transport_gives_up_group_freed_first_both_told",
+	  test_chan_broken_freed },
 	{ "reconnect_stream_broken_at_acceptor", test_reconn_accepting },
 	{ "reconnect_stream_broken_at_connector", test_reconn_connecting },
 	{ "reconnect_pair_stream_broken_at_acceptor",

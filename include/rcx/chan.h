@@ -49,6 +49,9 @@ struct rcx_info;
  * other over the group's connection, so a receiver or a sender waiting
  * for its credit does not wait forever; nobody is declared failed for
  * it. Later starts return the error; free the channel and bind again.
+ * A channel holds its group's connections until it is freed, so the
+ * notice reaches the peer even when the program freed the group first
+ * (at either end or both).
  *
  * Info keys (unknown keys are ignored; malformed values give -EINVAL):
  *   rcx_chan_protocol  "send" (receive posted by each start), "write_imm"
@@ -92,6 +95,12 @@ enum rcx_chan_protocol {
  * slots (the info keys of rcx_chan(7)); it is read during the call only. *chan is
  * written on success only; start it with rcx_start, complete it with
  * rcx_test or rcx_wait, free it with rcx_bind_free (not rcx_req_free).
+ * The channel holds the group's connections until it is freed: the
+ * group may be freed first. A channel whose queue pair's transport gives
+ * up completes its active start with RCX_ERR_TRANSPORT at both ends (the
+ * peer is told over the group's connection, also after the group was
+ * freed); later starts return it too; it is not remade: free it and
+ * bind again (rcx_chan(7)).
  * Errors: -EINVAL init_req is not a live persistent send/recv request of
  * a point-to-point group, or is a channel, or ANY_SOURCE/ANY_TAG on a
  * send, or a malformed info value, or the two ends disagree (protocol,
@@ -146,6 +155,7 @@ RCX_API int rcx_imbind(struct rcx_req *init_req, int n,
  * rcx_irebind returns at once: *eph completes when the old peer has freed
  * its end and the new bind is made (with the bind's error, or -ETIMEDOUT
  * when the old peer never freed); the channel must not be started before.
+ * The group may be freed once rcx_irebind has returned.
  * Errors: -EINVAL not a channel, group freed, or as rcx_bind; -EBUSY the
  * channel is active; others as rcx_bind.
  */

@@ -228,6 +228,7 @@ void rcx__chan_set_destroy(struct chset *s)
 {
 	struct rcx_ctx *ctx = s->ctx;
 	const struct rcx_provider_ops *ops = ctx->ops;
+	struct rcx_group *g = s->g;
 	long long end;
 	int i;
 
@@ -287,10 +288,14 @@ void rcx__chan_set_destroy(struct chset *s)
 			 "kept",
 			 s->n, s->zposted, s->inflight, s->hs_sends,
 			 s->hs_recv ? " and its handshake receive" : "");
-		return;
+	} else {
+		rcx__mem_free(ctx, s->ctl);
+		free(s);
 	}
-	rcx__mem_free(ctx, s->ctl);
-	free(s);
+	/* last: the group's end may tear its connections down (progress);
+	 * a set bound to RCX_PROC_NULL holds none */
+	if (g)
+		rcx__group_release(g);
 }
 
 /* The sender accepts the receiver's connection that names its cookie. */
@@ -386,13 +391,13 @@ struct broken_msg {
 	uint64_t cookie;    /* the set's (the sender's) */
 };
 
-/* The group connection to s's peer; NULL when the group is gone. */
+/* The group connection to s's peer (the set holds the group). */
 static struct rcx__conn *set_conn(const struct chset *s)
 {
-	struct rcx_group *g = s->ch[0].g;
+	struct rcx_group *g = s->g;
 	int peer = s->ch[0].peer;
 
-	if (!rcx__group_known(s->ctx, g) || peer < 0 || peer >= g->size)
+	if (peer < 0 || peer >= g->size)
 		return NULL;
 	if (g->root)
 		return g->root->conns[g->root_rank[peer]];
@@ -528,6 +533,7 @@ static int alloc_set(struct rcx_ctx *ctx, const struct bind_args *a, int n,
 		return -ENOMEM;
 	s->obj.on_cm = set_on_cm;
 	s->ctx = ctx;
+	s->g = a->g;
 	s->n = s->live = n;
 	s->window = ch_window(a->slots, n);
 	s->is_send = a->is_send;
@@ -555,6 +561,7 @@ static int alloc_set(struct rcx_ctx *ctx, const struct bind_args *a, int n,
 		free(s);
 		return ret;
 	}
+	rcx__group_hold(s->g);
 	*out = s;
 	return 0;
 }

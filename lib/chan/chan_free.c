@@ -155,8 +155,11 @@ static int chop_new(struct rcx_ctx *ctx, struct rcx_req **chans, int n,
 	}
 	o->eph->state = RCX__REQ_ACTIVE;
 	o->rebind = a != NULL;
-	if (a)
+	if (a) {
 		o->a = *a;
+		/* the old sets may be the last to hold the group */
+		rcx__group_hold(a->g);
+	}
 	o->n = n;
 	memcpy(o->chans, chans, (size_t)n * sizeof(*chans));
 	o->end = rcx__now_us() + CH_FREE_TIMEOUT_US;
@@ -165,6 +168,13 @@ static int chop_new(struct rcx_ctx *ctx, struct rcx_req **chans, int n,
 	rcx__chan_work(ctx);
 	*eph = o->eph;
 	return 0;
+}
+
+static void chop_free(struct chop *o)
+{
+	if (o->rebind)
+		rcx__group_release(o->a.g);
+	free(o);
 }
 
 /* One step of o; true when it is done (its request completed). */
@@ -218,7 +228,7 @@ int rcx__chan_ops_progress(struct rcx_ctx *ctx)
 		     pp = &(*pp)->next)
 			;
 		*pp = o->next;
-		free(o);
+		chop_free(o);
 		ended++;
 	}
 	busy = false;
@@ -313,7 +323,8 @@ static int mrebind_start(int n, struct rcx_req **chans, void *buf, size_t len,
 	ctx = chans[0]->ctx;
 	rcx__lock(ctx);
 	ret = -EINVAL;
-	if (!rcx__group_known(ctx, c0->g))
+	/* the sets hold the group: the user's handle must be live */
+	if (!rcx__group_live(c0->g))
 		goto out;
 	memset(&a, 0, sizeof(a));
 	a.g = c0->g;
@@ -388,7 +399,7 @@ void rcx__chan_fini(struct rcx_ctx *ctx)
 	/* their requests are cancelled with the context's others */
 	while ((o = ctx->chan_ops)) {
 		ctx->chan_ops = o->next;
-		free(o);
+		chop_free(o);
 	}
 	while (ctx->chan_sets)
 		rcx__chan_set_destroy(ctx->chan_sets);

@@ -130,6 +130,11 @@ struct bind_msg {
 struct chset {
 	struct rcx__epobj obj; /* first: ep_ctx of the QP */
 	struct rcx_ctx *ctx;
+	/*
+	 * the group bound on, held while the set lives (the user may free
+	 * it first): its connection to the peer carries the set's notices
+	 */
+	struct rcx_group *g;
 	struct chset *next;
 	bool is_send;
 	int n, live;
