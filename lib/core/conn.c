@@ -47,6 +47,8 @@ static void on_rx_ok(struct rcx_ctx *ctx, struct rcx__wrctx *w,
 		     uint32_t byte_len, uint32_t imm, int has_imm);
 static void rx_msg(struct rcx_ctx *ctx, struct rcx__rxbuf *b, uint32_t byte_len,
 		   uint32_t imm, int has_imm);
+static void rx_imm(struct rcx_ctx *ctx, struct rcx__conn *c,
+		   struct rcx__rxbuf *b, uint32_t byte_len, uint32_t imm);
 
 /* An eager message of a point-to-point send goes with its header in the
  * immediate when it fits (conn_int.h). */
@@ -1107,7 +1109,10 @@ static void on_rx(struct rcx_ctx *ctx, struct rcx__wrctx *w,
 			rcx__conn_wc_error(c, cqe->status);
 		return;
 	}
-	rx_msg(ctx, b, cqe->byte_len, cqe->imm, cqe->has_imm);
+	if (cqe->has_imm && c->state == RCX__CONN_UP)
+		rx_imm(ctx, c, b, cqe->byte_len, cqe->imm);
+	else
+		rx_msg(ctx, b, cqe->byte_len, cqe->imm, cqe->has_imm);
 }
 
 /* the header an eager message carried in its immediate (imm_fits) */
