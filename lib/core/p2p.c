@@ -32,6 +32,8 @@ static void prelease(struct rcx_req *r)
 }
 
 static const struct rcx__req_ops once_ops = { .release = release };
+/* an eager send (isend_eager): it never holds a registration */
+static const struct rcx__req_ops eager_ops = { 0 };
 static const struct rcx__req_ops psend_ops = { .start = send_start,
 					       .release = prelease };
 static const struct rcx__req_ops precv_ops = { .start = recv_start,
@@ -587,7 +589,7 @@ static __attribute__((noinline)) int isend_eager(struct rcx_group *g,
 						 int dest, int tag,
 						 struct rcx_req **req)
 {
-	struct rcx_req *r = rcx__req_take(g->ctx, RCX__REQ_SEND, &once_ops);
+	struct rcx_req *r = rcx__req_take(g->ctx, RCX__REQ_SEND, &eager_ops);
 	int ret;
 
 	if (RCX__UNLIKELY(!r))

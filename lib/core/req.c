@@ -129,7 +129,8 @@ static void empty_status(struct rcx_status *st)
 }
 
 /* Report a DONE request: status out, then inactive or freed. */
-static int finish(struct rcx_req **rp, struct rcx_status *st)
+static inline __attribute__((always_inline)) int finish(struct rcx_req **rp,
+							struct rcx_status *st)
 {
 	struct rcx_req *r = *rp;
 	int err = r->status.error;
@@ -139,7 +140,11 @@ static int finish(struct rcx_req **rp, struct rcx_status *st)
 	if (r->persistent) {
 		r->state = RCX__REQ_INACTIVE;
 	} else {
-		rcx__req_put(r);
+		/* rcx__req_put, its release inline where nothing is attached */
+		if (RCX__LIKELY(!r->cont))
+			rcx__req_release(r);
+		else
+			rcx__req_put(r);
 		*rp = NULL;
 	}
 	return err;
