@@ -94,8 +94,8 @@ static void pf_got(struct tp_job *j, struct rcx_req **r, uint8_t *b,
 	n = m->len < blen ? m->len : blen;
 	if (!TP_CHECK_OK(wait_req(j, r, &st, what)))
 		return;
-	check_status(&st, m->from, tag, n,
-		     m->len > blen ? RCX_ERR_TRUNCATE : 0, what);
+	check_status(&st, m->from, tag, n, m->len > blen ? RCX_ERR_TRUNCATE : 0,
+		     what);
 	if (b)
 		check_data(b, n, true, m->from, j->rank, tag, what);
 }
@@ -115,8 +115,8 @@ static void pf_waits(struct rcx_req **r, const char *what)
  * b[0] and b[1], 32 bytes each; the message of receive `first` is sent
  * first: it completes while the other waits; then the other's.
  */
-static void pf_two(struct tp_job *j, uint8_t **b, struct rcx_req **r,
-		   int src0, int tag0, int src1, int tag1, int first)
+static void pf_two(struct tp_job *j, uint8_t **b, struct rcx_req **r, int src0,
+		   int tag0, int src1, int tag1, int first)
 {
 	int tags[2] = { tag0, tag1 }, i, k;
 
