@@ -775,6 +775,7 @@ static const struct tp_scenario scenarios[] = {
 	{ .name = "early", .run = sc_early },
 	{ .name = "sizes", .run = sc_sizes },
 	{ .name = "bounds", .run = sc_bounds, .size = 2 },
+	{ .name = "posted_first", .run = sc_posted_first, .size = 3 },
 	{ .name = "any", .run = sc_any },
 	{ .name = "order", .run = sc_order },
 	{ .name = "truncate", .run = sc_truncate },
@@ -925,6 +926,11 @@ static void test_bounds(void)
 }
 
 /* RCX_INLINE beyond what the device takes: the QPs take less, and work */
+static void test_posted_first(void)
+{
+	job(3, "posted_first", 120);
+}
+
 static void test_inline_max(void)
 {
 	setenv("RCX_INLINE", "1024", 1);
@@ -938,6 +944,7 @@ static const CU_TestInfo tests[] = {
 	{ "sizes_4procs", test_sizes_4 },
 	{ "inline_beyond_device", test_inline_max },
 	{ "eager_formats_bounds", test_bounds },
+	{ "eager_posted_first", test_posted_first },
 	{ "any_source_any_tag", test_any },
 	{ "order", test_order },
 	{ "truncate", test_truncate },

@@ -11,7 +11,8 @@
  * test_p2p_lazy.c (connections made on first use), test_p2p_big.c
  * (rendezvous read in pieces; messages past 2 GiB and 4 GiB),
  * test_p2p_cpu.c (two ranks on one CPU), test_p2p_bounds.c (the edges
- * of the eager formats).
+ * of the eager formats), test_p2p_first.c (the fast paths of an eager
+ * message: the posted head's match, rcx_isend's).
  */
 #include <stdbool.h>
 #include <stddef.h>
@@ -73,6 +74,7 @@ void sc_big2g(struct tp_job *j);
 void sc_peer_info(struct tp_job *j);
 void sc_shared_cpu(struct tp_job *j);
 void sc_bounds(struct tp_job *j);
+void sc_posted_first(struct tp_job *j);
 void sc_cpu_setup(void);
 
 #endif

@@ -47,20 +47,11 @@ static void on_rx_ok(struct rcx_ctx *ctx, struct rcx__wrctx *w,
 		     uint32_t byte_len, uint32_t imm, int has_imm);
 static void rx_msg(struct rcx_ctx *ctx, struct rcx__rxbuf *b, uint32_t byte_len,
 		   uint32_t imm, int has_imm);
+static void rx_imm(struct rcx_ctx *ctx, struct rcx__conn *c,
+		   struct rcx__rxbuf *b, uint32_t byte_len, uint32_t imm);
 
-/*
- * An eager message of a point-to-point send goes with its header in the
- * immediate when it fits: [31:26] credits, [25:23] cid, [22:0] tag. The
- * payload is all the message carries (at 64 bytes it goes inline, at
- * 1 KiB it is one packet at a path MTU of 1024); its length is the
- * completion's, its number the next one (one RC connection delivers in
- * order; a message sent again after a reconnection goes with its full
- * header), its group the connection's own (gid 0).
- */
-#define IMM_CREDITS_MAX 63u
-#define IMM_CID_SHIFT	23
-#define IMM_TAG_MAX	0x7fffffu
-
+/* An eager message of a point-to-point send goes with its header in the
+ * immediate when it fits (conn_int.h). */
 static bool imm_fits(const struct rcx__conn *c, const struct rcx__hdr *h)
 {
 	return h->type == RCX__MSG_EAGER && h->len && !h->gid &&
@@ -894,6 +885,7 @@ static int post_msg(struct rcx__conn *c, struct rcx_req *r, uint8_t type)
 	int ret;
 
 	memset(h, 0, sizeof(*h));
+	s->imm_len = 0;
 	h->type = type;
 	h->seq = c->tx_seq;
 	if (r) {
@@ -1020,6 +1012,20 @@ void rcx__conn_drain(struct rcx_ctx *ctx)
 	}
 }
 
+/* the header of a message rcx__conn_send_imm sent: it may go again */
+static void slot_hdr(struct rcx__txslot *s)
+{
+	struct rcx__hdr *h = (struct rcx__hdr *)s->data;
+
+	memset(h, 0, sizeof(*h));
+	h->type = RCX__MSG_EAGER;
+	h->cid = (uint8_t)(s->imm_ctag >> IMM_CID_SHIFT);
+	h->tag = (int32_t)(s->imm_ctag & IMM_TAG_MAX);
+	h->len = s->imm_len;
+	h->seq = s->imm_seq;
+	s->imm_len = 0;
+}
+
 /* on_tx of a send that went out: the slot is free again */
 static void on_tx_ok(struct rcx_ctx *ctx, struct rcx__wrctx *w,
 		     uint32_t byte_len, uint32_t imm, int has_imm)
@@ -1049,6 +1055,8 @@ static void on_tx(struct rcx_ctx *ctx, struct rcx__wrctx *w,
 	}
 	s->conn = NULL;
 	c->tx_inflight--;
+	if (s->imm_len)
+		slot_hdr(s);
 	rcx__stats_cqe(&ctx->st, cqe->status);
 	rcx__conn_wc_error(c, cqe->status);
 	/* not known to have arrived: sent again once reconnected */
@@ -1101,7 +1109,122 @@ static void on_rx(struct rcx_ctx *ctx, struct rcx__wrctx *w,
 			rcx__conn_wc_error(c, cqe->status);
 		return;
 	}
-	rx_msg(ctx, b, cqe->byte_len, cqe->imm, cqe->has_imm);
+	if (cqe->has_imm && c->state == RCX__CONN_UP)
+		rx_imm(ctx, c, b, cqe->byte_len, cqe->imm);
+	else
+		rx_msg(ctx, b, cqe->byte_len, cqe->imm, cqe->has_imm);
+}
+
+/* the header an eager message carried in its immediate (imm_fits) */
+static void imm_hdr(const struct rcx__conn *c, uint32_t imm, uint32_t byte_len,
+		    struct rcx__hdr *h)
+{
+	memset(h, 0, sizeof(*h));
+	h->type = RCX__MSG_EAGER;
+	h->cid = (uint8_t)(imm >> IMM_CID_SHIFT & 7);
+	h->credits = (uint16_t)(imm >> 26);
+	h->tag = (int32_t)(imm & IMM_TAG_MAX);
+	h->len = byte_len;
+	h->seq = c->rx_seq;
+}
+
+/* What h says to do, once its number and credits are taken. */
+static void rx_deliver(struct rcx_ctx *ctx, struct rcx__conn *c,
+		       const struct rcx__hdr *h, const uint8_t *payload)
+{
+	switch (h->type) {
+	case RCX__MSG_EAGER:
+		if (ctx->am[h->cid]) {
+			ctx->am[h->cid](c, h, payload);
+			break;
+		}
+		/* fall through */
+	case RCX__MSG_RTS:
+		rcx__p2p_arrived(c->g, c->peer, c, h, payload);
+		break;
+	case RCX__MSG_FIN:
+		rcx__p2p_fin(c, h->id);
+		break;
+	case RCX__MSG_BYE:
+		/* it left on purpose: its disconnect is no failure. What it
+		 * sent came before this (one RC connection delivers in
+		 * order): receives still posted for it can never match. */
+		rcx__conn_left(c);
+		break;
+	}
+}
+
+/* b's message is taken, c still up: b goes back, credits go out. */
+static void rx_tail(struct rcx_ctx *ctx, struct rcx__conn *c,
+		    struct rcx__rxbuf *b, bool credit)
+{
+	/* a CREDIT or BYE spent no credit: it earns none back (returning
+	 * one would let the peer send past our receives into RNR NAKs) */
+	int ret = repost_rx(c, b, credit);
+
+	if (ret) {
+		rcx__conn_fail(c, ret);
+		return;
+	}
+	if (c->backlog)
+		rcx__conn_pending_add(c);
+	/*
+	 * Nothing of ours to piggyback on: return credits explicitly, or as
+	 * soon as a send slot is free (the peer may have no credit left to
+	 * send what would make us answer: waiting for it deadlocks both).
+	 */
+	if (credit_due(c)) {
+		if (ctx->tx_free)
+			post_msg(c, NULL, RCX__MSG_CREDIT);
+		else
+			rcx__conn_pending_add(c);
+	}
+}
+
+/* an eager message in the immediate that the posted head did not take */
+static __attribute__((noinline)) void rx_imm_slow(struct rcx_ctx *ctx,
+						  struct rcx__conn *c,
+						  struct rcx__rxbuf *b,
+						  uint32_t byte_len,
+						  uint32_t imm)
+{
+	struct rcx__hdr ih;
+
+	imm_hdr(c, imm, byte_len, &ih);
+	ih.seq--; /* its number was taken already */
+	rx_deliver(ctx, c, &ih, b->data);
+}
+
+/*
+ * An eager message whose header was the immediate, on a connection that
+ * is up: its number is the next one and its group the connection's own
+ * (imm_fits), so it is taken without a header; the head of the posted
+ * receives takes it when it matches (rcx__p2p_eager_first), anything
+ * else is matched as every message is.
+ */
+static void rx_imm(struct rcx_ctx *ctx, struct rcx__conn *c,
+		   struct rcx__rxbuf *b, uint32_t byte_len, uint32_t imm)
+{
+	uint8_t cid = (uint8_t)(imm >> IMM_CID_SHIFT & 7);
+
+	if (RCX__UNLIKELY(!byte_len || byte_len > ctx->cfg.eager_size)) {
+		rcx__log(RCX__LOG_ERROR, "conn",
+			 "peer %d: eager message of %u bytes", c->peer,
+			 byte_len);
+		rcx__conn_fail(c, RCX_ERR_PROTO);
+		return;
+	}
+	c->rx_seq++;
+	c->credits += (int)(imm >> 26);
+	ctx->st.eager_rx_msgs++;
+	ctx->st.eager_rx_bytes += byte_len;
+	if (RCX__UNLIKELY(ctx->am[cid]) ||
+	    !rcx__p2p_eager_first(c->g, c->peer, cid,
+				  (int32_t)(imm & IMM_TAG_MAX), b->data,
+				  byte_len))
+		rx_imm_slow(ctx, c, b, byte_len, imm);
+	if (RCX__LIKELY(c->state == RCX__CONN_UP))
+		rx_tail(ctx, c, b, true);
 }
 
 /* on_rx of a message received while c is up, straight from the poll */
@@ -1109,13 +1232,17 @@ static void on_rx_ok(struct rcx_ctx *ctx, struct rcx__wrctx *w,
 		     uint32_t byte_len, uint32_t imm, int has_imm)
 {
 	struct rcx__rxbuf *b = (struct rcx__rxbuf *)w;
+	struct rcx__conn *c = b->conn;
 
-	if (RCX__UNLIKELY(b->conn->state != RCX__CONN_UP)) {
+	if (RCX__UNLIKELY(c->state != RCX__CONN_UP)) {
 		rcx__wc_ok_slow(ctx, w, byte_len, imm, has_imm);
 		return;
 	}
-	b->conn->rx_posted--;
-	rx_msg(ctx, b, byte_len, imm, has_imm);
+	c->rx_posted--;
+	if (has_imm)
+		rx_imm(ctx, c, b, byte_len, imm);
+	else
+		rx_msg(ctx, b, byte_len, imm, has_imm);
 }
 
 /* A message in b (byte_len bytes) on a connection that is up. */
@@ -1130,19 +1257,11 @@ static void rx_msg(struct rcx_ctx *ctx, struct rcx__rxbuf *b, uint32_t byte_len,
 	int ret;
 
 	if (has_imm) {
-		/* its header was the immediate (imm_fits) */
-		memset(&ih, 0, sizeof(ih));
-		ih.type = RCX__MSG_EAGER;
-		ih.cid = (uint8_t)(imm >> IMM_CID_SHIFT & 7);
-		ih.credits = (uint16_t)(imm >> 26);
-		ih.tag = (int32_t)(imm & IMM_TAG_MAX);
-		ih.len = byte_len;
-		ih.seq = c->rx_seq;
+		imm_hdr(c, imm, byte_len, &ih);
 		h = &ih;
 		payload = b->data;
 	}
-	if (has_imm ? !byte_len || byte_len > ctx->cfg.eager_size ||
-			      ih.cid >= RCX__CID_MAX
+	if (has_imm ? !byte_len || byte_len > ctx->cfg.eager_size
 		    : !rcx__hdr_ok(h, byte_len, ctx->cfg.eager_size)) {
 		rcx__conn_fail(c, RCX_ERR_PROTO);
 		return;
@@ -1165,50 +1284,12 @@ static void rx_msg(struct rcx_ctx *ctx, struct rcx__rxbuf *b, uint32_t byte_len,
 		c->rx_seq += !dup;
 	}
 	c->credits += h->credits;
-	if (!dup)
+	if (!dup) {
 		rcx__stats_rx(&ctx->st, h);
-	switch (dup ? 0 : h->type) {
-	case RCX__MSG_EAGER:
-		if (ctx->am[h->cid]) {
-			ctx->am[h->cid](c, h, payload);
-			break;
-		}
-		/* fall through */
-	case RCX__MSG_RTS:
-		rcx__p2p_arrived(c->g, c->peer, c, h, payload);
-		break;
-	case RCX__MSG_FIN:
-		rcx__p2p_fin(c, h->id);
-		break;
-	case RCX__MSG_BYE:
-		/* it left on purpose: its disconnect is no failure. What it
-		 * sent came before this (one RC connection delivers in
-		 * order): receives still posted for it can never match. */
-		rcx__conn_left(c);
-		break;
+		rx_deliver(ctx, c, h, payload);
 	}
-	if (c->state != RCX__CONN_UP)
-		return;
-	/* a CREDIT or BYE spent no credit: it earns none back (returning
-	 * one would let the peer send past our receives into RNR NAKs) */
-	ret = repost_rx(c, b, needs_credit(h->type));
-	if (ret) {
-		rcx__conn_fail(c, ret);
-		return;
-	}
-	if (c->backlog)
-		rcx__conn_pending_add(c);
-	/*
-	 * Nothing of ours to piggyback on: return credits explicitly, or as
-	 * soon as a send slot is free (the peer may have no credit left to
-	 * send what would make us answer: waiting for it deadlocks both).
-	 */
-	if (credit_due(c)) {
-		if (ctx->tx_free)
-			post_msg(c, NULL, RCX__MSG_CREDIT);
-		else
-			rcx__conn_pending_add(c);
-	}
+	if (c->state == RCX__CONN_UP)
+		rx_tail(ctx, c, b, needs_credit(h->type));
 }
 
 int rcx__tx_init(struct rcx_ctx *ctx)

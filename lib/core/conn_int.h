@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* Connections' internals shared by conn.c and conn_reconn.c. */
+/* Connections' internals shared by conn.c and conn_reconn.c, and the
+ * eager send's fast path (p2p.c). */
 #ifndef RCX_CORE_CONN_INT_H
 #define RCX_CORE_CONN_INT_H
 
+#include <endian.h>
 #include "lib/core/core.h"
 
 /* credits kept back so CREDIT messages always find a receive posted */
@@ -17,6 +19,67 @@ enum {
 
 /* a reconnection's attempt (connect or ask) is repeated this often */
 #define RE_RETRY_US 200000
+
+/*
+ * An eager message of a point-to-point send goes with its header in the
+ * immediate when it fits: [31:26] credits, [25:23] cid, [22:0] tag. The
+ * payload is all the message carries (at 64 bytes it goes inline, at
+ * 1 KiB it is one packet at a path MTU of 1024); its length is the
+ * completion's, its number the next one (one RC connection delivers in
+ * order; a message sent again after a reconnection goes with its full
+ * header), its group the connection's own (gid 0).
+ */
+#define IMM_CREDITS_MAX 63u
+#define IMM_CID_SHIFT	23
+#define IMM_TAG_MAX	0x7fffffu
+
+/*
+ * The eager send's fast path: r (active, 0 < len <= RCX_EAGER_SIZE)
+ * goes at once with its header in the immediate, and completes: 1. 0:
+ * not on this path (the connection is not up, something waits before
+ * it, no credit or slot, or the header does not fit), nothing changed;
+ * else the provider's error. Inline: rcx_isend's one frame.
+ */
+static inline int rcx__conn_send_imm(struct rcx__conn *c, struct rcx_req *r)
+{
+	struct rcx_ctx *ctx = c->ctx;
+	struct rcx__txslot *s = ctx->tx_free;
+	uint32_t len = (uint32_t)r->len, ctag;
+	uint8_t *payload;
+	struct rcx_pwr *p;
+	int ret;
+
+	if (c->state != RCX__CONN_UP || c->backlog || c->replay ||
+	    c->credits <= 0 || !s || (unsigned int)c->owed > IMM_CREDITS_MAX ||
+	    (uint32_t)r->tag > IMM_TAG_MAX || r->g->gid)
+		return 0;
+	payload = s->data + sizeof(struct rcx__hdr);
+	memcpy(payload, r->buf, len);
+	ctag = (uint32_t)r->cid << IMM_CID_SHIFT | (uint32_t)r->tag;
+	p = c->tx_pwr[2 + (len <= c->tx_inline)];
+	*p->wr_id = (uintptr_t)&s->wrc;
+	*p->addr = (uintptr_t)payload;
+	*p->length = len;
+	*p->imm_be = htobe32((uint32_t)c->owed << 26 | ctag);
+	ret = ctx->ops->pwr_post(c->ep, &p, 1);
+	if (ret)
+		return ret;
+	s->imm_len = len;
+	s->imm_ctag = ctag;
+	s->imm_seq = c->tx_seq++;
+	ctx->tx_free = s->next;
+	s->next = NULL;
+	s->conn = c;
+	c->tx_inflight++;
+	c->owed = 0;
+	c->credits--;
+	ctx->st.wrs_posted++;
+	ctx->st.eager_tx_msgs++;
+	ctx->st.eager_tx_bytes += len;
+	r->status.count = len;
+	rcx__req_complete(r, 0);
+	return 1;
+}
 
 int rcx__conn_post_slot(struct rcx__conn *c, struct rcx__txslot *s);
 struct rcx_ep_attr rcx__conn_ep_attr(struct rcx__conn *c);

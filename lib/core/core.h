@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <rcx/rcx.h>
 #include "providers/provider.h"
 #include "lib/boot/boot.h"
@@ -595,6 +596,13 @@ struct rcx__txslot {
 	struct rcx__txslot *next; /* free list, a connection's replay list */
 	struct rcx__conn *conn;	  /* in flight on this connection */
 	uint8_t *data;
+	/*
+	 * An eager message sent by rcx__conn_send_imm: its header is not
+	 * written, only what makes it (the length, 0 when the header is
+	 * written; the immediate's cid and tag; the number), should the
+	 * message have to go again after a reconnection.
+	 */
+	uint32_t imm_len, imm_ctag, imm_seq;
 };
 
 int rcx__conn_new(struct rcx_ctx *ctx, struct rcx_group *g, int peer,
@@ -1100,6 +1108,85 @@ static inline void rcx__req_release(struct rcx_req *r)
 	r->peek = NULL; /* a stale handle's test takes the checked path */
 	r->next = ctx->req_free;
 	ctx->req_free = r;
+}
+
+/*
+ * A request zeroed in 16-byte stores (and one of 8 for an odd tail): a
+ * memset of this size is a string instruction whose start-up costs more
+ * than the stores, and a count sees one step per word.
+ */
+typedef uint64_t rcx__req_v2
+	__attribute__((vector_size(16), aligned(8), may_alias));
+typedef uint64_t rcx__req_w1 __attribute__((may_alias));
+
+static inline void rcx__req_zero(struct rcx_req *r)
+{
+	rcx__req_v2 *w = (rcx__req_v2 *)(void *)r;
+	size_t i;
+
+#pragma GCC unroll 16
+	for (i = 0; i < sizeof(*r) / sizeof(*w); i++)
+		w[i] = (rcx__req_v2){ 0, 0 };
+	if (sizeof(*r) % sizeof(*w))
+		*(rcx__req_w1 *)(void *)&w[i] = 0;
+}
+
+/* rcx__req_get where the pool has one (else NULL): no call, no frame */
+static inline struct rcx_req *rcx__req_take(struct rcx_ctx *ctx, int kind,
+					    const struct rcx__req_ops *ops)
+{
+	struct rcx_req *r = ctx->req_free;
+
+	if (RCX__UNLIKELY(!r))
+		return NULL;
+	ctx->req_free = r->next;
+	rcx__req_zero(r);
+	r->magic = RCX__REQ_MAGIC;
+	r->kind = (uint8_t)kind;
+	r->ctx = ctx;
+	r->ops = ops;
+	r->status.slot = -1;
+	return r;
+}
+
+/* Does a receive of (r->peer, r->tag) match a message of (peer, tag)? */
+static inline bool rcx__p2p_matches(const struct rcx_req *r, int peer, int tag)
+{
+	return (r->peer == RCX_ANY_SOURCE || r->peer == peer) &&
+	       (r->tag == RCX_ANY_TAG || r->tag == tag);
+}
+
+/*
+ * An eager message of len bytes (not 0) from peer on cid of g, sent with
+ * its header in the immediate (gid 0): the head of the posted receives
+ * takes it if it matches (true, the receive complete); else nothing
+ * changed (false) and it goes through rcx__p2p_arrived. Receives are
+ * matched in the order they were posted, so the head, when it matches,
+ * is the one the walk would find; and no message that came before this
+ * one waits for it (a receive looks at the unexpected ones before it is
+ * posted).
+ */
+static inline bool rcx__p2p_eager_first(struct rcx_group *g, int peer,
+					uint8_t cid, int32_t tag,
+					const uint8_t *payload, uint32_t len)
+{
+	struct rcx_req *r = g->posted[cid];
+	size_t n;
+
+	if (!r || !rcx__p2p_matches(r, peer, tag))
+		return false;
+	g->posted[cid] = r->next;
+	if (!r->next)
+		g->posted_tail[cid] = NULL;
+	r->next = NULL;
+	r->status.source = peer;
+	r->status.tag = tag;
+	n = len < r->len ? len : r->len;
+	if (n)
+		memcpy(r->buf, payload, n);
+	r->status.count = n;
+	rcx__req_complete(r, len > r->len ? RCX_ERR_TRUNCATE : 0);
+	return true;
 }
 
 /* progress with the lock held; returns completions handled */

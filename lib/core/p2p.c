@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "lib/core/core.h"
+#include "lib/core/conn_int.h"
 
 static int send_start(struct rcx_req *r);
 static int recv_start(struct rcx_req *r);
@@ -31,16 +32,12 @@ static void prelease(struct rcx_req *r)
 }
 
 static const struct rcx__req_ops once_ops = { .release = release };
+/* an eager send (isend_eager): it never holds a registration */
+static const struct rcx__req_ops eager_ops = { 0 };
 static const struct rcx__req_ops psend_ops = { .start = send_start,
 					       .release = prelease };
 static const struct rcx__req_ops precv_ops = { .start = recv_start,
 					       .release = prelease };
-
-static bool matches(const struct rcx_req *r, int peer, int tag)
-{
-	return (r->peer == RCX_ANY_SOURCE || r->peer == peer) &&
-	       (r->tag == RCX_ANY_TAG || r->tag == tag);
-}
 
 /*
  * The longest READ of a rendezvous: the device's longest message (IBA
@@ -246,7 +243,7 @@ void rcx__p2p_arrived(struct rcx_group *g, int peer, struct rcx__conn *c,
 	if (h->gid && !(g = rcx__group_sub(g, h->gid, &peer)))
 		return;
 	for (r = g->posted[h->cid]; r; prev = r, r = r->next) {
-		if (!matches(r, peer, h->tag))
+		if (!rcx__p2p_matches(r, peer, h->tag))
 			continue;
 		if (prev)
 			prev->next = r->next;
@@ -441,6 +438,17 @@ static int send_start(struct rcx_req *r)
 	return ret;
 }
 
+/* r waits at the tail of the posted receives of cid */
+static inline void post(struct rcx_group *g, uint8_t cid, struct rcx_req *r)
+{
+	r->next = NULL;
+	if (g->posted_tail[cid])
+		g->posted_tail[cid]->next = r;
+	else
+		g->posted[cid] = r;
+	g->posted_tail[cid] = r;
+}
+
 static int recv_start(struct rcx_req *r)
 {
 	struct rcx_group *g = r->g;
@@ -456,7 +464,7 @@ static int recv_start(struct rcx_req *r)
 	r->status.error = 0;
 	r->status.count = 0;
 	for (u = g->unexp[cid]; u; prev = u, u = u->next) {
-		if (!matches(r, u->peer, u->hdr.tag))
+		if (!rcx__p2p_matches(r, u->peer, u->hdr.tag))
 			continue;
 		if (prev)
 			prev->next = u->next;
@@ -475,12 +483,7 @@ static int recv_start(struct rcx_req *r)
 		r->state = RCX__REQ_INACTIVE;
 		return -ECONNRESET;
 	}
-	r->next = NULL;
-	if (g->posted_tail[cid])
-		g->posted_tail[cid]->next = r;
-	else
-		g->posted[cid] = r;
-	g->posted_tail[cid] = r;
+	post(g, cid, r);
 	return 0;
 }
 
@@ -497,6 +500,17 @@ static int check_args(struct rcx_group *g, const void *buf, size_t len,
 	return 0;
 }
 
+/* what a point-to-point request is about (its cid: 0 unless set) */
+static inline void set_msg(struct rcx_req *r, struct rcx_group *g, void *buf,
+			   size_t len, int peer, int tag)
+{
+	r->g = g;
+	r->buf = buf;
+	r->len = len;
+	r->peer = peer;
+	r->tag = tag;
+}
+
 static int make(struct rcx_group *g, void *buf, size_t len, int peer, int tag,
 		uint8_t cid, int kind, const struct rcx__req_ops *ops,
 		struct rcx_req **out)
@@ -505,11 +519,7 @@ static int make(struct rcx_group *g, void *buf, size_t len, int peer, int tag,
 
 	if (!r)
 		return -ENOMEM;
-	r->g = g;
-	r->buf = buf;
-	r->len = len;
-	r->peer = peer;
-	r->tag = tag;
+	set_msg(r, g, buf, len, peer, tag);
 	r->cid = cid;
 	*out = r;
 	return 0;
@@ -551,8 +561,14 @@ int rcx__irecv(struct rcx_group *g, void *buf, size_t len, int src, int tag,
 	return 0;
 }
 
-RCX_API int rcx_isend(struct rcx_group *g, const void *buf, size_t len,
-		      int dest, int tag, struct rcx_req **req)
+/*
+ * rcx_isend and rcx_irecv: their fast paths are one call each, with its
+ * one frame; the entry points check and jump.
+ */
+static __attribute__((noinline)) int isend_checked(struct rcx_group *g,
+						   const void *buf, size_t len,
+						   int dest, int tag,
+						   struct rcx_req **req)
 {
 	int ret = check_args(g, buf, len, dest, tag, false, req);
 
@@ -564,8 +580,53 @@ RCX_API int rcx_isend(struct rcx_group *g, const void *buf, size_t len,
 	return ret;
 }
 
-RCX_API int rcx_irecv(struct rcx_group *g, void *buf, size_t len, int source,
-		      int tag, struct rcx_req **req)
+/*
+ * An eager message to another rank, on one thread (checked): straight to
+ * the connection's fast path (rcx__conn_send_imm), or send_start.
+ */
+static __attribute__((noinline)) int isend_eager(struct rcx_group *g,
+						 const void *buf, size_t len,
+						 int dest, int tag,
+						 struct rcx_req **req)
+{
+	struct rcx_req *r = rcx__req_take(g->ctx, RCX__REQ_SEND, &eager_ops);
+	int ret;
+
+	if (RCX__UNLIKELY(!r))
+		return isend_checked(g, buf, len, dest, tag, req);
+	set_msg(r, g, (void *)buf, len, dest, tag);
+	r->status.source = g->rank;
+	r->status.tag = tag;
+	r->sendop = RCX__MSG_EAGER;
+	r->state = RCX__REQ_ACTIVE;
+	ret = rcx__conn_send_imm(g->conns[dest], r);
+	if (RCX__UNLIKELY(ret <= 0)) {
+		if (!ret)
+			ret = send_start(r);
+		if (ret < 0) {
+			rcx__req_put(r);
+			return ret;
+		}
+	}
+	*req = r;
+	return 0;
+}
+
+RCX_API int rcx_isend(struct rcx_group *g, const void *buf, size_t len,
+		      int dest, int tag, struct rcx_req **req)
+{
+	if (RCX__LIKELY(rcx__group_live(g) && req && buf && len && dest >= 0 &&
+			dest < g->size && dest != g->rank && tag >= 0 &&
+			tag <= RCX_TAG_UB && !g->ctx->mt &&
+			len <= g->ctx->cfg.eager_size))
+		return isend_eager(g, buf, len, dest, tag, req);
+	return isend_checked(g, buf, len, dest, tag, req);
+}
+
+static __attribute__((noinline)) int irecv_checked(struct rcx_group *g,
+						   void *buf, size_t len,
+						   int source, int tag,
+						   struct rcx_req **req)
 {
 	int ret = check_args(g, buf, len, source, tag, true, req);
 
@@ -575,6 +636,39 @@ RCX_API int rcx_irecv(struct rcx_group *g, void *buf, size_t len, int source,
 	ret = rcx__irecv(g, buf, len, source, tag, RCX__CID_USER, req);
 	rcx__unlock(g->ctx);
 	return ret;
+}
+
+/*
+ * A receive on one thread (checked) with no unexpected message to look
+ * at: posted, as recv_start would, unless its peer failed or left.
+ */
+static __attribute__((noinline)) int irecv_posted(struct rcx_group *g,
+						  void *buf, size_t len,
+						  int source, int tag,
+						  struct rcx_req **req)
+{
+	struct rcx__conn *c = source >= 0 ? g->conns[source] : NULL;
+	struct rcx_req *r;
+
+	if (RCX__UNLIKELY(c && c->state != RCX__CONN_UP) ||
+	    !(r = rcx__req_take(g->ctx, RCX__REQ_RECV, &once_ops)))
+		return irecv_checked(g, buf, len, source, tag, req);
+	set_msg(r, g, buf, len, source, tag);
+	r->state = RCX__REQ_ACTIVE;
+	post(g, RCX__CID_USER, r);
+	*req = r;
+	return 0;
+}
+
+RCX_API int rcx_irecv(struct rcx_group *g, void *buf, size_t len, int source,
+		      int tag, struct rcx_req **req)
+{
+	if (RCX__LIKELY(rcx__group_live(g) && req && (buf || !len) &&
+			source >= RCX_ANY_SOURCE && source < g->size &&
+			tag >= RCX_ANY_TAG && tag <= RCX_TAG_UB &&
+			!g->ctx->mt && !g->unexp[RCX__CID_USER]))
+		return irecv_posted(g, buf, len, source, tag, req);
+	return irecv_checked(g, buf, len, source, tag, req);
 }
 
 RCX_API int rcx_send(struct rcx_group *g, const void *buf, size_t len, int dest,

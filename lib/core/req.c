@@ -30,45 +30,13 @@ static int pool_grow(struct rcx_ctx *ctx)
 	return 0;
 }
 
-/*
- * A request zeroed in 16-byte stores (and one of 8 for an odd tail): a
- * memset of this size is a string instruction whose start-up costs more
- * than the stores, and a count sees one step per word.
- */
-typedef uint64_t req_v2 __attribute__((vector_size(16), aligned(8), may_alias));
-typedef uint64_t req_w1 __attribute__((may_alias));
-
-static inline void req_zero(struct rcx_req *r)
-{
-	req_v2 *w = (req_v2 *)(void *)r;
-	size_t i;
-
-#pragma GCC unroll 16
-	for (i = 0; i < sizeof(*r) / sizeof(*w); i++)
-		w[i] = (req_v2){ 0, 0 };
-	if (sizeof(*r) % sizeof(*w))
-		*(req_w1 *)(void *)&w[i] = 0;
-}
-
 /* From the pool; allocates only when the pool is empty (a new chunk). */
 struct rcx_req *rcx__req_get(struct rcx_ctx *ctx, int kind,
 			     const struct rcx__req_ops *ops)
 {
-	struct rcx_req *r = ctx->req_free;
-
-	if (RCX__UNLIKELY(!r)) {
-		if (pool_grow(ctx))
-			return NULL;
-		r = ctx->req_free;
-	}
-	ctx->req_free = r->next;
-	req_zero(r);
-	r->magic = RCX__REQ_MAGIC;
-	r->kind = kind;
-	r->ctx = ctx;
-	r->ops = ops;
-	r->status.slot = -1;
-	return r;
+	if (RCX__UNLIKELY(!ctx->req_free) && pool_grow(ctx))
+		return NULL;
+	return rcx__req_take(ctx, kind, ops);
 }
 
 void rcx__req_put(struct rcx_req *r)
@@ -161,7 +129,8 @@ static void empty_status(struct rcx_status *st)
 }
 
 /* Report a DONE request: status out, then inactive or freed. */
-static int finish(struct rcx_req **rp, struct rcx_status *st)
+static inline __attribute__((always_inline)) int finish(struct rcx_req **rp,
+							struct rcx_status *st)
 {
 	struct rcx_req *r = *rp;
 	int err = r->status.error;
@@ -171,7 +140,11 @@ static int finish(struct rcx_req **rp, struct rcx_status *st)
 	if (r->persistent) {
 		r->state = RCX__REQ_INACTIVE;
 	} else {
-		rcx__req_put(r);
+		/* rcx__req_put, its release inline where nothing is attached */
+		if (RCX__LIKELY(!r->cont))
+			rcx__req_release(r);
+		else
+			rcx__req_put(r);
 		*rp = NULL;
 	}
 	return err;
