@@ -77,6 +77,13 @@ static void link_side_short(void)
 	link_side();
 	setenv("RCX_QP_TIMEOUT", "12", 1);
 	setenv("RCX_QP_RETRY", "1", 1);
+	/*
+	 * Under a loaded emulation a remade connection may break again at
+	 * once, several times in a row: the peer stays a suspect longer than
+	 * the default 10 s before it is declared failed. What is checked is
+	 * that the connections are made again, not how fast.
+	 */
+	setenv("RCX_FT_TIMEOUT_MS", "30000", 1);
 	short_retries = true;
 }
 
