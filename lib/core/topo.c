@@ -48,11 +48,46 @@ static hwloc_const_cpuset_t dev_cpuset(hwloc_topology_t t, const char *name)
 	return anc->cpuset;
 }
 
-static int score(hwloc_topology_t t, hwloc_const_bitmap_t where,
-		 const char *name)
+/*
+ * A device's local_cpus mask in sysfs (what hwloc's I/O discovery reads
+ * too) into set; false: no such file or an empty mask.
+ */
+static bool sysfs_mask(const char *name, hwloc_bitmap_t set)
 {
-	hwloc_const_cpuset_t near = dev_cpuset(t, name);
+	char path[160];
 
+	return name[0] &&
+	       snprintf(path, sizeof(path),
+			"/sys/class/infiniband/%s/device/local_cpus",
+			name) < (int)sizeof(path) &&
+	       !hwloc_linux_read_path_as_cpumask(path, set) &&
+	       !hwloc_bitmap_iszero(set);
+}
+
+/*
+ * A device's locality on this machine into set; false: none (see
+ * sysfs_mask, or every cpu of the topology t).
+ */
+static bool sysfs_near(hwloc_topology_t t, const char *name, hwloc_bitmap_t set)
+{
+	if (!sysfs_mask(name, set))
+		return false;
+	hwloc_bitmap_and(set, set, hwloc_topology_get_topology_cpuset(t));
+	return !hwloc_bitmap_iszero(set) &&
+	       !hwloc_bitmap_isequal(set,
+				     hwloc_topology_get_topology_cpuset(t));
+}
+
+/* xml: the topology came from an XML file, with its I/O objects */
+static int score(hwloc_topology_t t, bool xml, hwloc_const_bitmap_t where,
+		 const char *name, hwloc_bitmap_t tmp)
+{
+	hwloc_const_cpuset_t near;
+
+	if (xml)
+		near = dev_cpuset(t, name);
+	else
+		near = sysfs_near(t, name, tmp) ? tmp : NULL;
 	if (!near)
 		return SCORE_ANYWHERE;
 	return hwloc_bitmap_intersects(near, where) ? SCORE_LOCAL
@@ -83,21 +118,31 @@ static int topo_load(const char *topo_xml, bool io, hwloc_topology_t *out)
  * XML file to use instead of this machine (tests), NULL for the machine.
  * where: a cpuset list ("0-3") standing for the caller's binding, NULL for
  * the calling thread's real binding. Writes the chosen index.
+ *
+ * On this machine one candidate is the choice, and several are told
+ * apart by their sysfs masks over a topology without I/O discovery:
+ * discovering PCI costs tens of milliseconds on a server (about 30
+ * million instructions), paid by every rank at every rcx_ctx_create.
  */
 int rcx__topo_pick(const char (*names)[64], int n, const char *topo_xml,
 		   const char *where_list, int *pick)
 {
 	hwloc_topology_t t;
-	hwloc_bitmap_t where;
+	hwloc_bitmap_t where, tmp;
 	int i, best = -1, best_score = -1, ret;
 
 	if (n <= 0)
 		return -ENODEV;
-	ret = topo_load(topo_xml, true, &t);
+	if (n == 1 && !topo_xml && !where_list) {
+		*pick = 0;
+		return 0;
+	}
+	ret = topo_load(topo_xml, topo_xml != NULL, &t);
 	if (ret)
 		return ret;
 	where = hwloc_bitmap_alloc();
-	if (!where) {
+	tmp = hwloc_bitmap_alloc();
+	if (!where || !tmp) {
 		ret = -ENOMEM;
 		goto out;
 	}
@@ -110,7 +155,7 @@ int rcx__topo_pick(const char (*names)[64], int n, const char *topo_xml,
 		hwloc_bitmap_copy(where, hwloc_topology_get_topology_cpuset(t));
 	}
 	for (i = 0; i < n; i++) {
-		int s = score(t, where, names[i]);
+		int s = score(t, topo_xml != NULL, where, names[i], tmp);
 
 		if (s > best_score) {
 			best_score = s;
@@ -119,6 +164,7 @@ int rcx__topo_pick(const char (*names)[64], int n, const char *topo_xml,
 	}
 	*pick = best;
 out:
+	hwloc_bitmap_free(tmp);
 	hwloc_bitmap_free(where);
 	hwloc_topology_destroy(t);
 	return ret;
@@ -185,7 +231,6 @@ static int near_set(const char *topo_xml, const char *dev, const char *override,
 	bool by_osdev = topo_xml && !(override && override[0]);
 	hwloc_const_cpuset_t near, all;
 	hwloc_topology_t t;
-	char path[160];
 	int ret;
 
 	*tp = NULL;
@@ -194,16 +239,9 @@ static int near_set(const char *topo_xml, const char *dev, const char *override,
 		if (rcx__topo_cpus_check(override) ||
 		    hwloc_bitmap_list_sscanf(set, override))
 			return -EINVAL;
-	} else if (!topo_xml) {
-		if (!dev[0] ||
-		    snprintf(path, sizeof(path),
-			     "/sys/class/infiniband/%s/device/local_cpus",
-			     dev) >= (int)sizeof(path) ||
-		    hwloc_linux_read_path_as_cpumask(path, set) ||
-		    hwloc_bitmap_iszero(set)) {
-			hwloc_bitmap_zero(set);
-			return 0;
-		}
+	} else if (!topo_xml && !sysfs_mask(dev, set)) {
+		hwloc_bitmap_zero(set);
+		return 0;
 	}
 	ret = topo_load(topo_xml, by_osdev, &t);
 	if (ret)
