@@ -276,6 +276,29 @@ static int device_present(void)
 	return n > 0;
 }
 
+/*
+ * Every case runs through timed_case, which finds the case CUnit is
+ * running by name and prints how long it took beside CUnit's "passed",
+ * so that a slow case can be found in a CTest log. A case that ends in
+ * a fatal assertion leaves by longjmp and prints no time.
+ */
+static const CU_TestInfo *run_cases;
+
+static void timed_case(void)
+{
+	CU_pTest cur = CU_get_current_test();
+	const CU_TestInfo *t;
+	long long t0;
+
+	for (t = run_cases; t->pName; t++)
+		if (cur && !strcmp(t->pName, cur->pName))
+			break;
+	CU_ASSERT_PTR_NOT_NULL_FATAL(t->pName);
+	t0 = tu_now_ms();
+	t->pTestFunc();
+	printf("(%.1f s) ", (double)(tu_now_ms() - t0) / 1000.0);
+}
+
 static int run_suite(const struct tu_suite *s)
 {
 	CU_pSuite cs;
@@ -301,8 +324,19 @@ static int run_suite(const struct tu_suite *s)
 	if (CU_initialize_registry() != CUE_SUCCESS)
 		return 1;
 	cs = CU_add_suite(s->name, s->init, s->cleanup);
-	for (t = s->tests; cs && t->pName; t++)
-		CU_add_test(cs, t->pName, t->pTestFunc);
+	run_cases = s->tests;
+	for (t = s->tests; cs && t->pName; t++) {
+		const CU_TestInfo *u;
+
+		for (u = s->tests; u != t; u++)
+			if (!strcmp(u->pName, t->pName)) {
+				fprintf(stderr, "FAIL %s: case %s twice\n",
+					s->name, t->pName);
+				CU_cleanup_registry();
+				return 1;
+			}
+		CU_add_test(cs, t->pName, timed_case);
+	}
 	CU_basic_set_mode(CU_BRM_VERBOSE);
 	CU_basic_run_tests();
 	failed = CU_get_number_of_failures() +
