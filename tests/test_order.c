@@ -503,9 +503,9 @@ static void sc_select(struct tp_job *j)
 
 /*
  * RCX_ORDER_ROUNDS=N sets the rounds; else the default, a fifth of it
- * under RCX_TEST_ORDER_SHORT=1 (the autonode entries: the same RDMA
- * through auto's NIC endpoint that the verbs entry runs at the full
- * count; their own subject is the two paths).
+ * under RCX_TEST_ORDER_SHORT=1 (the auto and autonode entries: the same
+ * RDMA through auto's NIC endpoint that the verbs entry runs at the full
+ * count; their own subject is mixed providers and the two paths).
  */
 static long rounds(long dflt)
 {
