@@ -65,8 +65,12 @@ static int cont_iters = CONT_ITERS, kill_at = KILL_AT, big_iters = BIG_ITER,
 #define WAKE_POLLS   200
 /* kill_asleep: the start into which the last rank dies late */
 #define KILL_ASLEEP_AT 20
-/* late: the starts before the one whose write's completion is held */
-#define LATE_STARTS 20
+/*
+ * late: the starts before the one whose write's completion is held; that
+ * start (the 23rd) writes no credit, which on verbs is a WRITE_IMM too
+ * (credits go with starts 1, 5, 9, ...: four slots)
+ */
+#define LATE_STARTS 22
 
 static struct rcx_ctx *ctx;
 static struct rcx_group *g;
