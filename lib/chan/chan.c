@@ -214,9 +214,12 @@ static int credit_post_range(struct chset *s, int lo, int hi)
 	int ret;
 
 	*p->length = (uint32_t)(hi - lo) * 8;
+	/* credit_imm: the immediate names them (else scratch) */
+	*p->imm_be = htobe32(CH_IMM(lo, hi - lo, 0));
 	ret = s->ch[lo].post(s->ep, &p, 1);
 	/* posted: the WR was copied; one channel's again */
 	*p->length = 8;
+	*p->imm_be = htobe32(CH_IMM(lo, 1, 0));
 	if (!ret && sig)
 		s->inflight++;
 	return ret;
@@ -704,14 +707,62 @@ static void on_imm_ok(struct rcx_ctx *ctx, struct rcx__wrctx *w,
 		imm_done(s, c);
 }
 
-/* ... and any completion of one */
+/*
+ * write_imm sender with credit_imm: the receives its credits take are
+ * given back in batches while the set lives (a credit that found none
+ * would wait in RNR retries, and the free write behind it too).
+ */
+static __attribute__((noinline)) bool credit_repost(struct chset *s)
+{
+	if (s->state == SET_FAILED || !rcx__chan_zrecv_post(s))
+		return false;
+	rcx__chan_set_fail(s, RCX_ERR_PROC_FAILED);
+	return true;
+}
+
+/*
+ * write_imm sender with credit_imm: the receiver's credit for channels
+ * [idx, idx + m) came as a WRITE with immediate, its words are in
+ * ready[] already, and its completion woke a sleeping wait. The channel
+ * the credit names that waits for it at the head of the deferred list
+ * (the common case: one waits) goes at once; any other is posted by
+ * progress after this poll (rcx__chan_progress).
+ */
+static void on_credit_ok(struct rcx_ctx *ctx, struct rcx__wrctx *w,
+			 uint32_t byte_len, uint32_t imm, int has_imm)
+{
+	struct chset *s = zwrc_set(w);
+	unsigned int idx = imm >> 24, m = ((imm >> 16) & 0xff) + 1;
+	struct chan *c = ctx->chan_deferred;
+
+	(void)byte_len;
+	if (RCX__UNLIKELY(--s->zposted <= s->zmin) && credit_repost(s))
+		return;
+	if (RCX__UNLIKELY(s->state != SET_UP))
+		return;
+	if (RCX__UNLIKELY(!has_imm || idx + m > (unsigned int)s->n)) {
+		rcx__chan_set_fail(s, RCX_ERR_PROTO);
+		return;
+	}
+	if (!c || c->set != s || (unsigned int)c->idx - idx >= m ||
+	    !c->deferred || c->fuse_m || !has_credit(c))
+		return;
+	ctx->chan_deferred = c->next_deferred;
+	c->deferred = false;
+	send_prep(c);
+	if (post_send1(c))
+		rcx__chan_set_fail(s, RCX_ERR_PROC_FAILED);
+	rcx__chan_work(ctx);
+}
+
+/* ... and any completion of a set's zero-length receive */
 static void on_imm(struct rcx_ctx *ctx, struct rcx__wrctx *w,
 		   const struct rcx_cqe *cqe)
 {
 	struct chset *s = zwrc_set(w);
 
 	if (RCX__LIKELY(!cqe->status)) {
-		on_imm_ok(ctx, w, cqe->byte_len, cqe->imm, cqe->has_imm);
+		w->ok(ctx, w, cqe->byte_len, cqe->imm, cqe->has_imm);
 		return;
 	}
 	s->zposted--;
@@ -763,7 +814,7 @@ void rcx__chan_set_wire(struct chset *s)
 	int i;
 
 	s->zwrc.cb = on_imm;
-	s->zwrc.ok = on_imm_ok;
+	s->zwrc.ok = s->is_send ? on_credit_ok : on_imm_ok;
 	s->fuse_wrc.cb = on_fuse_wc;
 	s->credit_wrc.cb = on_ctl_wc;
 	s->free_wrc.cb = on_free_wc;

@@ -82,6 +82,10 @@ static int set_prepare(struct chset *s)
 	struct rcx_wr w;
 	int i, ret;
 
+	/* a credit that does not wake by itself goes with an immediate */
+	s->credit_imm = s->proto == RCX_CHAN_WRITE_IMM &&
+			!(rcx__obj_ops(ep)->caps & RCX_PROV_WRITE_WAKES);
+	s->credit_wakes = s->credit_wakes || s->credit_imm;
 	for (i = 0; i < s->n; i++) {
 		struct chan *c = &s->ch[i];
 
@@ -109,7 +113,8 @@ static int set_prepare(struct chset *s)
 				ret = ops->pwr_create(ep, &w, 1, &c->pwr);
 			memset(&w, 0, sizeof(w));
 			w.wr_id = (uintptr_t)&s->credit_wrc;
-			w.op = RCX_OP_WRITE;
+			w.op = s->credit_imm ? RCX_OP_WRITE_IMM : RCX_OP_WRITE;
+			w.imm = CH_IMM(i, 1, 0);
 			w.addr = (uintptr_t)&credit_src(s)[i];
 			w.lkey = s->ctl_reg->lkey;
 			w.length = 8;
@@ -129,7 +134,7 @@ static int set_prepare(struct chset *s)
 		if (ret)
 			return ret;
 	}
-	if (!s->is_send && s->proto == RCX_CHAN_WRITE_IMM) {
+	if ((!s->is_send && s->proto == RCX_CHAN_WRITE_IMM) || s->credit_imm) {
 		memset(&w, 0, sizeof(w));
 		w.wr_id = (uintptr_t)&s->zwrc;
 		w.lkey = s->ctl_reg->lkey;
@@ -139,8 +144,8 @@ static int set_prepare(struct chset *s)
 			if (ret)
 				return ret;
 		}
-		/* one per message that can be in flight, and slack */
-		s->zmin = s->n * s->window;
+		/* one per message (sender: credit) that can be in flight */
+		s->zmin = s->is_send ? 2 * s->n : s->n * s->window;
 		while (s->zposted <= s->zmin) {
 			ret = rcx__chan_zrecv_post(s);
 			if (ret)

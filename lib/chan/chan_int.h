@@ -151,6 +151,13 @@ struct chset {
 	/* sender, write_imm: the receiver's credit write wakes a sleeping
 	 * wait (the endpoint's provider has RCX_PROV_WRITE_WAKES) */
 	bool credit_wakes;
+	/*
+	 * write_imm, where the provider's write does not wake (verbs): the
+	 * receiver's credit goes as an RDMA WRITE with immediate into one of
+	 * the zero-length receives the sender keeps posted (zrecv), so the
+	 * sender's completion queue gets an entry, and credit_wakes is set
+	 */
+	bool credit_imm;
 	struct rcx__reg *reg; /* the slot region */
 	struct chctl *ctl;
 	struct rcx__reg *ctl_reg;
