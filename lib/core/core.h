@@ -966,6 +966,8 @@ struct rcx_ctx {
 	 */
 	struct rcx_cq_peek peek;
 	bool peek_ok;
+	/* what rcx__req_peek gives: &peek where usable, else NULL */
+	const struct rcx_cq_peek *req_peek;
 	/* the arguments of the rcx_test polling through peek (req.c) */
 	struct rcx_req **peek_rp;
 	int *peek_flag;
@@ -1220,7 +1222,7 @@ static inline __attribute__((always_inline)) int rcx__progress_inl(
  */
 static inline const struct rcx_cq_peek *rcx__req_peek(struct rcx_ctx *ctx)
 {
-	return ctx->peek_ok && !ctx->mt ? &ctx->peek : NULL;
+	return ctx->req_peek;
 }
 /* block for events (lock held; dropped while sleeping) */
 int rcx__wait_events(struct rcx_ctx *ctx, int timeout_ms);

@@ -567,6 +567,7 @@ RCX_API int rcx_ctx_create(const struct rcx_ctx_attr *attr,
 	/* the direct poll stands for cq_dispatch: only where that is used */
 	ctx->peek_ok = ctx->cq_dispatch == ctx->ops->cq_dispatch &&
 		       ctx->ops->cq_peek(ctx->dev, &ctx->peek) == 0;
+	ctx->req_peek = ctx->peek_ok && !ctx->mt ? &ctx->peek : NULL;
 	ret = ctx->ops->dev_query(ctx->dev, &ctx->info);
 	if (!ret)
 		ret = rcx__conn_depth_check(ctx);

@@ -654,6 +654,8 @@ static __attribute__((noinline)) int irecv_posted(struct rcx_group *g,
 	    !(r = rcx__req_take(g->ctx, RCX__REQ_RECV, &once_ops)))
 		return irecv_checked(g, buf, len, source, tag, req);
 	set_msg(r, g, buf, len, source, tag);
+	/* its test polls the driver straight away, as a channel's does */
+	r->peek = rcx__req_peek(g->ctx);
 	r->state = RCX__REQ_ACTIVE;
 	post(g, RCX__CID_USER, r);
 	*req = r;
