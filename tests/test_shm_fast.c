@@ -10,13 +10,17 @@
  *   WR (a WRITE, at post time) and where the receiver does (a WRITE_IMM
  *   carried in its entry);
  * - cq_dispatch hands a success to its target's ok and a failure, with
- *   its status, to its cb.
+ *   its status, to its cb;
+ * - a device with SHM_WORK_MIN endpoints or more polls by its work map:
+ *   a poll with nothing to do looks at no endpoint, and a message looks
+ *   at the two of its connection only.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "providers/provider.h"
+#include "providers/shm/shm.h"
 #include "tu.h"
 
 #define SF_TMO_MS 20000
@@ -282,10 +286,73 @@ static void test_dispatch(void)
 		;
 }
 
+#define SF_PAIRS 3
+
+/* cq_poll once: how many endpoints it looked at */
+static uint32_t poll_looks(int *got)
+{
+	struct shm_dev *sd = (struct shm_dev *)dev;
+	uint32_t l0 = sd->looks;
+	struct rcx_cqe c;
+
+	*got = ops->cq_poll(dev, &c, 1);
+	return sd->looks - l0;
+}
+
+static void test_work_map(void)
+{
+	static uint64_t src = 9, dst;
+	struct rcx_wr rw = { .wr_id = 2,
+			     .op = RCX_OP_RECV,
+			     .addr = (uintptr_t)&dst,
+			     .length = sizeof(dst) };
+	struct rcx_wr sw = { .wr_id = 1,
+			     .op = RCX_OP_SEND,
+			     .flags = RCX_WR_SIGNALED,
+			     .addr = (uintptr_t)&src,
+			     .length = sizeof(src) };
+	struct rcx_ep *a[SF_PAIRS], *b[SF_PAIRS];
+	struct rcx_wr *bad;
+	long long end;
+	uint32_t most = 0, n;
+	int i, got, done = 0;
+
+	CU_ASSERT_FATAL(2 * SF_PAIRS >= SHM_WORK_MIN);
+	for (i = 0; i < SF_PAIRS; i++)
+		CU_ASSERT_EQUAL_FATAL(pair_connect(&a[i], &b[i]), 0);
+	CU_ASSERT_FATAL(((struct shm_dev *)dev)->work_on);
+	/* the passes after the connections look at every endpoint, then
+	 * at those that had work, until none has */
+	for (i = 0; i < 8; i++)
+		poll_looks(&got);
+	CU_ASSERT_EQUAL(poll_looks(&got), 0);
+	CU_ASSERT_EQUAL(got, 0);
+	CU_ASSERT_EQUAL(ops->post_recv(b[1], &rw, &bad), 0);
+	CU_ASSERT_EQUAL(ops->post_send(a[1], &sw, &bad), 0);
+	end = tu_now_ms() + SF_TMO_MS;
+	while (done < 2 && tu_now_ms() < end) {
+		n = poll_looks(&got);
+		most = n > most ? n : most;
+		done += got > 0;
+	}
+	CU_ASSERT_EQUAL(done, 2);
+	CU_ASSERT_EQUAL(dst, 9);
+	/* a[1] and b[1], not the four others */
+	CU_ASSERT(most <= 2);
+	for (i = 0; i < 8; i++)
+		poll_looks(&got);
+	CU_ASSERT_EQUAL(poll_looks(&got), 0);
+	for (i = 0; i < SF_PAIRS; i++)
+		pair_close(a[i], b[i]);
+	while (ops->cq_poll(dev, &(struct rcx_cqe){ 0 }, 1) > 0)
+		;
+}
+
 static const CU_TestInfo tests[] = {
 	{ "write_key_checked_each_time", test_write_key_checked },
 	{ "write_imm_key_checked_each_time", test_write_imm_key_checked },
 	{ "dispatch_ok_and_cb", test_dispatch },
+	{ "work_map_polls_busy_endpoints_only", test_work_map },
 	CU_TEST_INFO_NULL,
 };
 

@@ -57,7 +57,7 @@
 #include <sys/un.h>
 #include "../provider.h"
 
-#define SHM_MAGIC    0x72637873686d3034ull /* "rcxshm04" */
+#define SHM_MAGIC    0x72637873686d3035ull /* "rcxshm05" */
 #define SHM_INLINE   4096
 #define SHM_SQ	     128  /* send queue entries, a power of two */
 #define SHM_RQ	     4096 /* posted receives, a power of two */
@@ -77,6 +77,21 @@
  */
 #define SHM_LIVE_MS 250
 #define SHM_MAPS    8 /* peer segments an endpoint keeps mapped */
+/*
+ * Work bits: a device with SHM_WORK_MIN endpoints or more says so in its
+ * segment (work_on), and from then on a peer that leaves work for one of
+ * its endpoints (an entry published, a WR run, a receive taken, a side
+ * dead) sets that endpoint's bit in the device's work map, after the
+ * change and before the wakeup (shm_work_mark); a poll takes the map
+ * (one load when it is empty) and looks at those endpoints only, and at
+ * those that had work in the last pass or were posted to since
+ * (dev->again). Bit 0 (a peer that does not know our endpoint's number
+ * yet, a connection event, a wait that sleeps) stands for all of them.
+ * Endpoints share a bit beyond 63: a bit looks at each of its own.
+ * Fewer endpoints: each poll looks at all, and no peer writes the map.
+ */
+#define SHM_WORK_BITS 64
+#define SHM_WORK_MIN  3
 /*
  * Peers of one host may share a CPU (more processes than CPUs, a busy
  * host): a waiter that spins there holds the CPU the peer it waits for
@@ -218,7 +233,11 @@ struct shm_dev_seg {
 	/* 1 + the CPU this process polls idle on, 0: it is busy (see
 	 * SHM_YIELD_POLLS) */
 	_Atomic uint32_t idle_cpu;
-	_Atomic uint32_t lock[SHM_LOCKS];
+	/* peers mark work (see SHM_WORK_MIN); in the line of armed, which
+	 * the peer's wakeup reads anyway */
+	_Atomic uint32_t work_on;
+	_Alignas(64) _Atomic uint64_t work;
+	_Alignas(64) _Atomic uint32_t lock[SHM_LOCKS];
 	struct shm_mr_ent mr[SHM_MR_MAX];
 };
 
@@ -274,6 +293,9 @@ struct shm_ep {
 	struct rcx_ep_attr attr;
 	uint32_t id; /* this side's number for the peer's messages */
 	uint32_t peer_ep;
+	/* 1 << the work bit of this endpoint, of the peer's (see
+	 * SHM_WORK_MIN; bit 0 while peer_ep is not known) */
+	uint64_t wmask, peer_wmask;
 	int state;
 	int side;	 /* 0 connector, 1 acceptor */
 	bool disc_event; /* DISCONNECTED already reported */
@@ -305,7 +327,8 @@ struct shm_ep {
 	uint32_t npend;
 	uint8_t pdata[SHM_PDATA];
 	uint8_t pdata_len;
-	struct shm_ep *next; /* device's list */
+	struct shm_ep *next;	 /* device's list */
+	struct shm_ep *bit_next; /* device's endpoints of the same work bit */
 };
 
 struct shm_dev {
@@ -324,6 +347,13 @@ struct shm_dev {
 	socklen_t kaddr_len;
 	struct shm_ep *eps;
 	uint32_t next_ep;
+	uint32_t neps;
+	/* polls by the work map (seg->work_on set), the endpoints of each
+	 * bit; again: bits to look at in the next pass (ours, bit 0: all) */
+	bool work_on;
+	uint64_t again;
+	uint32_t looks; /* endpoints the map's passes looked at (a count) */
+	struct shm_ep *by_bit[SHM_WORK_BITS];
 	/* the completion queue: [cq_head, cq_tail), cq_cap a power of 2 */
 	struct shm_cq_ent {
 		struct rcx_cqe c;
@@ -368,6 +398,39 @@ static inline struct shm_ep *to_sep(struct rcx_ep *e)
 }
 
 extern const struct rcx_provider_ops rcx__shm_ops;
+
+/* Endpoint number id's bit in its device's work map (0: every one). */
+static inline uint32_t shm_work_bit(uint32_t id)
+{
+	return id ? 1 + (id - 1) % (SHM_WORK_BITS - 1) : 0;
+}
+
+/* Look at the endpoints of bit b in the next pass (0: at every one). */
+static inline void shm_work_again(struct shm_dev *dev, uint32_t b)
+{
+	dev->again |= 1ull << b;
+}
+
+/* The peer's endpoint number is known: its bit. */
+static inline void shm_set_peer_ep(struct shm_ep *ep, uint32_t peer_ep)
+{
+	ep->peer_ep = peer_ep;
+	ep->peer_wmask = 1ull << shm_work_bit(peer_ep);
+}
+
+/*
+ * The peer's endpoint has work: its bit in the peer's map, when the peer
+ * polls by it. After the change and a seq_cst fence (the caller's, which
+ * the wakeup after this needs too): either the peer's switch to the map
+ * sees the change in the full pass that follows it, or this sees the
+ * switch; the map's acquire orders the peer's loads after the change.
+ */
+static inline void shm_work_mark(struct shm_ep *ep)
+{
+	if (atomic_load_explicit(&ep->peer_seg->work_on, memory_order_relaxed))
+		atomic_fetch_or_explicit(&ep->peer_seg->work, ep->peer_wmask,
+					 memory_order_release);
+}
 
 /* shm_dev.c */
 /* a completion, and a wakeup for a thread of ours that may sleep */

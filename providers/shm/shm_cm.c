@@ -93,6 +93,8 @@ static struct shm_ep *ep_new(struct shm_dev *dev,
 	ep->attr = *attr;
 	ep->pidfd = -1;
 	ep->id = dev->next_ep++;
+	ep->wmask = 1ull << shm_work_bit(ep->id);
+	shm_set_peer_ep(ep, 0);
 	return ep;
 }
 
@@ -127,17 +129,40 @@ static int ep_peer(struct shm_ep *ep, pid_t pid, uint32_t pdev)
 
 static void ep_link(struct shm_ep *ep)
 {
-	ep->next = ep->dev->eps;
-	ep->dev->eps = ep;
+	struct shm_dev *dev = ep->dev;
+	uint32_t b = shm_work_bit(ep->id);
+
+	ep->next = dev->eps;
+	dev->eps = ep;
+	ep->bit_next = dev->by_bit[b];
+	dev->by_bit[b] = ep;
+	shm_work_again(dev, 0);
+	if (++dev->neps >= SHM_WORK_MIN && !dev->work_on) {
+		/*
+		 * Peers mark work from now on; the fence orders this before
+		 * the full pass's loads (see shm_work_mark). Once on, it
+		 * stays on.
+		 */
+		atomic_store(&dev->seg->work_on, 1);
+		atomic_thread_fence(memory_order_seq_cst);
+		dev->work_on = true;
+	}
 }
 
 static void ep_unlink(struct shm_ep *ep)
 {
 	struct shm_ep **p;
 
+	for (p = &ep->dev->by_bit[shm_work_bit(ep->id)]; *p;
+	     p = &(*p)->bit_next)
+		if (*p == ep) {
+			*p = ep->bit_next;
+			break;
+		}
 	for (p = &ep->dev->eps; *p; p = &(*p)->next)
 		if (*p == ep) {
 			*p = ep->next;
+			ep->dev->neps--;
 			return;
 		}
 }
@@ -276,7 +301,7 @@ int shm_ep_accept(struct rcx_dev *d, struct rcx_conn_req *r,
 	if (!ep)
 		return -EINVAL;
 	ep->side = 1;
-	ep->peer_ep = req->msg.src_ep;
+	shm_set_peer_ep(ep, req->msg.src_ep);
 	req->msg.seg[sizeof(req->msg.seg) - 1] = 0;
 	ep->cseg = shm_map(req->msg.seg, sizeof(*ep->cseg), false);
 	if (!ep->cseg) {
@@ -392,6 +417,8 @@ void shm_cm_msg(struct shm_dev *dev, const struct shm_msg *m)
 	struct rcx_cm_event ev = { .type = RCX_CM_CONNECT_REQUEST };
 	struct shm_ep *ep;
 
+	/* an endpoint's state may change: the next pass looks at all */
+	shm_work_again(dev, 0);
 	if (m->type == SHM_MSG_CONNECT) {
 		if (m->pdata_len > SHM_PDATA || m->pid <= 0)
 			return;
@@ -413,7 +440,7 @@ void shm_cm_msg(struct shm_dev *dev, const struct shm_msg *m)
 	case SHM_MSG_ACCEPT:
 		if (ep->state != SHM_EP_CONNECTING)
 			return;
-		ep->peer_ep = m->src_ep;
+		shm_set_peer_ep(ep, m->src_ep);
 		ep->state = SHM_EP_CONNECTED;
 		msg_to_peer(ep, SHM_MSG_RTU);
 		ev_push(ep, RCX_CM_ESTABLISHED, 0);

@@ -583,6 +583,12 @@ static int arm(struct rcx_dev *d)
 	struct shm_dev *dev = to_sdev(d);
 
 	atomic_store(&dev->seg->armed, 1);
+	/*
+	 * The poll before the sleep looks at every endpoint: what a peer did
+	 * before it found us unarmed is in their words, ordered by the
+	 * exchange on armed (shm_kick), whatever became of its mark.
+	 */
+	shm_work_again(dev, 0);
 	if (dev->cm_head || dev->out)
 		shm_kick(dev, dev->seg, &dev->kaddr, dev->kaddr_len);
 	return 0;
@@ -663,6 +669,8 @@ static int ack(struct rcx_dev *d)
 	int got = 0;
 
 	dev->live_now = true;
+	/* a wait sleeps, or woke: its next pass looks at every endpoint */
+	shm_work_again(dev, 0);
 	while (recv(dev->ksock, &m, sizeof(m), MSG_DONTWAIT) >= 0)
 		got++;
 	return errno == EAGAIN ? got : -errno;

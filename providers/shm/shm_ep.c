@@ -360,6 +360,14 @@ static inline __attribute__((always_inline)) bool runnable(
 		       atomic_load_explicit(&d->rq_tail, memory_order_acquire);
 }
 
+/* The peer has work here (after a seq_cst fence): its bit, a wakeup. */
+static void peer_work_fenced(struct shm_ep *ep)
+{
+	shm_work_mark(ep);
+	shm_kick_fenced(ep->dev, ep->peer_seg, &ep->peer_kaddr,
+			ep->peer_kaddr_len);
+}
+
 /*
  * Execute direction d's send queue (runnable, see exec_dir) as far as it
  * goes: in order (IBA
@@ -427,8 +435,7 @@ again:
 	atomic_store_explicit(&d->lock, 0, memory_order_release);
 	atomic_thread_fence(memory_order_seq_cst);
 	if (n || left) /* the other process has work to take */
-		shm_kick_fenced(ep->dev, ep->peer_seg, &ep->peer_kaddr,
-				ep->peer_kaddr_len);
+		peer_work_fenced(ep);
 	/*
 	 * A WR or a receive that came while we held the lock found it taken
 	 * and left the work to us: look again now that it is free.
@@ -722,12 +729,23 @@ static int post_one(struct shm_ep *ep, const struct rcx_wr *wr)
 	return 0;
 }
 
-/* The wakeups a post owes: the peer's (a fence), a thread of ours (none) */
-static inline void post_wake(struct shm_dev *dev, struct shm_ep *ep, bool wake)
+/*
+ * The wakeups a post owes: the peer's (a fence), with its endpoint's work
+ * bit when an entry was published (work), a thread of ours (none); and
+ * the next pass of ours looks at ep.
+ */
+static inline void post_wake(struct shm_dev *dev, struct shm_ep *ep, bool wake,
+			     bool work)
 {
-	if (wake)
-		shm_kick(dev, ep->peer_seg, &ep->peer_kaddr,
-			 ep->peer_kaddr_len);
+	if (dev->work_on)
+		dev->again |= ep->wmask;
+	if (wake) {
+		atomic_thread_fence(memory_order_seq_cst);
+		if (work)
+			shm_work_mark(ep);
+		shm_kick_fenced(dev, ep->peer_seg, &ep->peer_kaddr,
+				ep->peer_kaddr_len);
+	}
 	shm_cq_kick(dev);
 }
 
@@ -762,7 +780,7 @@ int shm_post_send(struct rcx_ep *e, struct rcx_wr *wr, struct rcx_wr **bad)
 	struct shm_ep *ep = to_sep(e);
 	struct shm_dev *dev = ep->dev;
 	uint32_t t0, now0 = ep->ran_now;
-	bool wake = false;
+	bool wake = false, work = false;
 	int ret = 0;
 
 	/* a lone WRITE or READ that runs at once (a channel's credit, a
@@ -772,12 +790,12 @@ int shm_post_send(struct rcx_ep *e, struct rcx_wr *wr, struct rcx_wr **bad)
 		if (wr->flags & RCX_WR_SIGNALED)
 			cqe_push(ep, wr->wr_id, wr->op, 0, wr->length);
 		/* a waiter of the peer's may sleep until a write lands */
-		post_wake(dev, ep, wr->op == RCX_OP_WRITE);
+		post_wake(dev, ep, wr->op == RCX_OP_WRITE, false);
 		return 0;
 	}
 	if (send_fast(ep, wr)) {
 		/* the receiver may sleep: wake it */
-		post_wake(dev, ep, true);
+		post_wake(dev, ep, true, true);
 		return 0;
 	}
 	t0 = ep->cseg ? atomic_load_explicit(&ep->tx->sq_tail,
@@ -793,9 +811,9 @@ int shm_post_send(struct rcx_ep *e, struct rcx_wr *wr, struct rcx_wr **bad)
 	if (ep->state != SHM_EP_ERROR && ep->cseg) {
 		/* a WR that ran now left nothing to execute or reap */
 		wake = ep->ran_now != now0;
-		if (t0 != atomic_load_explicit(&ep->tx->sq_tail,
-					       memory_order_relaxed) ||
-		    ep->pend) {
+		work = t0 != atomic_load_explicit(&ep->tx->sq_tail,
+						  memory_order_relaxed);
+		if (work || ep->pend) {
 			/* the peer runs what it can before we do: wake it
 			 * if it sleeps (exec_dir does when it ran some) */
 			wake |= !exec_dir(ep, ep->tx);
@@ -803,7 +821,7 @@ int shm_post_send(struct rcx_ep *e, struct rcx_wr *wr, struct rcx_wr **bad)
 		}
 		wake &= ep->peer_seg != NULL;
 	}
-	post_wake(dev, ep, wake);
+	post_wake(dev, ep, wake, work);
 	return ret;
 }
 
@@ -838,6 +856,8 @@ int shm_post_recv(struct rcx_ep *e, struct rcx_wr *wr, struct rcx_wr **bad)
 		exec_dir(ep, d);
 		reap_rq(ep);
 	}
+	if (ep->dev->work_on)
+		ep->dev->again |= ep->wmask;
 	shm_cq_kick(ep->dev);
 	return ret;
 }
@@ -874,20 +894,37 @@ static inline __attribute__((always_inline)) bool quiet(struct shm_ep *ep)
 /* ep_progress past its checks: a call only where there is work */
 static __attribute__((noinline)) void ep_work(struct shm_ep *ep)
 {
+	uint32_t t;
+
 	exec_dir(ep, ep->rx);
-	run_pending(ep);
+	if (ep->pend) {
+		t = atomic_load_explicit(&ep->tx->sq_tail,
+					 memory_order_relaxed);
+		run_pending(ep);
+		/* entries the pending queue published: the peer's to take
+		 * when they are its (exec_run wakes it only when it stops
+		 * at one) */
+		if (t != atomic_load_explicit(&ep->tx->sq_tail,
+					      memory_order_relaxed)) {
+			atomic_thread_fence(memory_order_seq_cst);
+			peer_work_fenced(ep);
+		}
+	}
 	exec_dir(ep, ep->tx);
 	reap(ep);
 }
 
-/* inlined into the poll's loop: an endpoint with nothing to do costs
- * its loads, no call */
-static inline __attribute__((always_inline)) void ep_progress(struct shm_ep *ep)
+/*
+ * inlined into the poll's loop: an endpoint with nothing to do costs
+ * its loads, no call. True when it had work: the next pass looks again.
+ */
+static inline __attribute__((always_inline)) bool ep_progress(struct shm_ep *ep)
 {
 	if (ep->state == SHM_EP_ERROR || !ep->cseg || !ep->peer_seg ||
 	    quiet(ep))
-		return;
+		return false;
 	ep_work(ep);
+	return true;
 }
 
 void shm_ep_kill(struct shm_ep *ep)
@@ -901,9 +938,10 @@ void shm_ep_kill(struct shm_ep *ep)
 	atomic_store(&cs->dead[ep->side], 1);
 	unlock(&cs->dir[1]);
 	unlock(&cs->dir[0]);
-	if (ep->peer_seg)
-		shm_kick(ep->dev, ep->peer_seg, &ep->peer_kaddr,
-			 ep->peer_kaddr_len);
+	if (ep->peer_seg) {
+		atomic_thread_fence(memory_order_seq_cst);
+		peer_work_fenced(ep);
+	}
 }
 
 static void ep_flush(struct shm_ep *ep);
@@ -973,13 +1011,55 @@ int shm_ep_query(const struct rcx_ep *e, struct rcx_ep_info *info)
 	return 0;
 }
 
-/* Run every endpoint's queues: the completions land in dev->cq. */
+/* Every endpoint's queues (a pass of a device that polls by the map:
+ * the next looks again at those that had work) */
+static void progress_every(struct shm_dev *dev)
+{
+	struct shm_ep *ep;
+
+	for (ep = dev->eps; ep; ep = ep->next, dev->looks++)
+		if (ep_progress(ep))
+			dev->again |= ep->wmask;
+}
+
+/* The queues of the endpoints the work map and dev->again name. */
+static inline void progress_work(struct shm_dev *dev)
+{
+	_Atomic uint64_t *w = &dev->seg->work;
+	uint64_t bits = dev->again;
+	struct shm_ep *ep;
+	uint32_t b;
+
+	/* the exchange's acquire: the peer's change before its mark */
+	if (atomic_load_explicit(w, memory_order_relaxed))
+		bits |= atomic_exchange_explicit(w, 0, memory_order_acq_rel);
+	if (!bits)
+		return;
+	dev->again = 0;
+	if (bits & 1) {
+		progress_every(dev);
+		return;
+	}
+	do {
+		b = (uint32_t)__builtin_ctzll(bits);
+		bits &= bits - 1;
+		for (ep = dev->by_bit[b]; ep; ep = ep->bit_next, dev->looks++)
+			if (ep_progress(ep))
+				shm_work_again(dev, b);
+	} while (bits);
+}
+
+/* Run the endpoints' queues: the completions land in dev->cq. */
 static inline void progress_all(struct shm_dev *dev)
 {
 	struct shm_ep *ep;
 
-	for (ep = dev->eps; ep; ep = ep->next)
-		ep_progress(ep);
+	if (dev->work_on) {
+		progress_work(dev);
+	} else {
+		for (ep = dev->eps; ep; ep = ep->next)
+			ep_progress(ep);
+	}
 	shm_cq_kick(dev);
 }
 
