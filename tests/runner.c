@@ -299,11 +299,36 @@ static void timed_case(void)
 	printf("(%.1f s) ", (double)(tu_now_ms() - t0) / 1000.0);
 }
 
+/*
+ * RCX_TEST_CASE: run only the cases whose names contain one of its
+ * comma-separated words (to repeat one case in a loop). A filter that
+ * matches no case fails the suite, so a misspelt name is not a pass.
+ */
+static bool case_wanted(const char *name)
+{
+	const char *f = getenv("RCX_TEST_CASE"), *w;
+	char word[128];
+	size_t n;
+
+	if (!f || !*f)
+		return true;
+	for (w = f; *w; w += n + (w[n] == ',')) {
+		n = strcspn(w, ",");
+		if (!n || n >= sizeof(word))
+			continue;
+		memcpy(word, w, n);
+		word[n] = 0;
+		if (strstr(name, word))
+			return true;
+	}
+	return false;
+}
+
 static int run_suite(const struct tu_suite *s)
 {
 	CU_pSuite cs;
 	const CU_TestInfo *t;
-	unsigned int failed;
+	unsigned int failed, added = 0;
 
 	if (s->needs & TU_DEVICE && !device_present()) {
 		const char *req = getenv("RCX_REQUIRE_DEVICE");
@@ -335,7 +360,16 @@ static int run_suite(const struct tu_suite *s)
 				CU_cleanup_registry();
 				return 1;
 			}
+		if (!case_wanted(t->pName))
+			continue;
 		CU_add_test(cs, t->pName, timed_case);
+		added++;
+	}
+	if (cs && !added) {
+		fprintf(stderr, "FAIL %s: RCX_TEST_CASE=%s matches no case\n",
+			s->name, getenv("RCX_TEST_CASE"));
+		CU_cleanup_registry();
+		return 1;
 	}
 	CU_basic_set_mode(CU_BRM_VERBOSE);
 	CU_basic_run_tests();
