@@ -459,8 +459,21 @@ static int chan_outcome(struct rcx_req **ch, struct rcx_status *st)
 	return flag ? st->error : -ETIMEDOUT;
 }
 
-/* Rank 1: receives until one fails; 0 when it is the transport's error. */
-static int chan_broken_recv(struct rcx_req *ch, uint64_t *buf)
+/* no call into the library for s seconds (it computes) */
+static void stall(int s)
+{
+	long long end = tu_now_ms() + 1000LL * s;
+
+	while (tu_now_ms() < end)
+		usleep(10000);
+}
+
+/*
+ * Rank 1: receives until one fails; 0 when it is the transport's error.
+ * With stall_s, it computes that long once the message of the break came
+ * (the sender's remake begins then).
+ */
+static int chan_broken_recv(struct rcx_req *ch, uint64_t *buf, int stall_s)
 {
 	struct rcx_status st;
 	int k, ret = 0;
@@ -474,6 +487,8 @@ static int chan_broken_recv(struct rcx_req *ch, uint64_t *buf)
 		/* only the message of the break may still arrive */
 		TP_CHECK_EQ(k, CHAN_BREAK);
 		TP_CHECK_EQ(buf[0], 1000 + (uint64_t)k);
+		if (stall_s)
+			stall(stall_s);
 	}
 	TP_CHECK_EQ(ret, RCX_ERR_TRANSPORT);
 	return ret == RCX_ERR_TRANSPORT ? 0 : -1;
@@ -495,10 +510,11 @@ static void world_none_failed(struct tp_job *j)
 
 /*
  * Rank 0 breaks a channel bound on *gp after CHAN_BREAK messages; when
- * free_group, both free *gp (and the persistent request) before.
+ * free_group, both free *gp (and the persistent request) before; rank 1
+ * stalls stall_s (chan_broken_recv).
  */
 static void chan_broken_round(struct tp_job *j, struct rcx_group **gp,
-			      const char *proto, bool free_group)
+			      const char *proto, bool free_group, int stall_s)
 {
 	struct rcx_info *info = NULL;
 	struct rcx_req *init = NULL, *ch = NULL;
@@ -526,7 +542,7 @@ static void chan_broken_round(struct tp_job *j, struct rcx_group **gp,
 		TP_CHECK_EQ(chan_outcome(&ch, &st), RCX_ERR_TRANSPORT);
 		TP_CHECK_EQ(rcx_start(ch), RCX_ERR_TRANSPORT);
 	} else {
-		chan_broken_recv(ch, buf);
+		chan_broken_recv(ch, buf, stall_s);
 	}
 	/* the group's own connection is whole: nobody failed */
 	world_none_failed(j);
@@ -538,8 +554,8 @@ out:
 
 static void sc_chan_broken(struct tp_job *j)
 {
-	chan_broken_round(j, &j->g, "send", false);
-	chan_broken_round(j, &j->g, "write_imm", false);
+	chan_broken_round(j, &j->g, "send", false, 0);
+	chan_broken_round(j, &j->g, "write_imm", false, 0);
 }
 
 static void sc_chan_broken_freed(struct tp_job *j)
@@ -547,10 +563,29 @@ static void sc_chan_broken_freed(struct tp_job *j)
 	struct rcx_group *sub = NULL;
 
 	if (TP_CHECK_OK(rcx_group_split(j->g, 0, j->rank, &sub)))
-		chan_broken_round(j, &sub, "send", true);
+		chan_broken_round(j, &sub, "send", true, 0);
 	if (sub)
 		TP_CHECK_OK(rcx_group_free(&sub));
-	chan_broken_round(j, &j->g, "write_imm", true);
+	chan_broken_round(j, &j->g, "write_imm", true, 0);
+}
+
+/*
+ * A remake the peer does not take part in (it computes, making no call,
+ * longer than RCX_FT_TIMEOUT_MS) cannot be made: the set fails with
+ * RCX_ERR_TRANSPORT at both ends, the computing end at its next call;
+ * nobody is failed.
+ */
+#define STALL_S 3
+
+static void ft_short_env(void)
+{
+	setenv("RCX_FT_TIMEOUT_MS", "1000", 1);
+}
+
+static void sc_chan_remake_stalled(struct tp_job *j)
+{
+	chan_broken_round(j, &j->g, "send", false, STALL_S);
+	chan_broken_round(j, &j->g, "write_imm", false, STALL_S);
 }
 
 /* RCX_FT_TIMEOUT_MS=0: no remake, a break fails the set at both ends */
@@ -1127,6 +1162,7 @@ static const struct tp_scenario scenarios[] = {
 	FAULT_SC("chan_broken", sc_chan_broken, no_remake_env),
 	FAULT_SC("chan_broken_freed", sc_chan_broken_freed, no_remake_env),
 	FAULT_SC("chan_remake", sc_chan_remake, ft_timeout_env),
+	FAULT_SC("chan_remake_stalled", sc_chan_remake_stalled, ft_short_env),
 	FAULT_SC("reconn_accepting", sc_reconn_accepting, reconn_env),
 	FAULT_SC("reconn_connecting", sc_reconn_connecting, reconn_env),
 	FAULT_SC("reconn_pair_accepting", sc_reconn_pair_accepting, reconn_env),
@@ -1204,6 +1240,11 @@ static void test_chan_remake(void)
 	job("chan_remake");
 }
 
+static void test_chan_remake_stalled(void)
+{
+	job("chan_remake_stalled");
+}
+
 static void test_reconn_accepting(void)
 {
 	job("reconn_accepting");
@@ -1260,6 +1301,8 @@ static const CU_TestInfo tests[] = {
 	{ "channel_transport_gives_up_group_freed_first_both_told",
 	  test_chan_broken_freed },
 	{ "channel_broken_mid_stream_remade_exactly_once", test_chan_remake },
+	{ "channel_remake_peer_stalled_fails_both_ends_transport",
+	  test_chan_remake_stalled },
 	{ "reconnect_stream_broken_at_acceptor", test_reconn_accepting },
 	{ "reconnect_stream_broken_at_connector", test_reconn_connecting },
 	{ "reconnect_pair_stream_broken_at_acceptor",

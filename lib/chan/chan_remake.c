@@ -273,8 +273,8 @@ void rcx__chan_remake_fail(struct chset *s, int err, bool told)
 		struct chan *c = &s->ch[i];
 
 		if (c->mode == CH_RECV)
-			c->flushing = !(c->rm_posted && !rm->drained &&
-					!c->held);
+			c->flushing =
+				!(c->rm_posted && !rm->drained && !c->held);
 	}
 	rcx__chan_set_fail(s, err);
 	for (i = 0; i < s->n; i++)
@@ -322,18 +322,25 @@ void rcx__chan_remake_am(struct rcx__conn *c, const struct rcx__hdr *h,
 	}
 	memcpy(s->rm->cnt, payload + sizeof(m), 16 * (size_t)s->n);
 	s->rm->peer_in = true;
-	step(s, true);
-	if (s->state == SET_REMAKE && s->rm->established)
-		rcx__chan_remake_up(s);
+	/* the connection is made, or the new queue pair taken into use,
+	 * on the connection cadence (rcx__chan_remake_poll), not from
+	 * inside the completion queue's poll */
+	step(s, false);
 }
 
 void rcx__chan_remake_poll(struct chset *s, long long now)
 {
 	if (now > s->rm->by_us) {
+		rcx__log(RCX__LOG_WARN, "chan",
+			 "set of %d to rank %d: not remade within "
+			 "RCX_FT_TIMEOUT_MS (%lu ms)",
+			 s->n, s->ch[0].peer, s->ctx->cfg.ft_timeout_ms);
 		rcx__chan_remake_fail(s, RCX_ERR_TRANSPORT, false);
 		return;
 	}
 	step(s, true);
+	if (s->state == SET_REMAKE && s->rm->established && s->rm->peer_in)
+		rcx__chan_remake_up(s);
 }
 
 /* channel c's slots from its start count, as its starts left them */
@@ -346,8 +353,9 @@ static void slots_from_count(struct chan *c, int n)
 	c->next_slot = (int)(((uint64_t)c->idx + k * step) % sl);
 	c->next_off = (uint64_t)c->next_slot * c->stride;
 	if (c->count)
-		c->cur_slot = (int)(((uint64_t)c->idx + (k + sl - 1) % sl * step) %
-				    sl);
+		c->cur_slot =
+			(int)(((uint64_t)c->idx + (k + sl - 1) % sl * step) %
+			      sl);
 }
 
 /* sender: message c->count again, into the slot it went to */
