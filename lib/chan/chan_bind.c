@@ -368,6 +368,8 @@ static int chan_conn_req(struct rcx_ctx *ctx, struct rcx__pending_req *p)
 				rcx__chan_remake_fail(s, ret, false);
 			else
 				rcx__chan_set_fail(s, ret);
+		} else if (s->state == SET_REMAKE) {
+			ctx->st.connects++; /* one made again */
 		}
 	}
 	free(p);

@@ -205,6 +205,8 @@ static void step(struct chset *s, bool may_connect)
 	ret = rcx__chan_connect(s);
 	if (ret)
 		rcx__chan_remake_fail(s, RCX_ERR_TRANSPORT, false);
+	else
+		s->ctx->st.connects++; /* one made again, as a world's */
 }
 
 bool rcx__chan_remake(struct chset *s, int err)
