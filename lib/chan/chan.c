@@ -47,7 +47,7 @@ void rcx__chan_set_fail(struct chset *s, int err)
 {
 	int i;
 
-	if (s->state == SET_FAILED)
+	if (s->state == SET_FAILED || rcx__chan_remake(s, err))
 		return;
 	s->state = SET_FAILED;
 	s->error = err;
@@ -357,8 +357,11 @@ static int chan_start(struct rcx_req *r)
 	struct chset *s = c->set;
 	int ret;
 
-	if (RCX__UNLIKELY(s->state != SET_UP))
+	if (RCX__UNLIKELY(s->state != SET_UP)) {
+		if (s->state == SET_REMAKE)
+			return rcx__chan_hold(r);
 		return s->state == SET_FAILED ? s->error : -EAGAIN;
+	}
 	r->state = RCX__REQ_ACTIVE;
 	r->status.error = 0;
 	switch (c->mode) {
@@ -404,6 +407,8 @@ static int chan_start_many(struct rcx_req **reqs, int n)
 
 		if (c->set->state == SET_FAILED)
 			return c->set->error;
+		if (c->set->state == SET_REMAKE)
+			return rcx__chan_hold_many(reqs, n);
 		if (c->set->state != SET_UP)
 			return -EAGAIN;
 	}
@@ -692,7 +697,8 @@ static void on_imm_ok(struct rcx_ctx *ctx, struct rcx__wrctx *w,
 	struct chan *c;
 
 	s->zposted--;
-	if (RCX__UNLIKELY(s->state != SET_UP))
+	/* being remade: what arrived counts (chan_remake.c) */
+	if (RCX__UNLIKELY(s->state != SET_UP && s->state != SET_REMAKE))
 		return;
 	if (RCX__UNLIKELY(!has_imm || idx + m > (unsigned int)s->n)) {
 		rcx__chan_set_fail(s, RCX_ERR_PROTO);
