@@ -508,6 +508,19 @@ static void world_none_failed(struct tp_job *j)
 	TP_CHECK_OK(rcx_group_free(&w));
 }
 
+/* The group's own connection is whole: nobody failed (j->g may be
+ * freed); then the channel and what chan_open made go. */
+static void chan_close(struct tp_job *j, struct rcx_req **ch,
+		       struct rcx_req **init, struct rcx_info **info)
+{
+	if (*ch) {
+		world_none_failed(j);
+		TP_CHECK_OK(rcx_bind_free(ch, 1));
+	}
+	rcx_req_free(init);
+	rcx_info_free(info);
+}
+
 /*
  * Rank 0 breaks a channel bound on *gp after CHAN_BREAK messages; when
  * free_group, both free *gp (and the persistent request) before; rank 1
@@ -544,12 +557,8 @@ static void chan_broken_round(struct tp_job *j, struct rcx_group **gp,
 	} else {
 		chan_broken_recv(ch, buf, stall_s);
 	}
-	/* the group's own connection is whole: nobody failed */
-	world_none_failed(j);
-	TP_CHECK_OK(rcx_bind_free(&ch, 1));
 out:
-	rcx_req_free(&init);
-	rcx_info_free(&info);
+	chan_close(j, &ch, &init, &info);
 }
 
 static void sc_chan_broken(struct tp_job *j)
@@ -648,17 +657,131 @@ static void chan_remake_round(struct tp_job *j, struct rcx_group **gp,
 	/* every break was remade, and both ends remade the same times */
 	TP_CHECK_EQ(to_chan(ch)->set->rm_gen, imm ? 3u : 2u);
 	TP_CHECK_EQ(to_chan(ch)->set->state, SET_UP);
-	world_none_failed(j);
-	TP_CHECK_OK(rcx_bind_free(&ch, 1));
 out:
-	rcx_req_free(&init);
-	rcx_info_free(&info);
+	chan_close(j, &ch, &init, &info);
 }
 
 static void sc_chan_remake(struct tp_job *j)
 {
 	chan_remake_round(j, &j->g, "send", 1, false);
 	chan_remake_round(j, &j->g, "write_imm", 4, true);
+}
+
+/*
+ * The set breaks at the receiver (rank 1) while two messages it has not
+ * started landed, their completions not polled (the sender runs up to
+ * its window ahead), and it starts the next receive while the set is
+ * remade. The first one's completion, polled then, must not end that
+ * start, which is only held (it did: the start count fell one behind
+ * the sender's, then a wrong slot, a duplicate or a hang).
+ */
+#define RH_AT 6 /* the receiver's start count at the break */
+
+static void sc_chan_remake_early(struct tp_job *j)
+{
+	struct rcx_info *info = NULL;
+	struct rcx_req *init = NULL, *ch = NULL;
+	uint64_t buf[4] = { 0 };
+	volatile uint64_t *vb = buf;
+	struct rcx_status st;
+	long long end = tu_now_ms() + 20000;
+	int k, bad = 0;
+
+	if (!chan_open(j->g, "write_imm", "4", buf, &info, &init, &ch))
+		goto out;
+	for (k = 0; k < 16; k++) {
+		if (j->rank == 1 && k == RH_AT) {
+			/* messages k and k + 1 land, unpolled (where the
+			 * NIC writes; shm's receiver does in its progress) */
+			while (to_chan(ch)->set->credit_imm &&
+			       vb[(k + 1) % 4] != 1001 + (uint64_t)k &&
+			       tu_now_ms() < end)
+				usleep(1000);
+			usleep(50000);
+			rcx__lock(j->ctx);
+			rcx__chan_set_fail(to_chan(ch)->set, RCX_ERR_TRANSPORT);
+			rcx__unlock(j->ctx);
+			TP_CHECK_EQ(to_chan(ch)->set->state, SET_REMAKE);
+		}
+		if (j->rank == 0)
+			buf[k % 4] = 1000 + (uint64_t)k;
+		TP_CHECK_OK(rcx_start(ch));
+		TP_CHECK_OK(chan_outcome(&ch, &st));
+		if (j->rank == 1)
+			bad += st.slot != k % 4 || st.count != 8 ||
+			       buf[k % 4] != 1000 + (uint64_t)k;
+	}
+	TP_CHECK_EQ(bad, 0);
+	TP_CHECK_EQ(to_chan(ch)->set->rm_gen, 1u);
+	TP_CHECK_EQ(to_chan(ch)->set->state, SET_UP);
+out:
+	chan_close(j, &ch, &init, &info);
+}
+
+/*
+ * A post of the set's own that fails where nothing waits for it (the
+ * zero-length receives of a write_imm receiver, or of a credit_imm
+ * sender, given back in a batch: made to report a failure once, though
+ * the list went, which the set counts as posted) is the transport's
+ * failure, not the peer's: RCX_ERR_TRANSPORT at both ends (no remake:
+ * RCX_FT_TIMEOUT_MS=0), nobody failed. It was RCX_ERR_PROC_FAILED, and
+ * the other end waited.
+ */
+static const struct rcx_provider_ops *pf_ops;
+static struct rcx_provider_ops pf_fail;
+static struct rcx_ctx *pf_ctx;
+static struct rcx_ep *pf_ep;
+
+static int pf_post_recv(struct rcx_ep *ep, struct rcx_pwr **pwr, int n)
+{
+	int ret = pf_ops->pwr_post_recv(ep, pwr, n);
+
+	if (ep != pf_ep || ret)
+		return ret;
+	pf_ctx->ops = pf_ops;
+	return -ENOMEM;
+}
+
+static void chan_repost_round(struct tp_job *j, int breaker)
+{
+	struct rcx_info *info = NULL;
+	struct rcx_req *init = NULL, *ch = NULL;
+	uint64_t buf[4] = { 0 };
+	struct rcx_status st;
+	int k, ret = 0;
+
+	if (!chan_open(j->g, "write_imm", "4", buf, &info, &init, &ch))
+		goto out;
+	/* a sender takes its credits into receives only with credit_imm */
+	if (breaker == 0 && !to_chan(ch)->set->credit_imm)
+		goto out;
+	if (j->rank == breaker) {
+		pf_ops = j->ctx->ops;
+		pf_fail = *pf_ops;
+		pf_fail.pwr_post_recv = pf_post_recv;
+		pf_ctx = j->ctx;
+		pf_ep = to_chan(ch)->set->ep;
+		j->ctx->ops = &pf_fail;
+	}
+	for (k = 0; k < 100 && !ret; k++) {
+		buf[k % 4] = 1000 + (uint64_t)k;
+		ret = rcx_start(ch);
+		if (!ret)
+			ret = chan_outcome(&ch, &st);
+	}
+	TP_CHECK_EQ(ret, RCX_ERR_TRANSPORT);
+	if (j->rank == breaker) { /* the failing post was made */
+		TP_CHECK(j->ctx->ops == pf_ops);
+		j->ctx->ops = pf_ops;
+	}
+out:
+	chan_close(j, &ch, &init, &info);
+}
+
+static void sc_chan_repost_fails(struct tp_job *j)
+{
+	chan_repost_round(j, 1);
+	chan_repost_round(j, 0);
 }
 
 /*
@@ -1163,6 +1286,8 @@ static const struct tp_scenario scenarios[] = {
 	FAULT_SC("chan_broken_freed", sc_chan_broken_freed, no_remake_env),
 	FAULT_SC("chan_remake", sc_chan_remake, ft_timeout_env),
 	FAULT_SC("chan_remake_stalled", sc_chan_remake_stalled, ft_short_env),
+	FAULT_SC("chan_remake_early", sc_chan_remake_early, ft_timeout_env),
+	FAULT_SC("chan_repost_fails", sc_chan_repost_fails, no_remake_env),
 	FAULT_SC("reconn_accepting", sc_reconn_accepting, reconn_env),
 	FAULT_SC("reconn_connecting", sc_reconn_connecting, reconn_env),
 	FAULT_SC("reconn_pair_accepting", sc_reconn_pair_accepting, reconn_env),
@@ -1195,100 +1320,34 @@ static void job(const char *scenario)
 	unsetenv("RCX_RUN_FT");
 }
 
-static void test_fence(void)
-{
-	job("fence");
-}
+/* one CUnit case per scenario */
+#define STOP_TEST(name)               \
+	static void test_##name(void) \
+	{                             \
+		job(#name);           \
+	}
 
-static void test_lock(void)
-{
-	job("lock");
-}
-
-static void test_lockall(void)
-{
-	job("lockall");
-}
-
-static void test_p2p(void)
-{
-	job("p2p");
-}
-
-static void test_chan(void)
-{
-	job("chan");
-}
-
-static void test_transport(void)
-{
-	job("transport");
-}
-
-static void test_chan_broken(void)
-{
-	job("chan_broken");
-}
-
-static void test_chan_broken_freed(void)
-{
-	job("chan_broken_freed");
-}
-
-static void test_chan_remake(void)
-{
-	job("chan_remake");
-}
-
-static void test_chan_remake_stalled(void)
-{
-	job("chan_remake_stalled");
-}
-
-static void test_reconn_accepting(void)
-{
-	job("reconn_accepting");
-}
-
-static void test_reconn_connecting(void)
-{
-	job("reconn_connecting");
-}
-
-static void test_reconn_pair_accepting(void)
-{
-	job("reconn_pair_accepting");
-}
-
-static void test_reconn_pair_connecting(void)
-{
-	job("reconn_pair_connecting");
-}
-
-static void test_reconn_rma_lockall(void)
-{
-	job("reconn_rma_lockall");
-}
-
-static void test_reconn_rma_fence(void)
-{
-	job("reconn_rma_fence");
-}
-
-static void test_reconn_rma_pscw(void)
-{
-	job("reconn_rma_pscw");
-}
-
-static void test_reconn_rma_atomic(void)
-{
-	job("reconn_rma_atomic");
-}
-
-static void test_reconn_exit(void)
-{
-	job("reconn_exit");
-}
+STOP_TEST(fence)
+STOP_TEST(lock)
+STOP_TEST(lockall)
+STOP_TEST(p2p)
+STOP_TEST(chan)
+STOP_TEST(transport)
+STOP_TEST(chan_broken)
+STOP_TEST(chan_broken_freed)
+STOP_TEST(chan_remake)
+STOP_TEST(chan_remake_stalled)
+STOP_TEST(chan_remake_early)
+STOP_TEST(chan_repost_fails)
+STOP_TEST(reconn_accepting)
+STOP_TEST(reconn_connecting)
+STOP_TEST(reconn_pair_accepting)
+STOP_TEST(reconn_pair_connecting)
+STOP_TEST(reconn_rma_lockall)
+STOP_TEST(reconn_rma_fence)
+STOP_TEST(reconn_rma_pscw)
+STOP_TEST(reconn_rma_atomic)
+STOP_TEST(reconn_exit)
 
 static const CU_TestInfo tests[] = {
 	{ "stopped_in_fence_epoch", test_fence },
@@ -1303,6 +1362,10 @@ static const CU_TestInfo tests[] = {
 	{ "channel_broken_mid_stream_remade_exactly_once", test_chan_remake },
 	{ "channel_remake_peer_stalled_fails_both_ends_transport",
 	  test_chan_remake_stalled },
+	{ "channel_remade_message_before_held_start_counts_once",
+	  test_chan_remake_early },
+	{ "channel_repost_failure_is_transport_at_both_ends",
+	  test_chan_repost_fails },
 	{ "reconnect_stream_broken_at_acceptor", test_reconn_accepting },
 	{ "reconnect_stream_broken_at_connector", test_reconn_connecting },
 	{ "reconnect_pair_stream_broken_at_acceptor",
