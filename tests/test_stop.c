@@ -668,12 +668,13 @@ static void sc_chan_remake(struct tp_job *j)
 }
 
 /*
- * The set breaks at the receiver (rank 1) while two messages it has not
- * started landed, their completions not polled (the sender runs up to
- * its window ahead), and it starts the next receive while the set is
- * remade. The first one's completion, polled then, must not end that
- * start, which is only held (it did: the start count fell one behind
- * the sender's, then a wrong slot, a duplicate or a hang).
+ * The set breaks at the receiver (rank 1) while a message it has not
+ * started landed, its completion not polled (the sender, within its
+ * window, sends it only once told that the receiver polls no more), and
+ * the receiver starts the next receive while the set is remade. That
+ * message's completion, polled then, must not end the start, which is
+ * only held (it did: the start count fell one behind the sender's, then
+ * a wrong slot, a duplicate or a hang).
  */
 #define RH_AT 6 /* the receiver's start count at the break */
 
@@ -685,16 +686,20 @@ static void sc_chan_remake_early(struct tp_job *j)
 	volatile uint64_t *vb = buf;
 	struct rcx_status st;
 	long long end = tu_now_ms() + 20000;
-	int k, bad = 0;
+	int k, bad = 0, x = 0;
 
 	if (!chan_open(j->g, "write_imm", "4", buf, &info, &init, &ch))
 		goto out;
 	for (k = 0; k < 16; k++) {
+		if (j->rank == 0 && k == RH_AT)
+			TP_CHECK_OK(rcx_recv(j->g, &x, sizeof(x), 1, DATA_TAG,
+					     NULL));
 		if (j->rank == 1 && k == RH_AT) {
-			/* messages k and k + 1 land, unpolled (where the
-			 * NIC writes; shm's receiver does in its progress) */
+			TP_CHECK_OK(rcx_send(j->g, &x, sizeof(x), 0, DATA_TAG));
+			/* message k lands, unpolled (where the NIC writes;
+			 * shm's receiver does in its progress) */
 			while (to_chan(ch)->set->credit_imm &&
-			       vb[(k + 1) % 4] != 1001 + (uint64_t)k &&
+			       vb[k % 4] != 1000 + (uint64_t)k &&
 			       tu_now_ms() < end)
 				usleep(1000);
 			usleep(50000);
