@@ -12,9 +12,8 @@
  * retries run out), the connection is made again: that is what the
  * suite exercises, and each rank prints how many connections it made.
  * With short retries the transport gives up again and again, and the
- * connections must have been made again. Bound channels have queue
- * pairs of their own that are not remade (docs/config.md): they run
- * with the default retries only.
+ * connections must have been made again; bound channels' queue pairs
+ * too (remade, chan_remake.c), each message once.
  */
 #include <sched.h>
 #include <stdint.h>
@@ -248,6 +247,7 @@ static const struct tp_scenario scenarios[] = {
 	LINK_SC("win", sc_win, link_side),
 	LINK_SC("p2p_short", sc_p2p, link_side_short),
 	LINK_SC("win_short", sc_win, link_side_short),
+	LINK_SC("chan_short", sc_chan, link_side_short),
 };
 
 static int peer_main(int argc, char **argv)
@@ -295,12 +295,18 @@ static void test_win_short(void)
 	job("win_short");
 }
 
+static void test_chan_short(void)
+{
+	job("chan_short");
+}
+
 static const CU_TestInfo tests[] = {
 	{ "lossy_link_p2p_eager_and_rendezvous", test_p2p },
 	{ "lossy_link_channel_streams", test_chan },
 	{ "lossy_link_lock_all_and_fence_epochs", test_win },
 	{ "lossy_link_short_retries_p2p_reconnected", test_p2p_short },
 	{ "lossy_link_short_retries_epochs_reconnected", test_win_short },
+	{ "lossy_link_short_retries_channel_streams_remade", test_chan_short },
 	CU_TEST_INFO_NULL,
 };
 

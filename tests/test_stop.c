@@ -435,6 +435,9 @@ static void sc_transport(struct tp_job *j)
  * overtake it (another path). Neither rank is failed and the group works
  * on. Both protocols, with a watchdog: a receive that never ends fails.
  *
+ * With RCX_FT_TIMEOUT_MS=0, which makes no remake (chan_remake.c; the
+ * remake is the next case).
+ *
  * The same once the group bound on was freed at both ends before the
  * break (channels may outlive their group): the notice must still reach
  * the peer. It used to be lost (the group's connection went with the
@@ -456,8 +459,21 @@ static int chan_outcome(struct rcx_req **ch, struct rcx_status *st)
 	return flag ? st->error : -ETIMEDOUT;
 }
 
-/* Rank 1: receives until one fails; 0 when it is the transport's error. */
-static int chan_broken_recv(struct rcx_req *ch, uint64_t *buf)
+/* no call into the library for s seconds (it computes) */
+static void stall(int s)
+{
+	long long end = tu_now_ms() + 1000LL * s;
+
+	while (tu_now_ms() < end)
+		usleep(10000);
+}
+
+/*
+ * Rank 1: receives until one fails; 0 when it is the transport's error.
+ * With stall_s, it computes that long once the message of the break came
+ * (the sender's remake begins then).
+ */
+static int chan_broken_recv(struct rcx_req *ch, uint64_t *buf, int stall_s)
 {
 	struct rcx_status st;
 	int k, ret = 0;
@@ -471,6 +487,8 @@ static int chan_broken_recv(struct rcx_req *ch, uint64_t *buf)
 		/* only the message of the break may still arrive */
 		TP_CHECK_EQ(k, CHAN_BREAK);
 		TP_CHECK_EQ(buf[0], 1000 + (uint64_t)k);
+		if (stall_s)
+			stall(stall_s);
 	}
 	TP_CHECK_EQ(ret, RCX_ERR_TRANSPORT);
 	return ret == RCX_ERR_TRANSPORT ? 0 : -1;
@@ -490,12 +508,26 @@ static void world_none_failed(struct tp_job *j)
 	TP_CHECK_OK(rcx_group_free(&w));
 }
 
+/* The group's own connection is whole: nobody failed (j->g may be
+ * freed); then the channel and what chan_open made go. */
+static void chan_close(struct tp_job *j, struct rcx_req **ch,
+		       struct rcx_req **init, struct rcx_info **info)
+{
+	if (*ch) {
+		world_none_failed(j);
+		TP_CHECK_OK(rcx_bind_free(ch, 1));
+	}
+	rcx_req_free(init);
+	rcx_info_free(info);
+}
+
 /*
  * Rank 0 breaks a channel bound on *gp after CHAN_BREAK messages; when
- * free_group, both free *gp (and the persistent request) before.
+ * free_group, both free *gp (and the persistent request) before; rank 1
+ * stalls stall_s (chan_broken_recv).
  */
 static void chan_broken_round(struct tp_job *j, struct rcx_group **gp,
-			      const char *proto, bool free_group)
+			      const char *proto, bool free_group, int stall_s)
 {
 	struct rcx_info *info = NULL;
 	struct rcx_req *init = NULL, *ch = NULL;
@@ -523,20 +555,16 @@ static void chan_broken_round(struct tp_job *j, struct rcx_group **gp,
 		TP_CHECK_EQ(chan_outcome(&ch, &st), RCX_ERR_TRANSPORT);
 		TP_CHECK_EQ(rcx_start(ch), RCX_ERR_TRANSPORT);
 	} else {
-		chan_broken_recv(ch, buf);
+		chan_broken_recv(ch, buf, stall_s);
 	}
-	/* the group's own connection is whole: nobody failed */
-	world_none_failed(j);
-	TP_CHECK_OK(rcx_bind_free(&ch, 1));
 out:
-	rcx_req_free(&init);
-	rcx_info_free(&info);
+	chan_close(j, &ch, &init, &info);
 }
 
 static void sc_chan_broken(struct tp_job *j)
 {
-	chan_broken_round(j, &j->g, "send", false);
-	chan_broken_round(j, &j->g, "write_imm", false);
+	chan_broken_round(j, &j->g, "send", false, 0);
+	chan_broken_round(j, &j->g, "write_imm", false, 0);
 }
 
 static void sc_chan_broken_freed(struct tp_job *j)
@@ -544,10 +572,221 @@ static void sc_chan_broken_freed(struct tp_job *j)
 	struct rcx_group *sub = NULL;
 
 	if (TP_CHECK_OK(rcx_group_split(j->g, 0, j->rank, &sub)))
-		chan_broken_round(j, &sub, "send", true);
+		chan_broken_round(j, &sub, "send", true, 0);
 	if (sub)
 		TP_CHECK_OK(rcx_group_free(&sub));
-	chan_broken_round(j, &j->g, "write_imm", true);
+	chan_broken_round(j, &j->g, "write_imm", true, 0);
+}
+
+/*
+ * A remake the peer does not take part in (it computes, making no call,
+ * longer than RCX_FT_TIMEOUT_MS) cannot be made: the set fails with
+ * RCX_ERR_TRANSPORT at both ends, the computing end at its next call;
+ * nobody is failed.
+ */
+#define STALL_S 3
+
+static void ft_short_env(void)
+{
+	setenv("RCX_FT_TIMEOUT_MS", "1000", 1);
+}
+
+static void sc_chan_remake_stalled(struct tp_job *j)
+{
+	chan_broken_round(j, &j->g, "send", false, STALL_S);
+	chan_broken_round(j, &j->g, "write_imm", false, STALL_S);
+}
+
+/* RCX_FT_TIMEOUT_MS=0: no remake, a break fails the set at both ends */
+static void no_remake_env(void)
+{
+	setenv("RCX_FT_TIMEOUT_MS", "0", 1);
+}
+
+/*
+ * A set whose queue pair breaks mid-stream on a live peer is remade
+ * (chan_remake.c): the stream goes on at both ends with no error, every
+ * message arrives once, in order, in its slot. The fault provider fails
+ * the completion of a WR that did its work, so the message of the break
+ * arrived, and the flush takes the rest. Rank 0, the sender, breaks at
+ * RM_BREAK0 and RM_BREAK1 (twice: the second remake of the same set);
+ * for write_imm rank 1 also breaks its own queue pair, at the first
+ * signaled credit write from RM_BREAK2 (RM_NMSG covers one in every
+ * CH_CREDIT_SIGNAL credits, a credit in every 4 starts). Both ends count
+ * the same remakes. The group bound on is freed first for write_imm:
+ * the notices go over its connection all the same.
+ */
+#define RM_BREAK0 5
+#define RM_BREAK1 20
+#define RM_BREAK2 (RM_BREAK1 + 8)
+#define RM_NMSG	  (RM_BREAK2 + 4 * CH_CREDIT_SIGNAL + 10)
+
+static void chan_remake_round(struct tp_job *j, struct rcx_group **gp,
+			      const char *proto, int slots, bool free_group)
+{
+	struct rcx_info *info = NULL;
+	struct rcx_req *init = NULL, *ch = NULL;
+	uint64_t buf[4] = { 0 };
+	char sl[8];
+	struct rcx_status st;
+	int k, bad = 0;
+	bool imm = strcmp(proto, "write_imm") == 0;
+
+	snprintf(sl, sizeof(sl), "%d", slots);
+	if (!chan_open(*gp, proto, sl, buf, &info, &init, &ch))
+		goto out;
+	if (free_group) {
+		rcx_req_free(&init);
+		TP_CHECK_OK(rcx_group_free(gp));
+	}
+	for (k = 0; k < RM_NMSG; k++) {
+		if ((j->rank == 0 && (k == RM_BREAK0 || k == RM_BREAK1)) ||
+		    (j->rank == 1 && imm && k == RM_BREAK2)) {
+			rcx__fault_fail_next(&to_chan(ch)->set->obj,
+					     RCX_ERR_TRANSPORT);
+		}
+		if (j->rank == 0)
+			buf[k % slots] = 1000 + (uint64_t)k;
+		TP_CHECK_OK(rcx_start(ch));
+		TP_CHECK_OK(chan_outcome(&ch, &st));
+		if (j->rank == 1)
+			bad += st.slot != k % slots || st.count != 8 ||
+			       buf[k % slots] != 1000 + (uint64_t)k;
+	}
+	TP_CHECK_EQ(bad, 0);
+	/* every break was remade, and both ends remade the same times */
+	TP_CHECK_EQ(to_chan(ch)->set->rm_gen, imm ? 3u : 2u);
+	TP_CHECK_EQ(to_chan(ch)->set->state, SET_UP);
+out:
+	chan_close(j, &ch, &init, &info);
+}
+
+static void sc_chan_remake(struct tp_job *j)
+{
+	chan_remake_round(j, &j->g, "send", 1, false);
+	chan_remake_round(j, &j->g, "write_imm", 4, true);
+}
+
+/*
+ * The set breaks at the receiver (rank 1) while a message it has not
+ * started landed, its completion not polled (the sender, within its
+ * window, sends it only once told that the receiver polls no more), and
+ * the receiver starts the next receive while the set is remade. That
+ * message's completion, polled then, must not end the start, which is
+ * only held (it did: the start count fell one behind the sender's, then
+ * a wrong slot, a duplicate or a hang).
+ */
+#define RH_AT 6 /* the receiver's start count at the break */
+
+static void sc_chan_remake_early(struct tp_job *j)
+{
+	struct rcx_info *info = NULL;
+	struct rcx_req *init = NULL, *ch = NULL;
+	uint64_t buf[4] = { 0 };
+	volatile uint64_t *vb = buf;
+	struct rcx_status st;
+	long long end = tu_now_ms() + 20000;
+	int k, bad = 0, x = 0;
+
+	if (!chan_open(j->g, "write_imm", "4", buf, &info, &init, &ch))
+		goto out;
+	for (k = 0; k < 16; k++) {
+		if (j->rank == 0 && k == RH_AT)
+			TP_CHECK_OK(rcx_recv(j->g, &x, sizeof(x), 1, DATA_TAG,
+					     NULL));
+		if (j->rank == 1 && k == RH_AT) {
+			TP_CHECK_OK(rcx_send(j->g, &x, sizeof(x), 0, DATA_TAG));
+			/* message k lands, unpolled (where the NIC writes;
+			 * shm's receiver does in its progress) */
+			while (to_chan(ch)->set->credit_imm &&
+			       vb[k % 4] != 1000 + (uint64_t)k &&
+			       tu_now_ms() < end)
+				usleep(1000);
+			usleep(50000);
+			rcx__lock(j->ctx);
+			rcx__chan_set_fail(to_chan(ch)->set, RCX_ERR_TRANSPORT);
+			rcx__unlock(j->ctx);
+			TP_CHECK_EQ(to_chan(ch)->set->state, SET_REMAKE);
+		}
+		if (j->rank == 0)
+			buf[k % 4] = 1000 + (uint64_t)k;
+		TP_CHECK_OK(rcx_start(ch));
+		TP_CHECK_OK(chan_outcome(&ch, &st));
+		if (j->rank == 1)
+			bad += st.slot != k % 4 || st.count != 8 ||
+			       buf[k % 4] != 1000 + (uint64_t)k;
+	}
+	TP_CHECK_EQ(bad, 0);
+	TP_CHECK_EQ(to_chan(ch)->set->rm_gen, 1u);
+	TP_CHECK_EQ(to_chan(ch)->set->state, SET_UP);
+out:
+	chan_close(j, &ch, &init, &info);
+}
+
+/*
+ * A post of the set's own that fails where nothing waits for it (the
+ * zero-length receives of a write_imm receiver, or of a credit_imm
+ * sender, given back in a batch: made to report a failure once, though
+ * the list went, which the set counts as posted) is the transport's
+ * failure, not the peer's: RCX_ERR_TRANSPORT at both ends (no remake:
+ * RCX_FT_TIMEOUT_MS=0), nobody failed. It was RCX_ERR_PROC_FAILED, and
+ * the other end waited.
+ */
+static const struct rcx_provider_ops *pf_ops;
+static struct rcx_provider_ops pf_fail;
+static struct rcx_ctx *pf_ctx;
+static struct rcx_ep *pf_ep;
+
+static int pf_post_recv(struct rcx_ep *ep, struct rcx_pwr **pwr, int n)
+{
+	int ret = pf_ops->pwr_post_recv(ep, pwr, n);
+
+	if (ep != pf_ep || ret)
+		return ret;
+	pf_ctx->ops = pf_ops;
+	return -ENOMEM;
+}
+
+static void chan_repost_round(struct tp_job *j, int breaker)
+{
+	struct rcx_info *info = NULL;
+	struct rcx_req *init = NULL, *ch = NULL;
+	uint64_t buf[4] = { 0 };
+	struct rcx_status st;
+	int k, ret = 0;
+
+	if (!chan_open(j->g, "write_imm", "4", buf, &info, &init, &ch))
+		goto out;
+	/* a sender takes its credits into receives only with credit_imm */
+	if (breaker == 0 && !to_chan(ch)->set->credit_imm)
+		goto out;
+	if (j->rank == breaker) {
+		pf_ops = j->ctx->ops;
+		pf_fail = *pf_ops;
+		pf_fail.pwr_post_recv = pf_post_recv;
+		pf_ctx = j->ctx;
+		pf_ep = to_chan(ch)->set->ep;
+		j->ctx->ops = &pf_fail;
+	}
+	for (k = 0; k < 100 && !ret; k++) {
+		buf[k % 4] = 1000 + (uint64_t)k;
+		ret = rcx_start(ch);
+		if (!ret)
+			ret = chan_outcome(&ch, &st);
+	}
+	TP_CHECK_EQ(ret, RCX_ERR_TRANSPORT);
+	if (j->rank == breaker) { /* the failing post was made */
+		TP_CHECK(j->ctx->ops == pf_ops);
+		j->ctx->ops = pf_ops;
+	}
+out:
+	chan_close(j, &ch, &init, &info);
+}
+
+static void sc_chan_repost_fails(struct tp_job *j)
+{
+	chan_repost_round(j, 1);
+	chan_repost_round(j, 0);
 }
 
 /*
@@ -1048,8 +1287,12 @@ static const struct tp_scenario scenarios[] = {
 	{ .name = "p2p", .run = sc_p2p, .size = 2 },
 	{ .name = "chan", .run = sc_chan, .size = 2 },
 	FAULT_SC("transport", sc_transport, ft_timeout_env),
-	FAULT_SC("chan_broken", sc_chan_broken, ft_timeout_env),
-	FAULT_SC("chan_broken_freed", sc_chan_broken_freed, ft_timeout_env),
+	FAULT_SC("chan_broken", sc_chan_broken, no_remake_env),
+	FAULT_SC("chan_broken_freed", sc_chan_broken_freed, no_remake_env),
+	FAULT_SC("chan_remake", sc_chan_remake, ft_timeout_env),
+	FAULT_SC("chan_remake_stalled", sc_chan_remake_stalled, ft_short_env),
+	FAULT_SC("chan_remake_early", sc_chan_remake_early, ft_timeout_env),
+	FAULT_SC("chan_repost_fails", sc_chan_repost_fails, no_remake_env),
 	FAULT_SC("reconn_accepting", sc_reconn_accepting, reconn_env),
 	FAULT_SC("reconn_connecting", sc_reconn_connecting, reconn_env),
 	FAULT_SC("reconn_pair_accepting", sc_reconn_pair_accepting, reconn_env),
@@ -1082,90 +1325,34 @@ static void job(const char *scenario)
 	unsetenv("RCX_RUN_FT");
 }
 
-static void test_fence(void)
-{
-	job("fence");
-}
+/* one CUnit case per scenario */
+#define STOP_TEST(name)               \
+	static void test_##name(void) \
+	{                             \
+		job(#name);           \
+	}
 
-static void test_lock(void)
-{
-	job("lock");
-}
-
-static void test_lockall(void)
-{
-	job("lockall");
-}
-
-static void test_p2p(void)
-{
-	job("p2p");
-}
-
-static void test_chan(void)
-{
-	job("chan");
-}
-
-static void test_transport(void)
-{
-	job("transport");
-}
-
-static void test_chan_broken(void)
-{
-	job("chan_broken");
-}
-
-static void test_chan_broken_freed(void)
-{
-	job("chan_broken_freed");
-}
-
-static void test_reconn_accepting(void)
-{
-	job("reconn_accepting");
-}
-
-static void test_reconn_connecting(void)
-{
-	job("reconn_connecting");
-}
-
-static void test_reconn_pair_accepting(void)
-{
-	job("reconn_pair_accepting");
-}
-
-static void test_reconn_pair_connecting(void)
-{
-	job("reconn_pair_connecting");
-}
-
-static void test_reconn_rma_lockall(void)
-{
-	job("reconn_rma_lockall");
-}
-
-static void test_reconn_rma_fence(void)
-{
-	job("reconn_rma_fence");
-}
-
-static void test_reconn_rma_pscw(void)
-{
-	job("reconn_rma_pscw");
-}
-
-static void test_reconn_rma_atomic(void)
-{
-	job("reconn_rma_atomic");
-}
-
-static void test_reconn_exit(void)
-{
-	job("reconn_exit");
-}
+STOP_TEST(fence)
+STOP_TEST(lock)
+STOP_TEST(lockall)
+STOP_TEST(p2p)
+STOP_TEST(chan)
+STOP_TEST(transport)
+STOP_TEST(chan_broken)
+STOP_TEST(chan_broken_freed)
+STOP_TEST(chan_remake)
+STOP_TEST(chan_remake_stalled)
+STOP_TEST(chan_remake_early)
+STOP_TEST(chan_repost_fails)
+STOP_TEST(reconn_accepting)
+STOP_TEST(reconn_connecting)
+STOP_TEST(reconn_pair_accepting)
+STOP_TEST(reconn_pair_connecting)
+STOP_TEST(reconn_rma_lockall)
+STOP_TEST(reconn_rma_fence)
+STOP_TEST(reconn_rma_pscw)
+STOP_TEST(reconn_rma_atomic)
+STOP_TEST(reconn_exit)
 
 static const CU_TestInfo tests[] = {
 	{ "stopped_in_fence_epoch", test_fence },
@@ -1177,6 +1364,13 @@ static const CU_TestInfo tests[] = {
 	{ "channel_transport_gives_up_both_ends_told", test_chan_broken },
 	{ "channel_transport_gives_up_group_freed_first_both_told",
 	  test_chan_broken_freed },
+	{ "channel_broken_mid_stream_remade_exactly_once", test_chan_remake },
+	{ "channel_remake_peer_stalled_fails_both_ends_transport",
+	  test_chan_remake_stalled },
+	{ "channel_remade_message_before_held_start_counts_once",
+	  test_chan_remake_early },
+	{ "channel_repost_failure_is_transport_at_both_ends",
+	  test_chan_repost_fails },
 	{ "reconnect_stream_broken_at_acceptor", test_reconn_accepting },
 	{ "reconnect_stream_broken_at_connector", test_reconn_connecting },
 	{ "reconnect_pair_stream_broken_at_acceptor",

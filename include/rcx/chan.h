@@ -44,11 +44,16 @@ struct rcx_info;
  *
  * A channel whose peer failed completes its active start with
  * RCX_ERR_PROC_FAILED. One whose queue pair's transport gave up (its
- * retries ran out: the peer may only be slow, or the link lossy) does so
- * with RCX_ERR_TRANSPORT at both ends: the end that saw it tells the
- * other over the group's connection, so a receiver or a sender waiting
- * for its credit does not wait forever; nobody is declared failed for
- * it. Later starts return the error; free the channel and bind again.
+ * retries ran out: the peer may only be slow, or the link lossy) is
+ * remade: both ends agree on the messages each channel completed, a new
+ * queue pair replaces the broken one and a message the receiver did not
+ * complete is sent again, so every message arrives once and in order and
+ * nobody is declared failed. A remake not made within RCX_FT_TIMEOUT_MS
+ * (0: none is tried) ends the active start with RCX_ERR_TRANSPORT at
+ * both ends: the end that saw it tells the other over the group's
+ * connection, so a receiver or a sender waiting for its credit does not
+ * wait forever. Later starts return the error; free the channel and bind
+ * again.
  * A channel holds its group's connections until it is freed, so the
  * notice reaches the peer even when the program freed the group first
  * (at either end or both).
@@ -97,10 +102,11 @@ enum rcx_chan_protocol {
  * rcx_test or rcx_wait, free it with rcx_bind_free (not rcx_req_free).
  * The channel holds the group's connections until it is freed: the
  * group may be freed first. A channel whose queue pair's transport gives
- * up completes its active start with RCX_ERR_TRANSPORT at both ends (the
- * peer is told over the group's connection, also after the group was
- * freed); later starts return it too; it is not remade: free it and
- * bind again (rcx_chan(7)).
+ * up is remade, each message arriving once; if that cannot be done within
+ * RCX_FT_TIMEOUT_MS its active start completes with RCX_ERR_TRANSPORT at
+ * both ends (the peer is told over the group's connection, also after the
+ * group was freed); later starts return it too: free it and bind again
+ * (rcx_chan(7)).
  * Errors: -EINVAL init_req is not a live persistent send/recv request of
  * a point-to-point group, or is a channel, or ANY_SOURCE/ANY_TAG on a
  * send, or a malformed info value, or the two ends disagree (protocol,

@@ -55,8 +55,9 @@ struct rcx_stats {
 	 * endpoint went to error: the posted receives of a connection whose
 	 * peer left or failed end this way) */
 	uint64_t cqe_errors, cqe_flushed;
-	/* connections set up (connect or accept), a world connection made
-	 * again after the transport gave up on it included */
+	/* connections set up (connect or accept), a world connection or a
+	 * channel set's queue pair made again after the transport gave up on
+	 * it included */
 	uint64_t connects;
 	/* progress polls that found no completion */
 	uint64_t empty_polls;

@@ -47,7 +47,7 @@ void rcx__chan_set_fail(struct chset *s, int err)
 {
 	int i;
 
-	if (s->state == SET_FAILED)
+	if (s->state == SET_FAILED || rcx__chan_remake(s, err))
 		return;
 	s->state = SET_FAILED;
 	s->error = err;
@@ -357,8 +357,11 @@ static int chan_start(struct rcx_req *r)
 	struct chset *s = c->set;
 	int ret;
 
-	if (RCX__UNLIKELY(s->state != SET_UP))
+	if (RCX__UNLIKELY(s->state != SET_UP)) {
+		if (s->state == SET_REMAKE)
+			return rcx__chan_hold(r);
 		return s->state == SET_FAILED ? s->error : -EAGAIN;
+	}
 	r->state = RCX__REQ_ACTIVE;
 	r->status.error = 0;
 	switch (c->mode) {
@@ -404,6 +407,8 @@ static int chan_start_many(struct rcx_req **reqs, int n)
 
 		if (c->set->state == SET_FAILED)
 			return c->set->error;
+		if (c->set->state == SET_REMAKE)
+			return rcx__chan_hold_many(reqs, n);
 		if (c->set->state != SET_UP)
 			return -EAGAIN;
 	}
@@ -529,9 +534,12 @@ void rcx__chan_progress(struct rcx_ctx *ctx)
 		} else {
 			send_prep(c);
 			ret = post_send1(c);
+			if (ret)
+				c->set->inflight--;
 		}
+		/* a post that fails here is no process failure */
 		if (ret)
-			rcx__chan_set_fail(c->set, RCX_ERR_PROC_FAILED);
+			rcx__chan_set_fail(c->set, RCX_ERR_TRANSPORT);
 	}
 	rcx__chan_work(ctx);
 }
@@ -645,6 +653,16 @@ static inline void imm_done(struct chset *s, struct chan *c)
 }
 
 /*
+ * write_imm receiver: does channel c's start wait for its message? One
+ * held while the set is remade (chan_remake.c) is not made yet: a
+ * message that arrives meanwhile came before it.
+ */
+static inline bool imm_waits(const struct chan *c)
+{
+	return c->req && c->req->state == RCX__REQ_ACTIVE && !c->held;
+}
+
+/*
  * write_imm receiver: one immediate for m channels from c (fused by the
  * sender), or one for a channel not started yet: its sender may be up to
  * lag messages ahead, more breaks the protocol (then nothing completes
@@ -656,19 +674,18 @@ static __attribute__((noinline)) void imm_slow(struct chset *s, struct chan *c,
 	int t;
 
 	for (t = 0; t < m; t++)
-		if (c[t].req && c[t].req->state != RCX__REQ_ACTIVE &&
-		    c[t].early >= c[t].lag) {
+		if (c[t].req && !imm_waits(&c[t]) && c[t].early >= c[t].lag) {
 			rcx__chan_set_fail(s, RCX_ERR_PROTO);
 			return;
 		}
 	if (s->zposted <= s->zmin && rcx__chan_zrecv_post(s)) {
-		rcx__chan_set_fail(s, RCX_ERR_PROC_FAILED);
+		rcx__chan_set_fail(s, RCX_ERR_TRANSPORT);
 		return;
 	}
 	for (t = 0; t < m; t++) {
 		if (!c[t].req)
 			continue; /* freed, its bundle still up: dropped */
-		if (c[t].req->state == RCX__REQ_ACTIVE)
+		if (imm_waits(&c[t]))
 			imm_done(s, &c[t]);
 		else
 			c[t].early++;
@@ -678,6 +695,24 @@ static __attribute__((noinline)) void imm_slow(struct chset *s, struct chan *c,
 static inline struct chset *zwrc_set(struct rcx__wrctx *w)
 {
 	return (struct chset *)((char *)w - offsetof(struct chset, zwrc));
+}
+
+/*
+ * write_imm receiver: an immediate of a set that is not up, or one that
+ * names no channel. Being remade, what arrived on the broken queue pair
+ * counts; a start held meanwhile is not made yet (imm_slow).
+ */
+static __attribute__((noinline)) void imm_odd(struct chset *s, uint32_t imm,
+					      int has_imm)
+{
+	unsigned int idx = imm >> 24, m = ((imm >> 16) & 0xff) + 1;
+
+	if (s->state != SET_UP && s->state != SET_REMAKE)
+		return;
+	if (!has_imm || idx + m > (unsigned int)s->n)
+		rcx__chan_set_fail(s, RCX_ERR_PROTO);
+	else
+		imm_slow(s, &s->ch[idx], (int)m);
 }
 
 /*
@@ -692,10 +727,9 @@ static void on_imm_ok(struct rcx_ctx *ctx, struct rcx__wrctx *w,
 	struct chan *c;
 
 	s->zposted--;
-	if (RCX__UNLIKELY(s->state != SET_UP))
-		return;
-	if (RCX__UNLIKELY(!has_imm || idx + m > (unsigned int)s->n)) {
-		rcx__chan_set_fail(s, RCX_ERR_PROTO);
+	if (RCX__UNLIKELY(s->state != SET_UP || !has_imm ||
+			  idx + m > (unsigned int)s->n)) {
+		imm_odd(s, imm, has_imm);
 		return;
 	}
 	c = &s->ch[idx];
@@ -710,13 +744,14 @@ static void on_imm_ok(struct rcx_ctx *ctx, struct rcx__wrctx *w,
 /*
  * write_imm sender with credit_imm: the receives its credits take are
  * given back in batches while the set lives (a credit that found none
- * would wait in RNR retries, and the free write behind it too).
+ * would wait in RNR retries, and the free write behind it too). A post
+ * that fails is the transport's failure here, not the peer's.
  */
 static __attribute__((noinline)) bool credit_repost(struct chset *s)
 {
 	if (s->state == SET_FAILED || !rcx__chan_zrecv_post(s))
 		return false;
-	rcx__chan_set_fail(s, RCX_ERR_PROC_FAILED);
+	rcx__chan_set_fail(s, RCX_ERR_TRANSPORT);
 	return true;
 }
 
@@ -750,8 +785,10 @@ static void on_credit_ok(struct rcx_ctx *ctx, struct rcx__wrctx *w,
 	ctx->chan_deferred = c->next_deferred;
 	c->deferred = false;
 	send_prep(c);
-	if (post_send1(c))
-		rcx__chan_set_fail(s, RCX_ERR_PROC_FAILED);
+	if (post_send1(c)) {
+		s->inflight--;
+		rcx__chan_set_fail(s, RCX_ERR_TRANSPORT);
+	}
 	rcx__chan_work(ctx);
 }
 

@@ -47,6 +47,23 @@ static void set_on_cm(struct rcx__epobj *o, const struct rcx_cm_event *ev)
 {
 	struct chset *s = (struct chset *)o;
 
+	/* the broken queue pair of a remake (the peer's kept until its new
+	 * one is up): its events say nothing of the set */
+	if (s->state == SET_REMAKE) {
+		if (!s->old_ep || ev->ep != s->ep)
+			return;
+		if (ev->type == RCX_CM_ESTABLISHED)
+			rcx__chan_remake_up(s);
+		else
+			rcx__chan_remake_fail(s,
+					      refused(ev->status)
+						      ? RCX_ERR_PROC_FAILED
+						      : RCX_ERR_TRANSPORT,
+					      false);
+		return;
+	}
+	if (s->ep && ev->ep && ev->ep != s->ep)
+		return; /* one a remake replaced */
 	switch (ev->type) {
 	case RCX_CM_ESTABLISHED:
 		s->established = true;
@@ -229,13 +246,41 @@ static struct rcx_ep_attr set_ep_attr(struct chset *s)
 	return a;
 }
 
+void rcx__chan_set_unprepare(struct chset *s)
+{
+	const struct rcx_provider_ops *ops = s->ctx->ops;
+	struct rcx_pwr **p[] = { &s->fuse_pwr, &s->free_wr };
+	size_t k;
+	int i;
+
+	for (i = 0; i < s->n; i++) {
+		struct rcx_pwr **c[] = { &s->ch[i].pwr, &s->ch[i].credit,
+					 &s->ch[i].credit_sig };
+
+		for (k = 0; k < sizeof(c) / sizeof(c[0]); k++)
+			if (*c[k]) {
+				ops->pwr_destroy(*c[k]);
+				*c[k] = NULL;
+			}
+	}
+	for (k = 0; k < sizeof(p) / sizeof(p[0]); k++)
+		if (*p[k]) {
+			ops->pwr_destroy(*p[k]);
+			*p[k] = NULL;
+		}
+	for (i = 0; i < CH_ZBATCH; i++)
+		if (s->zrecv[i]) {
+			ops->pwr_destroy(s->zrecv[i]);
+			s->zrecv[i] = NULL;
+		}
+}
+
 void rcx__chan_set_destroy(struct chset *s)
 {
 	struct rcx_ctx *ctx = s->ctx;
 	const struct rcx_provider_ops *ops = ctx->ops;
 	struct rcx_group *g = s->g;
 	long long end;
-	int i;
 
 	set_unlink(s);
 	rcx__chan_stats_add(s, &ctx->st);
@@ -267,21 +312,10 @@ void rcx__chan_set_destroy(struct chset *s)
 			rcx__progress(ctx);
 		ops->ep_destroy(s->ep);
 	}
-	for (i = 0; i < s->n; i++) {
-		if (s->ch[i].pwr)
-			ops->pwr_destroy(s->ch[i].pwr);
-		if (s->ch[i].credit)
-			ops->pwr_destroy(s->ch[i].credit);
-		if (s->ch[i].credit_sig)
-			ops->pwr_destroy(s->ch[i].credit_sig);
-	}
-	if (s->fuse_pwr)
-		ops->pwr_destroy(s->fuse_pwr);
-	for (i = 0; i < CH_ZBATCH; i++)
-		if (s->zrecv[i])
-			ops->pwr_destroy(s->zrecv[i]);
-	if (s->free_wr)
-		ops->pwr_destroy(s->free_wr);
+	if (s->old_ep)
+		ops->ep_destroy(s->old_ep);
+	free(s->rm);
+	rcx__chan_set_unprepare(s);
 	rcx__reg_put(ctx, s->reg);
 	rcx__reg_put(ctx, s->ctl_reg);
 	if (s->zposted > 0 || s->inflight > 0 || s->hs_sends > 0 ||
@@ -315,9 +349,12 @@ static int chan_conn_req(struct rcx_ctx *ctx, struct rcx__pending_req *p)
 	    p->pdata[4] != PD_CHAN)
 		return 0;
 	memcpy(&cookie, p->pdata + 8, 8);
+	/* a bind's connection, or a remake's once the broken queue pair
+	 * is drained (chan_remake.c) */
 	for (s = ctx->chan_sets; s; s = s->next)
 		if (s->is_send && s->cookie == cookie && !s->ep &&
-		    s->state == SET_HANDSHAKE)
+		    (s->state == SET_HANDSHAKE ||
+		     (s->state == SET_REMAKE && s->old_ep)))
 			break;
 	if (!s) {
 		ctx->ops->ep_reject(ctx->dev, p->req);
@@ -327,10 +364,17 @@ static int chan_conn_req(struct rcx_ctx *ctx, struct rcx__pending_req *p)
 		/* but for a local want, the receiver that just asked is
 		 * gone: it died between its answer and its connection */
 		if (ret) {
+			s->ep = NULL;
 			ctx->ops->ep_reject(ctx->dev, p->req);
-			rcx__chan_set_fail(s, ret == -ENOMEM || ret == -EINVAL
-						      ? ret
-						      : RCX_ERR_PROC_FAILED);
+			ret = ret == -ENOMEM || ret == -EINVAL
+				      ? ret
+				      : RCX_ERR_PROC_FAILED;
+			if (s->state == SET_REMAKE)
+				rcx__chan_remake_fail(s, ret, false);
+			else
+				rcx__chan_set_fail(s, ret);
+		} else if (s->state == SET_REMAKE) {
+			ctx->st.connects++; /* one made again */
 		}
 	}
 	free(p);
@@ -360,10 +404,15 @@ void rcx__chan_peer_failed(struct rcx_group *g, int peer, int err)
 {
 	struct chset *s;
 
-	for (s = g->ctx->chan_sets; s; s = s->next)
-		if (s->state != SET_FAILED && s->ch[0].g == g &&
-		    s->ch[0].peer == peer)
+	for (s = g->ctx->chan_sets; s; s = s->next) {
+		if (s->state == SET_FAILED || s->ch[0].g != g ||
+		    s->ch[0].peer != peer)
+			continue;
+		if (s->state == SET_REMAKE)
+			rcx__chan_remake_fail(s, err, true);
+		else
 			rcx__chan_set_fail(s, err);
+	}
 }
 
 void rcx__chan_conn_due(struct rcx_ctx *ctx, long long now)
@@ -371,6 +420,10 @@ void rcx__chan_conn_due(struct rcx_ctx *ctx, long long now)
 	struct chset *s;
 
 	for (s = ctx->chan_sets; s && ctx->chan_conn_due; s = s->next) {
+		if (s->state == SET_REMAKE) {
+			rcx__chan_remake_poll(s, now);
+			continue;
+		}
 		if (!s->conn_by_us || (conn_waits(s) && now <= s->conn_by_us))
 			continue;
 		s->conn_by_us = 0;
@@ -397,7 +450,7 @@ struct broken_msg {
 };
 
 /* The group connection to s's peer (the set holds the group). */
-static struct rcx__conn *set_conn(const struct chset *s)
+struct rcx__conn *rcx__chan_set_conn(const struct chset *s)
 {
 	struct rcx_group *g = s->g;
 	int peer = s->ch[0].peer;
@@ -415,10 +468,11 @@ void rcx__chan_tell_broken(struct chset *s, int err)
 	struct rcx__conn *c;
 	int ret;
 
-	/* the peer knows the cookie once the set has its queue pair */
-	if (!rcx__err_transport(err) || s->peer_told || !s->ep)
+	/* the peer knows the cookie once the set has its queue pair (or
+	 * had it: a remake that failed) */
+	if (!rcx__err_transport(err) || s->peer_told || (!s->ep && !s->rm))
 		return;
-	c = set_conn(s);
+	c = rcx__chan_set_conn(s);
 	if (!c)
 		return;
 	m.status = err;
@@ -438,6 +492,12 @@ static void broken_am(struct rcx__conn *c, const struct rcx__hdr *h,
 	struct chset *s;
 
 	memset(&m, 0, sizeof(m));
+	if (h->len >= 8)
+		memcpy(&m, payload, 8);
+	if (m.magic == CH_MAGIC && m.kind == CH_KIND_REMAKE) {
+		rcx__chan_remake_am(c, h, payload);
+		return;
+	}
 	if (h->len == sizeof(m))
 		memcpy(&m, payload, sizeof(m));
 	if (m.magic != CH_MAGIC || m.kind != CH_KIND_BROKEN ||
@@ -450,12 +510,16 @@ static void broken_am(struct rcx__conn *c, const struct rcx__hdr *h,
 	}
 	for (s = c->ctx->chan_sets; s; s = s->next)
 		if (s->cookie == m.cookie && s->is_send != (bool)m.from_send &&
-		    s->state != SET_FAILED && s->ep && set_conn(s) == c)
+		    s->state != SET_FAILED && (s->ep || s->rm) &&
+		    rcx__chan_set_conn(s) == c)
 			break;
 	if (!s)
 		return; /* freed here already, or failed by itself */
 	s->peer_told = true;
-	rcx__chan_set_fail(s, m.status);
+	if (s->state == SET_REMAKE)
+		rcx__chan_remake_fail(s, m.status, true);
+	else
+		rcx__chan_set_fail(s, m.status);
 }
 
 /*
@@ -706,8 +770,6 @@ static void on_request(struct rcx_req *r)
 	struct chset *s = r->done_arg;
 	const struct bind_msg *m = &s->peer_msg;
 	struct bind_args a = { 0 };
-	struct rcx_ep_attr ea;
-	uint8_t pdata[16] = "RCX1";
 	int proto, i, ret;
 
 	s->hs_recv = NULL;
@@ -745,13 +807,24 @@ static void on_request(struct rcx_req *r)
 	s->peer_len = m->len;
 	s->peer_ctl = m->ctl_addr;
 	s->peer_ctl_rkey = m->ctl_rkey;
-	pdata[4] = PD_CHAN;
-	memcpy(pdata + 8, &m->cookie, 8);
-	ea = set_ep_attr(s);
-	ret = s->ctx->ops->ep_connect(s->ctx->dev, m->addr, &ea, pdata,
-				      sizeof(pdata), &s->ep);
+	ret = rcx__chan_connect(s);
 	if (ret)
 		rcx__chan_set_fail(s, ret);
+}
+
+int rcx__chan_connect(struct chset *s)
+{
+	struct rcx_ep_attr ea = set_ep_attr(s);
+	uint8_t pdata[16] = "RCX1";
+	int ret;
+
+	pdata[4] = PD_CHAN;
+	memcpy(pdata + 8, &s->cookie, 8);
+	ret = s->ctx->ops->ep_connect(s->ctx->dev, s->peer_msg.addr, &ea, pdata,
+				      sizeof(pdata), &s->ep);
+	if (ret)
+		s->ep = NULL;
+	return ret;
 }
 
 static void eph_release(struct rcx_req *r)
@@ -1068,6 +1141,16 @@ static bool deferred_wake(const struct rcx_ctx *ctx)
 	return true;
 }
 
+static bool any_remake(const struct rcx_ctx *ctx)
+{
+	const struct chset *s;
+
+	for (s = ctx->chan_sets; s; s = s->next)
+		if (s->state == SET_REMAKE)
+			return true;
+	return false;
+}
+
 static int chan_feat_sleep_limit(struct rcx_ctx *ctx, int timeout_ms)
 {
 	/*
@@ -1081,9 +1164,10 @@ static int chan_feat_sleep_limit(struct rcx_ctx *ctx, int timeout_ms)
 	/* the peer's side of a channel free is a remote write */
 	if (ctx->chan_ops && (timeout_ms < 0 || timeout_ms > 1))
 		timeout_ms = 1;
-	/* a bind's connection that never comes is found by the clock */
+	/* a bind's connection that never comes is found by the clock; a
+	 * remake's steps come on the connection cadence */
 	if (ctx->chan_conn_due && (timeout_ms < 0 || timeout_ms > 100))
-		timeout_ms = 100;
+		timeout_ms = any_remake(ctx) ? 1 : 100;
 	return timeout_ms;
 }
 

@@ -59,9 +59,10 @@ static bool set_freeable(struct chset *s)
 {
 	/* our free write must have landed before the QP goes; a failed
 	 * set's WRs are flushed and reaped by set_destroy */
-	return s->live == 0 && (s->state == SET_FAILED ||
-				(s->inflight == 0 && (s->state != SET_FREEING ||
-						      s->ctl->peer_free)));
+	return s->live == 0 && s->state != SET_REMAKE &&
+	       (s->state == SET_FAILED ||
+		(s->inflight == 0 &&
+		 (s->state != SET_FREEING || s->ctl->peer_free)));
 }
 
 /*

@@ -37,6 +37,7 @@ enum set_state {
 	SET_UP,
 	SET_FREEING, /* told the peer; waiting for its free */
 	SET_FAILED,
+	SET_REMAKE, /* its queue pair broke: being made again (chan_remake.c) */
 };
 
 /* Remote-writable control words of a set. */
@@ -100,6 +101,11 @@ struct chan {
 	/* CH_RECV: its receive was still posted when the set failed (no
 	 * completion ended it): counted in inflight until it flushes */
 	bool flushing;
+	/* remake: started while the set is remade, or deferred (not
+	 * posted) when it broke: started again once it is up */
+	bool held;
+	/* remake, CH_RECV: its receive is posted on the broken queue pair */
+	bool rm_posted;
 	/* for rebind: where it was bound */
 	struct rcx_group *g;
 	int peer;
@@ -187,6 +193,9 @@ struct chset {
 	struct rcx_req *hs_recv; /* handshake receive still posted */
 	int hs_sends;		 /* handshake sends not yet out */
 	bool peer_told;		 /* the peer said its queue pair broke */
+	struct chremake *rm;	 /* remake under way (chan_remake.c) */
+	struct rcx_ep *old_ep;	 /* remake: the broken one, until up */
+	uint32_t rm_gen;	 /* remakes begun */
 	struct bind_msg msg;	 /* handshake buffer */
 	struct bind_msg peer_msg;
 	struct chan ch[];
@@ -280,6 +289,36 @@ void rcx__chan_set_fast(struct chset *s);
 void rcx__chan_undefer(struct chset *s);
 /* post s's zero-length receives (a list of CH_ZBATCH) */
 int rcx__chan_zrecv_post(struct chset *s);
+
+/*
+ * chan_remake.c: a set whose queue pair the transport gave up on while
+ * the peer may well live is made again, exactly once for every message.
+ * Called first by rcx__chan_set_fail: true when err is taken by a remake
+ * (one begins, or one is under way), false when the set fails.
+ */
+bool rcx__chan_remake(struct chset *s, int err);
+/* a start of a channel of a set being remade: posted once it is up */
+int rcx__chan_hold(struct rcx_req *r);
+/* rcx_startall of channels one of whose sets is being remade */
+int rcx__chan_hold_many(struct rcx_req **reqs, int n);
+/* the remake of s cannot be made: it fails with err (told: the peer
+ * said so; else the peer is told) */
+void rcx__chan_remake_fail(struct chset *s, int err, bool told);
+/* a remake notice of the peer (cid CHAN, kind CH_KIND_REMAKE) */
+#define CH_KIND_REMAKE 4
+void rcx__chan_remake_am(struct rcx__conn *c, const struct rcx__hdr *h,
+			 const uint8_t *payload);
+/* progress of the remakes under way and their time limit (cm cadence) */
+void rcx__chan_remake_poll(struct chset *s, long long now);
+/* s's new queue pair is up (its ESTABLISHED event) */
+void rcx__chan_remake_up(struct chset *s);
+/* free s's prepared WRs (set_prepare makes them anew) */
+void rcx__chan_set_unprepare(struct chset *s);
+/* the group connection to s's peer (NULL: none) */
+struct rcx__conn *rcx__chan_set_conn(const struct chset *s);
+/* the queue pair attributes of s, and the connection that names its
+ * cookie (a receiver's, to its sender) */
+int rcx__chan_connect(struct chset *s);
 
 /* chan_bind.c: the arguments of a bind (or rebind) */
 struct bind_args {
