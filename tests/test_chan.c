@@ -101,7 +101,10 @@ static void stream(const char *proto, const char *slots, int n, size_t len)
  * on a device where long cases are scaled down: tu_scale.h). A one-way
  * stream with the send protocol meets a receiver that has not started
  * yet most of the time, and rxe delays each RNR retry by a timer tick
- * (4 ms): write_imm waits for the receiver's credit instead.
+ * (4 ms): write_imm waits for the receiver's credit instead. The 16-bit
+ * message count in the immediate wraps only in the full count, which
+ * shared memory runs every time (the count is the core's, not the
+ * device's).
  */
 static void sc_long(void)
 {
