@@ -176,13 +176,16 @@ static void sc_slots(void)
 	stream("write_imm", NULL, 1000 / d, 4096);
 }
 
-/* 2 procs: ping-pong over two channels, with -EBUSY on a second start */
+/*
+ * 2 procs: ping-pong over two channels, with -EBUSY on a second start;
+ * 1,000 round trips, 100 where long cases are scaled down (tu_scale.h)
+ */
 static void sc_pingpong(void)
 {
 	uint64_t sv = 0, rv = 0;
 	struct rcx_req *si, *ri, *sc, *rc, *e1, *e2;
 	struct rcx_status st;
-	int peer = 1 - rank, i;
+	int peer = 1 - rank, i, n = (int)tu_scale(1000, 100);
 
 	TP_CHECK_OK(rcx_send_init(g, &sv, 8, peer, 1, &si));
 	TP_CHECK_OK(rcx_recv_init(g, &rv, 8, peer, 1, &ri));
@@ -199,7 +202,7 @@ static void sc_pingpong(void)
 		TP_CHECK_OK(rcx_bind(si, NULL, &sc));
 	}
 	rcx_group_barrier(g);
-	for (i = 0; i < 1000; i++) {
+	for (i = 0; i < n; i++) {
 		if (rank == 0) {
 			TP_CHECK_OK(rcx_start(rc));
 			sv = i;
@@ -220,6 +223,9 @@ static void sc_pingpong(void)
 		if (tp_failures())
 			break;
 	}
+	TP_CHECK_EQ(i, n);
+	if (rank == 0)
+		printf("rank 0: %d round trips\n", i);
 	{
 		struct rcx_req *all[2] = { sc, rc };
 
