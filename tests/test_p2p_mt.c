@@ -6,6 +6,8 @@
  * rendezvous sizes in turn. Each thread completes its requests its own
  * way (rcx_wait, rcx_waitall, rcx_testall with rcx_ctx_wait), so waits
  * sleep and wake next to each other; every status and payload is checked.
+ * MT_ROUNDS round trips a thread, a fifth where long cases are scaled
+ * down (tu_scale.h): each thread still sends every size ten times.
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -16,9 +18,11 @@
 #include <rcx/rcx.h>
 #include "test_p2p.h"
 #include "tu_mp.h"
+#include "tu_scale.h"
 
 #define MT_THREADS 4
 #define MT_ROUNDS  300
+#define MT_SCALED  60
 #define MT_TAG	   500 /* thread t's messages: tag MT_TAG + t */
 #define MT_MAX	   65536
 
@@ -29,6 +33,7 @@ struct mt_thread {
 	struct tp_job *j;
 	atomic_int *go;
 	int t;
+	int rounds;
 	int done; /* round trips checked */
 };
 
@@ -77,7 +82,7 @@ static void *mt_main(void *arg)
 	/* all threads start together */
 	while (!atomic_load(m->go))
 		usleep(100);
-	for (k = 0; TP_CHECK(sb && rb) && k < MT_ROUNDS; k++) {
+	for (k = 0; TP_CHECK(sb && rb) && k < m->rounds; k++) {
 		if (!mt_round(m, k, sb, rb))
 			break;
 		m->done++;
@@ -92,13 +97,14 @@ void sc_threads(struct tp_job *j)
 	struct mt_thread m[MT_THREADS];
 	pthread_t th[MT_THREADS];
 	atomic_int go = 0;
-	int i, n, total = 0;
+	int i, n, total = 0, rounds = (int)tu_scale(MT_ROUNDS, MT_SCALED);
 
 	TP_CHECK_OK(rcx_group_barrier(j->g));
 	for (n = 0; n < MT_THREADS; n++) {
 		m[n].j = j;
 		m[n].go = &go;
 		m[n].t = n;
+		m[n].rounds = rounds;
 		m[n].done = 0;
 		if (!TP_CHECK_EQ(pthread_create(&th[n], NULL, mt_main, &m[n]),
 				 0))
@@ -107,7 +113,7 @@ void sc_threads(struct tp_job *j)
 	atomic_store(&go, 1);
 	for (i = 0; i < n; i++) {
 		pthread_join(th[i], NULL);
-		TP_CHECK_EQ(m[i].done, MT_ROUNDS);
+		TP_CHECK_EQ(m[i].done, rounds);
 		total += m[i].done;
 	}
 	printf("rank %d: %d threads, %d round trips checked\n", j->rank, n,

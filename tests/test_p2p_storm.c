@@ -16,6 +16,7 @@
 #include "test_p2p.h"
 #include "tu.h"
 #include "tu_mp.h"
+#include "tu_scale.h"
 
 /* ---- storm: many small messages from every other rank to rank 0 */
 
@@ -242,8 +243,10 @@ void sc_storm(struct tp_job *j)
 /* ---- persistent: send_init/recv_init restarted many times */
 
 enum { PS_PING = 60, PS_PONG, PS_BIG_A, PS_BIG_B, PS_BUSY_S, PS_BUSY_R, PS_GO };
+/* a fifth of the rounds where long cases are scaled down (tu_scale.h) */
 #define PS_ROUNDS     1000
 #define PS_BIG_ROUNDS 100
+#define PS_SCALE      5
 #define PS_BIG	      65536
 
 /* Test an inactive persistent request: complete, empty, still there. */
@@ -269,7 +272,7 @@ static void ps_pingpong(struct tp_job *j, int p, bool a)
 	uint64_t sv = 0, rv = 0;
 	struct rcx_req *s = NULL, *r = NULL, *both[2];
 	struct rcx_status st;
-	int i;
+	int i, n = (int)tu_scale(PS_ROUNDS, PS_ROUNDS / PS_SCALE);
 
 	if (!TP_CHECK_OK(rcx_send_init(j->g, &sv, sizeof(sv), p,
 				       a ? PS_PING : PS_PONG, &s)) ||
@@ -281,7 +284,7 @@ static void ps_pingpong(struct tp_job *j, int p, bool a)
 	check_inactive(r, "new recv_init");
 	if (!a && !TP_CHECK_OK(rcx_start(r)))
 		goto out;
-	for (i = 0; i < PS_ROUNDS; i++) {
+	for (i = 0; i < n; i++) {
 		if (a) {
 			sv = 2 * (uint64_t)i;
 			both[0] = r;
@@ -310,7 +313,7 @@ static void ps_pingpong(struct tp_job *j, int p, bool a)
 				break;
 			sv = rv + 1;
 			/* the next ping finds its receive posted */
-			if (i + 1 < PS_ROUNDS && !TP_CHECK_OK(rcx_start(r)))
+			if (i + 1 < n && !TP_CHECK_OK(rcx_start(r)))
 				break;
 			if (!TP_CHECK_OK(rcx_start(s)) ||
 			    !TP_CHECK_OK(wait_req(j, &s, &st, "pong send")))
@@ -319,12 +322,15 @@ static void ps_pingpong(struct tp_job *j, int p, bool a)
 		/* b restarts its receive early: inactive only at the end */
 		if (i % 100 == 99) {
 			check_inactive(s, "completed persistent send");
-			if (a || i + 1 == PS_ROUNDS)
+			if (a || i + 1 == n)
 				check_inactive(r,
 					       "completed persistent receive");
 		}
 	}
-	TP_CHECK_EQ(i, PS_ROUNDS);
+	TP_CHECK_EQ(i, n);
+	if (a)
+		printf("rank %d: %d persistent round trips with %d\n", j->rank,
+		       i, p);
 out:
 	if (s)
 		TP_CHECK_OK(rcx_req_free(&s));
@@ -339,7 +345,7 @@ static void ps_big(struct tp_job *j, int p, bool a)
 	uint8_t *sb = malloc(PS_BIG), *rb = malloc(PS_BIG + GUARD);
 	struct rcx_req *s = NULL, *r = NULL;
 	struct rcx_status st;
-	int i;
+	int i, n = (int)tu_scale(PS_BIG_ROUNDS, PS_BIG_ROUNDS / PS_SCALE);
 
 	if (!TP_CHECK(sb && rb) ||
 	    !TP_CHECK_OK(rcx_send_init(j->g, sb, PS_BIG, p,
@@ -347,7 +353,7 @@ static void ps_big(struct tp_job *j, int p, bool a)
 	    !TP_CHECK_OK(rcx_recv_init(j->g, rb, PS_BIG, p,
 				       a ? PS_BIG_B : PS_BIG_A, &r)))
 		goto out;
-	for (i = 0; i < PS_BIG_ROUNDS; i++) {
+	for (i = 0; i < n; i++) {
 		memset(rb, FILL, PS_BIG + GUARD);
 		if (!TP_CHECK_OK(rcx_start(r)))
 			break;
@@ -368,7 +374,10 @@ static void ps_big(struct tp_job *j, int p, bool a)
 		if (!check_data(rb, PS_BIG, true, p, j->rank, i, "big"))
 			break;
 	}
-	TP_CHECK_EQ(i, PS_BIG_ROUNDS);
+	TP_CHECK_EQ(i, n);
+	if (a)
+		printf("rank %d: %d persistent 64 KiB round trips with %d\n",
+		       j->rank, i, p);
 out:
 	if (s)
 		TP_CHECK_OK(rcx_req_free(&s));
