@@ -31,6 +31,7 @@ TU_SUITE(tu_suite_chan);
 TU_SUITE(tu_suite_topo);
 TU_SUITE(tu_suite_p2p);
 TU_SUITE(tu_suite_p2p_big);
+TU_SUITE(tu_suite_p2p_tx);
 TU_SUITE(tu_suite_api);
 TU_SUITE(tu_suite_cont);
 TU_SUITE(tu_suite_verbs_smoke);
@@ -67,6 +68,7 @@ TU_PEER(tu_peer_order);
 TU_PEER(tu_peer_ft);
 TU_PEER(tu_peer_stress);
 TU_PEER(tu_peer_life);
+TU_PEER(tu_peer_p2p_tx);
 TU_PEER(tu_peer_limits);
 TU_PEER(tu_peer_group);
 TU_PEER(tu_peer_coll);
@@ -87,6 +89,7 @@ static const struct tu_suite *const suites[] = {
 	&tu_suite_api,
 	&tu_suite_p2p,
 	&tu_suite_p2p_big,
+	&tu_suite_p2p_tx,
 	&tu_suite_chan,
 	&tu_suite_cont,
 	&tu_suite_win,
@@ -126,6 +129,7 @@ static const struct tu_peer *const peers[] = {
 	&tu_peer_ft,
 	&tu_peer_stress,
 	&tu_peer_life,
+	&tu_peer_p2p_tx,
 	&tu_peer_limits,
 	&tu_peer_group,
 	&tu_peer_coll,

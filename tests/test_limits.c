@@ -22,8 +22,9 @@
 #include "tu.h"
 #include "tu_mp.h"
 
-/* what a connection's send queue holds beyond the two rings (conn.c) */
-#define CONN_SQ_EXTRA (RCX__WIN_SQ_DEPTH + 1)
+/* what a connection's send queue holds beyond the two rings (conn.c: the
+ * windows' share, the probe, the mark of the unsignaled sends) */
+#define CONN_SQ_EXTRA (RCX__WIN_SQ_DEPTH + 2)
 #define PAIR_MSGS     64
 
 /* ---- helpers of the single-process tests */

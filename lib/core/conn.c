@@ -34,14 +34,7 @@
 #include "lib/core/core.h"
 #include "lib/core/conn_int.h"
 
-static size_t slot_size(const struct rcx_ctx *ctx)
-{
-	return sizeof(struct rcx__hdr) + ctx->cfg.eager_size;
-}
-
 static void on_rx(struct rcx_ctx *ctx, struct rcx__wrctx *w,
-		  const struct rcx_cqe *cqe);
-static void on_tx(struct rcx_ctx *ctx, struct rcx__wrctx *w,
 		  const struct rcx_cqe *cqe);
 static void on_rx_ok(struct rcx_ctx *ctx, struct rcx__wrctx *w,
 		     uint32_t byte_len, uint32_t imm, int has_imm);
@@ -120,7 +113,7 @@ static void conn_pwrs_free(struct rcx__conn *c)
 
 	for (i = 0; c->rx && i < c->ctx->cfg.rx_depth; i++)
 		pwr_drop(c->ctx, &c->rx[i].pwr);
-	for (i = 0; i < 4; i++)
+	for (i = 0; i < 6; i++)
 		pwr_drop(c->ctx, &c->tx_pwr[i]);
 }
 
@@ -136,7 +129,7 @@ static int conn_pwrs(struct rcx__conn *c, struct rcx_ep *ep)
 	struct rcx_ctx *ctx = c->ctx;
 	struct rcx_wr w = {
 		.op = RCX_OP_RECV,
-		.length = slot_size(ctx),
+		.length = rcx__slot_size(ctx),
 		.lkey = c->rx_reg->lkey,
 	};
 	unsigned long i;
@@ -151,9 +144,10 @@ static int conn_pwrs(struct rcx__conn *c, struct rcx_ep *ep)
 	w.wr_id = 0;
 	w.addr = 0;
 	w.length = 0;
-	for (i = 0; i < 4 && !ret; i++) {
-		w.op = i & 2 ? RCX_OP_SEND_IMM : RCX_OP_SEND;
-		w.flags = RCX_WR_SIGNALED | (i & 1 ? RCX_WR_INLINE : 0);
+	for (i = 0; i < 6 && !ret; i++) {
+		w.op = i & 6 ? RCX_OP_SEND_IMM : RCX_OP_SEND;
+		w.flags = (i < 4 ? RCX_WR_SIGNALED : 0) |
+			  (i & 1 ? RCX_WR_INLINE : 0);
 		ret = pwr_make(ctx, ep, &w, 0, &c->tx_pwr[i]);
 	}
 	c->tx_inline = (uint32_t)ctx->cfg.inline_size;
@@ -300,7 +294,7 @@ int rcx__conn_new(struct rcx_ctx *ctx, struct rcx_group *g, int peer,
 static int conn_ring(struct rcx__conn *c)
 {
 	struct rcx_ctx *ctx = c->ctx;
-	size_t ss = slot_size(ctx), n = ctx->cfg.rx_depth, i;
+	size_t ss = rcx__slot_size(ctx), n = ctx->cfg.rx_depth, i;
 	int ret;
 
 	if (c->rx)
@@ -332,9 +326,9 @@ err:
 /*
  * A connection's send queue: bounce-slot sends plus one READ per credit
  * the peer has, plus the windows' share (RCX__WIN_SQ_DEPTH), plus the
- * probe (ft.c).
+ * probe (ft.c) and the mark of the unsignaled sends (conn_tx.c).
  */
-#define RCX__CONN_SQ_EXTRA (RCX__WIN_SQ_DEPTH + 1)
+#define RCX__CONN_SQ_EXTRA (RCX__WIN_SQ_DEPTH + 2)
 
 static unsigned long conn_sq_depth(const struct rcx__config *cfg)
 {
@@ -706,6 +700,7 @@ void rcx__conn_fail(struct rcx__conn *c, int err)
 	/* whatever is still queued on it flushes now, not after retries */
 	if (c->ep)
 		c->ctx->ops->ep_set_error(c->ep);
+	rcx__conn_tx_mark(c);
 	drain_reqs(c, err);
 	rcx__p2p_peer_failed(c, err);
 	/* the peer is gone for everything on the group (fail.c); if only
@@ -801,6 +796,7 @@ void rcx__conn_destroy(struct rcx__conn *c)
 		 * take sends yet, and there is no peer to tell. */
 		if (was_up && ctx->tx_free)
 			post_msg(c, NULL, RCX__MSG_BYE);
+		rcx__conn_tx_mark(c);
 		/* let our last sends be acknowledged first: flushing them
 		 * would take a message the peer may still wait for */
 		end = rcx__now_us() + 1000000;
@@ -808,8 +804,10 @@ void rcx__conn_destroy(struct rcx__conn *c)
 		       rcx__now_us() < end)
 			rcx__progress(ctx);
 		ctx->ops->ep_set_error(c->ep);
+		rcx__conn_tx_mark(c);
 		end = rcx__now_us() + 2000000;
-		while ((c->rx_posted > 0 || c->tx_inflight > 0 || c->hb_busy) &&
+		while ((c->rx_posted > 0 || c->tx_inflight > 0 || c->hb_busy ||
+			c->mark_busy) &&
 		       rcx__now_us() < end)
 			rcx__progress(ctx);
 		ctx->ops->ep_destroy(c->ep);
@@ -820,17 +818,13 @@ void rcx__conn_destroy(struct rcx__conn *c)
 		ctx->ops->ep_destroy(c->old_ep);
 	free(c->lazy_addr);
 	rcx__reg_put(ctx, c->rx_reg);
-	if (c->rx_posted > 0 || c->tx_inflight > 0 || c->hb_busy)
+	if (c->rx_posted > 0 || c->tx_inflight > 0 || c->hb_busy ||
+	    c->mark_busy)
 		return; /* never reaped: leak rather than free live memory */
 	conn_pwrs_free(c);
 	free(c->rx_mem);
 	free(c->rx);
 	free(c);
-}
-
-static bool needs_credit(uint8_t type)
-{
-	return type != RCX__MSG_CREDIT && type != RCX__MSG_BYE;
 }
 
 /*
@@ -862,10 +856,9 @@ static int slot_post(struct rcx__conn *c, struct rcx__txslot *s, bool may_imm)
 	ret = ctx->ops->pwr_post(c->ep, &p, 1);
 	if (ret)
 		return ret;
-	s->conn = c;
-	c->tx_inflight++;
+	rcx__txq_add(c, s, 0);
 	c->owed = 0;
-	if (needs_credit(h->type))
+	if (rcx__needs_credit(h->type))
 		c->credits--;
 	return 0;
 }
@@ -905,12 +898,14 @@ static int post_msg(struct rcx__conn *c, struct rcx_req *r, uint8_t type)
 		}
 	}
 	/* a point-to-point send: matched by (cid, tag) alone */
-	ret = slot_post(c, s, r && r->kind == RCX__REQ_SEND);
-	if (ret)
-		return ret;
 	ctx->tx_free = s->next;
-	s->next = NULL;
-	c->tx_seq += needs_credit(type);
+	ret = slot_post(c, s, r && r->kind == RCX__REQ_SEND);
+	if (ret) {
+		s->next = ctx->tx_free;
+		ctx->tx_free = s;
+		return ret;
+	}
+	c->tx_seq += rcx__needs_credit(type);
 	rcx__stats_tx(&ctx->st, type, r);
 	return 0;
 }
@@ -1010,63 +1005,6 @@ void rcx__conn_drain(struct rcx_ctx *ctx)
 		if (!c->backlog && !c->replay && !credit_due(c))
 			pending_del(c);
 	}
-}
-
-/* the header of a message rcx__conn_send_imm sent: it may go again */
-static void slot_hdr(struct rcx__txslot *s)
-{
-	struct rcx__hdr *h = (struct rcx__hdr *)s->data;
-
-	memset(h, 0, sizeof(*h));
-	h->type = RCX__MSG_EAGER;
-	h->cid = (uint8_t)(s->imm_ctag >> IMM_CID_SHIFT);
-	h->tag = (int32_t)(s->imm_ctag & IMM_TAG_MAX);
-	h->len = s->imm_len;
-	h->seq = s->imm_seq;
-	s->imm_len = 0;
-}
-
-/* on_tx of a send that went out: the slot is free again */
-static void on_tx_ok(struct rcx_ctx *ctx, struct rcx__wrctx *w,
-		     uint32_t byte_len, uint32_t imm, int has_imm)
-{
-	struct rcx__txslot *s = (struct rcx__txslot *)w;
-	struct rcx__conn *c = s->conn;
-
-	/* a send the provider refused but reports anyway: the slot was
-	 * never taken (it is on the free list) and no connection owns it */
-	if (RCX__UNLIKELY(!c))
-		return;
-	s->conn = NULL;
-	c->tx_inflight--;
-	s->next = ctx->tx_free;
-	ctx->tx_free = s;
-}
-
-static void on_tx(struct rcx_ctx *ctx, struct rcx__wrctx *w,
-		  const struct rcx_cqe *cqe)
-{
-	struct rcx__txslot *s = (struct rcx__txslot *)w;
-	struct rcx__conn *c = s->conn;
-
-	if (!cqe->status || !c) {
-		on_tx_ok(ctx, w, cqe->byte_len, cqe->imm, cqe->has_imm);
-		return;
-	}
-	s->conn = NULL;
-	c->tx_inflight--;
-	if (s->imm_len)
-		slot_hdr(s);
-	rcx__stats_cqe(&ctx->st, cqe->status);
-	rcx__conn_wc_error(c, cqe->status);
-	/* not known to have arrived: sent again once reconnected */
-	if (c->state == RCX__CONN_RECONN &&
-	    needs_credit(((struct rcx__hdr *)s->data)->type)) {
-		rcx__conn_replay_add(c, s);
-		return;
-	}
-	s->next = ctx->tx_free;
-	ctx->tx_free = s;
 }
 
 bool rcx__hdr_ok(const struct rcx__hdr *h, uint32_t byte_len, size_t eager_size)
@@ -1266,7 +1204,7 @@ static void rx_msg(struct rcx_ctx *ctx, struct rcx__rxbuf *b, uint32_t byte_len,
 		rcx__conn_fail(c, RCX_ERR_PROTO);
 		return;
 	}
-	if (needs_credit(h->type)) {
+	if (rcx__needs_credit(h->type)) {
 		ret = (int32_t)(h->seq - c->rx_seq);
 		/* a number past the next one: a message was lost */
 		if (ret > 0) {
@@ -1289,49 +1227,7 @@ static void rx_msg(struct rcx_ctx *ctx, struct rcx__rxbuf *b, uint32_t byte_len,
 		rx_deliver(ctx, c, h, payload);
 	}
 	if (c->state == RCX__CONN_UP)
-		rx_tail(ctx, c, b, needs_credit(h->type));
-}
-
-int rcx__tx_init(struct rcx_ctx *ctx)
-{
-	size_t ss = slot_size(ctx), n = ctx->cfg.tx_depth, i;
-	struct rcx__txslot *slots;
-	int ret;
-
-	slots = calloc(n, sizeof(*slots));
-	if (!slots || posix_memalign((void **)&ctx->tx_mem, 64, n * ss)) {
-		free(slots);
-		return -ENOMEM;
-	}
-	ret = rcx__reg_get(ctx, ctx->tx_mem, n * ss, RCX_ACCESS_LOCAL_WRITE,
-			   &ctx->tx_reg);
-	if (ret) {
-		free(slots);
-		free(ctx->tx_mem);
-		ctx->tx_mem = NULL;
-		return ret;
-	}
-	ctx->tx_slots = slots;
-	for (i = 0; i < n; i++) {
-		slots[i].wrc.cb = on_tx;
-		slots[i].wrc.ok = on_tx_ok;
-		slots[i].data = ctx->tx_mem + i * ss;
-		slots[i].next = ctx->tx_free;
-		ctx->tx_free = &slots[i];
-	}
-	return 0;
-}
-
-void rcx__tx_fini(struct rcx_ctx *ctx)
-{
-	if (ctx->tx_reg)
-		rcx__reg_put(ctx, ctx->tx_reg);
-	free(ctx->tx_mem);
-	free(ctx->tx_slots);
-	ctx->tx_reg = NULL;
-	ctx->tx_mem = NULL;
-	ctx->tx_slots = NULL;
-	ctx->tx_free = NULL;
+		rx_tail(ctx, c, b, rcx__needs_credit(h->type));
 }
 
 /* Connection events: establish, fail, and queue incoming requests. */

@@ -7,6 +7,43 @@
 #include <endian.h>
 #include "lib/core/core.h"
 
+static inline size_t rcx__slot_size(const struct rcx_ctx *ctx)
+{
+	return sizeof(struct rcx__hdr) + ctx->cfg.eager_size;
+}
+
+/* a message that spends a credit (and takes a number) */
+static inline bool rcx__needs_credit(uint8_t type)
+{
+	return type != RCX__MSG_CREDIT && type != RCX__MSG_BYE;
+}
+
+/*
+ * Eager sends of the fast path go unsignaled but one in this many: the
+ * signaled one's completion returns the slots of those before it (a
+ * send queue's WRs complete in order; one that fails is reported,
+ * signaled or not). conn_tx.c keeps the account.
+ */
+#define RCX__TX_SIGNAL_EVERY 16
+
+/* s was posted on c (signaled unless unsig): it joins c's txq */
+static inline void rcx__txq_add(struct rcx__conn *c, struct rcx__txslot *s,
+				unsigned int unsig)
+{
+	s->next = NULL;
+	s->conn = c;
+	s->qno = c->txq_no++;
+	s->unsig = (uint8_t)unsig;
+	if (c->txq_tail)
+		c->txq_tail->next = s;
+	else
+		c->txq = s;
+	c->txq_tail = s;
+	c->tx_inflight++;
+	c->tx_unsig = (uint8_t)(unsig ? c->tx_unsig + 1 : 0);
+	c->ctx->tx_held += unsig;
+}
+
 /* credits kept back so CREDIT messages always find a receive posted */
 #define RCX__CREDIT_RESERVE 2
 
@@ -47,6 +84,7 @@ static inline int rcx__conn_send_imm(struct rcx__conn *c, struct rcx_req *r)
 	uint32_t len = (uint32_t)r->len, ctag;
 	uint8_t *payload;
 	struct rcx_pwr *p;
+	unsigned int unsig;
 	int ret;
 
 	if (c->state != RCX__CONN_UP || c->backlog || c->replay ||
@@ -56,7 +94,9 @@ static inline int rcx__conn_send_imm(struct rcx__conn *c, struct rcx_req *r)
 	payload = s->data + sizeof(struct rcx__hdr);
 	memcpy(payload, r->buf, len);
 	ctag = (uint32_t)r->cid << IMM_CID_SHIFT | (uint32_t)r->tag;
-	p = c->tx_pwr[2 + (len <= c->tx_inline)];
+	unsig = c->tx_unsig < RCX__TX_SIGNAL_EVERY - 1 &&
+		ctx->tx_held < ctx->tx_held_max;
+	p = c->tx_pwr[2 + 2 * unsig + (len <= c->tx_inline)];
 	*p->wr_id = (uintptr_t)&s->wrc;
 	*p->addr = (uintptr_t)payload;
 	*p->length = len;
@@ -68,9 +108,7 @@ static inline int rcx__conn_send_imm(struct rcx__conn *c, struct rcx_req *r)
 	s->imm_ctag = ctag;
 	s->imm_seq = c->tx_seq++;
 	ctx->tx_free = s->next;
-	s->next = NULL;
-	s->conn = c;
-	c->tx_inflight++;
+	rcx__txq_add(c, s, unsig);
 	c->owed = 0;
 	c->credits--;
 	ctx->st.wrs_posted++;
@@ -84,6 +122,9 @@ static inline int rcx__conn_send_imm(struct rcx__conn *c, struct rcx_req *r)
 int rcx__conn_post_slot(struct rcx__conn *c, struct rcx__txslot *s);
 struct rcx_ep_attr rcx__conn_ep_attr(struct rcx__conn *c);
 void rcx__conn_pending_add(struct rcx__conn *c);
+
+/* conn_tx.c */
+void rcx__conn_tx_mark(struct rcx__conn *c);
 
 /* conn_reconn.c */
 void rcx__conn_replay_add(struct rcx__conn *c, struct rcx__txslot *s);

@@ -29,13 +29,14 @@ void rcx__conn_replay_post(struct rcx__conn *c)
 	int ret;
 
 	while ((s = c->replay) && c->credits > 0) {
+		c->replay = s->next;
 		ret = rcx__conn_post_slot(c, s);
 		if (ret) {
+			s->next = c->replay;
+			c->replay = s;
 			rcx__conn_fail(c, ret);
 			return;
 		}
-		c->replay = s->next;
-		s->next = NULL;
 		c->ctx->st.wrs_posted++;
 	}
 }
@@ -73,6 +74,7 @@ bool rcx__conn_reconnect(struct rcx__conn *c, int err)
 	ctx->wake_gen++;
 	/* everything on it completes now, with its status or flushed */
 	ctx->ops->ep_set_error(c->ep);
+	rcx__conn_tx_mark(c);
 	/* failed if the new connection does not come in time (fail.c) */
 	rcx__group_suspect(c->g, c->peer, err);
 	return c->state == RCX__CONN_RECONN;
@@ -211,8 +213,10 @@ static void reconn_attempt(struct rcx__conn *c, long long now)
 /* the next step of c's reconnection, if one is due */
 static void reconn_step(struct rcx__conn *c, long long now)
 {
+	if (c->re_phase == RE_DRAIN)
+		rcx__conn_tx_mark(c);
 	if (c->re_phase == RE_DRAIN && !c->rx_posted && !c->tx_inflight &&
-	    !c->win_wr && !c->hb_busy && !c->rd_inflight)
+	    !c->win_wr && !c->hb_busy && !c->mark_busy && !c->rd_inflight)
 		c->re_phase = RE_READY;
 	if (c->re_phase == RE_READY)
 		reconn_attempt(c, now);
@@ -276,6 +280,9 @@ void rcx__conn_settle(struct rcx__conn *c)
 	struct rcx_ctx *ctx = c->ctx;
 	long long now = rcx__now_us(), end = now + 2000000, re_end;
 
+	/* the sends in flight are waited for: the unsignaled tail too */
+	if (c->state == RCX__CONN_UP)
+		rcx__conn_tx_mark(c);
 	while (!ctx->in_cm && conn_owes(c) && now < end) {
 		rcx__progress(ctx);
 		rcx__cm_progress(ctx);

@@ -525,11 +525,23 @@ struct rcx__conn {
 	struct rcx__rxbuf *rx;
 	uint8_t *rx_mem;
 	struct rcx__reg *rx_reg;
-	/* bounce-slot sends, prepared for the endpoint: [1] and [3]
-	 * inline, up to tx_inline bytes; [2] and [3] eager messages whose
-	 * header is the immediate (conn.c) */
-	struct rcx_pwr *tx_pwr[4];
+	/* bounce-slot sends, prepared for the endpoint: the odd ones
+	 * inline, up to tx_inline bytes; [2] to [5] eager messages whose
+	 * header is the immediate, [4] and [5] unsignaled (conn.c) */
+	struct rcx_pwr *tx_pwr[6];
 	uint32_t tx_inline;
+	/*
+	 * Bounce-slot sends in flight, in the order posted (conn_tx.c): a
+	 * completion returns its slot and every one posted before it.
+	 * tx_unsig: posted unsignaled since the last signaled one (the
+	 * tail no completion of its own returns unless it fails); mark: the
+	 * signaled WRITE that returns that tail when nothing else will
+	 * (mark_no: the first txq number posted after it).
+	 */
+	struct rcx__txslot *txq, *txq_tail;
+	uint32_t txq_no, mark_no;
+	uint8_t tx_unsig, mark_busy;
+	struct rcx__wrctx mark;
 	struct rcx_req *backlog, *backlog_tail; /* waiting for credits */
 	struct rcx_req *rndv;			/* sends waiting for FIN */
 	/* rendezvous sends withdrawn before their FIN (a failure ended
@@ -593,9 +605,13 @@ struct rcx__conn {
 
 struct rcx__txslot {
 	struct rcx__wrctx wrc;
-	struct rcx__txslot *next; /* free list, a connection's replay list */
-	struct rcx__conn *conn;	  /* in flight on this connection */
+	/* free list, a connection's replay list, or its sends in flight
+	 * (rcx__conn.txq) */
+	struct rcx__txslot *next;
+	struct rcx__conn *conn; /* in flight on this connection */
 	uint8_t *data;
+	uint32_t qno;  /* its place in the connection's txq */
+	uint8_t unsig; /* posted unsignaled (conn_tx.c) */
 	/*
 	 * An eager message sent by rcx__conn_send_imm: its header is not
 	 * written, only what makes it (the length, 0 when the header is
@@ -1000,6 +1016,9 @@ struct rcx_ctx {
 	/* send bounce slots */
 	struct rcx__txslot *tx_free;
 	struct rcx__txslot *tx_slots;
+	/* slots of unsignaled sends not yet returned, and their bound: the
+	 * rest of the pool always goes out signaled (conn_tx.c) */
+	unsigned int tx_held, tx_held_max;
 	uint8_t *tx_mem;
 	struct rcx__reg *tx_reg;
 	size_t tx_slot_size;

@@ -428,11 +428,20 @@ static int flt_post_recv(struct rcx_ep *ep, struct rcx_wr *wr,
 	return ret;
 }
 
+/* the completions to fail, then to flush (below) */
+static const void *flt_fail_ctx;
+static int flt_fail_status;
+static const void *flt_flush_ctx;
+
 /* ---- prepared WRs: the lower one, and what to record about it */
 
 struct flt_pwr {
 	struct rcx_pwr pub; /* first; the lower's patch pointers */
 	struct rcx_pwr *low;
+	/* an unsignaled send's lower twin, signaled: posted instead on an
+	 * endpoint whose completion is to fail (or flush), as a queue pair
+	 * reports a WR that fails, signaled or not */
+	struct rcx_pwr *sig;
 	uint8_t op;
 	uint8_t flags;
 };
@@ -455,6 +464,17 @@ static int flt_pwr_create(struct rcx_ep *ep, const struct rcx_wr *wr, int recv,
 		free(p);
 		return ret;
 	}
+	if (!recv && !(wr->flags & RCX_WR_SIGNALED)) {
+		struct rcx_wr w = *wr;
+
+		w.flags |= RCX_WR_SIGNALED;
+		ret = flt_lower->pwr_create(ep, &w, 0, &p->sig);
+		if (ret) {
+			flt_lower->pwr_destroy(p->low);
+			free(p);
+			return ret;
+		}
+	}
 	p->pub = *p->low;
 	p->pub.ops = &rcx__fault_ops; /* fault destroys and posts it */
 	p->op = recv ? RCX_OP_RECV : wr->op;
@@ -470,7 +490,32 @@ static void flt_pwr_destroy(struct rcx_pwr *pwr)
 	if (!p)
 		return;
 	flt_lower->pwr_destroy(p->low);
+	if (p->sig)
+		flt_lower->pwr_destroy(p->sig);
 	free(p);
+}
+
+/* p's lower WR to post on ep: its signaled twin, patched alike, where a
+ * completion is to fail or flush */
+static struct rcx_pwr *flt_pwr_low(struct rcx_ep *ep, struct flt_pwr *p)
+{
+	const void *c;
+
+	if (!p->sig)
+		return p->low;
+	pthread_mutex_lock(&flt_lock);
+	c = flt_ep_ctx(ep, false);
+	if (!c || (c != flt_fail_ctx && c != flt_flush_ctx)) {
+		pthread_mutex_unlock(&flt_lock);
+		return p->low;
+	}
+	pthread_mutex_unlock(&flt_lock);
+	*p->sig->wr_id = *p->low->wr_id;
+	*p->sig->addr = *p->low->addr;
+	*p->sig->length = *p->low->length;
+	*p->sig->remote_addr = *p->low->remote_addr;
+	*p->sig->imm_be = *p->low->imm_be;
+	return p->sig;
 }
 
 #define FLT_PWR_CHUNK 64
@@ -487,7 +532,8 @@ static int flt_pwr_post_common(struct rcx_ep *ep, struct rcx_pwr **pwr, int n,
 	for (done = 0; done < n && !ret; done += k) {
 		k = n - done < FLT_PWR_CHUNK ? n - done : FLT_PWR_CHUNK;
 		for (i = 0; i < k; i++)
-			low[i] = to_fpwr(pwr[done + i])->low;
+			low[i] = recv ? to_fpwr(pwr[done + i])->low
+				      : flt_pwr_low(ep, to_fpwr(pwr[done + i]));
 		ret = recv ? flt_lower->pwr_post_recv(ep, low, k)
 			   : flt_lower->pwr_post(ep, low, k);
 		for (i = 0; !ret && i < k; i++) {
@@ -524,9 +570,6 @@ static int flt_pwr_post_recv(struct rcx_ep *ep, struct rcx_pwr **pwr, int n)
  * came back completed, and a fenced WR behind it may have run already,
  * which a queue pair whose READ failed never lets happen.
  */
-static const void *flt_fail_ctx;
-static int flt_fail_status;
-static const void *flt_flush_ctx;
 
 void rcx__fault_fail_next(const void *ep_ctx, int status)
 {
