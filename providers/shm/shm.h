@@ -568,6 +568,9 @@ static inline void *shm_mem_peer(struct shm_ep *ep,
 	return shm_mem_peer_find(ep, ref, raddr);
 }
 void shm_mem_unmap(struct shm_ep *ep);
+int shm_ep_mem_map(struct rcx_ep *ep, uint64_t raddr, uint64_t len,
+		   uint32_t rkey, unsigned int access, void **out);
+void shm_mem_unmap_range(struct rcx_dev *dev, void *addr, uint64_t len);
 
 /* shm_ep.c */
 int shm_post_send(struct rcx_ep *ep, struct rcx_wr *wr, struct rcx_wr **bad);

@@ -718,4 +718,6 @@ const struct rcx_provider_ops rcx__shm_ops = {
 	.ack = ack,
 	.mem_alloc = shm_mem_alloc,
 	.mem_free = shm_mem_free,
+	.ep_mem_map = shm_ep_mem_map,
+	.mem_unmap = shm_mem_unmap_range,
 };
