@@ -72,15 +72,13 @@ void rcx__win_direct_open(struct rcx_win *w, int target)
 	c = rcx__win_conn(w, target);
 	if (c->state != RCX__CONN_UP || !c->ep)
 		return; /* perhaps once it is up again */
-	ret = ctx->ops->ep_mem_map(c->ep, p->base, p->size, p->rkey,
-				   RCX_ACCESS_REMOTE_READ |
-					   RCX_ACCESS_REMOTE_WRITE,
-				   &ptr);
+	ret = ctx->ops->ep_mem_map(
+		c->ep, p->base, p->size, p->rkey,
+		RCX_ACCESS_REMOTE_READ | RCX_ACCESS_REMOTE_WRITE, &ptr);
 	if (ret == -ENOTCONN)
 		return;
-	RCX__LOG(RCX__LOG_DEBUG, "win",
-		 "window %u target %d: %llu bytes %s%s", w->id, target,
-		 (unsigned long long)p->size,
+	RCX__LOG(RCX__LOG_DEBUG, "win", "window %u target %d: %llu bytes %s%s",
+		 w->id, target, (unsigned long long)p->size,
 		 ret ? "not mapped here, through the provider: "
 		     : "mapped here",
 		 ret ? strerror(-ret) : "");
@@ -94,4 +92,3 @@ void rcx__win_direct_open(struct rcx_win *w, int target)
 	t->dstate = RCX__DIRECT_MAPPED;
 	w->ndirect++;
 }
-
