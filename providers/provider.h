@@ -433,6 +433,24 @@ struct rcx_provider_ops {
 	 */
 	int (*mem_alloc)(struct rcx_dev *dev, size_t len, void **out);
 	int (*mem_free)(struct rcx_dev *dev, void *addr);
+	/*
+	 * Map [raddr, raddr + len) of the peer's memory that rkey registers
+	 * with access into this process, for the caller's own loads and
+	 * stores (shm: memory of the peer's mem_alloc): *out is where raddr
+	 * is. The mapping is the caller's until mem_unmap(dev, *out, len),
+	 * whatever becomes of the endpoint, the key or the peer (the memory
+	 * of a peer that died stays mapped here, and nobody else sees it).
+	 * What the caller does there is not ordered with the endpoint's WRs:
+	 * the caller keeps the order. Optional: NULL where a provider has
+	 * none (as watch_fd). Errors: -EINVAL len 0; -ENOTCONN the endpoint
+	 * is not connected; -EACCES the key does not cover the range with
+	 * access; -ENOENT memory this provider does not map (post WRs);
+	 * -EOPNOTSUPP not this endpoint's provider (auto); or the mapping's
+	 * -errno.
+	 */
+	int (*ep_mem_map)(struct rcx_ep *ep, uint64_t raddr, uint64_t len,
+			  uint32_t rkey, unsigned int access, void **out);
+	void (*mem_unmap)(struct rcx_dev *dev, void *addr, uint64_t len);
 };
 
 /* Typed stubs for ops a provider does not have. */

@@ -10,6 +10,7 @@
  * after registration.
  */
 #include <errno.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -759,6 +760,132 @@ static void sc_fork(struct tp_job *j)
 	free(buf);
 }
 
+/* ---- puts and gets as copies (lib/win/win_direct.c) */
+
+/* Does this run's provider map a peer's allocated window memory here? */
+static bool direct_expected(void)
+{
+	const char *p = getenv("RCX_PROVIDER"), *d = getenv("RCX_DEVICE");
+
+	return p && (!strcmp(p, "shm") ||
+		     (!strcmp(p, "auto") && d && !strcmp(d, "shm")));
+}
+
+enum { DIRECT_N = 64 };
+
+/*
+ * On a window of rcx_win_allocate whose target memory the provider maps
+ * (shm), every put and get of rank 0's to rank 1 is a copy: put, order,
+ * put to the same place, order, get: the get reads the second put, and
+ * so does rank 1 at the end. Then with an atomic outstanding before the
+ * order (the put waits for it, or goes behind it), and refusals: past
+ * the end of the target's part, a displacement whose bytes overflow, a
+ * target outside the group; nothing of them lands.
+ */
+static void sc_direct(struct tp_job *j)
+{
+	struct rcx__win_stats s0, s1;
+	uint64_t *base, v, back;
+	struct rcx_win *w;
+	int i, bad = 0;
+
+	TP_CHECK_OK(rcx_win_allocate(j->g, DIRECT_N * 8, 8, NULL,
+				     (void **)&base, &w));
+	for (i = 0; i < DIRECT_N; i++)
+		base[i] = 7;
+	TP_CHECK_OK(rcx_group_barrier(j->g));
+	TP_CHECK_OK(rcx_win_lock_all(w));
+	if (j->rank == 0) {
+		TP_CHECK_OK(rcx__win_stats(w, &s0));
+		for (i = 1; i < DIRECT_N; i++) {
+			v = 100 + i;
+			TP_CHECK_OK(rcx_put(w, &v, 8, 1, i));
+			TP_CHECK_OK(rcx_win_order(w, RCX_ORDER_WRITE));
+			v = 200 + i;
+			TP_CHECK_OK(rcx_put(w, &v, 8, 1, i));
+			TP_CHECK_OK(rcx_win_order(w, RCX_ORDER_ALL));
+			back = 0;
+			TP_CHECK_OK(rcx_get(w, &back, 8, 1, i));
+			TP_CHECK_OK(rcx_win_flush(w, 1));
+			bad += back != (uint64_t)(200 + i);
+		}
+		TP_CHECK_OK(rcx__win_stats(w, &s1));
+		TP_CHECK_EQ(bad, 0);
+		TP_CHECK_EQ(s1.direct - s0.direct,
+			    direct_expected() ? 3 * (DIRECT_N - 1) : 0);
+		/* an atomic outstanding, then order, then a put there */
+		v = 5;
+		TP_CHECK_OK(rcx_fetch_and_op(w, &v, &back, RCX_UINT64, 1, 0,
+					     RCX_SUM));
+		TP_CHECK_OK(rcx_win_order(w, RCX_ORDER_ALL));
+		v = 300;
+		TP_CHECK_OK(rcx_put(w, &v, 8, 1, 0));
+		TP_CHECK_OK(rcx_win_flush(w, 1));
+		TP_CHECK_EQ(back, 7);
+		TP_CHECK_OK(rcx_get(w, &back, 8, 1, 0));
+		TP_CHECK_OK(rcx_win_flush(w, 1));
+		TP_CHECK_EQ(back, 300);
+		/* refused, nothing copied */
+		v = 1;
+		TP_CHECK_EQ(rcx_put(w, &v, 16, 1, DIRECT_N - 1), -EINVAL);
+		TP_CHECK_EQ(rcx_put(w, &v, 8, 1, DIRECT_N), -EINVAL);
+		TP_CHECK_EQ(rcx_put(w, &v, 8, 1, SIZE_MAX / 4), -EINVAL);
+		TP_CHECK_EQ(rcx_get(w, &back, 16, 1, DIRECT_N - 1), -EINVAL);
+		TP_CHECK_EQ(rcx_put(w, &v, 8, j->size, 0), -EINVAL);
+		TP_CHECK_OK(rcx_win_flush(w, 1));
+	}
+	TP_CHECK_OK(rcx_win_unlock_all(w));
+	TP_CHECK_OK(rcx_group_barrier(j->g));
+	if (j->rank == 1) {
+		TP_CHECK_EQ(base[0], 300);
+		for (i = 1, bad = 0; i < DIRECT_N; i++)
+			bad += base[i] != (uint64_t)(200 + i);
+		TP_CHECK_EQ(bad, 0);
+	}
+	TP_CHECK_OK(rcx_win_free(&w));
+}
+
+/*
+ * Rank 1 dies while rank 0 maps its window memory (shm; elsewhere puts
+ * go to the NIC, with the same outcome): rank 0's puts and gets to it
+ * are refused with the named error once the failure is seen (each put
+ * makes progress, where it is seen), never a fault; the window is
+ * invalid and can be freed.
+ */
+static void sc_direct_failed(struct tp_job *j)
+{
+	struct rcx__win_stats st;
+	uint64_t *base, v = 1;
+	struct rcx_win *w;
+	int ret;
+
+	TP_CHECK_OK(rcx_win_allocate(j->g, DIRECT_N * 8, 8, NULL,
+				     (void **)&base, &w));
+	TP_CHECK_OK(rcx_win_lock_all(w));
+	if (j->rank == 0) {
+		TP_CHECK_OK(rcx_put(w, &v, 8, 1, 0));
+		TP_CHECK_OK(rcx_win_flush(w, 1));
+		TP_CHECK_OK(rcx__win_stats(w, &st));
+		TP_CHECK_EQ(st.direct, direct_expected() ? 1 : 0);
+	}
+	ret = rcx_group_barrier(j->g);
+	TP_CHECK(ret == 0 || ret == RCX_ERR_PROC_FAILED);
+	if (j->rank == 1) {
+		fflush(NULL);
+		raise(SIGKILL);
+	}
+	do
+		ret = rcx_put(w, &v, 8, 1, 0);
+	while (!ret);
+	TP_CHECK(ret == RCX_ERR_WIN_INVALID || ret == RCX_ERR_PROC_FAILED);
+	TP_CHECK_EQ(rcx_put(w, &v, 8, 1, 0), RCX_ERR_WIN_INVALID);
+	TP_CHECK_EQ(rcx_get(w, &v, 8, 1, 0), RCX_ERR_WIN_INVALID);
+	TP_CHECK_EQ(rcx_win_flush(w, 1), RCX_ERR_WIN_INVALID);
+	TP_CHECK_OK(rcx_win_free(&w));
+	/* no final barrier: the group lost a member */
+	TP_CHECK_OK(rcx_group_free(&j->g));
+}
+
 /* ---- the peer role */
 
 static const struct tp_scenario scenarios[] = {
@@ -773,6 +900,8 @@ static const struct tp_scenario scenarios[] = {
 	{ .name = "fork", .run = sc_fork, .size = 2 },
 	{ .name = "big", .run = sc_big, .provider = "fault", .size = 2 },
 	{ .name = "acc_bulk", .run = tw_sc_acc_bulk, .provider = "fault" },
+	{ .name = "direct", .run = sc_direct, .size = 2 },
+	{ .name = "direct_failed", .run = sc_direct_failed, .size = 2 },
 	{ .name = "big_split",
 	  .run = sc_big_split,
 	  .provider = "fault",
@@ -859,6 +988,18 @@ static void test_acc_bulk(void)
 	job(3, "acc_bulk", 300);
 }
 
+static void test_direct(void)
+{
+	job(2, "direct", 180);
+}
+
+static void test_direct_failed(void)
+{
+	setenv("RCX_RUN_FT", "1", 1);
+	job(2, "direct_failed", 180);
+	unsetenv("RCX_RUN_FT");
+}
+
 static const CU_TestInfo tests[] = {
 	{ "create_allocate_free", test_create },
 	{ "put_get_sizes_2procs", test_putget_2 },
@@ -873,6 +1014,8 @@ static const CU_TestInfo tests[] = {
 	{ "accumulate_many_int64_one_message", test_acc_bulk },
 	{ "put_get_beyond_max_msg_sz", test_big },
 	{ "put_get_split_rma_wr_max", test_big_split },
+	{ "put_order_put_copies", test_direct },
+	{ "put_get_to_a_failed_target", test_direct_failed },
 	CU_TEST_INFO_NULL,
 };
 

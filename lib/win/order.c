@@ -355,7 +355,9 @@ RCX_API int rcx_win_order(struct rcx_win *w, int kind)
 	}
 	w->stats.orders++;
 	w->ctx->st.order_calls++;
-	if (w->ctx->info.ordered)
+	/* and wherever puts and gets are copies (win_direct.c,
+	 * win_shared.c), whatever the device */
+	if (w->ctx->info.ordered || w->ndirect || w->shr)
 		cpu_order(kind);
 	for (t = 0; t < w->size; t++) {
 		st = &s->t[t];

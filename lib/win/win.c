@@ -896,6 +896,7 @@ static void win_destroy(struct rcx_win *w)
 	rcx__win_jobs_free(w);
 	rcx__win_dyn_free(w);
 	rcx__win_shared_free(w);
+	rcx__win_direct_close(w);
 	loop_close(ctx, w->loop);
 	nep_close(w);
 	rcx__order_fini(w);

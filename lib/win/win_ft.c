@@ -35,6 +35,9 @@ void rcx__win_invalidate(struct rcx_win *w, int err)
 		w->tgt[i].nocheck = 0;
 	}
 	rcx__win_pscw_reset(w);
+	/* validate gives the members new keys: the mappings made under the
+	 * old ones go, the next put maps again under the new key */
+	rcx__win_direct_close(w);
 	/*
 	 * Operations on their way complete in error when their completion
 	 * arrives: the dead peer's queue pair was put in the error state

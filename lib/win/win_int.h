@@ -200,6 +200,13 @@ struct rcx__win_tgt {
 	uint8_t nspan;
 	/* its endpoint's provider runs no put or get at once (win_rma.c) */
 	uint8_t no_now;
+	/* win_direct.c: mapped (dptr), not mappable, or not tried yet */
+	uint8_t dstate;
+	/* where its window memory is mapped here, dlen bytes: puts and
+	 * gets are copies (win_direct.c); NULL: they go to the provider */
+	uint8_t *dptr;
+	uint64_t dlen;
+	uint32_t dkey; /* the key it was mapped under (peer.rkey then) */
 	struct rcx__win_kick kick; /* win.c, kick() */
 	struct rcx__win_span span[RCX__WIN_SPANS];
 	/* ops waiting for the connection to be remade, in post order
@@ -219,6 +226,7 @@ struct rcx__win_stats {
 	uint64_t kicks;	  /* stalled fenced WRs re-driven (win.c) */
 	uint64_t replays; /* ops posted from the queue of a reconnection */
 	uint64_t now;	  /* puts and gets the provider ran at once */
+	uint64_t direct;  /* of those, copied through a mapping of ours */
 };
 
 /* An endpoint the window owns: the loopback pair for NIC atomics on its
@@ -291,6 +299,8 @@ struct rcx_win {
 	struct rcx__win_dyn *dyn;
 	/* a shared window's segment and every rank's part (win_shared.c) */
 	struct rcx__win_shr *shr;
+	/* targets whose memory is mapped here (win_direct.c) */
+	int ndirect;
 	struct rcx_win *next;		/* all windows of the process */
 	char name[RCX_MAX_OBJECT_NAME]; /* rcx_win_set_name, "" at first */
 };
@@ -310,6 +320,22 @@ static inline bool rcx__win_live(const struct rcx_win *w)
 {
 	return w && w->magic == RCX__WIN_MAGIC;
 }
+
+/* ---- win_direct.c: put and get through a mapping of the target */
+enum { RCX__DIRECT_UNTRIED, RCX__DIRECT_MAPPED, RCX__DIRECT_NO };
+/*
+ * Map target's window memory here where the provider can (shm: a window
+ * of rcx_win_allocate) under the key the window has for it now:
+ * tgt[target].dptr, or dstate RCX__DIRECT_NO for good. Left untried
+ * while its connection is not up. A mapping made under another key goes
+ * first. Lock held.
+ */
+void rcx__win_direct_open(struct rcx_win *w, int target);
+/*
+ * Unmap every target's memory (win_destroy; the window became invalid,
+ * and validate renews the keys: the next put maps again).
+ */
+void rcx__win_direct_close(struct rcx_win *w);
 
 /* ---- win_dyn.c: dynamic windows (displacement = target address) */
 /*
@@ -455,10 +481,6 @@ struct rcx_win *rcx__win_find(struct rcx_ctx *ctx, uint32_t id);
 int rcx__win_stats(struct rcx_win *w, struct rcx__win_stats *out);
 
 /* ---- win_sync.c */
-/* RCX_ERR_EPOCH unless an access epoch to target is open. */
-int rcx__win_epoch_access(const struct rcx_win *w, int target);
-/* RCX_ERR_EPOCH unless a passive-target epoch to target is open. */
-int rcx__win_epoch_passive(const struct rcx_win *w, int target);
 /* Complete every op to target (-1: all), remotely or locally only. */
 int rcx__win_flush_locked(struct rcx_win *w, int target, bool local);
 /*
@@ -494,6 +516,28 @@ static inline bool rcx__win_pscw_access(const struct rcx_win *w, int target)
 /* A member failed or validate rebuilt the window: epochs end, the
  * counters start again from 0 (as the control words do). */
 void rcx__win_pscw_reset(struct rcx_win *w);
+
+/* RCX_ERR_EPOCH unless an access epoch to target is open. */
+static inline int rcx__win_epoch_access(const struct rcx_win *w, int target)
+{
+	if (w->invalid)
+		return RCX_ERR_WIN_INVALID;
+	if (w->fence_open || w->lock_all || w->tgt[target].lock ||
+	    rcx__win_pscw_access(w, target))
+		return 0;
+	return RCX_ERR_EPOCH;
+}
+
+/* RCX_ERR_EPOCH unless a passive-target epoch to target is open. */
+static inline int rcx__win_epoch_passive(const struct rcx_win *w, int target)
+{
+	if (w->invalid)
+		return RCX_ERR_WIN_INVALID;
+	if (w->lock_all || (target >= 0 && w->tgt[target].lock) ||
+	    (target < 0 && w->nlocked))
+		return 0;
+	return RCX_ERR_EPOCH;
+}
 
 /* A fence epoch without operations may give way to another epoch. */
 static inline bool rcx__win_fence_busy(const struct rcx_win *w)
@@ -584,16 +628,20 @@ static inline void rcx__win_span_add(struct rcx_win *w, int target,
 
 	if (!len)
 		return;
-	if (t->nspan) {
-		/* the common case: next to the last one */
-		s = &t->span[t->nspan - 1];
-		if (off <= s->hi && off + len >= s->lo) {
-			if (off < s->lo)
-				s->lo = off;
-			if (off + len > s->hi)
-				s->hi = off + len;
-			return;
-		}
+	if (!t->nspan) { /* the first since a flush */
+		t->span[0].lo = off;
+		t->span[0].hi = off + len;
+		t->nspan = 1;
+		return;
+	}
+	/* the common case: next to the last one */
+	s = &t->span[t->nspan - 1];
+	if (off <= s->hi && off + len >= s->lo) {
+		if (off < s->lo)
+			s->lo = off;
+		if (off + len > s->hi)
+			s->hi = off + len;
+		return;
 	}
 	rcx__win_span_merge(t, off, off + len);
 }

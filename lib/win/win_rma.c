@@ -5,18 +5,24 @@
  * longest message; small ones through the slot's bounce memory).
  */
 #include <errno.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 #include "lib/win/win_int.h"
 
-int rcx__win_range(struct rcx_win *w, int target, size_t disp, size_t len,
-		   uint64_t *off)
+/* inline here: a put's checks are most of its cost where it is a copy */
+static inline int range(struct rcx_win *w, int target, size_t disp, size_t len,
+			uint64_t *off)
 {
 	uint64_t unit, o, size;
 
-	if (target < 0 || target >= w->size)
+	if (target < 0 || target >= w->size) {
+		rcx__log(RCX__LOG_ERROR, "win",
+			 "window %u: target %d: the window has %d members",
+			 w->id, target, w->size);
 		return -EINVAL;
+	}
 	/* failed: a window made after rcx_group_validate has no part of
 	 * it (an invalid window reports that first, rma_check) */
 	if (w->g->failed[target] && !w->invalid)
@@ -25,23 +31,34 @@ int rcx__win_range(struct rcx_win *w, int target, size_t disp, size_t len,
 		return rcx__win_dyn_range(w, target, disp, len, off);
 	unit = w->peer[target].disp_unit;
 	size = w->peer[target].size;
-	if (disp > UINT64_MAX / unit)
+	if (__builtin_mul_overflow((uint64_t)disp, unit, &o))
+		o = UINT64_MAX;
+	if (o > size || len > size - o) {
+		rcx__log(RCX__LOG_ERROR, "win",
+			 "window %u: %zu bytes at displacement %zu (unit %llu) "
+			 "of target %d: past its %llu bytes",
+			 w->id, len, disp, (unsigned long long)unit, target,
+			 (unsigned long long)size);
 		return -EINVAL;
-	o = (uint64_t)disp * unit;
-	if (o > size || len > size - o)
-		return -EINVAL;
+	}
 	*off = o;
 	return 0;
 }
 
-int rcx__win_rma_check(struct rcx_win *w, const void *buf, size_t len,
-		       int target, size_t disp, bool req, uint64_t *off)
+int rcx__win_range(struct rcx_win *w, int target, size_t disp, size_t len,
+		   uint64_t *off)
+{
+	return range(w, target, disp, len, off);
+}
+
+static inline int rma_check(struct rcx_win *w, const void *buf, size_t len,
+			    int target, size_t disp, bool req, uint64_t *off)
 {
 	int ret;
 
 	if (!buf && len)
 		return -EINVAL;
-	ret = rcx__win_range(w, target, disp, len, off);
+	ret = range(w, target, disp, len, off);
 	if (ret)
 		return ret;
 	ret = req ? rcx__win_epoch_passive(w, target)
@@ -52,6 +69,12 @@ int rcx__win_rma_check(struct rcx_win *w, const void *buf, size_t len,
 	    rcx__win_conn(w, target)->state == RCX__CONN_FAILED)
 		return RCX_ERR_PROC_FAILED;
 	return 0;
+}
+
+int rcx__win_rma_check(struct rcx_win *w, const void *buf, size_t len,
+		       int target, size_t disp, bool req, uint64_t *off)
+{
+	return rma_check(w, buf, len, target, disp, req, off);
 }
 
 /*
@@ -154,21 +177,63 @@ static void now_pass(struct rcx_ctx *ctx)
 		rcx__progress(ctx);
 }
 
+/*
+ * A put or get as a copy through the window's mapping of the target's
+ * memory (win_direct.c), while nothing of the window's is outstanding to
+ * the target: there is nothing earlier to keep an order with
+ * (rcx__order_prepare would find no listed op, every listed op being
+ * outstanding), no WR, no completion. Counted as ep_rma_now's were.
+ */
+static void rma_direct(struct rcx_win *w, const struct rcx__win_tgt *t,
+		       bool put, void *buf, size_t len, uint64_t off)
+{
+	struct rcx_stats *st = &w->ctx->st;
+
+	if (put) {
+		memmove(t->dptr + off, buf, len);
+		/* the copy before what this process stores next for the
+		 * target to see (a notice, an unlock): free on x86 (TSO) */
+		atomic_thread_fence(memory_order_release);
+		st->rma_put_ops++;
+		st->rma_put_bytes += len;
+	} else {
+		memmove(buf, t->dptr + off, len);
+		st->rma_get_ops++;
+		st->rma_get_bytes += len;
+	}
+	st->wrs_posted++;
+	w->stats.now++;
+	w->stats.direct++;
+	if (w->fence_open)
+		w->fence_ops++;
+	now_pass(w->ctx);
+}
+
 /* Lock held, arguments checked. */
 static int rma(struct rcx_win *w, bool put, void *buf, size_t len, int target,
 	       uint64_t off, struct rcx_req *req)
 {
-	struct rcx__win_strm *s = rcx__order_strm(w);
+	struct rcx__win_tgt *t = &w->tgt[target];
 	unsigned int cls = put ? RCX__ACC_WR : RCX__ACC_RD;
+	struct rcx__win_strm *s;
 	struct rcx__win_op *op;
 	struct rcx_wr wr;
 	struct rcx_ep *ep;
-	uint32_t *sq, n, inl, max = rcx__win_rma_wr_max(w->ctx);
+	uint32_t *sq, n, inl, max;
 	bool f;
 	int ret;
 
+	if (RCX__UNLIKELY(t->dstate == RCX__DIRECT_UNTRIED ||
+			  (t->dptr && t->dkey != w->peer[target].rkey)))
+		rcx__win_direct_open(w, target);
+	if (RCX__LIKELY(t->dptr != NULL) && !t->inflight) {
+		rma_direct(w, t, put, buf, len, off);
+		return 0;
+	}
+	s = rcx__order_strm(w);
 	if (!s)
 		return -ENOMEM;
+	max = rcx__win_rma_wr_max(w->ctx);
 	/* this process's memory, or a shared window's: a plain copy */
 	if (target == w->rank || w->shr) {
 		ret = rcx__order_prepare(w, s, target, cls, RCX__VIA_CPU, off,
@@ -265,7 +330,7 @@ static int rma_call(struct rcx_win *w, bool put, void *buf, size_t len,
 		rcx__unlock(w->ctx);
 		return ret;
 	}
-	ret = rcx__win_rma_check(w, buf, len, target, disp, req != NULL, &off);
+	ret = rma_check(w, buf, len, target, disp, req != NULL, &off);
 	if (!ret && req) {
 		r = rcx__win_req_new(w);
 		if (!r)

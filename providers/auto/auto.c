@@ -534,6 +534,22 @@ static int auto_mem_free(struct rcx_dev *d, void *addr)
 	return to_adev(d)->sops->mem_free(to_adev(d)->sdev, addr);
 }
 
+/* only an endpoint of shared memory maps its peer's memory */
+static int auto_ep_mem_map(struct rcx_ep *ep, uint64_t raddr, uint64_t len,
+			   uint32_t rkey, unsigned int access, void **out)
+{
+	const struct rcx_provider_ops *o = rcx__obj_ops(ep);
+
+	if (!o->ep_mem_map)
+		return -EOPNOTSUPP;
+	return o->ep_mem_map(ep, raddr, len, rkey, access, out);
+}
+
+static void auto_mem_unmap(struct rcx_dev *d, void *addr, uint64_t len)
+{
+	to_adev(d)->sops->mem_unmap(to_adev(d)->sdev, addr, len);
+}
+
 const struct rcx_provider_ops rcx__auto_ops = {
 	.name = "auto",
 	.dev_list = auto_dev_list,
@@ -574,4 +590,6 @@ const struct rcx_provider_ops rcx__auto_ops = {
 	.watch_fd = auto_watch_fd,
 	.mem_alloc = auto_mem_alloc,
 	.mem_free = auto_mem_free,
+	.ep_mem_map = auto_ep_mem_map,
+	.mem_unmap = auto_mem_unmap,
 };

@@ -212,6 +212,8 @@ struct shm_mr_seen {
 	uint32_t access;
 	uint64_t addr, len;
 	struct shm_mem_ref ref;
+	/* our own table: dev->mr_changes when it was last looked up */
+	uint32_t changes;
 };
 
 /* A segment of mem_alloc: "/rcx-shm.PID.DEV.mID", mapped by peers. */
@@ -370,6 +372,8 @@ struct shm_dev {
 		struct shm_msg msg;
 	} * out;
 	uint32_t mr_next, mr_gen;
+	/* registrations made and removed in our table (shm_own_key_ok) */
+	uint32_t mr_changes;
 	uint32_t cm_seen;   /* cm_bell when the socket was last read */
 	uint32_t idle;	    /* polls in a row that found nothing */
 	uint32_t yields;    /* sched_yield calls since the last pause */
@@ -525,6 +529,28 @@ static inline bool shm_mr_seen_ok(struct shm_mr_seen *seen,
 	}
 	return shm_mr_look(seen, seg, key, addr, len, access, ref);
 }
+
+/*
+ * shm_mr_seen_ok for a key of our own table (the WRITE_IMMs the receiver
+ * runs): only this process changes that table, and dev->mr_changes counts
+ * each change, so while the count has not moved the registration the
+ * last look found still stands, with no load of its shared entry.
+ */
+static inline bool shm_own_key_ok(struct shm_mr_seen *seen, struct shm_dev *dev,
+				  uint32_t key, uint64_t addr, uint64_t len,
+				  unsigned int access)
+{
+	struct shm_mem_ref ref;
+
+	if (seen->e && seen->changes == dev->mr_changes && seen->key == key &&
+	    (seen->access & access) == access && addr >= seen->addr &&
+	    len <= seen->len && addr - seen->addr <= seen->len - len)
+		return true;
+	if (!shm_mr_look(seen, dev->seg, key, addr, len, access, &ref))
+		return false;
+	seen->changes = dev->mr_changes;
+	return true;
+}
 void shm_mem_name(pid_t pid, uint32_t dev, uint32_t id, char *buf, size_t len);
 long long shm_coarse_ms(void);
 /* an empty poll (dev->idle of them in a row): perhaps yield the CPU */
@@ -568,6 +594,9 @@ static inline void *shm_mem_peer(struct shm_ep *ep,
 	return shm_mem_peer_find(ep, ref, raddr);
 }
 void shm_mem_unmap(struct shm_ep *ep);
+int shm_ep_mem_map(struct rcx_ep *ep, uint64_t raddr, uint64_t len,
+		   uint32_t rkey, unsigned int access, void **out);
+void shm_mem_unmap_range(struct rcx_dev *dev, void *addr, uint64_t len);
 
 /* shm_ep.c */
 int shm_post_send(struct rcx_ep *ep, struct rcx_wr *wr, struct rcx_wr **bad);

@@ -487,6 +487,7 @@ static int mr_set(struct shm_dev *dev, uint32_t idx, uint32_t key, void *addr,
 				  memory_order_relaxed);
 	atomic_store_explicit(&dev->seg->mr[idx].key, key,
 			      memory_order_release);
+	dev->mr_changes++;
 	m->dev = dev;
 	m->idx = idx;
 	m->key = key;
@@ -554,6 +555,7 @@ static int mr_dereg(struct rcx_mr *mr)
 
 	atomic_store_explicit(&m->dev->seg->mr[m->idx].key, 0,
 			      memory_order_release);
+	m->dev->mr_changes++;
 	free(m);
 	return 0;
 }
@@ -612,6 +614,8 @@ static bool mr_read(struct shm_dev_seg *seg, uint32_t key,
 	r.ref.id = e->mem;
 	r.ref.base = e->mem_base;
 	r.ref.len = e->mem_len;
+	/* the content only is new: shm_own_key_ok's count stays */
+	r.changes = s->changes;
 	/* still the same registration after the reads (seqlock-like) */
 	atomic_thread_fence(memory_order_acquire);
 	if (atomic_load_explicit(&e->key, memory_order_relaxed) != key ||
@@ -718,4 +722,6 @@ const struct rcx_provider_ops rcx__shm_ops = {
 	.ack = ack,
 	.mem_alloc = shm_mem_alloc,
 	.mem_free = shm_mem_free,
+	.ep_mem_map = shm_ep_mem_map,
+	.mem_unmap = shm_mem_unmap_range,
 };

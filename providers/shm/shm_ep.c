@@ -234,16 +234,22 @@ static bool published(struct shm_dir *d, uint32_t e)
 static int deliver(struct shm_ep *ep, struct shm_sqe *q, struct shm_rqe *r,
 		   bool snd)
 {
-	struct shm_dev_seg *rseg = snd ? ep->peer_seg : ep->dev->seg;
 	struct shm_mem_ref ref;
 	void *t = NULL;
 	int st;
 
-	if (q->op == RCX_OP_WRITE_IMM && q->len) {
-		/* IBA 9.4.4: a zero-length write checks no key; a refused
-		 * one is NAKed before it takes a receive */
-		if (!shm_mr_seen_ok(&ep->mr_seen[!snd], rseg, q->rkey, q->raddr,
-				    q->len, RCX_ACCESS_REMOTE_WRITE, &ref))
+	/* IBA 9.4.4: a zero-length write checks no key; a refused one is
+	 * NAKed before it takes a receive */
+	if (q->op == RCX_OP_WRITE_IMM && q->len && !snd) {
+		/* ours, run here (rx_exec): our memory at raddr */
+		if (!shm_own_key_ok(&ep->mr_seen[1], ep->dev, q->rkey, q->raddr,
+				    q->len, RCX_ACCESS_REMOTE_WRITE))
+			return RCX_ERR_REMOTE_ACCESS;
+		t = (void *)(uintptr_t)q->raddr;
+	} else if (q->op == RCX_OP_WRITE_IMM && q->len) {
+		if (!shm_mr_seen_ok(&ep->mr_seen[0], ep->peer_seg, q->rkey,
+				    q->raddr, q->len, RCX_ACCESS_REMOTE_WRITE,
+				    &ref))
 			return RCX_ERR_REMOTE_ACCESS;
 		t = target_ptr(ep, q, snd, &ref);
 	}

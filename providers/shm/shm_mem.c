@@ -6,9 +6,12 @@
  * inside one says so in the registration table, and a peer that reaches
  * it maps the segment once and then reads, writes and runs atomics on it
  * with plain loads and stores: no system call per operation. Other memory
- * is reached with process_vm_readv/writev (shm_ep.c).
+ * is reached with process_vm_readv/writev (shm_ep.c). A caller that keeps
+ * reaching one peer's memory (a window) maps its pages itself, once
+ * (ep_mem_map): its copies then take no call into the provider at all.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -213,4 +216,60 @@ void shm_mem_unmap(struct shm_ep *ep)
 	for (i = 0; i < SHM_MAPS; i++)
 		if (ep->maps[i].ptr)
 			munmap(ep->maps[i].ptr, ep->maps[i].len);
+}
+
+/*
+ * ops->ep_mem_map: the pages of the peer's segment that hold [raddr,
+ * raddr + len), mapped anew for the caller (the endpoint's own maps come
+ * and go, SHM_MAPS of them). The segment outlives its name and its
+ * maker while a mapping of it is left.
+ */
+int shm_ep_mem_map(struct rcx_ep *e, uint64_t raddr, uint64_t len,
+		   uint32_t rkey, unsigned int access, void **out)
+{
+	struct shm_ep *ep = to_sep(e);
+	const uint64_t pg = (uint64_t)sysconf(_SC_PAGESIZE);
+	struct shm_mr_seen seen = { 0 };
+	struct shm_mem_ref ref;
+	uint64_t at, lo;
+	char name[48];
+	void *p;
+	int fd;
+
+	if (!len)
+		return -EINVAL;
+	if (ep->state != SHM_EP_CONNECTED || !ep->peer_seg)
+		return -ENOTCONN;
+	if (!shm_mr_look(&seen, ep->peer_seg, rkey, raddr, len, access, &ref))
+		return -EACCES;
+	/* plain memory of the peer's: cross-memory attach only */
+	if (!ref.id)
+		return -ENOENT;
+	if (raddr < ref.base || len > ref.len ||
+	    raddr - ref.base > ref.len - len)
+		return -EACCES;
+	at = raddr - ref.base;
+	lo = at / pg * pg;
+	shm_mem_name(ep->peer_pid, ep->peer_dev, ref.id, name, sizeof(name));
+	fd = shm_open(name, O_RDWR | O_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno; /* -ENOENT: freed, or its process is gone */
+	p = mmap(NULL, at - lo + len, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+		 (off_t)lo);
+	close(fd);
+	if (p == MAP_FAILED)
+		return -errno;
+	*out = (uint8_t *)p + (at - lo);
+	return 0;
+}
+
+/* ops->mem_unmap: what shm_ep_mem_map gave for len bytes */
+void shm_mem_unmap_range(struct rcx_dev *d, void *addr, uint64_t len)
+{
+	const uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE);
+	uintptr_t a = (uintptr_t)addr, lo = a & ~(pg - 1);
+
+	(void)d;
+	if (addr)
+		munmap((void *)lo, a - lo + len);
 }
