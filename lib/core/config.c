@@ -221,6 +221,7 @@ static const char *const env_known[] = {
 	"RCX_TEST_LOSS_ROUNDS",
 	"RCX_TEST_FT_DIR",
 	"RCX_TEST_ORDER_SHORT",
+	"RCX_TEST_CASE",
 	"RCX_FUZZ_SECONDS",
 	NULL,
 };
