@@ -40,8 +40,11 @@ static void on_rx_ok(struct rcx_ctx *ctx, struct rcx__wrctx *w,
 		     uint32_t byte_len, uint32_t imm, int has_imm);
 static void rx_msg(struct rcx_ctx *ctx, struct rcx__rxbuf *b, uint32_t byte_len,
 		   uint32_t imm, int has_imm);
-static void rx_imm(struct rcx_ctx *ctx, struct rcx__conn *c,
-		   struct rcx__rxbuf *b, uint32_t byte_len, uint32_t imm);
+static inline __attribute__((always_inline)) void rx_imm(struct rcx_ctx *ctx,
+							 struct rcx__conn *c,
+							 struct rcx__rxbuf *b,
+							 uint32_t byte_len,
+							 uint32_t imm);
 
 /* An eager message of a point-to-point send goes with its header in the
  * immediate when it fits (conn_int.h). */
@@ -272,6 +275,7 @@ int rcx__conn_new(struct rcx_ctx *ctx, struct rcx_group *g, int peer,
 	c->g = g;
 	c->peer = peer;
 	c->state = RCX__CONN_CONNECTING;
+	c->txq_end = &c->txq;
 	c->credits = (int)ctx->cfg.rx_depth - RCX__CREDIT_RESERVE;
 	/*
 	 * At most half the peer's credits held back: it keeps credits to
@@ -856,7 +860,9 @@ static int slot_post(struct rcx__conn *c, struct rcx__txslot *s, bool may_imm)
 	ret = ctx->ops->pwr_post(c->ep, &p, 1);
 	if (ret)
 		return ret;
-	rcx__txq_add(c, s, 0);
+	s->conn = c;
+	rcx__txq_add(c, s);
+	rcx__txq_covered(c);
 	c->owed = 0;
 	if (rcx__needs_credit(h->type))
 		c->credits--;
@@ -1093,8 +1099,9 @@ static void rx_deliver(struct rcx_ctx *ctx, struct rcx__conn *c,
 }
 
 /* b's message is taken, c still up: b goes back, credits go out. */
-static void rx_tail(struct rcx_ctx *ctx, struct rcx__conn *c,
-		    struct rcx__rxbuf *b, bool credit)
+static __attribute__((noinline)) void rx_tail(struct rcx_ctx *ctx,
+					      struct rcx__conn *c,
+					      struct rcx__rxbuf *b, bool credit)
 {
 	/* a CREDIT or BYE spent no credit: it earns none back (returning
 	 * one would let the peer send past our receives into RNR NAKs) */
@@ -1133,23 +1140,33 @@ static __attribute__((noinline)) void rx_imm_slow(struct rcx_ctx *ctx,
 	rx_deliver(ctx, c, &ih, b->data);
 }
 
+static __attribute__((noinline)) void rx_imm_bad(struct rcx__conn *c,
+						 uint32_t byte_len)
+{
+	rcx__log(RCX__LOG_ERROR, "conn", "peer %d: eager message of %u bytes",
+		 c->peer, byte_len);
+	rcx__conn_fail(c, RCX_ERR_PROTO);
+}
+
 /*
  * An eager message whose header was the immediate, on a connection that
  * is up: its number is the next one and its group the connection's own
  * (imm_fits), so it is taken without a header; the head of the posted
  * receives takes it when it matches (rcx__p2p_eager_first), anything
- * else is matched as every message is.
+ * else is matched as every message is. Its buffer is held for the next
+ * batch in line (rx_tail's common case: no batch to post, nothing
+ * waiting to be sent, no credit due); the rest in rx_tail.
  */
-static void rx_imm(struct rcx_ctx *ctx, struct rcx__conn *c,
-		   struct rcx__rxbuf *b, uint32_t byte_len, uint32_t imm)
+static inline __attribute__((always_inline)) void rx_imm(struct rcx_ctx *ctx,
+							 struct rcx__conn *c,
+							 struct rcx__rxbuf *b,
+							 uint32_t byte_len,
+							 uint32_t imm)
 {
 	uint8_t cid = (uint8_t)(imm >> IMM_CID_SHIFT & 7);
 
 	if (RCX__UNLIKELY(!byte_len || byte_len > ctx->cfg.eager_size)) {
-		rcx__log(RCX__LOG_ERROR, "conn",
-			 "peer %d: eager message of %u bytes", c->peer,
-			 byte_len);
-		rcx__conn_fail(c, RCX_ERR_PROTO);
+		rx_imm_bad(c, byte_len);
 		return;
 	}
 	c->rx_seq++;
@@ -1161,8 +1178,14 @@ static void rx_imm(struct rcx_ctx *ctx, struct rcx__conn *c,
 				  (int32_t)(imm & IMM_TAG_MAX), b->data,
 				  byte_len))
 		rx_imm_slow(ctx, c, b, byte_len, imm);
-	if (RCX__LIKELY(c->state == RCX__CONN_UP))
-		rx_tail(ctx, c, b, true);
+	if (RCX__UNLIKELY(c->state != RCX__CONN_UP))
+		return;
+	if (RCX__LIKELY(c->nhold + 1 < c->rx_batch && !c->backlog &&
+			c->owed < (int)ctx->cfg.rx_depth / 2)) {
+		c->rx_hold[c->nhold++] = b->pwr;
+		return;
+	}
+	rx_tail(ctx, c, b, true);
 }
 
 /* on_rx of a message received while c is up, straight from the poll */
@@ -1177,7 +1200,7 @@ static void on_rx_ok(struct rcx_ctx *ctx, struct rcx__wrctx *w,
 		return;
 	}
 	c->rx_posted--;
-	if (has_imm)
+	if (RCX__LIKELY(has_imm))
 		rx_imm(ctx, c, b, byte_len, imm);
 	else
 		rx_msg(ctx, b, byte_len, imm, has_imm);

@@ -26,22 +26,20 @@ static inline bool rcx__needs_credit(uint8_t type)
  */
 #define RCX__TX_SIGNAL_EVERY 16
 
-/* s was posted on c (signaled unless unsig): it joins c's txq */
-static inline void rcx__txq_add(struct rcx__conn *c, struct rcx__txslot *s,
-				unsigned int unsig)
+/* c's unsignaled tail is covered (a signaled WR follows it) */
+static inline void rcx__txq_covered(struct rcx__conn *c)
+{
+	c->ctx->tx_room += c->tx_unsig;
+	c->tx_unsig = 0;
+}
+
+/* s was posted on c: it joins c's txq (its conn set already) */
+static inline void rcx__txq_add(struct rcx__conn *c, struct rcx__txslot *s)
 {
 	s->next = NULL;
-	s->conn = c;
-	s->qno = c->txq_no++;
-	s->unsig = (uint8_t)unsig;
-	if (c->txq_tail)
-		c->txq_tail->next = s;
-	else
-		c->txq = s;
-	c->txq_tail = s;
+	*c->txq_end = s;
+	c->txq_end = &s->next;
 	c->tx_inflight++;
-	c->tx_unsig = (uint8_t)(unsig ? c->tx_unsig + 1 : 0);
-	c->ctx->tx_held += unsig;
 }
 
 /* credits kept back so CREDIT messages always find a receive posted */
@@ -94,21 +92,32 @@ static inline int rcx__conn_send_imm(struct rcx__conn *c, struct rcx_req *r)
 	payload = s->data + sizeof(struct rcx__hdr);
 	memcpy(payload, r->buf, len);
 	ctag = (uint32_t)r->cid << IMM_CID_SHIFT | (uint32_t)r->tag;
-	unsig = c->tx_unsig < RCX__TX_SIGNAL_EVERY - 1 &&
-		ctx->tx_held < ctx->tx_held_max;
+	unsig = c->tx_unsig < RCX__TX_SIGNAL_EVERY - 1 && ctx->tx_room > 0;
 	p = c->tx_pwr[2 + 2 * unsig + (len <= c->tx_inline)];
 	*p->wr_id = (uintptr_t)&s->wrc;
 	*p->addr = (uintptr_t)payload;
 	*p->length = len;
 	*p->imm_be = htobe32((uint32_t)c->owed << 26 | ctag);
-	ret = ctx->ops->pwr_post(c->ep, &p, 1);
-	if (ret)
-		return ret;
+	/* the slot's own fields before the call: nothing kept across it */
 	s->imm_len = len;
 	s->imm_ctag = ctag;
-	s->imm_seq = c->tx_seq++;
+	s->imm_seq = c->tx_seq;
+	s->conn = c;
 	ctx->tx_free = s->next;
-	rcx__txq_add(c, s, unsig);
+	ret = ctx->ops->pwr_post(c->ep, &p, 1);
+	if (RCX__UNLIKELY(ret)) {
+		s->conn = NULL;
+		ctx->tx_free = s;
+		return ret;
+	}
+	rcx__txq_add(c, s);
+	if (unsig) {
+		c->tx_unsig++;
+		ctx->tx_room--;
+	} else {
+		rcx__txq_covered(c);
+	}
+	c->tx_seq++;
 	c->owed = 0;
 	c->credits--;
 	ctx->st.wrs_posted++;

@@ -12,9 +12,9 @@
  * send has no completion of its own to come unless it fails: where
  * something waits for every slot (a failure, a reconnection's drain, a
  * clean exit) a zero-length signaled WRITE (the mark: no receive of the
- * peer's taken) follows it and returns it. At most tx_held_max slots are
- * held so, the rest of the pool going out signaled: an idle connection's
- * tail never starves the others.
+ * peer's taken) follows it and returns it. Tails take at most half the
+ * pool (tx_room), the rest going out signaled: an idle connection's tail
+ * never starves the others.
  */
 #include <errno.h>
 #include <stddef.h>
@@ -37,26 +37,27 @@ static void slot_hdr(struct rcx__txslot *s)
 	s->imm_len = 0;
 }
 
-/* s (out of c's txq) is c's no more */
-static inline void slot_off(struct rcx_ctx *ctx, struct rcx__conn *c,
-			    struct rcx__txslot *s)
+/* the head of c's txq is off it, and c's no more */
+static inline struct rcx__txslot *txq_pop(struct rcx__conn *c)
 {
-	s->conn = NULL;
+	struct rcx__txslot *u = c->txq;
+
+	c->txq = u->next;
+	if (!c->txq)
+		c->txq_end = &c->txq;
+	if (u == c->mark_upto)
+		c->mark_upto = NULL;
+	u->conn = NULL;
 	c->tx_inflight--;
-	ctx->tx_held -= s->unsig;
-	s->unsig = 0;
+	return u;
 }
 
 /* the head of c's txq went out: back to the pool */
 static inline struct rcx__txslot *txq_head_done(struct rcx_ctx *ctx,
 						struct rcx__conn *c)
 {
-	struct rcx__txslot *u = c->txq;
+	struct rcx__txslot *u = txq_pop(c);
 
-	c->txq = u->next;
-	if (!c->txq)
-		c->txq_tail = NULL;
-	slot_off(ctx, c, u);
 	u->next = ctx->tx_free;
 	ctx->tx_free = u;
 	return u;
@@ -94,13 +95,9 @@ static void on_tx(struct rcx_ctx *ctx, struct rcx__wrctx *w,
 	/* those posted before it went out: one that failed came first */
 	while (c->txq && c->txq != s)
 		txq_head_done(ctx, c);
-	if (c->txq == s) {
-		c->txq = s->next;
-		if (!c->txq)
-			c->txq_tail = NULL;
-	}
+	if (c->txq == s)
+		txq_pop(c);
 	s->next = NULL;
-	slot_off(ctx, c, s);
 	if (s->imm_len)
 		slot_hdr(s);
 	rcx__stats_cqe(&ctx->st, cqe->status);
@@ -125,7 +122,7 @@ static void mark_done(struct rcx_ctx *ctx, struct rcx__wrctx *w,
 				     offsetof(struct rcx__conn, mark));
 
 	c->mark_busy = 0;
-	while (c->txq && (int32_t)(c->txq->qno - c->mark_no) < 0)
+	while (c->txq && c->mark_upto)
 		txq_head_done(ctx, c);
 	if (cqe->status)
 		rcx__conn_wc_error(c, cqe->status);
@@ -145,6 +142,10 @@ void rcx__conn_tx_mark(struct rcx__conn *c)
 
 	if (!c->tx_unsig || c->mark_busy || !c->ep)
 		return;
+	if (!c->txq) { /* the tail failed, each reported: none left */
+		rcx__txq_covered(c);
+		return;
+	}
 	memset(&wr, 0, sizeof(wr));
 	c->mark.cb = mark_done;
 	c->mark.ok = NULL;
@@ -159,8 +160,11 @@ void rcx__conn_tx_mark(struct rcx__conn *c)
 		return;
 	}
 	c->mark_busy = 1;
-	c->mark_no = c->txq_no;
-	c->tx_unsig = 0;
+	c->mark_upto =
+		(struct rcx__txslot *)(void *)((char *)c->txq_end -
+					       offsetof(struct rcx__txslot,
+							next));
+	rcx__txq_covered(c);
 }
 
 int rcx__tx_init(struct rcx_ctx *ctx)
@@ -190,8 +194,7 @@ int rcx__tx_init(struct rcx_ctx *ctx)
 		slots[i].next = ctx->tx_free;
 		ctx->tx_free = &slots[i];
 	}
-	ctx->tx_held = 0;
-	ctx->tx_held_max = (unsigned int)(n / 2);
+	ctx->tx_room = (int)(n / 2);
 	return 0;
 }
 

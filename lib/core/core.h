@@ -532,14 +532,14 @@ struct rcx__conn {
 	uint32_t tx_inline;
 	/*
 	 * Bounce-slot sends in flight, in the order posted (conn_tx.c): a
-	 * completion returns its slot and every one posted before it.
-	 * tx_unsig: posted unsignaled since the last signaled one (the
-	 * tail no completion of its own returns unless it fails); mark: the
-	 * signaled WRITE that returns that tail when nothing else will
-	 * (mark_no: the first txq number posted after it).
+	 * completion returns its slot and every one posted before it
+	 * (txq_end: the last one's next, or &txq). tx_unsig: posted
+	 * unsignaled since the last signaled one (the tail no completion
+	 * of its own returns unless it fails); mark: the signaled WRITE
+	 * that returns that tail when nothing else will (mark_upto: the
+	 * tail's last slot, until it is returned).
 	 */
-	struct rcx__txslot *txq, *txq_tail;
-	uint32_t txq_no, mark_no;
+	struct rcx__txslot *txq, **txq_end, *mark_upto;
 	uint8_t tx_unsig, mark_busy;
 	struct rcx__wrctx mark;
 	struct rcx_req *backlog, *backlog_tail; /* waiting for credits */
@@ -610,8 +610,6 @@ struct rcx__txslot {
 	struct rcx__txslot *next;
 	struct rcx__conn *conn; /* in flight on this connection */
 	uint8_t *data;
-	uint32_t qno;  /* its place in the connection's txq */
-	uint8_t unsig; /* posted unsignaled (conn_tx.c) */
 	/*
 	 * An eager message sent by rcx__conn_send_imm: its header is not
 	 * written, only what makes it (the length, 0 when the header is
@@ -1016,9 +1014,10 @@ struct rcx_ctx {
 	/* send bounce slots */
 	struct rcx__txslot *tx_free;
 	struct rcx__txslot *tx_slots;
-	/* slots of unsignaled sends not yet returned, and their bound: the
-	 * rest of the pool always goes out signaled (conn_tx.c) */
-	unsigned int tx_held, tx_held_max;
+	/* slots the connections' unsignaled tails (no signaled send after
+	 * them yet) may still take: the rest of the pool always goes out
+	 * signaled (conn_tx.c) */
+	int tx_room;
 	uint8_t *tx_mem;
 	struct rcx__reg *tx_reg;
 	size_t tx_slot_size;

@@ -32,7 +32,8 @@ static void prelease(struct rcx_req *r)
 }
 
 static const struct rcx__req_ops once_ops = { .release = release };
-/* an eager send (isend_eager): it never holds a registration */
+/* an eager send (isend_eager), or a receive that holds no registration
+ * (irecv_posted: once_ops from its rendezvous on): nothing to release */
 static const struct rcx__req_ops eager_ops = { 0 };
 static const struct rcx__req_ops psend_ops = { .start = send_start,
 					       .release = prelease };
@@ -204,6 +205,8 @@ static void rndv_read(struct rcx_req *r, struct rcx__conn *c,
 			rcx__req_complete(r, ret);
 			return;
 		}
+		if (r->ops == &eager_ops)
+			r->ops = &once_ops;
 	}
 	r->wrc.cb = on_read_done;
 	r->raddr = h->addr;
@@ -651,7 +654,7 @@ static __attribute__((noinline)) int irecv_posted(struct rcx_group *g,
 	struct rcx_req *r;
 
 	if (RCX__UNLIKELY(c && c->state != RCX__CONN_UP) ||
-	    !(r = rcx__req_take(g->ctx, RCX__REQ_RECV, &once_ops)))
+	    !(r = rcx__req_take(g->ctx, RCX__REQ_RECV, &eager_ops)))
 		return irecv_checked(g, buf, len, source, tag, req);
 	set_msg(r, g, buf, len, source, tag);
 	/* its test polls the driver straight away, as a channel's does */
