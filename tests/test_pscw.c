@@ -698,10 +698,19 @@ static void sc_kill(struct tp_job *j)
  */
 static void lock_word_is(struct tp_job *j, struct rcx_win *w, bool held)
 {
+	const uint8_t *sh =
+		(const uint8_t *)w->ctrl + rcx__win_ctrl_shared(w->size);
+	bool set;
+	int k;
+
 	TP_CHECK_OK(rcx_group_barrier(j->g));
-	if (j->rank == 1)
-		TP_CHECK_EQ(__atomic_load_n(w->ctrl, __ATOMIC_ACQUIRE) != 0,
-			    held);
+	if (j->rank == 1) {
+		/* the exclusive word, or a rank's shared byte */
+		set = __atomic_load_n(w->ctrl, __ATOMIC_ACQUIRE) != 0;
+		for (k = 0; k < w->size; k++)
+			set |= __atomic_load_n(&sh[k], __ATOMIC_ACQUIRE) != 0;
+		TP_CHECK_EQ(set, held);
+	}
 	TP_CHECK_OK(rcx_group_barrier(j->g));
 }
 

@@ -1238,6 +1238,56 @@ static void sc_reconn_rma_atomic(struct tp_job *j)
 }
 
 /*
+ * Lock words across a break: rank 1 takes a shared lock on rank 0
+ * (lock_all), then an exclusive one, each time with the completion of
+ * the lock's first WR failing as the transport's would. Each lock is
+ * taken once, with no error, and leaves nothing behind at unlock: rank 0
+ * then takes its own exclusive lock, which a shared count or an
+ * exclusive mark left over would keep from it forever.
+ */
+static void sc_reconn_rma_lock(struct tp_job *j)
+{
+	struct rcx_stats st0;
+	uint64_t *base, v;
+	struct rcx_win *w;
+	int round;
+
+	if (!(w = ts_make(j, &base)))
+		return;
+	for (round = 0; round < 2; round++) {
+		memset(&st0, 0, sizeof(st0));
+		st0.size = sizeof(st0);
+		TP_CHECK_OK(rcx_ctx_stats(j->ctx, &st0));
+		TP_CHECK_OK(rcx_group_barrier(j->g));
+		if (j->rank == 1) {
+			arm_break(j);
+			TP_CHECK_OK(
+				round ? rcx_win_lock(w, RCX_LOCK_EXCLUSIVE, 0)
+				      : rcx_win_lock_all(w));
+			v = 500 + (uint64_t)round;
+			TP_CHECK_OK(
+				rcx_put(w, &v, 8, 0, 3 * QW + (size_t)round));
+			TP_CHECK_OK(round ? rcx_win_unlock(w, 0)
+					  : rcx_win_unlock_all(w));
+			tell(j);
+		} else {
+			nap_then_hear(j);
+		}
+		mended(j, &st0);
+	}
+	TP_CHECK_OK(rcx_group_barrier(j->g));
+	if (j->rank == 0) {
+		TP_CHECK_OK(rcx_win_lock(w, RCX_LOCK_EXCLUSIVE, 0));
+		TP_CHECK_EQ(base[3 * QW], 500);
+		TP_CHECK_EQ(base[3 * QW + 1], 501);
+		TP_CHECK_OK(rcx_win_unlock(w, 0));
+	}
+	TP_CHECK_OK(rcx_group_barrier(j->g));
+	ts_none_failed(j);
+	TP_CHECK_OK(rcx_win_free(&w));
+}
+
+/*
  * A clean exit right after a break: rank 1's connection to rank 0 is
  * being remade (a send's completion failed) when rank 1 frees the world
  * and leaves. The exit waits for the new connection, so the peer gets
@@ -1302,6 +1352,7 @@ static const struct tp_scenario scenarios[] = {
 	FAULT_SC("reconn_rma_fence", sc_reconn_rma_fence, reconn_rma_env),
 	FAULT_SC("reconn_rma_pscw", sc_reconn_rma_pscw, reconn_rma_env),
 	FAULT_SC("reconn_rma_atomic", sc_reconn_rma_atomic, reconn_rma_env),
+	FAULT_SC("reconn_rma_lock", sc_reconn_rma_lock, reconn_rma_env),
 	FAULT_SC("reconn_exit", sc_reconn_exit, reconn_rma_env),
 };
 
@@ -1352,6 +1403,7 @@ STOP_TEST(reconn_rma_lockall)
 STOP_TEST(reconn_rma_fence)
 STOP_TEST(reconn_rma_pscw)
 STOP_TEST(reconn_rma_atomic)
+STOP_TEST(reconn_rma_lock)
 STOP_TEST(reconn_exit)
 
 static const CU_TestInfo tests[] = {
@@ -1382,6 +1434,7 @@ static const CU_TestInfo tests[] = {
 	{ "reconnect_rma_pscw_epoch_replayed", test_reconn_rma_pscw },
 	{ "reconnect_atomic_in_flight_reports_transport_once",
 	  test_reconn_rma_atomic },
+	{ "reconnect_lock_word_broken_taken_once", test_reconn_rma_lock },
 	{ "reconnect_then_clean_exit_delivers_and_says_bye", test_reconn_exit },
 	CU_TEST_INFO_NULL,
 };

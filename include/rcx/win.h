@@ -614,8 +614,9 @@ RCX_API int rcx_rget_accumulate(struct rcx_win *win, const void *buf,
 
 /*
  * Passive target: lock target's window, type RCX_LOCK_SHARED or
- * RCX_LOCK_EXCLUSIVE (a lock word at the target, taken with NIC atomics;
- * the target needs not take part). Blocks until the lock is held,
+ * RCX_LOCK_EXCLUSIVE (control words at the target: a byte per origin
+ * for shared holders, a word taken by NIC compare-and-swap for the
+ * exclusive one; the target needs not take part). Blocks until the lock is held,
  * retrying while another process holds it in a conflicting mode. Opens
  * an access epoch to target, ended by rcx_win_unlock. Errors: -EINVAL win not live, bad type
  * or target; RCX_ERR_EPOCH target already locked by this process, a

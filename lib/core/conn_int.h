@@ -54,6 +54,12 @@ enum {
 
 /* a reconnection's attempt (connect or ask) is repeated this often */
 #define RE_RETRY_US 200000
+/*
+ * A reconnection's ask still unanswered after this long is asked again:
+ * the answer (a refusal) or the ask itself may be lost on the link, and
+ * the connection manager's own retries take seconds each.
+ */
+#define RE_ASK_US 1000000
 
 /*
  * An eager message of a point-to-point send goes with its header in the

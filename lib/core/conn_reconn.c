@@ -68,6 +68,12 @@ bool rcx__conn_reconnect(struct rcx__conn *c, int err)
 		 "peer %d: connection broken (%s): reconnecting", c->peer,
 		 rcx_strerror(err));
 	c->state = RCX__CONN_RECONN;
+	/* an ask of an earlier reconnection, its answer lost: this one
+	 * asks anew */
+	if (c->ask_ep) {
+		ctx->ops->ep_destroy(c->ask_ep);
+		c->ask_ep = NULL;
+	}
 	c->re_phase = RE_DRAIN;
 	c->re_next_us = 0;
 	ctx->nreconn++;
@@ -177,8 +183,14 @@ static void reconn_attempt(struct rcx__conn *c, long long now)
 	if (!req && !c->lazy_connect) {
 		/* the peer connects: ask it to (it may not know yet); a
 		 * pair's acceptor has no address to ask: it waits */
-		if (c->ask_ep || !c->lazy_addr)
+		if (!c->lazy_addr)
 			return;
+		if (c->ask_ep && now - c->ask_us < RE_ASK_US)
+			return;
+		if (c->ask_ep) /* unanswered: asked again */
+			ctx->ops->ep_destroy(c->ask_ep);
+		c->ask_ep = NULL;
+		c->ask_us = now;
 		a = (struct rcx_ep_attr){ .ep_ctx = &c->ask,
 					  .max_send_wr = 1,
 					  .max_recv_wr = 1,

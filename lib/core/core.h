@@ -559,6 +559,7 @@ struct rcx__conn {
 	uint8_t lazy_connect;  /* we connect (else we ask) */
 	struct rcx__epobj ask; /* the ask endpoint's ep_ctx */
 	struct rcx_ep *ask_ep; /* asks the lower rank to connect */
+	long long ask_us;      /* when a reconnection's ask went */
 	/* the ask was answered: the peer's connection is due by then (0:
 	 * none due); a dead peer never sends it (ft.c) */
 	long long answer_by_us;

@@ -205,6 +205,18 @@ static void suspects_due(struct rcx_ctx *ctx, long long now)
 				 "rank %d of a group of %d: unreachable for "
 				 "RCX_FT_TIMEOUT_MS=%lu: failed",
 				 i, g->size, ctx->cfg.ft_timeout_ms);
+			/* where a reconnection stood, for the record */
+			if (c->state == RCX__CONN_RECONN)
+				rcx__log(RCX__LOG_WARN, "conn",
+					 "peer %d: reconnection at step %d "
+					 "(rx %d, tx %d, win %u, heartbeat %d, "
+					 "mark %d, reads %d, ask %s, request "
+					 "%s)",
+					 i, c->re_phase, c->rx_posted,
+					 c->tx_inflight, c->win_wr, c->hb_busy,
+					 c->mark_busy, c->rd_inflight,
+					 c->ask_ep ? "out" : "none",
+					 c->re_req ? "held" : "none");
 			declare_failed(g, i);
 		}
 }

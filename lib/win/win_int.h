@@ -20,8 +20,6 @@
 #define RCX__WIN_BOUNCE 512
 /* NIC atomics one slot carries (one 8-byte result each) */
 #define RCX__WIN_NIC_MAX (RCX__WIN_BOUNCE / 8)
-/* lock word: shared holders in the low half, the exclusive bit above */
-#define RCX__LOCK_EXCL (1ULL << 32)
 
 /* internal ops: lock word atomics, which the poster waits for, and the
  * NIC atomics that apply another rank's bulk accumulate (win_acc.c) */
@@ -56,14 +54,21 @@ enum { RCX__OP_WAITED = 1, RCX__OP_JOB = 2 };
 #define RCX__WIN_SQ_OPS (RCX__WIN_SQ_DEPTH - RCX__WIN_KICKS_MAX)
 
 /*
- * Control words of a rank's window, registered for the peers: the lock
- * word (and padding), then per rank of the group the post counter that
- * rank wrote here, then per rank its complete counter (win_pscw.c).
+ * Control words of a rank's window, registered for the peers: the
+ * exclusive lock word (and padding), then per rank of the group the post
+ * counter that rank wrote here, then per rank its complete counter
+ * (win_pscw.c), then per rank one byte: that rank holds (or asks for) a
+ * shared lock here (win_sync.c).
  */
 #define RCX__WIN_CTRL_HDR 64
-static inline size_t rcx__win_ctrl_len(int size)
+static inline size_t rcx__win_ctrl_shared(int size)
 {
 	return RCX__WIN_CTRL_HDR + (size_t)size * 16;
+}
+
+static inline size_t rcx__win_ctrl_len(int size)
+{
+	return rcx__win_ctrl_shared(size) + (((size_t)size + 7) & ~(size_t)7);
 }
 
 struct rcx_win;

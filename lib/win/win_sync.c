@@ -5,12 +5,26 @@
  * flushes, sync, and active target (fence; post/start/complete/wait are
  * in win_pscw.c).
  *
- * Lock word: the low 32 bits count shared holders, RCX__LOCK_EXCL marks
- * the exclusive holder. Shared: fetch-add 1; if the exclusive bit was
- * set, fetch-add -1 and try again. Exclusive: compare-and-swap 0 ->
- * EXCL. Release: fetch-add -1 or -EXCL. Lock words of this process's own
- * window go through its loopback endpoints like every NIC atomic on its
- * memory (win_acc.c says why).
+ * Locks (the control words, win_int.h): an exclusive word holding 0 or
+ * the holder's rank + 1, and one shared byte per origin rank that only
+ * that origin writes. Every step but one is an RDMA WRITE or READ, which
+ * the window sends again after a reconnection (win_replay.c), so a lock
+ * survives a transport break on a live peer with its state exact:
+ *  - shared: WRITE my byte 1, then READ the exclusive word (one list, in
+ *    order on one endpoint). Taken if it is 0; else WRITE my byte 0 and
+ *    try again later. Release: WRITE my byte 0.
+ *  - exclusive: compare-and-swap the word 0 -> me + 1, then READ every
+ *    shared byte. Taken if the swap found 0 and no byte is set; else
+ *    swap it back and try again later. Release: compare-and-swap
+ *    me + 1 -> 0 (the word is only ever changed by NIC atomics). A swap
+ *    whose outcome the transport could not report (RCX_ERR_TRANSPORT) is
+ *    settled by reading the word: me + 1 there is this rank's and nobody
+ *    else's.
+ * Both sides write their mark before they read the other's, at the
+ * target's memory, so at most one of two racing requests finds the
+ * other's mark missing (and both may back off: the next try is later).
+ * Lock words of this process's own window go through its loopback
+ * endpoints like every NIC atomic on its memory (win_acc.c says why).
  */
 #include <errno.h>
 #include <sched.h>
@@ -137,56 +151,184 @@ static bool op_finished(struct rcx_win *w, void *arg)
 	return ((struct rcx__win_op *)arg)->nwr == 0;
 }
 
-int rcx__win_waited(struct rcx_win *w, int target, struct rcx_wr *wr, void *out,
-		    size_t n)
+/*
+ * Post the list wr[0..n) to target from one operation slot and wait for
+ * it. With off, each WR's addr is an offset into the slot's bounce
+ * memory (its registered buffer); without, an addr of 0 means its start.
+ * in (inlen bytes) is copied to bounce offset LOCK_SRC first; the first
+ * outlen bytes of the bounce memory are copied to out after.
+ */
+#define LOCK_SRC 8  /* a lock WRITE's source byte */
+#define LOCK_RD	 16 /* shared bytes read by an exclusive request */
+
+static int waited_list(struct rcx_win *w, int target, struct rcx_wr *wr, int n,
+		       bool off, uint8_t in, void *out, size_t outlen)
 {
 	struct rcx__win_op *op;
-	int ret;
+	int i, ret;
 
 	ret = rcx__win_op_get(w, target, &op);
 	if (ret)
 		return ret;
 	op->internal = RCX__OP_WAITED;
 	op->strm = rcx__order_strm(w);
-	if (!wr->addr) {
-		wr->addr = (uintptr_t)op->bounce;
-		wr->lkey = w->bounce_reg->lkey;
+	memset(op->bounce + LOCK_SRC, 0, 8);
+	op->bounce[LOCK_SRC] = in;
+	for (i = 0; i < n; i++) {
+		if (off || !wr[i].addr) {
+			wr[i].addr += (uintptr_t)op->bounce;
+			wr[i].lkey = w->bounce_reg->lkey;
+		}
 	}
 	/* not an RMA operation: never listed, so order checks pass it by */
 	op->via = RCX__VIA_WRITE;
-	ret = op->strm ? rcx__win_post(w, op, wr, 1) : -ENOMEM;
+	ret = op->strm ? rcx__win_post(w, op, wr, n) : -ENOMEM;
 	if (!ret) {
 		rcx__win_wait(w, op_finished, op);
 		ret = op->error;
 		if (out)
-			memcpy(out, op->bounce, n);
+			memcpy(out, op->bounce, outlen);
 	}
 	rcx__win_op_put(w, op);
 	return ret;
 }
 
-/* One atomic on target's lock word, waited for; *old = the prior value. */
-static int lock_atomic(struct rcx_win *w, int target, uint8_t opcode,
-		       uint64_t cmp_add, uint64_t swap, uint64_t *old)
+int rcx__win_waited(struct rcx_win *w, int target, struct rcx_wr *wr, void *out,
+		    size_t n)
 {
-	struct rcx_wr wr;
+	return waited_list(w, target, wr, 1, false, 0, out, n);
+}
 
-	if (w->size == 1) { /* nobody else can reach the word */
-		*old = *w->ctrl;
-		if (opcode == RCX_OP_FADD)
-			*w->ctrl += cmp_add;
-		else if (*old == cmp_add)
-			*w->ctrl = swap;
+/* A WR on target's control words at off, with bounce offset at. */
+static void ctrl_wr(struct rcx_win *w, struct rcx_wr *wr, int target,
+		    uint8_t op, size_t off, uint32_t len, uintptr_t at)
+{
+	memset(wr, 0, sizeof(*wr));
+	wr->op = op;
+	wr->length = len;
+	wr->addr = at;
+	wr->remote_addr = w->peer[target].ctrl + off;
+	wr->rkey = w->peer[target].ctrl_rkey;
+}
+
+/* This rank's shared byte at target := v; with excl, READ the
+ * exclusive word into *excl behind it (in order on one endpoint). */
+static int shared_mark(struct rcx_win *w, int target, uint8_t v, uint64_t *excl)
+{
+	struct rcx_wr wr[2];
+
+	if (w->size == 1) { /* nobody else can reach the words */
+		((uint8_t *)w->ctrl)[rcx__win_ctrl_shared(1)] = v;
+		if (excl)
+			*excl = *w->ctrl;
 		return 0;
 	}
-	memset(&wr, 0, sizeof(wr));
-	wr.op = opcode;
-	wr.length = 8;
-	wr.remote_addr = w->peer[target].ctrl;
-	wr.rkey = w->peer[target].ctrl_rkey;
-	wr.compare_add = cmp_add;
-	wr.swap = swap;
-	return rcx__win_waited(w, target, &wr, old, 8);
+	ctrl_wr(w, &wr[0], target, RCX_OP_WRITE,
+		rcx__win_ctrl_shared(w->size) + (size_t)w->rank, 1, LOCK_SRC);
+	ctrl_wr(w, &wr[1], target, RCX_OP_READ, 0, 8, 0);
+	return waited_list(w, target, wr, excl ? 2 : 1, true, v, excl,
+			   excl ? 8 : 0);
+}
+
+/*
+ * The exclusive word at target: me + 1 -> 0 (its holder lets it go), by
+ * compare-and-swap as every other change to it, so no NIC's atomic can
+ * interleave with a plain WRITE there. A swap the transport could not
+ * report on is settled by reading the word.
+ */
+static int excl_clear(struct rcx_win *w, int target)
+{
+	uint64_t me = (uint64_t)w->rank + 1, old;
+	struct rcx_wr wr;
+	int ret;
+
+	if (w->size == 1) {
+		*w->ctrl = 0;
+		return 0;
+	}
+	for (;;) {
+		ctrl_wr(w, &wr, target, RCX_OP_CSWAP, 0, 8, 0);
+		wr.compare_add = me;
+		wr.swap = 0;
+		ret = waited_list(w, target, &wr, 1, true, 0, NULL, 0);
+		if (ret != RCX_ERR_TRANSPORT)
+			return ret;
+		ctrl_wr(w, &wr, target, RCX_OP_READ, 0, 8, 0);
+		ret = waited_list(w, target, &wr, 1, true, 0, &old, 8);
+		if (ret || old != me)
+			return ret;
+	}
+}
+
+/* Shared bytes [from, from + n) of target set by anyone but this rank? */
+static bool shared_set(const struct rcx_win *w, int from, const uint8_t *b,
+		       int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (b[i] && from + i != w->rank)
+			return true;
+	return false;
+}
+
+/*
+ * Compare-and-swap target's exclusive word 0 -> rank + 1, and READ the
+ * first shared bytes behind it: 1 if taken, 0 if someone holds it or
+ * a shared mark was seen (the word put back), < 0 an error.
+ */
+static int excl_try(struct rcx_win *w, int target)
+{
+	uint8_t b[RCX__WIN_BOUNCE], *sh = b + LOCK_RD;
+	uint64_t me = (uint64_t)w->rank + 1, old;
+	size_t base = rcx__win_ctrl_shared(w->size);
+	int from, n, chunk = RCX__WIN_BOUNCE - LOCK_RD, ret;
+	struct rcx_wr wr[2];
+
+	if (w->size == 1) {
+		if (*w->ctrl)
+			return 0;
+		*w->ctrl = me;
+		return 1;
+	}
+	n = w->size < chunk ? w->size : chunk;
+	ctrl_wr(w, &wr[0], target, RCX_OP_CSWAP, 0, 8, 0);
+	wr[0].compare_add = 0;
+	wr[0].swap = me;
+	ctrl_wr(w, &wr[1], target, RCX_OP_READ, base, (uint32_t)n, LOCK_RD);
+	ret = waited_list(w, target, wr, 2, true, 0, b, LOCK_RD + (size_t)n);
+	if (ret == RCX_ERR_TRANSPORT) {
+		/* the swap may or may not have run: the word says */
+		ctrl_wr(w, &wr[0], target, RCX_OP_READ, 0, 8, 0);
+		ctrl_wr(w, &wr[1], target, RCX_OP_READ, base, (uint32_t)n,
+			LOCK_RD);
+		ret = waited_list(w, target, wr, 2, true, 0, b,
+				  LOCK_RD + (size_t)n);
+		memcpy(&old, b, 8);
+		if (!ret && old == me)
+			memset(b, 0, 8); /* it ran: as if the swap found 0 */
+	}
+	if (ret)
+		return ret;
+	memcpy(&old, b, 8);
+	if (old)
+		return 0;
+	for (from = 0; !shared_set(w, from, sh, n);) {
+		from += n;
+		if (from >= w->size)
+			return 1;
+		n = w->size - from < chunk ? w->size - from : chunk;
+		ctrl_wr(w, &wr[0], target, RCX_OP_READ, base + (size_t)from,
+			(uint32_t)n, LOCK_RD);
+		ret = waited_list(w, target, wr, 1, true, 0, b,
+				  LOCK_RD + (size_t)n);
+		if (ret) {
+			excl_clear(w, target);
+			return ret;
+		}
+	}
+	ret = excl_clear(w, target);
+	return ret ? ret : 0;
 }
 
 /* Let the holder go: progress for a while, longer each time. */
@@ -204,27 +346,24 @@ static void backoff(struct rcx_win *w, unsigned int *us)
 static int acquire(struct rcx_win *w, int target, int type)
 {
 	unsigned int us = 8;
-	uint64_t old;
+	uint64_t excl;
 	int ret;
 
 	rcx__win_dyn_sync(w); /* an epoch begins: tables looked at again */
 	for (;;) {
-		if (type == RCX_LOCK_SHARED)
-			ret = lock_atomic(w, target, RCX_OP_FADD, 1, 0, &old);
-		else
-			ret = lock_atomic(w, target, RCX_OP_CSWAP, 0,
-					  RCX__LOCK_EXCL, &old);
-		if (ret)
-			return ret;
-		if (type == RCX_LOCK_SHARED && !(old & RCX__LOCK_EXCL))
-			return 0;
-		if (type == RCX_LOCK_EXCLUSIVE && old == 0)
-			return 0;
 		if (type == RCX_LOCK_SHARED) {
-			ret = lock_atomic(w, target, RCX_OP_FADD, (uint64_t)-1,
-					  0, &old);
+			ret = shared_mark(w, target, 1, &excl);
 			if (ret)
 				return ret;
+			if (!excl)
+				return 0;
+			ret = shared_mark(w, target, 0, NULL);
+			if (ret)
+				return ret;
+		} else {
+			ret = excl_try(w, target);
+			if (ret)
+				return ret < 0 ? ret : 0;
 		}
 		backoff(w, &us);
 		/* the holder may be dead: the window is then invalid */
@@ -235,13 +374,8 @@ static int acquire(struct rcx_win *w, int target, int type)
 
 static int release(struct rcx_win *w, int target, int type)
 {
-	uint64_t old;
-
-	return lock_atomic(w, target, RCX_OP_FADD,
-			   type == RCX_LOCK_SHARED
-				   ? (uint64_t)-1
-				   : (uint64_t)0 - RCX__LOCK_EXCL,
-			   0, &old);
+	return type == RCX_LOCK_SHARED ? shared_mark(w, target, 0, NULL)
+				       : excl_clear(w, target);
 }
 
 /* asserts of lock and lock_all: 0 or RCX_MODE_NOCHECK (logged if not) */
