@@ -21,6 +21,7 @@ enum {
 	TX_TAG = 40, /* the run of messages */
 	TX_ACK,	     /* rank 1 took them all */
 	TX_NEVER,    /* a receive the break ends */
+	TX_IDLE,     /* a receive tested while nothing comes */
 	TX_RUN = 21, /* a run: an unsignaled tail after a signaled one */
 };
 
@@ -195,9 +196,43 @@ static void sc_broken(struct tp_job *j)
 	rcx_group_free(&j->g);
 }
 
+/*
+ * A test that finds nothing counts no empty poll of its own (req.c): the
+ * stat is the passes less those that found something. Rank 0 tests a
+ * receive while rank 1 sends nothing (it waits for what rank 0 sends
+ * after): each test is one empty poll, past the rest of a progress pass
+ * (RCX__CM_PASSES) more than once.
+ */
+static void sc_empty_polls(struct tp_job *j)
+{
+	struct rcx_stats s0 = { .size = sizeof(s0) },
+			 s1 = { .size = sizeof(s1) };
+	struct rcx_req *r = NULL;
+	uint64_t v = 0, w = 1;
+	int i, flag = 0, n = 1000;
+
+	if (j->rank == 1) {
+		TP_CHECK_OK(rcx_recv(j->g, &v, sizeof(v), 0, TX_ACK, NULL));
+		TP_CHECK_OK(rcx_send(j->g, &v, sizeof(v), 0, TX_IDLE));
+		return;
+	}
+	if (!TP_CHECK_OK(rcx_irecv(j->g, &v, sizeof(v), 1, TX_IDLE, &r)))
+		return;
+	TP_CHECK_OK(rcx_ctx_stats(j->ctx, &s0));
+	for (i = 0; i < n && !flag; i++)
+		TP_CHECK_OK(rcx_test(&r, &flag, RCX_STATUS_IGNORE));
+	TP_CHECK_OK(rcx_ctx_stats(j->ctx, &s1));
+	TP_CHECK_EQ(flag, 0);
+	TP_CHECK_EQ(s1.empty_polls - s0.empty_polls, (uint64_t)n);
+	TP_CHECK_OK(rcx_send(j->g, &w, sizeof(w), 1, TX_ACK));
+	TP_CHECK_OK(rcx_wait(&r, RCX_STATUS_IGNORE));
+	TP_CHECK_EQ(v, w);
+}
+
 static const struct tp_scenario scenarios[] = {
 	{ .name = "tail", .run = sc_tail, .size = 2 },
 	{ .name = "broken", .run = sc_broken, .size = 2 },
+	{ .name = "empty_polls", .run = sc_empty_polls, .size = 2 },
 };
 
 static int peer_main(int argc, char **argv)
@@ -218,9 +253,15 @@ static void test_broken(void)
 	CU_ASSERT_EQUAL(tu_mp_run(2, "p2p_tx", "broken", 120), 0);
 }
 
+static void test_empty_polls(void)
+{
+	CU_ASSERT_EQUAL(tu_mp_run(2, "p2p_tx", "empty_polls", 120), 0);
+}
+
 static const CU_TestInfo tests[] = {
 	{ "unsignaled_tail_returned", test_tail },
 	{ "broken_with_unsignaled_tail", test_broken },
+	{ "empty_tests_counted", test_empty_polls },
 	CU_TEST_INFO_NULL,
 };
 

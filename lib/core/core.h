@@ -975,6 +975,12 @@ struct rcx_ctx {
 	int quick;
 	int quick_grant; /* what quick was set to: passes = grant - quick */
 	/*
+	 * Progress passes before the last grant, and the passes whose poll
+	 * found something: the rest are the empty polls (rcx__empty_polls),
+	 * which no pass counts on its own.
+	 */
+	uint64_t passes, polls_found;
+	/*
 	 * The provider's direct poll (ops->cq_peek), for the requests that
 	 * test with it (rcx__req_peek); peek_ok: it has one and may be used.
 	 */
@@ -1063,6 +1069,17 @@ struct rcx_ctx {
 	struct rcx_stats st;
 };
 
+/* the passes made quick so far count: towards the connection poll, and
+ * as passes (ctx->passes) */
+static inline void rcx__passes_fold(struct rcx_ctx *ctx)
+{
+	unsigned int n = (unsigned int)(ctx->quick_grant - ctx->quick);
+
+	ctx->cm_passes += n;
+	ctx->passes += n;
+	ctx->quick_grant = ctx->quick = 0;
+}
+
 /*
  * Something for the whole progress pass (a connection waits to send, a
  * feature has work): the next pass is whole, not only the poll. The
@@ -1070,8 +1087,7 @@ struct rcx_ctx {
  */
 static inline void rcx__progress_due(struct rcx_ctx *ctx)
 {
-	ctx->cm_passes += (unsigned int)(ctx->quick_grant - ctx->quick);
-	ctx->quick_grant = ctx->quick = 0;
+	rcx__passes_fold(ctx);
 }
 
 static inline void rcx__feat_work(struct rcx_ctx *ctx, enum rcx__feat_id id,
@@ -1215,6 +1231,8 @@ int rcx__progress(struct rcx_ctx *ctx);
 int rcx__poll_dispatch(struct rcx_dev *dev, struct rcx_ctx *ctx);
 /* the rest of a pass after the poll found n (ctx.c) */
 int rcx__progress_rest(struct rcx_ctx *ctx, int n, int *ran);
+/* progress polls that found no completion so far (stats) */
+uint64_t rcx__empty_polls(const struct rcx_ctx *ctx);
 /*
  * rcx__progress inlined where a request is tested: the poll hands each
  * completion to its object; the rest of the pass (connections waiting,
@@ -1228,9 +1246,8 @@ static inline __attribute__((always_inline)) int rcx__progress_inl(
 	if (RCX__UNLIKELY(--ctx->quick < 0))
 		return rcx__progress_rest(ctx, n, NULL);
 	if (n > 0)
-		return n;
-	ctx->st.empty_polls++;
-	return 0;
+		ctx->polls_found++;
+	return n > 0 ? n : 0;
 }
 /*
  * What a request whose test may be the direct poll sets as its peek:
