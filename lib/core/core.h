@@ -711,6 +711,8 @@ int rcx__cm_progress(struct rcx_ctx *ctx);
 void rcx__cm_polled(struct rcx_ctx *ctx, long long now_us);
 void rcx__conn_drain(struct rcx_ctx *ctx);
 int rcx__tx_init(struct rcx_ctx *ctx);
+/* the send slot pool ran empty: every unsignaled tail is marked */
+void rcx__tx_starved(struct rcx_ctx *ctx);
 /*
  * The connections' depths (RCX_TX_DEPTH, RCX_RX_DEPTH) fit the device
  * (ctx->info: max_qp_wr, max_cqe): 0, or -EINVAL and a line naming the
@@ -1020,10 +1022,6 @@ struct rcx_ctx {
 	/* send bounce slots */
 	struct rcx__txslot *tx_free;
 	struct rcx__txslot *tx_slots;
-	/* slots the connections' unsignaled tails (no signaled send after
-	 * them yet) may still take: the rest of the pool always goes out
-	 * signaled (conn_tx.c) */
-	int tx_room;
 	uint8_t *tx_mem;
 	struct rcx__reg *tx_reg;
 	size_t tx_slot_size;
@@ -1133,17 +1131,25 @@ static inline void rcx__unlock(struct rcx_ctx *ctx)
 		pthread_mutex_unlock(&ctx->lock);
 }
 
-/* To the pool, r->cont NULL (rcx__req_put without the detach). */
-static inline void rcx__req_release(struct rcx_req *r)
+/* r back to the pool, ops (r's, or NULL where it has nothing to
+ * release) released first */
+static inline void rcx__req_free_ops(struct rcx_req *r,
+				     const struct rcx__req_ops *ops)
 {
 	struct rcx_ctx *ctx = r->ctx;
 
-	if (r->ops && r->ops->release)
-		r->ops->release(r);
+	if (ops && ops->release)
+		ops->release(r);
 	r->magic = RCX__REQ_DEAD;
 	r->peek = NULL; /* a stale handle's test takes the checked path */
 	r->next = ctx->req_free;
 	ctx->req_free = r;
+}
+
+/* To the pool, r->cont NULL (rcx__req_put without the detach). */
+static inline void rcx__req_release(struct rcx_req *r)
+{
+	rcx__req_free_ops(r, r->ops);
 }
 
 /*

@@ -161,8 +161,12 @@ int rcx__progress_rest(struct rcx_ctx *ctx, int n, int *ran)
 	rcx__passes_fold(ctx);
 	if (n > 0)
 		ctx->polls_found++;
-	if (ctx->pending)
+	if (ctx->pending) {
+		/* those waiting for a slot get the tails' back */
+		if (!ctx->tx_free)
+			rcx__tx_starved(ctx);
 		rcx__conn_drain(ctx);
+	}
 	if (RCX__UNLIKELY(ctx->feat_work))
 		n = rcx__feats_progress(ctx, n, ran);
 	/*

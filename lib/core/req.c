@@ -326,13 +326,37 @@ static __attribute__((noinline)) int test_active(struct rcx_req **rp, int *flag,
 }
 
 /* rcx_test of a request that is not active, on the fast path */
-static __attribute__((noinline)) int test_inactive(struct rcx_req **rp,
-						   int *flag,
-						   struct rcx_status *st)
+static __attribute__((noinline)) int test_inactive_any(struct rcx_req **rp,
+						       int *flag,
+						       struct rcx_status *st)
 {
 	int ret = test_report(rp, flag, st);
 
 	return st ? 0 : ret;
+}
+
+/*
+ * ... where a done request with nothing attached and nothing to release
+ * (an eager send) is reported and back in the pool with no call, so no
+ * frame
+ */
+static __attribute__((noinline)) int test_inactive(struct rcx_req **rp,
+						   int *flag,
+						   struct rcx_status *st)
+{
+	struct rcx_req *r = *rp;
+	const struct rcx__req_ops *ops = r->ops;
+	int err = r->status.error;
+
+	if (RCX__UNLIKELY(r->state != RCX__REQ_DONE || r->persistent ||
+			  r->cont || (ops && ops->release)))
+		return test_inactive_any(rp, flag, st);
+	*flag = 1;
+	if (st)
+		*st = r->status;
+	rcx__req_free_ops(r, NULL);
+	*rp = NULL;
+	return st ? 0 : err;
 }
 
 static inline struct rcx_ctx *peek_ctx(const struct rcx_cq_peek *pk)
