@@ -21,6 +21,7 @@ enum {
 	TX_TAG = 40, /* the run of messages */
 	TX_ACK,	     /* rank 1 took them all */
 	TX_NEVER,    /* a receive the break ends */
+	TX_IDLE,     /* a receive tested while nothing comes */
 	TX_RUN = 21, /* a run: an unsignaled tail after a signaled one */
 };
 
@@ -50,7 +51,8 @@ static void run_send(struct tp_job *j, int salt, int n)
 
 	for (i = 0; i < 4 * RCX__TX_SIGNAL_EVERY; i++) {
 		/* the next send goes signaled (conn_int.h) */
-		sig = c->tx_unsig >= RCX__TX_SIGNAL_EVERY - 1;
+		sig = c->tx_unsig >= RCX__TX_SIGNAL_EVERY - 1 ||
+		      !j->ctx->tx_free || !j->ctx->tx_free->next;
 		last = n ? i >= n - 1 && !sig : sig;
 		v = (uint64_t)salt << 32 | (uint64_t)i | (last ? TX_LAST : 0);
 		if (!TP_CHECK_OK(rcx_send(j->g, &v, sizeof(v), 1, TX_TAG)))
@@ -100,7 +102,6 @@ static void check_all_back(struct tp_job *j, struct rcx__conn *c)
 	TP_CHECK_EQ(c->tx_inflight, 0);
 	TP_CHECK_EQ(c->txq, NULL);
 	TP_CHECK_EQ(c->tx_unsig, 0);
-	TP_CHECK_EQ(j->ctx->tx_room, j->ctx->cfg.tx_depth / 2);
 	TP_CHECK_EQ(free_slots(j->ctx), j->ctx->cfg.tx_depth);
 	rcx__unlock(j->ctx);
 }
@@ -110,9 +111,7 @@ static void check_tail_held(struct tp_job *j, struct rcx__conn *c)
 {
 	rcx__lock(j->ctx);
 	TP_CHECK(c->tx_unsig > 0);
-	TP_CHECK(j->ctx->tx_room <=
-		 (int)j->ctx->cfg.tx_depth / 2 - c->tx_unsig);
-	TP_CHECK(free_slots(j->ctx) < (int)j->ctx->cfg.tx_depth);
+	TP_CHECK(free_slots(j->ctx) <= (int)j->ctx->cfg.tx_depth - c->tx_unsig);
 	rcx__unlock(j->ctx);
 }
 
@@ -195,9 +194,84 @@ static void sc_broken(struct tp_job *j)
 	rcx_group_free(&j->g);
 }
 
+/*
+ * A pool of 8 slots (RCX_TX_DEPTH, the least) and one connection: an
+ * unsignaled tail takes every slot but the last, which goes signaled and
+ * returns them all; the sends after it wait for that and all arrive, in
+ * order, and every slot comes back.
+ */
+static void sc_pool(struct tp_job *j)
+{
+	int depth = (int)j->ctx->cfg.tx_depth, i, n = 3 * depth;
+	struct rcx__conn *c = j->g->conns[1];
+	uint64_t v;
+
+	if (j->rank == 1) {
+		run_recv(j, 1);
+		run_recv(j, 2);
+		return;
+	}
+	if (!TP_CHECK(c != NULL) || !TP_CHECK_EQ(depth, 8))
+		return;
+	/* connected, every slot back, no tail */
+	run_send(j, 1, 0);
+	settle(j, c);
+	check_all_back(j, c);
+	for (i = 0; i < n; i++) {
+		v = (uint64_t)2 << 32 | (uint64_t)i |
+		    (i == n - 1 ? TX_LAST : 0);
+		if (!TP_CHECK_OK(rcx_send(j->g, &v, sizeof(v), 1, TX_TAG)))
+			return;
+		/* the tail holds all but the pool's last slot */
+		if (i == depth - 2)
+			TP_CHECK_EQ(c->tx_unsig, depth - 1);
+	}
+	TP_CHECK_OK(rcx_recv(j->g, &v, sizeof(v), 1, TX_ACK, NULL));
+	rcx__lock(j->ctx);
+	rcx__conn_tx_mark(c);
+	rcx__unlock(j->ctx);
+	settle(j, c);
+	check_all_back(j, c);
+}
+
+/*
+ * A test that finds nothing counts no empty poll of its own (req.c): the
+ * stat is the passes less those that found something. Rank 0 tests a
+ * receive while rank 1 sends nothing (it waits for what rank 0 sends
+ * after): each test is one empty poll, past the rest of a progress pass
+ * (RCX__CM_PASSES) more than once.
+ */
+static void sc_empty_polls(struct tp_job *j)
+{
+	struct rcx_stats s0 = { .size = sizeof(s0) },
+			 s1 = { .size = sizeof(s1) };
+	struct rcx_req *r = NULL;
+	uint64_t v = 0, w = 1;
+	int i, flag = 0, n = 1000;
+
+	if (j->rank == 1) {
+		TP_CHECK_OK(rcx_recv(j->g, &v, sizeof(v), 0, TX_ACK, NULL));
+		TP_CHECK_OK(rcx_send(j->g, &v, sizeof(v), 0, TX_IDLE));
+		return;
+	}
+	if (!TP_CHECK_OK(rcx_irecv(j->g, &v, sizeof(v), 1, TX_IDLE, &r)))
+		return;
+	TP_CHECK_OK(rcx_ctx_stats(j->ctx, &s0));
+	for (i = 0; i < n && !flag; i++)
+		TP_CHECK_OK(rcx_test(&r, &flag, RCX_STATUS_IGNORE));
+	TP_CHECK_OK(rcx_ctx_stats(j->ctx, &s1));
+	TP_CHECK_EQ(flag, 0);
+	TP_CHECK_EQ(s1.empty_polls - s0.empty_polls, (uint64_t)n);
+	TP_CHECK_OK(rcx_send(j->g, &w, sizeof(w), 1, TX_ACK));
+	TP_CHECK_OK(rcx_wait(&r, RCX_STATUS_IGNORE));
+	TP_CHECK_EQ(v, w);
+}
+
 static const struct tp_scenario scenarios[] = {
 	{ .name = "tail", .run = sc_tail, .size = 2 },
 	{ .name = "broken", .run = sc_broken, .size = 2 },
+	{ .name = "empty_polls", .run = sc_empty_polls, .size = 2 },
+	{ .name = "pool", .run = sc_pool, .size = 2 },
 };
 
 static int peer_main(int argc, char **argv)
@@ -218,9 +292,30 @@ static void test_broken(void)
 	CU_ASSERT_EQUAL(tu_mp_run(2, "p2p_tx", "broken", 120), 0);
 }
 
+static void test_empty_polls(void)
+{
+	CU_ASSERT_EQUAL(tu_mp_run(2, "p2p_tx", "empty_polls", 120), 0);
+}
+
+static void test_pool(void)
+{
+	const char *was = getenv("RCX_TX_DEPTH");
+	char *keep = was ? strdup(was) : NULL;
+
+	setenv("RCX_TX_DEPTH", "8", 1);
+	CU_ASSERT_EQUAL(tu_mp_run(2, "p2p_tx", "pool", 120), 0);
+	if (keep)
+		setenv("RCX_TX_DEPTH", keep, 1);
+	else
+		unsetenv("RCX_TX_DEPTH");
+	free(keep);
+}
+
 static const CU_TestInfo tests[] = {
 	{ "unsignaled_tail_returned", test_tail },
 	{ "broken_with_unsignaled_tail", test_broken },
+	{ "empty_tests_counted", test_empty_polls },
+	{ "tail_takes_all_but_the_last_slot", test_pool },
 	CU_TEST_INFO_NULL,
 };
 

@@ -29,7 +29,6 @@ static inline bool rcx__needs_credit(uint8_t type)
 /* c's unsignaled tail is covered (a signaled WR follows it) */
 static inline void rcx__txq_covered(struct rcx__conn *c)
 {
-	c->ctx->tx_room += c->tx_unsig;
 	c->tx_unsig = 0;
 }
 
@@ -76,7 +75,8 @@ enum {
 
 /*
  * The eager send's fast path: r (active, 0 < len <= RCX_EAGER_SIZE)
- * goes at once with its header in the immediate, and completes: 1. 0:
+ * goes at once with its header in the immediate, its count set, for the
+ * caller to complete: 1. 0:
  * not on this path (the connection is not up, something waits before
  * it, no credit or slot, or the header does not fit), nothing changed;
  * else the provider's error. Inline: rcx_isend's one frame.
@@ -98,7 +98,8 @@ static inline int rcx__conn_send_imm(struct rcx__conn *c, struct rcx_req *r)
 	payload = s->data + sizeof(struct rcx__hdr);
 	memcpy(payload, r->buf, len);
 	ctag = (uint32_t)r->cid << IMM_CID_SHIFT | (uint32_t)r->tag;
-	unsig = c->tx_unsig < RCX__TX_SIGNAL_EVERY - 1 && ctx->tx_room > 0;
+	/* the pool's last slot goes signaled: it comes back by itself */
+	unsig = c->tx_unsig < RCX__TX_SIGNAL_EVERY - 1 && s->next;
 	p = c->tx_pwr[2 + 2 * unsig + (len <= c->tx_inline)];
 	*p->wr_id = (uintptr_t)&s->wrc;
 	*p->addr = (uintptr_t)payload;
@@ -119,9 +120,10 @@ static inline int rcx__conn_send_imm(struct rcx__conn *c, struct rcx_req *r)
 	rcx__txq_add(c, s);
 	if (unsig) {
 		c->tx_unsig++;
-		ctx->tx_room--;
 	} else {
 		rcx__txq_covered(c);
+		if (!ctx->tx_free)
+			rcx__tx_starved(ctx);
 	}
 	c->tx_seq++;
 	c->owed = 0;
@@ -130,7 +132,6 @@ static inline int rcx__conn_send_imm(struct rcx__conn *c, struct rcx_req *r)
 	ctx->st.eager_tx_msgs++;
 	ctx->st.eager_tx_bytes += len;
 	r->status.count = len;
-	rcx__req_complete(r, 0);
 	return 1;
 }
 

@@ -12,9 +12,9 @@
  * send has no completion of its own to come unless it fails: where
  * something waits for every slot (a failure, a reconnection's drain, a
  * clean exit) a zero-length signaled WRITE (the mark: no receive of the
- * peer's taken) follows it and returns it. Tails take at most half the
- * pool (tx_room), the rest going out signaled: an idle connection's tail
- * never starves the others.
+ * peer's taken) follows it and returns it. The pool's last slot goes
+ * signaled, and when it is taken every tail is marked (rcx__tx_starved):
+ * idle connections' tails never starve the others.
  */
 #include <errno.h>
 #include <stddef.h>
@@ -167,6 +167,26 @@ void rcx__conn_tx_mark(struct rcx__conn *c)
 	rcx__txq_covered(c);
 }
 
+/*
+ * The pool ran empty (its last slot went, signaled): every connection's
+ * unsignaled tail is wanted back, or one held by an idle connection would
+ * keep its slots from those waiting for one.
+ */
+void rcx__tx_starved(struct rcx_ctx *ctx)
+{
+	struct rcx_group *g;
+	struct rcx__conn *c;
+	int i;
+
+	/* the world's connections and the pairs' (sub-groups have none) */
+	for (g = ctx->groups; g; g = g->next)
+		for (i = 0; !g->root && i < g->size; i++) {
+			c = g->conns[i];
+			if (c && c->tx_unsig && !c->mark_busy)
+				rcx__conn_tx_mark(c);
+		}
+}
+
 int rcx__tx_init(struct rcx_ctx *ctx)
 {
 	size_t ss = rcx__slot_size(ctx), n = ctx->cfg.tx_depth, i;
@@ -194,7 +214,6 @@ int rcx__tx_init(struct rcx_ctx *ctx)
 		slots[i].next = ctx->tx_free;
 		ctx->tx_free = &slots[i];
 	}
-	ctx->tx_room = (int)(n / 2);
 	return 0;
 }
 

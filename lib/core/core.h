@@ -712,6 +712,8 @@ int rcx__cm_progress(struct rcx_ctx *ctx);
 void rcx__cm_polled(struct rcx_ctx *ctx, long long now_us);
 void rcx__conn_drain(struct rcx_ctx *ctx);
 int rcx__tx_init(struct rcx_ctx *ctx);
+/* the send slot pool ran empty: every unsignaled tail is marked */
+void rcx__tx_starved(struct rcx_ctx *ctx);
 /*
  * The connections' depths (RCX_TX_DEPTH, RCX_RX_DEPTH) fit the device
  * (ctx->info: max_qp_wr, max_cqe): 0, or -EINVAL and a line naming the
@@ -976,6 +978,12 @@ struct rcx_ctx {
 	int quick;
 	int quick_grant; /* what quick was set to: passes = grant - quick */
 	/*
+	 * Progress passes before the last grant, and the passes whose poll
+	 * found something: the rest are the empty polls (rcx__empty_polls),
+	 * which no pass counts on its own.
+	 */
+	uint64_t passes, polls_found;
+	/*
 	 * The provider's direct poll (ops->cq_peek), for the requests that
 	 * test with it (rcx__req_peek); peek_ok: it has one and may be used.
 	 */
@@ -1015,10 +1023,6 @@ struct rcx_ctx {
 	/* send bounce slots */
 	struct rcx__txslot *tx_free;
 	struct rcx__txslot *tx_slots;
-	/* slots the connections' unsignaled tails (no signaled send after
-	 * them yet) may still take: the rest of the pool always goes out
-	 * signaled (conn_tx.c) */
-	int tx_room;
 	uint8_t *tx_mem;
 	struct rcx__reg *tx_reg;
 	size_t tx_slot_size;
@@ -1064,6 +1068,17 @@ struct rcx_ctx {
 	struct rcx_stats st;
 };
 
+/* the passes made quick so far count: towards the connection poll, and
+ * as passes (ctx->passes) */
+static inline void rcx__passes_fold(struct rcx_ctx *ctx)
+{
+	unsigned int n = (unsigned int)(ctx->quick_grant - ctx->quick);
+
+	ctx->cm_passes += n;
+	ctx->passes += n;
+	ctx->quick_grant = ctx->quick = 0;
+}
+
 /*
  * Something for the whole progress pass (a connection waits to send, a
  * feature has work): the next pass is whole, not only the poll. The
@@ -1071,8 +1086,7 @@ struct rcx_ctx {
  */
 static inline void rcx__progress_due(struct rcx_ctx *ctx)
 {
-	ctx->cm_passes += (unsigned int)(ctx->quick_grant - ctx->quick);
-	ctx->quick_grant = ctx->quick = 0;
+	rcx__passes_fold(ctx);
 }
 
 static inline void rcx__feat_work(struct rcx_ctx *ctx, enum rcx__feat_id id,
@@ -1118,17 +1132,25 @@ static inline void rcx__unlock(struct rcx_ctx *ctx)
 		pthread_mutex_unlock(&ctx->lock);
 }
 
-/* To the pool, r->cont NULL (rcx__req_put without the detach). */
-static inline void rcx__req_release(struct rcx_req *r)
+/* r back to the pool, ops (r's, or NULL where it has nothing to
+ * release) released first */
+static inline void rcx__req_free_ops(struct rcx_req *r,
+				     const struct rcx__req_ops *ops)
 {
 	struct rcx_ctx *ctx = r->ctx;
 
-	if (r->ops && r->ops->release)
-		r->ops->release(r);
+	if (ops && ops->release)
+		ops->release(r);
 	r->magic = RCX__REQ_DEAD;
 	r->peek = NULL; /* a stale handle's test takes the checked path */
 	r->next = ctx->req_free;
 	ctx->req_free = r;
+}
+
+/* To the pool, r->cont NULL (rcx__req_put without the detach). */
+static inline void rcx__req_release(struct rcx_req *r)
+{
+	rcx__req_free_ops(r, r->ops);
 }
 
 /*
@@ -1216,6 +1238,8 @@ int rcx__progress(struct rcx_ctx *ctx);
 int rcx__poll_dispatch(struct rcx_dev *dev, struct rcx_ctx *ctx);
 /* the rest of a pass after the poll found n (ctx.c) */
 int rcx__progress_rest(struct rcx_ctx *ctx, int n, int *ran);
+/* progress polls that found no completion so far (stats) */
+uint64_t rcx__empty_polls(const struct rcx_ctx *ctx);
 /*
  * rcx__progress inlined where a request is tested: the poll hands each
  * completion to its object; the rest of the pass (connections waiting,
@@ -1229,9 +1253,8 @@ static inline __attribute__((always_inline)) int rcx__progress_inl(
 	if (RCX__UNLIKELY(--ctx->quick < 0))
 		return rcx__progress_rest(ctx, n, NULL);
 	if (n > 0)
-		return n;
-	ctx->st.empty_polls++;
-	return 0;
+		ctx->polls_found++;
+	return n > 0 ? n : 0;
 }
 /*
  * What a request whose test may be the direct poll sets as its peek:

@@ -88,8 +88,8 @@ void rcx__cm_polled(struct rcx_ctx *ctx, long long now_us)
 	if (us >= RCX__TICK_CALIB_US)
 		ctx->cm_period = (uint64_t)((double)(now - ctx->tick0) *
 					    RCX__CM_PERIOD_US / (double)us);
+	rcx__passes_fold(ctx);
 	ctx->cm_passes = 0;
-	ctx->quick_grant = ctx->quick = 0;
 	ctx->cm_next = now + ctx->cm_period;
 	ctx->cm_late = now + ctx->cm_period * RCX__CM_LATE;
 }
@@ -158,12 +158,15 @@ int rcx__progress_rest(struct rcx_ctx *ctx, int n, int *ran)
 	int left;
 
 	/* this pass and the quick ones before it count towards the cadence */
-	ctx->cm_passes += (unsigned int)(ctx->quick_grant - ctx->quick);
-	ctx->quick_grant = ctx->quick = 0;
-	if (n <= 0)
-		ctx->st.empty_polls++;
-	if (ctx->pending)
+	rcx__passes_fold(ctx);
+	if (n > 0)
+		ctx->polls_found++;
+	if (ctx->pending) {
+		/* those waiting for a slot get the tails' back */
+		if (!ctx->tx_free)
+			rcx__tx_starved(ctx);
 		rcx__conn_drain(ctx);
+	}
 	if (RCX__UNLIKELY(ctx->feat_work))
 		n = rcx__feats_progress(ctx, n, ran);
 	/*
@@ -202,9 +205,20 @@ static inline __attribute__((always_inline)) int progress(struct rcx_ctx *ctx,
 	if (RCX__UNLIKELY(--ctx->quick < 0) || ran)
 		return rcx__progress_rest(ctx, n, ran);
 	if (n > 0)
-		return n;
-	ctx->st.empty_polls++;
-	return 0;
+		ctx->polls_found++;
+	return n > 0 ? n : 0;
+}
+
+/*
+ * Every poll is a pass (ctx->quick counts them), and a pass that found
+ * something says so: the empty polls are the rest, which keeps a counter
+ * off the test that finds nothing. A put or get run at once counts as a
+ * pass too (win_rma.c), one that found nothing.
+ */
+uint64_t rcx__empty_polls(const struct rcx_ctx *ctx)
+{
+	return ctx->passes + (uint64_t)(ctx->quick_grant - ctx->quick) -
+	       ctx->polls_found;
 }
 
 /*

@@ -603,13 +603,18 @@ static __attribute__((noinline)) int isend_eager(struct rcx_group *g,
 	r->sendop = RCX__MSG_EAGER;
 	r->state = RCX__REQ_ACTIVE;
 	ret = rcx__conn_send_imm(g->conns[dest], r);
-	if (RCX__UNLIKELY(ret <= 0)) {
-		if (!ret)
-			ret = send_start(r);
-		if (ret < 0) {
-			rcx__req_put(r);
-			return ret;
-		}
+	if (RCX__LIKELY(ret > 0)) {
+		/* just taken, so no hook, continuation or free to run
+		 * (rcx__req_complete): done, its error 0 */
+		r->state = RCX__REQ_DONE;
+		*req = r;
+		return 0;
+	}
+	if (!ret)
+		ret = send_start(r);
+	if (ret < 0) {
+		rcx__req_put(r);
+		return ret;
 	}
 	*req = r;
 	return 0;

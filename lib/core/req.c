@@ -326,13 +326,37 @@ static __attribute__((noinline)) int test_active(struct rcx_req **rp, int *flag,
 }
 
 /* rcx_test of a request that is not active, on the fast path */
-static __attribute__((noinline)) int test_inactive(struct rcx_req **rp,
-						   int *flag,
-						   struct rcx_status *st)
+static __attribute__((noinline)) int test_inactive_any(struct rcx_req **rp,
+						       int *flag,
+						       struct rcx_status *st)
 {
 	int ret = test_report(rp, flag, st);
 
 	return st ? 0 : ret;
+}
+
+/*
+ * ... where a done request with nothing attached and nothing to release
+ * (an eager send) is reported and back in the pool with no call, so no
+ * frame
+ */
+static __attribute__((noinline)) int test_inactive(struct rcx_req **rp,
+						   int *flag,
+						   struct rcx_status *st)
+{
+	struct rcx_req *r = *rp;
+	const struct rcx__req_ops *ops = r->ops;
+	int err = r->status.error;
+
+	if (RCX__UNLIKELY(r->state != RCX__REQ_DONE || r->persistent ||
+			  r->cont || (ops && ops->release)))
+		return test_inactive_any(rp, flag, st);
+	*flag = 1;
+	if (st)
+		*st = r->status;
+	rcx__req_free_ops(r, NULL);
+	*rp = NULL;
+	return st ? 0 : err;
 }
 
 static inline struct rcx_ctx *peek_ctx(const struct rcx_cq_peek *pk)
@@ -349,7 +373,7 @@ static __attribute__((noinline)) int test_found(struct rcx_ctx *ctx, int got)
 	int ret;
 
 	if (ctx->peek.found(ctx->dev, ctx, got) > 0)
-		ctx->st.empty_polls--; /* counted as empty before the poll */
+		ctx->polls_found++;
 	if ((*rp)->state == RCX__REQ_ACTIVE)
 		return 0;
 	ret = test_report(rp, ctx->peek_flag, st);
@@ -370,49 +394,51 @@ static __attribute__((noinline)) int test_due(struct rcx_req **rp, int *flag,
 	return st ? 0 : ret;
 }
 
+/* rcx_test off the direct poll: checks, NULL, the lock; not active; or
+ * active with no peek */
+static inline __attribute__((always_inline)) int test_other(
+	struct rcx_req **rp, int *flag, struct rcx_status *st)
+{
+	if (!fast_req(*rp))
+		return test_slow(rp, flag, st);
+	if ((*rp)->state == RCX__REQ_ACTIVE)
+		return test_active(rp, flag, st);
+	return test_inactive(rp, flag, st);
+}
+
 /*
- * An active request with a peek (a channel, rcx__req_peek): a poll of the
- * driver straight from here. A test that finds nothing is the count of
- * passes towards the rest of the progress pass and the call; what a poll
+ * The fast path: an active request with a peek (a channel, a point-to-point
+ * request; rcx__req_peek) polls the driver straight from here. A test that
+ * finds nothing pays the checks, the count of passes towards the rest of
+ * the progress pass, and the call: it counts no empty poll (the passes
+ * less those that found something are the empty ones, ctx.c). What a poll
  * that finds something needs is left in the context, not in saved
  * registers.
  */
-static __attribute__((noinline)) int test_peek(struct rcx_req **rp, int *flag,
-					       struct rcx_status *st,
-					       const struct rcx_cq_peek *pk)
+RCX_API int rcx_test(struct rcx_req **rp, int *flag, struct rcx_status *st)
 {
-	struct rcx_ctx *ctx = peek_ctx(pk);
+	const struct rcx_cq_peek *pk;
+	struct rcx_ctx *ctx;
+	struct rcx_req *r;
 	int got;
 
+	if (RCX__UNLIKELY(!rp || !flag))
+		return -EINVAL;
+	r = *rp;
+	/* a peek is set only where the request is live, on one thread */
+	if (RCX__UNLIKELY(!r || r->state != RCX__REQ_ACTIVE || !(pk = r->peek)))
+		return test_other(rp, flag, st);
+	ctx = peek_ctx(pk);
 	*flag = 0;
 	if (RCX__UNLIKELY(--ctx->quick < 0))
 		return test_due(rp, flag, st);
-	ctx->st.empty_polls++; /* test_found takes it back */
 	ctx->peek_rp = rp;
 	ctx->peek_flag = flag;
 	ctx->peek_st = st;
 	got = pk->poll(pk->cq, pk->n, pk->buf);
 	if (RCX__UNLIKELY(got))
 		return test_found(ctx, got);
-	return 0;
-}
-
-/* Jumps only: the fast path's checks set up no frame of their own. */
-RCX_API int rcx_test(struct rcx_req **rp, int *flag, struct rcx_status *st)
-{
-	const struct rcx_cq_peek *pk;
-	struct rcx_req *r;
-
-	if (RCX__UNLIKELY(!rp || !flag))
-		return -EINVAL;
-	r = *rp;
-	if (RCX__LIKELY(r && (pk = r->peek) && r->state == RCX__REQ_ACTIVE))
-		return test_peek(rp, flag, st, pk);
-	if (!fast_req(r))
-		return test_slow(rp, flag, st);
-	if ((*rp)->state == RCX__REQ_ACTIVE)
-		return test_active(rp, flag, st);
-	return test_inactive(rp, flag, st);
+	return got;
 }
 
 RCX_API int rcx_wait(struct rcx_req **rp, struct rcx_status *st)

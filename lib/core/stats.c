@@ -48,6 +48,7 @@ static void collect(struct rcx_ctx *ctx, struct rcx_stats *st)
 	int id;
 
 	*st = ctx->st;
+	st->empty_polls = rcx__empty_polls(ctx);
 	st->size = sizeof(*st);
 	st->version = RCX_STATS_VERSION;
 	for (id = 0; id < RCX__FEAT_MAX; id++)
