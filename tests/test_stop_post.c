@@ -54,8 +54,7 @@ static void arm(struct tp_job *j, struct rcx_req *ch, enum brk how)
 		/* a receiver of the send protocol posts a receive; any other
 		 * start a send (the sender's message, a credit write) */
 		rcx__fault_post_fail(&s->obj,
-				     j->rank == 1 &&
-					     s->proto == RCX_CHAN_SEND,
+				     j->rank == 1 && s->proto == RCX_CHAN_SEND,
 				     0, -ENOMEM);
 		break;
 	case BRK_FLUSH:
@@ -128,8 +127,8 @@ out:
  * A remake: a stream of NMSG across the break, each message once, in
  * order, in its slot; the set remade once at both ends and up.
  */
-static void remake_round(struct tp_job *j, const char *proto,
-			 const char *slots, int breaker, enum brk how)
+static void remake_round(struct tp_job *j, const char *proto, const char *slots,
+			 int breaker, enum brk how)
 {
 	struct rcx_info *info = NULL;
 	struct rcx_req *init = NULL, *ch = NULL;
@@ -222,7 +221,8 @@ static const struct tp_scenario scenarios[] = {
 	TS_FAULT_SC("post_refused_remade", sc_post_refused_remade, remake_env),
 	TS_FAULT_SC("flush_live_fails", sc_flush_live_fails, no_remake_env),
 	TS_FAULT_SC("flush_live_remade", sc_flush_live_remade, remake_env),
-	TS_FAULT_SC("zrecv_refused_remade", sc_zrecv_refused_remade, remake_env),
+	TS_FAULT_SC("zrecv_refused_remade", sc_zrecv_refused_remade,
+		    remake_env),
 };
 
 static int peer_main(int argc, char **argv)
@@ -233,9 +233,9 @@ static int peer_main(int argc, char **argv)
 
 const struct tu_peer tu_peer_stoppost = { "stoppost", peer_main };
 
-#define SP_TEST(name)                 \
-	static void test_##name(void) \
-	{                             \
+#define SP_TEST(name)                         \
+	static void test_##name(void)         \
+	{                                     \
 		ts_ft_job("stoppost", #name); \
 	}
 

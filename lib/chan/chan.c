@@ -64,7 +64,7 @@ bool rcx__chan_peer_dead(const struct chset *s)
  * says the queue pair went to error first; on a set still up nothing of
  * ours put it there (a remake or a failure would have): the transport
  * did, or the peer's end, which is a death only when known to be one
- * (item 12: a transport failure is not a process failure by itself).
+ * (a transport failure is not a process failure by itself).
  */
 static int wc_err(const struct chset *s, int status)
 {
