@@ -315,9 +315,9 @@ out:
  * slots): *info and *init for the caller to free, whether or not the
  * bind (*ch) worked.
  */
-static bool chan_open(struct rcx_group *g, const char *proto, const char *slots,
-		      uint64_t *buf, struct rcx_info **info,
-		      struct rcx_req **init, struct rcx_req **ch)
+bool ts_chan_open(struct rcx_group *g, const char *proto, const char *slots,
+		  uint64_t *buf, struct rcx_info **info, struct rcx_req **init,
+		  struct rcx_req **ch)
 {
 	TP_CHECK_OK(rcx_info_create(info));
 	TP_CHECK_OK(rcx_info_set(*info, RCX_CHAN_PROTOCOL, proto));
@@ -338,7 +338,7 @@ static void sc_chan(struct tp_job *j)
 	pid_t pid, helper = -1;
 	int k, bad = 0;
 
-	if (!chan_open(j->g, "write_imm", "4", buf, &info, &init, &ch))
+	if (!ts_chan_open(j->g, "write_imm", "4", buf, &info, &init, &ch))
 		goto out;
 	pid = peer_pid(j);
 	for (k = 0; k < NMSG; k++) {
@@ -447,7 +447,7 @@ static void sc_transport(struct tp_job *j)
 #define CHAN_BREAK 5 /* messages before the break */
 
 /* Test *ch until done or 30 s: its outcome, -ETIMEDOUT for a hang. */
-static int chan_outcome(struct rcx_req **ch, struct rcx_status *st)
+int ts_chan_outcome(struct rcx_req **ch, struct rcx_status *st)
 {
 	long long end = tu_now_ms() + 30000;
 	int flag = 0, ret = 0;
@@ -481,7 +481,7 @@ static int chan_broken_recv(struct rcx_req *ch, uint64_t *buf, int stall_s)
 	for (k = CHAN_BREAK; k < CHAN_BREAK + 2; k++) {
 		ret = rcx_start(ch);
 		if (!ret)
-			ret = chan_outcome(&ch, &st);
+			ret = ts_chan_outcome(&ch, &st);
 		if (ret)
 			break;
 		/* only the message of the break may still arrive */
@@ -495,7 +495,7 @@ static int chan_broken_recv(struct rcx_req *ch, uint64_t *buf, int stall_s)
 }
 
 /* Nobody of the world was declared failed (j->g may be freed). */
-static void world_none_failed(struct tp_job *j)
+void ts_world_none_failed(struct tp_job *j)
 {
 	struct rcx_group *w = NULL;
 	int n = -1;
@@ -510,11 +510,11 @@ static void world_none_failed(struct tp_job *j)
 
 /* The group's own connection is whole: nobody failed (j->g may be
  * freed); then the channel and what chan_open made go. */
-static void chan_close(struct tp_job *j, struct rcx_req **ch,
-		       struct rcx_req **init, struct rcx_info **info)
+void ts_chan_close(struct tp_job *j, struct rcx_req **ch, struct rcx_req **init,
+		   struct rcx_info **info)
 {
 	if (*ch) {
-		world_none_failed(j);
+		ts_world_none_failed(j);
 		TP_CHECK_OK(rcx_bind_free(ch, 1));
 	}
 	rcx_req_free(init);
@@ -535,12 +535,12 @@ static void chan_broken_round(struct tp_job *j, struct rcx_group **gp,
 	struct rcx_status st;
 	int k;
 
-	if (!chan_open(*gp, proto, "1", buf, &info, &init, &ch))
+	if (!ts_chan_open(*gp, proto, "1", buf, &info, &init, &ch))
 		goto out;
 	for (k = 0; k < CHAN_BREAK; k++) {
 		buf[0] = 1000 + (uint64_t)k;
 		TP_CHECK_OK(rcx_start(ch));
-		TP_CHECK_OK(chan_outcome(&ch, &st));
+		TP_CHECK_OK(ts_chan_outcome(&ch, &st));
 		if (j->rank == 1)
 			TP_CHECK_EQ(buf[0], 1000 + (uint64_t)k);
 	}
@@ -552,13 +552,13 @@ static void chan_broken_round(struct tp_job *j, struct rcx_group **gp,
 		rcx__fault_fail_next(&to_chan(ch)->set->obj, RCX_ERR_TRANSPORT);
 		buf[0] = 1000 + CHAN_BREAK;
 		TP_CHECK_OK(rcx_start(ch));
-		TP_CHECK_EQ(chan_outcome(&ch, &st), RCX_ERR_TRANSPORT);
+		TP_CHECK_EQ(ts_chan_outcome(&ch, &st), RCX_ERR_TRANSPORT);
 		TP_CHECK_EQ(rcx_start(ch), RCX_ERR_TRANSPORT);
 	} else {
 		chan_broken_recv(ch, buf, stall_s);
 	}
 out:
-	chan_close(j, &ch, &init, &info);
+	ts_chan_close(j, &ch, &init, &info);
 }
 
 static void sc_chan_broken(struct tp_job *j)
@@ -633,7 +633,7 @@ static void chan_remake_round(struct tp_job *j, struct rcx_group **gp,
 	bool imm = strcmp(proto, "write_imm") == 0;
 
 	snprintf(sl, sizeof(sl), "%d", slots);
-	if (!chan_open(*gp, proto, sl, buf, &info, &init, &ch))
+	if (!ts_chan_open(*gp, proto, sl, buf, &info, &init, &ch))
 		goto out;
 	if (free_group) {
 		rcx_req_free(&init);
@@ -648,7 +648,7 @@ static void chan_remake_round(struct tp_job *j, struct rcx_group **gp,
 		if (j->rank == 0)
 			buf[k % slots] = 1000 + (uint64_t)k;
 		TP_CHECK_OK(rcx_start(ch));
-		TP_CHECK_OK(chan_outcome(&ch, &st));
+		TP_CHECK_OK(ts_chan_outcome(&ch, &st));
 		if (j->rank == 1)
 			bad += st.slot != k % slots || st.count != 8 ||
 			       buf[k % slots] != 1000 + (uint64_t)k;
@@ -658,7 +658,7 @@ static void chan_remake_round(struct tp_job *j, struct rcx_group **gp,
 	TP_CHECK_EQ(to_chan(ch)->set->rm_gen, imm ? 3u : 2u);
 	TP_CHECK_EQ(to_chan(ch)->set->state, SET_UP);
 out:
-	chan_close(j, &ch, &init, &info);
+	ts_chan_close(j, &ch, &init, &info);
 }
 
 static void sc_chan_remake(struct tp_job *j)
@@ -688,7 +688,7 @@ static void sc_chan_remake_early(struct tp_job *j)
 	long long end = tu_now_ms() + 20000;
 	int k, bad = 0, x = 0;
 
-	if (!chan_open(j->g, "write_imm", "4", buf, &info, &init, &ch))
+	if (!ts_chan_open(j->g, "write_imm", "4", buf, &info, &init, &ch))
 		goto out;
 	for (k = 0; k < 16; k++) {
 		if (j->rank == 0 && k == RH_AT)
@@ -711,7 +711,7 @@ static void sc_chan_remake_early(struct tp_job *j)
 		if (j->rank == 0)
 			buf[k % 4] = 1000 + (uint64_t)k;
 		TP_CHECK_OK(rcx_start(ch));
-		TP_CHECK_OK(chan_outcome(&ch, &st));
+		TP_CHECK_OK(ts_chan_outcome(&ch, &st));
 		if (j->rank == 1)
 			bad += st.slot != k % 4 || st.count != 8 ||
 			       buf[k % 4] != 1000 + (uint64_t)k;
@@ -720,7 +720,7 @@ static void sc_chan_remake_early(struct tp_job *j)
 	TP_CHECK_EQ(to_chan(ch)->set->rm_gen, 1u);
 	TP_CHECK_EQ(to_chan(ch)->set->state, SET_UP);
 out:
-	chan_close(j, &ch, &init, &info);
+	ts_chan_close(j, &ch, &init, &info);
 }
 
 /*
@@ -755,7 +755,7 @@ static void chan_repost_round(struct tp_job *j, int breaker)
 	struct rcx_status st;
 	int k, ret = 0;
 
-	if (!chan_open(j->g, "write_imm", "4", buf, &info, &init, &ch))
+	if (!ts_chan_open(j->g, "write_imm", "4", buf, &info, &init, &ch))
 		goto out;
 	/* a sender takes its credits into receives only with credit_imm */
 	if (breaker == 0 && !to_chan(ch)->set->credit_imm)
@@ -772,7 +772,7 @@ static void chan_repost_round(struct tp_job *j, int breaker)
 		buf[k % 4] = 1000 + (uint64_t)k;
 		ret = rcx_start(ch);
 		if (!ret)
-			ret = chan_outcome(&ch, &st);
+			ret = ts_chan_outcome(&ch, &st);
 	}
 	TP_CHECK_EQ(ret, RCX_ERR_TRANSPORT);
 	if (j->rank == breaker) { /* the failing post was made */
@@ -780,7 +780,7 @@ static void chan_repost_round(struct tp_job *j, int breaker)
 		j->ctx->ops = pf_ops;
 	}
 out:
-	chan_close(j, &ch, &init, &info);
+	ts_chan_close(j, &ch, &init, &info);
 }
 
 static void sc_chan_repost_fails(struct tp_job *j)
@@ -1323,37 +1323,33 @@ static void sc_reconn_exit(struct tp_job *j)
 	TP_CHECK_OK(rcx_group_free(&j->g));
 }
 
-/* a scenario on the fault provider */
-#define FAULT_SC(n, f, env)                                          \
-	{                                                            \
-		.name = n, .run = f, .provider = "fault", .size = 2, \
-		.setup = env                                         \
-	}
-
 static const struct tp_scenario scenarios[] = {
 	{ .name = "fence", .run = sc_fence, .size = 2 },
 	{ .name = "lock", .run = sc_lock, .size = 2 },
 	{ .name = "lockall", .run = sc_lockall, .size = 2 },
 	{ .name = "p2p", .run = sc_p2p, .size = 2 },
 	{ .name = "chan", .run = sc_chan, .size = 2 },
-	FAULT_SC("transport", sc_transport, ft_timeout_env),
-	FAULT_SC("chan_broken", sc_chan_broken, no_remake_env),
-	FAULT_SC("chan_broken_freed", sc_chan_broken_freed, no_remake_env),
-	FAULT_SC("chan_remake", sc_chan_remake, ft_timeout_env),
-	FAULT_SC("chan_remake_stalled", sc_chan_remake_stalled, ft_short_env),
-	FAULT_SC("chan_remake_early", sc_chan_remake_early, ft_timeout_env),
-	FAULT_SC("chan_repost_fails", sc_chan_repost_fails, no_remake_env),
-	FAULT_SC("reconn_accepting", sc_reconn_accepting, reconn_env),
-	FAULT_SC("reconn_connecting", sc_reconn_connecting, reconn_env),
-	FAULT_SC("reconn_pair_accepting", sc_reconn_pair_accepting, reconn_env),
-	FAULT_SC("reconn_pair_connecting", sc_reconn_pair_connecting,
-		 reconn_env),
-	FAULT_SC("reconn_rma_lockall", sc_reconn_rma_lockall, reconn_rma_env),
-	FAULT_SC("reconn_rma_fence", sc_reconn_rma_fence, reconn_rma_env),
-	FAULT_SC("reconn_rma_pscw", sc_reconn_rma_pscw, reconn_rma_env),
-	FAULT_SC("reconn_rma_atomic", sc_reconn_rma_atomic, reconn_rma_env),
-	FAULT_SC("reconn_rma_lock", sc_reconn_rma_lock, reconn_rma_env),
-	FAULT_SC("reconn_exit", sc_reconn_exit, reconn_rma_env),
+	TS_FAULT_SC("transport", sc_transport, ft_timeout_env),
+	TS_FAULT_SC("chan_broken", sc_chan_broken, no_remake_env),
+	TS_FAULT_SC("chan_broken_freed", sc_chan_broken_freed, no_remake_env),
+	TS_FAULT_SC("chan_remake", sc_chan_remake, ft_timeout_env),
+	TS_FAULT_SC("chan_remake_stalled", sc_chan_remake_stalled,
+		    ft_short_env),
+	TS_FAULT_SC("chan_remake_early", sc_chan_remake_early, ft_timeout_env),
+	TS_FAULT_SC("chan_repost_fails", sc_chan_repost_fails, no_remake_env),
+	TS_FAULT_SC("reconn_accepting", sc_reconn_accepting, reconn_env),
+	TS_FAULT_SC("reconn_connecting", sc_reconn_connecting, reconn_env),
+	TS_FAULT_SC("reconn_pair_accepting", sc_reconn_pair_accepting,
+		    reconn_env),
+	TS_FAULT_SC("reconn_pair_connecting", sc_reconn_pair_connecting,
+		    reconn_env),
+	TS_FAULT_SC("reconn_rma_lockall", sc_reconn_rma_lockall,
+		    reconn_rma_env),
+	TS_FAULT_SC("reconn_rma_fence", sc_reconn_rma_fence, reconn_rma_env),
+	TS_FAULT_SC("reconn_rma_pscw", sc_reconn_rma_pscw, reconn_rma_env),
+	TS_FAULT_SC("reconn_rma_atomic", sc_reconn_rma_atomic, reconn_rma_env),
+	TS_FAULT_SC("reconn_rma_lock", sc_reconn_rma_lock, reconn_rma_env),
+	TS_FAULT_SC("reconn_exit", sc_reconn_exit, reconn_rma_env),
 };
 
 static int peer_main(int argc, char **argv)
@@ -1363,24 +1359,20 @@ static int peer_main(int argc, char **argv)
 
 const struct tu_peer tu_peer_stop = { "stop", peer_main };
 
-/*
- * Under rcx-run --ft (the launcher's failure notices on), the heartbeat
- * on; RCX_FT_TIMEOUT_MS at its default.
- */
-static void job(const char *scenario)
+void ts_ft_job(const char *role, const char *scenario)
 {
 	setenv("RCX_RUN_FT", "1", 1);
 	setenv("RCX_HEARTBEAT_MS", "100", 1);
-	CU_ASSERT_EQUAL(tu_mp_run(2, "stop", scenario, 120), 0);
+	CU_ASSERT_EQUAL(tu_mp_run(2, role, scenario, 120), 0);
 	unsetenv("RCX_HEARTBEAT_MS");
 	unsetenv("RCX_RUN_FT");
 }
 
 /* one CUnit case per scenario */
-#define STOP_TEST(name)               \
-	static void test_##name(void) \
-	{                             \
-		job(#name);           \
+#define STOP_TEST(name)                   \
+	static void test_##name(void)     \
+	{                                 \
+		ts_ft_job("stop", #name); \
 	}
 
 STOP_TEST(fence)

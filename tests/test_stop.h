@@ -3,11 +3,16 @@
 #ifndef RCX_TEST_STOP_H
 #define RCX_TEST_STOP_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include "tu_mp.h"
 
 struct rcx_win;
+struct rcx_req;
+struct rcx_info;
+struct rcx_group;
+struct rcx_status;
 
 #define TS_NWORD 1024 /* uint64 words of a rank's window (ts_make) */
 
@@ -25,5 +30,32 @@ struct rcx_win *ts_make(struct tp_job *j, uint64_t **base);
  * peer at this rank's quarter, flushed, read back and checked.
  */
 void ts_put_get_back(struct tp_job *j, struct rcx_win *w, int round);
+/*
+ * A bound channel from rank 0 to rank 1 of g: 8 bytes of buf, protocol
+ * proto, slots (info values); *info and *init for the caller to free
+ * (ts_chan_close), whether or not the bind (*ch) worked.
+ */
+bool ts_chan_open(struct rcx_group *g, const char *proto, const char *slots,
+		  uint64_t *buf, struct rcx_info **info, struct rcx_req **init,
+		  struct rcx_req **ch);
+/* Test *ch until done or 30 s: its outcome, -ETIMEDOUT for a hang. */
+int ts_chan_outcome(struct rcx_req **ch, struct rcx_status *st);
+/* Nobody of the world was declared failed (j->g may be freed). */
+void ts_world_none_failed(struct tp_job *j);
+/*
+ * A job of 2 ranks running scenario of role under rcx-run --ft (the
+ * launcher's failure notices on), the heartbeat on, RCX_FT_TIMEOUT_MS as
+ * the scenario's setup leaves it: a CUnit check of its exit.
+ */
+void ts_ft_job(const char *role, const char *scenario);
+/* a scenario of 2 ranks on the fault provider */
+#define TS_FAULT_SC(n, f, env)                                       \
+	{                                                            \
+		.name = n, .run = f, .provider = "fault", .size = 2, \
+		.setup = env                                         \
+	}
+/* Nobody failed; then the channel and what ts_chan_open made go. */
+void ts_chan_close(struct tp_job *j, struct rcx_req **ch, struct rcx_req **init,
+		   struct rcx_info **info);
 
 #endif

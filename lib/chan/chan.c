@@ -43,11 +43,45 @@ void rcx__chan_eph_done(struct chset *s, int err)
 	}
 }
 
+bool rcx__chan_peer_dead(const struct chset *s)
+{
+	const struct rcx__conn *c;
+	int peer = s->ch[0].peer;
+
+	if (s->peer_gone)
+		return true;
+	if (!s->g || peer < 0 || peer >= s->g->size)
+		return false;
+	if (s->g->failed[peer])
+		return true;
+	c = rcx__chan_set_conn(s);
+	return c && c->state == RCX__CONN_FAILED &&
+	       !rcx__err_transport(c->error);
+}
+
+/*
+ * The error an error completion (status) of s's reports. A flush only
+ * says the queue pair went to error first; on a set still up nothing of
+ * ours put it there (a remake or a failure would have): the transport
+ * did, or the peer's end, which is a death only when known to be one
+ * (a transport failure is not a process failure by itself).
+ */
+static int wc_err(const struct chset *s, int status)
+{
+	if (status != RCX_ERR_FLUSHED)
+		return status;
+	return rcx__chan_peer_dead(s) ? RCX_ERR_PROC_FAILED : RCX_ERR_TRANSPORT;
+}
+
 void rcx__chan_set_fail(struct chset *s, int err)
 {
 	int i;
 
-	if (s->state == SET_FAILED || rcx__chan_remake(s, err))
+	if (s->state == SET_FAILED)
+		return;
+	if (rcx__err_transport(err) && rcx__chan_peer_dead(s))
+		err = RCX_ERR_PROC_FAILED;
+	if (rcx__chan_remake(s, err))
 		return;
 	s->state = SET_FAILED;
 	s->error = err;
@@ -329,9 +363,7 @@ static void on_fuse_wc(struct rcx_ctx *ctx, struct rcx__wrctx *w,
 	s->fuse_busy = false;
 	if (RCX__UNLIKELY(cqe->status)) {
 		rcx__stats_cqe(&ctx->st, cqe->status);
-		rcx__chan_set_fail(s, cqe->status == RCX_ERR_FLUSHED
-					      ? RCX_ERR_PROC_FAILED
-					      : cqe->status);
+		rcx__chan_set_fail(s, wc_err(s, cqe->status));
 		return;
 	}
 	for (t = lo; t < lo + m; t++) {
@@ -343,6 +375,40 @@ static void on_fuse_wc(struct rcx_ctx *ctx, struct rcx__wrctx *w,
 		r->status.count = s->ch[t].len;
 		rcx__req_complete(r, 0);
 	}
+}
+
+/*
+ * A start whose post the device refused (a full queue, a queue pair in
+ * error: nothing of it went) is undone, and the set's transport is taken
+ * for broken (err is the provider's, never the peer's doing). A remake
+ * takes the start as one made meanwhile: held, and made once the set is
+ * up again (0). Else the set fails at both ends (the peer is told, so it
+ * does not wait for this message or credit) and the start returns the
+ * set's error, RCX_ERR_TRANSPORT, its request inactive.
+ */
+static __attribute__((noinline)) int start_failed(struct rcx_req *r, int err)
+{
+	struct chan *c = r->obj;
+	struct chset *s = c->set;
+
+	c->count--;
+	if (c->is_send) {
+		s->inflight--;
+	} else if (c->mode == CH_WRECV) {
+		/* only a credit's post fails: the next start writes it */
+		*c->credit_w = c->count;
+		c->credit_in = 1;
+		s->credits_sent--;
+	}
+	r->state = RCX__REQ_INACTIVE;
+	rcx__log(RCX__LOG_WARN, "chan",
+		 "%s set of %d to rank %d: post of channel %d refused: %s",
+		 s->is_send ? "sending" : "receiving", s->n, c->peer, c->idx,
+		 rcx_strerror(err));
+	rcx__chan_set_fail(s, RCX_ERR_TRANSPORT);
+	if (s->state == SET_REMAKE)
+		return rcx__chan_hold(r);
+	return s->state == SET_FAILED ? s->error : RCX_ERR_TRANSPORT;
 }
 
 /*
@@ -389,13 +455,30 @@ static int chan_start(struct rcx_req *r)
 		break;
 	}
 	if (RCX__UNLIKELY(ret))
-		rcx__chan_set_fail(s, ret);
-	return ret;
+		return start_failed(r, ret);
+	return 0;
+}
+
+static int chan_start_many(struct rcx_req **reqs, int n);
+
+/*
+ * rcx_startall: the receive of reqs[i] was refused (start_failed). A
+ * remake holds the rest of the starts of its set (then made once it is
+ * up); those of other sets start now. When the set failed instead, none
+ * of the rest is started.
+ */
+static __attribute__((noinline)) int many_failed(struct rcx_req **reqs, int i,
+						 int n, int err)
+{
+	int ret = start_failed(reqs[i], err);
+
+	return ret ? ret : chan_start_many(reqs + i + 1, n - i - 1);
 }
 
 /*
  * Start channels (reqs all of this kind): per set, one post list of the
- * senders that have credit and one of the receives plus one credit write.
+ * senders that have credit, the receives one by one (a receive's post
+ * is no system call), and one credit write.
  */
 static int chan_start_many(struct rcx_req **reqs, int n)
 {
@@ -422,8 +505,9 @@ static int chan_start_many(struct rcx_req **reqs, int n)
 			ret = fuse_start(s, reqs + i, j - i);
 			i = j;
 			if (ret) {
-				rcx__chan_set_fail(s, ret);
-				return ret;
+				rcx__chan_set_fail(s, RCX_ERR_TRANSPORT);
+				if (s->state != SET_REMAKE)
+					return s->error;
 			}
 			continue;
 		}
@@ -444,7 +528,10 @@ static int chan_start_many(struct rcx_req **reqs, int n)
 			}
 			recv_prep(c);
 			if (c->mode == CH_RECV) {
-				list[k++] = c->pwr;
+				/* alone, so that a refused one is known */
+				ret = post_recv1(c);
+				if (RCX__UNLIKELY(ret))
+					return many_failed(reqs, i, n, ret);
 				continue;
 			}
 			if (credit_due(c)) {
@@ -455,15 +542,14 @@ static int chan_start_many(struct rcx_req **reqs, int n)
 				early_done(c);
 		}
 		ret = 0;
-		if (k && s->is_send)
+		if (k)
 			ret = s->ctx->ops->pwr_post(s->ep, list, k);
-		else if (k)
-			ret = s->ctx->ops->pwr_post_recv(s->ep, list, k);
 		if (!ret && hi > lo)
 			ret = credit_post_range(s, lo, hi);
 		if (ret) {
-			rcx__chan_set_fail(s, ret);
-			return ret;
+			rcx__chan_set_fail(s, RCX_ERR_TRANSPORT);
+			if (s->state != SET_REMAKE)
+				return s->error;
 		}
 	}
 	return 0;
@@ -567,10 +653,9 @@ static void on_chan_wc(struct rcx_ctx *ctx, struct rcx__wrctx *w,
 		/* this WR is reaped now: the failing set must not count it
 		 * as one still to flush (it would wait, then leak the set) */
 		c->flushing = true;
-		rcx__chan_set_fail(c->set, !cqe->status ? RCX_ERR_PROTO
-					   : cqe->status == RCX_ERR_FLUSHED
-						   ? RCX_ERR_PROC_FAILED
-						   : cqe->status);
+		rcx__chan_set_fail(c->set,
+				   !cqe->status ? RCX_ERR_PROTO
+						: wc_err(c->set, cqe->status));
 		c->flushing = false;
 		return;
 	}
@@ -631,14 +716,19 @@ static void on_recv_ok(struct rcx_ctx *ctx, struct rcx__wrctx *w,
 
 int rcx__chan_zrecv_post(struct chset *s)
 {
-	int ret = s->ctx->ops->pwr_post_recv(s->ep, s->zrecv, CH_ZBATCH);
+	int i, ret = 0;
 
 	/*
-	 * Counted posted even when the list failed part-way (the provider
-	 * does not say where): a set waits for the flush of what it counts
-	 * before it goes, so it may wait in vain but never frees early.
+	 * One at a time (once in CH_ZBATCH messages): a list refused
+	 * part-way would not say how far it went, and a set waits for the
+	 * flush of every receive it counts before it goes or is remade
+	 * (it waited in vain for the refused ones, then failed).
 	 */
-	s->zposted += CH_ZBATCH;
+	for (i = 0; i < CH_ZBATCH && !ret; i++) {
+		ret = s->ctx->ops->pwr_post_recv(s->ep, &s->zrecv[i], 1);
+		if (!ret)
+			s->zposted++;
+	}
 	return ret;
 }
 
@@ -678,10 +768,6 @@ static __attribute__((noinline)) void imm_slow(struct chset *s, struct chan *c,
 			rcx__chan_set_fail(s, RCX_ERR_PROTO);
 			return;
 		}
-	if (s->zposted <= s->zmin && rcx__chan_zrecv_post(s)) {
-		rcx__chan_set_fail(s, RCX_ERR_TRANSPORT);
-		return;
-	}
 	for (t = 0; t < m; t++) {
 		if (!c[t].req)
 			continue; /* freed, its bundle still up: dropped */
@@ -690,6 +776,9 @@ static __attribute__((noinline)) void imm_slow(struct chset *s, struct chan *c,
 		else
 			c[t].early++;
 	}
+	/* after: the messages came, and a remake counts them as received */
+	if (s->zposted <= s->zmin && rcx__chan_zrecv_post(s))
+		rcx__chan_set_fail(s, RCX_ERR_TRANSPORT);
 }
 
 static inline struct chset *zwrc_set(struct rcx__wrctx *w)
@@ -804,9 +893,7 @@ static void on_imm(struct rcx_ctx *ctx, struct rcx__wrctx *w,
 	}
 	s->zposted--;
 	rcx__stats_cqe(&ctx->st, cqe->status);
-	rcx__chan_set_fail(s, cqe->status == RCX_ERR_FLUSHED
-				      ? RCX_ERR_PROC_FAILED
-				      : cqe->status);
+	rcx__chan_set_fail(s, wc_err(s, cqe->status));
 }
 
 static void on_ctl_wc(struct rcx_ctx *ctx, struct rcx__wrctx *w,
@@ -818,9 +905,7 @@ static void on_ctl_wc(struct rcx_ctx *ctx, struct rcx__wrctx *w,
 	s->inflight--;
 	rcx__stats_cqe(&ctx->st, cqe->status);
 	if (cqe->status && s->state != SET_FAILED)
-		rcx__chan_set_fail(s, cqe->status == RCX_ERR_FLUSHED
-					      ? RCX_ERR_PROC_FAILED
-					      : cqe->status);
+		rcx__chan_set_fail(s, wc_err(s, cqe->status));
 }
 
 static void on_free_wc(struct rcx_ctx *ctx, struct rcx__wrctx *w,

@@ -73,7 +73,9 @@ static void set_on_cm(struct rcx__epobj *o, const struct rcx_cm_event *ev)
 		}
 		break;
 	case RCX_CM_DISCONNECTED:
-		/* deliver what arrived before the peer left */
+		/* deliver what arrived before the peer left (what its going
+		 * flushed is its failure, not the transport's) */
+		s->peer_gone = true;
 		while (rcx__progress(s->ctx) > 0)
 			;
 		/* the peer's side is gone: it cannot free any more */

@@ -193,6 +193,7 @@ struct chset {
 	struct rcx_req *hs_recv; /* handshake receive still posted */
 	int hs_sends;		 /* handshake sends not yet out */
 	bool peer_told;		 /* the peer said its queue pair broke */
+	bool peer_gone;		 /* its connection says the peer left */
 	struct chremake *rm;	 /* remake under way (chan_remake.c) */
 	struct rcx_ep *old_ep;	 /* remake: the broken one, until up */
 	uint32_t rm_gen;	 /* remakes begun */
@@ -272,8 +273,13 @@ static inline void rcx__chan_work(struct rcx_ctx *ctx)
 extern const struct rcx__req_ops rcx__chan_ops;
 /* complete the set's bind or free (its ephemeral request) with err */
 void rcx__chan_eph_done(struct chset *s, int err);
-/* the set failed: active channels and the bind complete with err */
+/*
+ * the set failed: active channels and the bind complete with err (a
+ * transport failure on a peer known dead is RCX_ERR_PROC_FAILED)
+ */
 void rcx__chan_set_fail(struct chset *s, int err);
+/* is s's peer known dead here (failed in the group, or its end gone)? */
+bool rcx__chan_peer_dead(const struct chset *s);
 /*
  * s failed with err (set_fail): a failure of the transport (the queue
  * pair's retries ran out) on a peer that may well live goes to the peer
@@ -287,7 +293,7 @@ void rcx__chan_set_wire(struct chset *s);
 void rcx__chan_set_fast(struct chset *s);
 /* take s's channels off the context's deferred list */
 void rcx__chan_undefer(struct chset *s);
-/* post s's zero-length receives (a list of CH_ZBATCH) */
+/* post s's zero-length receives (CH_ZBATCH, each counted once posted) */
 int rcx__chan_zrecv_post(struct chset *s);
 
 /*

@@ -403,29 +403,96 @@ static int flt_post_stalled(struct rcx_ep *ep, struct rcx_wr *wr,
 	return ret;
 }
 
+/* ---- a post refused, on purpose (rcx__fault_post_fail) */
+
+static const void *flt_pf_ctx; /* flt_lock */
+static bool flt_pf_recv;
+static unsigned int flt_pf_left;
+static int flt_pf_err;
+
+void rcx__fault_post_fail(const void *ep_ctx, int recv, unsigned int after,
+			  int err)
+{
+	pthread_mutex_lock(&flt_lock);
+	flt_pf_ctx = ep_ctx;
+	flt_pf_recv = recv != 0;
+	flt_pf_left = after;
+	flt_pf_err = err;
+	pthread_mutex_unlock(&flt_lock);
+}
+
+/* Of a list of n WRs posted on ep, how many go (the rest: *err). */
+static int flt_post_cut(const struct rcx_ep *ep, bool recv, int n, int *err)
+{
+	int k = n;
+
+	if (!flt_pf_ctx)
+		return n;
+	pthread_mutex_lock(&flt_lock);
+	if (flt_pf_ctx && flt_pf_recv == recv &&
+	    flt_ep_ctx(ep, false) == flt_pf_ctx) {
+		if (flt_pf_left >= (unsigned int)n) {
+			flt_pf_left -= (unsigned int)n;
+		} else {
+			k = (int)flt_pf_left;
+			*err = flt_pf_err;
+			flt_pf_ctx = NULL;
+		}
+	}
+	pthread_mutex_unlock(&flt_lock);
+	return k;
+}
+
+static int flt_post_lower(struct rcx_ep *ep, struct rcx_wr *wr,
+			  struct rcx_wr **bad, bool recv)
+{
+	if (recv)
+		return flt_lower->post_recv(ep, wr, bad);
+	if (flt_stalls())
+		return flt_post_stalled(ep, wr, bad);
+	return flt_lower->post_send(ep, wr, bad);
+}
+
+/* Post wr's list up to the WR refused on purpose, if one is. */
+static int flt_post_list(struct rcx_ep *ep, struct rcx_wr *wr,
+			 struct rcx_wr **bad, bool recv)
+{
+	struct rcx_wr *w, *prev = NULL;
+	int n = 0, k, err = 0, ret = 0;
+
+	*bad = NULL;
+	for (w = wr; w; w = w->next)
+		n++;
+	k = flt_post_cut(ep, recv, n, &err);
+	if (k == n)
+		ret = flt_post_lower(ep, wr, bad, recv);
+	else {
+		for (w = wr; k-- > 0; w = w->next)
+			prev = w;
+		if (prev) {
+			prev->next = NULL;
+			ret = flt_post_lower(ep, wr, bad, recv);
+			prev->next = w;
+		}
+		if (!ret) {
+			*bad = w;
+			ret = err;
+		}
+	}
+	flt_record_list(ep, wr, *bad, ret, recv);
+	return ret;
+}
+
 static int flt_post_send(struct rcx_ep *ep, struct rcx_wr *wr,
 			 struct rcx_wr **bad)
 {
-	int ret;
-
-	*bad = NULL;
-	if (flt_stalls())
-		ret = flt_post_stalled(ep, wr, bad);
-	else
-		ret = flt_lower->post_send(ep, wr, bad);
-	flt_record_list(ep, wr, *bad, ret, false);
-	return ret;
+	return flt_post_list(ep, wr, bad, false);
 }
 
 static int flt_post_recv(struct rcx_ep *ep, struct rcx_wr *wr,
 			 struct rcx_wr **bad)
 {
-	int ret;
-
-	*bad = NULL;
-	ret = flt_lower->post_recv(ep, wr, bad);
-	flt_record_list(ep, wr, *bad, ret, true);
-	return ret;
+	return flt_post_list(ep, wr, bad, true);
 }
 
 /* the completions to fail, then to flush (below) */
@@ -524,13 +591,14 @@ static int flt_pwr_post_common(struct rcx_ep *ep, struct rcx_pwr **pwr, int n,
 			       bool recv)
 {
 	struct rcx_pwr *low[FLT_PWR_CHUNK];
-	int i, k, done, ret = 0;
+	int i, k, done, ret = 0, err = 0, go;
 
 	if (!recv && flt_stalls())
 		ret = flt_release(ep);
+	go = ret ? n : flt_post_cut(ep, recv, n, &err);
 
-	for (done = 0; done < n && !ret; done += k) {
-		k = n - done < FLT_PWR_CHUNK ? n - done : FLT_PWR_CHUNK;
+	for (done = 0; done < go && !ret; done += k) {
+		k = go - done < FLT_PWR_CHUNK ? go - done : FLT_PWR_CHUNK;
 		for (i = 0; i < k; i++)
 			low[i] = recv ? to_fpwr(pwr[done + i])->low
 				      : flt_pwr_low(ep, to_fpwr(pwr[done + i]));
@@ -543,7 +611,7 @@ static int flt_pwr_post_common(struct rcx_ep *ep, struct rcx_pwr **pwr, int n,
 				   *p->pub.length, *p->pub.remote_addr);
 		}
 	}
-	return ret;
+	return ret ? ret : err;
 }
 
 static int flt_pwr_post(struct rcx_ep *ep, struct rcx_pwr **pwr, int n)

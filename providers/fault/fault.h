@@ -7,8 +7,8 @@
  * forwards every op to a lower provider (RCX_FAULT_LOWER, default
  * "verbs") and records each posted work request. Tests read the record
  * to see which WR went out with which flags. It also fails a completion
- * (rcx__fault_fail_next) or holds one back (rcx__fault_hold_next) on
- * purpose.
+ * (rcx__fault_fail_next), holds one back (rcx__fault_hold_next) or
+ * refuses a post (rcx__fault_post_fail) on purpose.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -63,6 +63,18 @@ void rcx__fault_fail_next(const void *ep_ctx, int status);
  * is destroyed first. One at a time: arming again replaces an armed one.
  */
 void rcx__fault_hold_next(int op);
+
+/*
+ * A post refused, as a device refuses one (a full queue, a queue pair in
+ * a state that takes none): of the receives (recv) or of the sends,
+ * WRITEs, READs and atomics posted on an endpoint made with ep_ctx, the
+ * first `after` from now go, and the next one is refused with err
+ * (negative) together with the rest of its list, the ones before it in
+ * the list posted, as ibv_post_send and ibv_post_recv do up to their
+ * bad_wr. Once; arming again replaces an armed one.
+ */
+void rcx__fault_post_fail(const void *ep_ctx, int recv, unsigned int after,
+			  int err);
 
 /* Completions held back so far, and how many of them cq_poll returned. */
 void rcx__fault_hold_counts(size_t *held, size_t *returned);
