@@ -50,6 +50,7 @@ TU_SUITE(tu_suite_syscalls);
 TU_SUITE(tu_suite_shm_fast);
 TU_SUITE(tu_suite_bcoll);
 TU_SUITE(tu_suite_stop);
+TU_SUITE(tu_suite_stop_win);
 TU_SUITE(tu_suite_loss);
 TU_SUITE(tu_suite_wintypes);
 TU_SUITE(tu_suite_ftgroup);
@@ -75,6 +76,7 @@ TU_PEER(tu_peer_coll);
 TU_PEER(tu_peer_syscalls);
 TU_PEER(tu_peer_bcoll);
 TU_PEER(tu_peer_stop);
+TU_PEER(tu_peer_stop_win);
 TU_PEER(tu_peer_loss);
 TU_PEER(tu_peer_wintypes);
 TU_PEER(tu_peer_ftgroup);
@@ -107,6 +109,7 @@ static const struct tu_suite *const suites[] = {
 	&tu_suite_shm_fast,
 	&tu_suite_bcoll,
 	&tu_suite_stop,
+	&tu_suite_stop_win,
 	&tu_suite_loss,
 	&tu_suite_wintypes,
 	&tu_suite_ftgroup,
@@ -136,6 +139,7 @@ static const struct tu_peer *const peers[] = {
 	&tu_peer_syscalls,
 	&tu_peer_bcoll,
 	&tu_peer_stop,
+	&tu_peer_stop_win,
 	&tu_peer_loss,
 	&tu_peer_wintypes,
 	&tu_peer_ftgroup,

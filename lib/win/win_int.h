@@ -238,6 +238,16 @@ struct rcx__win_lep {
 	int state; /* enum rcx__conn_state */
 	int error;
 	uint32_t wr; /* window WRs in flight */
+	/* a NIC endpoint to a peer, remade after a transport failure
+	 * (win_nep.c): its window and peer, where the peer listens, the
+	 * new endpoint (established, or its attempt failed), when to try
+	 * again */
+	struct rcx_win *win;
+	int peer;
+	char *addr;
+	struct rcx_ep *next_ep;
+	uint8_t next_up, next_failed;
+	long long next_us;
 };
 
 struct rcx_win {
