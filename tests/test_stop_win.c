@@ -252,8 +252,7 @@ static void test_nep_atomic(void)
 }
 
 static const CU_TestInfo tests[] = {
-	{ "nic_endpoint_broken_in_lock_all_remade_rma_replayed",
-	  test_nep_rma },
+	{ "nic_endpoint_broken_in_lock_all_remade_rma_replayed", test_nep_rma },
 	{ "nic_endpoint_broken_atomic_in_flight_reports_transport_once",
 	  test_nep_atomic },
 	CU_TEST_INFO_NULL,

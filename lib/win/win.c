@@ -5,9 +5,9 @@
  * allgather), the pool of operation slots with their registered bounce
  * memory, posting with rcx_win_order's checks and the send-queue budget,
  * completion, the loopback endpoints for NIC atomics on the window's own
- * memory and the NIC endpoints to peers the group reaches without the
- * NIC. Put and get are in win_rma.c, their replay after a reconnection
- * in win_replay.c.
+ * memory. Put and get are in win_rma.c, their replay after a
+ * reconnection in win_replay.c, the NIC endpoints to peers the group
+ * reaches without the NIC in win_nep.c.
  */
 #include <errno.h>
 #include <stddef.h>

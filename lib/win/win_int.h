@@ -230,8 +230,8 @@ struct rcx__win_stats {
 };
 
 /* An endpoint the window owns: the loopback pair for NIC atomics on its
- * own memory, or one to a peer whose group connection bypasses the NIC
- * (win.c). Its ep_ctx; connection events arrive in on_cm. */
+ * own memory (win.c), or one to a peer whose group connection bypasses
+ * the NIC (win_nep.c). Its ep_ctx; connection events arrive in on_cm. */
 struct rcx__win_lep {
 	struct rcx__epobj obj; /* first */
 	struct rcx_ep *ep;
