@@ -51,6 +51,7 @@ TU_SUITE(tu_suite_shm_fast);
 TU_SUITE(tu_suite_bcoll);
 TU_SUITE(tu_suite_stop);
 TU_SUITE(tu_suite_stoppost);
+TU_SUITE(tu_suite_stop_win);
 TU_SUITE(tu_suite_loss);
 TU_SUITE(tu_suite_wintypes);
 TU_SUITE(tu_suite_ftgroup);
@@ -77,6 +78,7 @@ TU_PEER(tu_peer_syscalls);
 TU_PEER(tu_peer_bcoll);
 TU_PEER(tu_peer_stop);
 TU_PEER(tu_peer_stoppost);
+TU_PEER(tu_peer_stop_win);
 TU_PEER(tu_peer_loss);
 TU_PEER(tu_peer_wintypes);
 TU_PEER(tu_peer_ftgroup);
@@ -110,6 +112,7 @@ static const struct tu_suite *const suites[] = {
 	&tu_suite_bcoll,
 	&tu_suite_stop,
 	&tu_suite_stoppost,
+	&tu_suite_stop_win,
 	&tu_suite_loss,
 	&tu_suite_wintypes,
 	&tu_suite_ftgroup,
@@ -140,6 +143,7 @@ static const struct tu_peer *const peers[] = {
 	&tu_peer_bcoll,
 	&tu_peer_stop,
 	&tu_peer_stoppost,
+	&tu_peer_stop_win,
 	&tu_peer_loss,
 	&tu_peer_wintypes,
 	&tu_peer_ftgroup,

@@ -5,9 +5,9 @@
  * allgather), the pool of operation slots with their registered bounce
  * memory, posting with rcx_win_order's checks and the send-queue budget,
  * completion, the loopback endpoints for NIC atomics on the window's own
- * memory and the NIC endpoints to peers the group reaches without the
- * NIC. Put and get are in win_rma.c, their replay after a reconnection
- * in win_replay.c.
+ * memory. Put and get are in win_rma.c, their replay after a
+ * reconnection in win_replay.c, the NIC endpoints to peers the group
+ * reaches without the NIC in win_nep.c.
  */
 #include <errno.h>
 #include <stddef.h>
@@ -17,7 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/mman.h>
-#include "lib/win/win_int.h"
+#include "lib/win/win_nep.h"
 
 static pthread_mutex_t wins_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct rcx_win *wins;
@@ -46,8 +46,6 @@ static void wins_add(struct rcx_win *w)
 	pthread_mutex_unlock(&wins_lock);
 }
 
-static void nep_failed(struct rcx_win *w);
-
 /* ft.c: a member of g failed; every window of g becomes invalid. */
 void rcx__win_group_failed(struct rcx_group *g, int err)
 {
@@ -56,7 +54,7 @@ void rcx__win_group_failed(struct rcx_group *g, int err)
 	pthread_mutex_lock(&wins_lock);
 	for (w = wins; w; w = w->next)
 		if (w->g == g) {
-			nep_failed(w);
+			rcx__win_nep_failed(w);
 			rcx__win_invalidate(w, err);
 		}
 	pthread_mutex_unlock(&wins_lock);
@@ -148,9 +146,15 @@ static void op_wr_done(struct rcx_ctx *ctx, struct rcx__wrctx *wc,
 	 * group's connection to it, or the window's own endpoint (nep).
 	 */
 	err = cqe->status;
-	if (err && w->nep && op->sq == &w->nep[op->target].wr)
-		err = rcx__group_wc_error(w->g, op->target, err);
-	else if (rcx__err_transport(err) || err == RCX_ERR_FLUSHED) {
+	if (err && w->nep && op->sq == &w->nep[op->target].wr) {
+		err = rcx__win_nep_wc_error(w, op->target, err);
+		/* the endpoint is remade (win_nep.c): as below */
+		if (op->redo && err == RCX_ERR_TRANSPORT &&
+		    w->nep[op->target].state == RCX__CONN_RECONN) {
+			op->broken = 1;
+			err = 0;
+		}
+	} else if (rcx__err_transport(err) || err == RCX_ERR_FLUSHED) {
 		c = rcx__win_conn(w, op->target);
 		err = rcx__conn_wc_error(c, err);
 		/* the connection is being remade: a put or get goes again
@@ -259,7 +263,7 @@ int rcx__win_wait_ms(struct rcx_win *w, bool (*done)(struct rcx_win *, void *),
  * the same through their NICs must use its NIC too. So the window keeps
  * a connected pair of its own endpoints, made on first use.
  */
-static void lep_on_cm(struct rcx__epobj *o, const struct rcx_cm_event *ev)
+void rcx__win_lep_on_cm(struct rcx__epobj *o, const struct rcx_cm_event *ev)
 {
 	struct rcx__win_lep *l = (struct rcx__win_lep *)o;
 
@@ -312,7 +316,7 @@ static void loop_close(struct rcx_ctx *ctx, struct rcx__win_lep *l)
  * The window's own endpoints: RDMA and atomics only, through the NIC
  * where the context has one besides another path (the nic hint).
  */
-static struct rcx_ep_attr lep_attr(struct rcx_ctx *ctx)
+struct rcx_ep_attr rcx__win_lep_attr(struct rcx_ctx *ctx)
 {
 	struct rcx_ep_attr a = {
 		.max_send_wr = RCX__WIN_SQ_DEPTH,
@@ -330,7 +334,7 @@ static int loop_open(struct rcx_win *w, struct rcx__win_lep **out)
 {
 	struct rcx_ctx *ctx = w->ctx;
 	struct rcx__win_lep *l = calloc(2, sizeof(*l));
-	struct rcx_ep_attr a = lep_attr(ctx);
+	struct rcx_ep_attr a = rcx__win_lep_attr(ctx);
 	struct loop_pdata pd = { .magic = "RCXW" };
 	struct rcx__pending_req *p;
 	long long end = rcx__now_us() + ctx->cfg.connect_timeout_ms * 1000LL;
@@ -339,7 +343,7 @@ static int loop_open(struct rcx_win *w, struct rcx__win_lep **out)
 	if (!l)
 		return -ENOMEM;
 	for (i = 0; i < 2; i++) {
-		l[i].obj.on_cm = lep_on_cm;
+		l[i].obj.on_cm = rcx__win_lep_on_cm;
 		l[i].state = RCX__CONN_CONNECTING;
 	}
 	pd.pid = (uint32_t)getpid();
@@ -386,10 +390,17 @@ int rcx__win_ep(struct rcx_win *w, int target, struct rcx_ep **ep,
 	int ret;
 
 	if (target != w->rank && w->nep && w->nep[target].ep) {
-		if (w->nep[target].state != RCX__CONN_UP)
+		l = &w->nep[target];
+		/* being remade (win_nep.c): ops wait for the new one */
+		if (l->state == RCX__CONN_RECONN) {
+			*ep = NULL;
+			*sq = &l->wr;
+			return 0;
+		}
+		if (l->state != RCX__CONN_UP)
 			return RCX_ERR_PROC_FAILED;
-		*ep = w->nep[target].ep;
-		*sq = &w->nep[target].wr;
+		*ep = l->ep;
+		*sq = &l->wr;
 		return 0;
 	}
 	if (target != w->rank) {
@@ -669,177 +680,6 @@ int rcx__win_req_finish(struct rcx_req *r, int ret, struct rcx_req **out)
 
 /* ---- creation and destruction */
 
-struct win_wire {
-	int32_t status;
-	uint32_t disp_unit;
-	uint64_t base;
-	uint64_t size;
-	uint64_t ctrl;
-	uint32_t rkey;
-	uint32_t ctrl_rkey;
-	uint32_t id;
-	uint8_t nic_split; /* the rank's dev_info.nic_split */
-	uint8_t nic_acc;   /* its rcx_accumulate_nic */
-	uint8_t pad[2];
-	char addr[RCX__ADDR_LEN]; /* the rank's context address */
-};
-
-/* ---- NIC endpoints to the peers reached without the NIC */
-
-/*
- * A context with two paths (dev_info.nic_split: auto with a verbs
- * device) reaches the peers of its node through shared memory, whose
- * atomics a CPU runs: they and the NIC atomics other nodes' ranks send to
- * the same window word do not exclude each other (nor do those on lock
- * words, win_sync.c). So a window sends everything to such a peer through
- * endpoints of its own, made with the nic hint when the window is
- * created: the lower rank of each pair connects, the higher accepts.
- */
-struct nep_pdata {
-	char magic[4]; /* "RCXN" */
-	uint32_t win;  /* the acceptor's window id */
-	uint32_t rank; /* the connector's rank in the group */
-	uint32_t pad;
-};
-
-/* An endpoint to peer t is wanted: both have two paths, t's bypasses. */
-static bool nep_wanted(struct rcx_win *w, int t, const char *addr,
-		       uint8_t split)
-{
-	struct rcx_ctx *ctx = w->ctx;
-
-	return t != w->rank && ctx->info.nic_split && split &&
-	       ctx->ops->peer_split(ctx->dev, addr) == 1;
-}
-
-static void nep_close(struct rcx_win *w)
-{
-	int i;
-
-	if (!w->nep)
-		return;
-	for (i = 0; i < w->size; i++)
-		if (w->nep[i].ep)
-			w->ctx->ops->ep_destroy(w->nep[i].ep);
-	free(w->nep);
-	w->nep = NULL;
-}
-
-/* Peers that failed: their endpoints flush now, as the group's do. */
-static void nep_failed(struct rcx_win *w)
-{
-	int i;
-
-	for (i = 0; w->nep && w->g->failed && i < w->size; i++)
-		if (w->g->failed[i] && w->nep[i].ep &&
-		    w->nep[i].state != RCX__CONN_FAILED)
-			w->ctx->ops->ep_set_error(w->nep[i].ep);
-}
-
-/* Is every wanted endpoint up? 1 yes, 0 not yet, or the first error. */
-static int nep_state(struct rcx_win *w, const bool *want)
-{
-	int i, up = 1;
-
-	for (i = 0; i < w->size; i++) {
-		if (!want[i])
-			continue;
-		if (w->g->failed && w->g->failed[i])
-			return RCX_ERR_PROC_FAILED;
-		if (w->nep[i].state == RCX__CONN_FAILED)
-			return w->nep[i].error;
-		if (!w->nep[i].ep || w->nep[i].state != RCX__CONN_UP)
-			up = 0;
-	}
-	return up;
-}
-
-/* Take the requests of lower ranks meant for this window. */
-static int nep_accept(struct rcx_win *w, const bool *want,
-		      struct rcx_ep_attr *a)
-{
-	struct rcx_ctx *ctx = w->ctx;
-	struct nep_pdata pd = { .magic = "RCXN", .win = w->id };
-	struct rcx__pending_req *p, **pp;
-	int ret;
-
-	for (pp = &ctx->conn_reqs; (p = *pp);) {
-		memcpy(&pd.rank, p->pdata + offsetof(struct nep_pdata, rank),
-		       sizeof(pd.rank));
-		if (p->len < sizeof(pd) || memcmp(p->pdata, &pd, sizeof(pd)) ||
-		    pd.rank >= (uint32_t)w->rank || !want[pd.rank] ||
-		    w->nep[pd.rank].ep) {
-			pp = &p->next;
-			continue;
-		}
-		*pp = p->next;
-		a->ep_ctx = &w->nep[pd.rank];
-		ret = ctx->ops->ep_accept(ctx->dev, p->req, a,
-					  &w->nep[pd.rank].ep);
-		if (ret)
-			ctx->ops->ep_reject(ctx->dev, p->req);
-		free(p);
-		if (ret)
-			return ret;
-	}
-	return 0;
-}
-
-/*
- * Make the window's NIC endpoints (lock held) from what each rank sent
- * (all[]). 0, or an error (then none is left).
- */
-static int nep_open(struct rcx_win *w, const struct win_wire *all)
-{
-	struct rcx_ctx *ctx = w->ctx;
-	struct rcx_ep_attr a = lep_attr(ctx);
-	long long end = rcx__now_us() + ctx->cfg.connect_timeout_ms * 1000LL;
-	bool *want = calloc(w->size, sizeof(*want));
-	int i, n = 0, ret = 0;
-
-	for (i = 0; want && i < w->size; i++)
-		n += want[i] = nep_wanted(w, i, all[i].addr, all[i].nic_split);
-	if (!want || !n) {
-		free(want);
-		return want ? 0 : -ENOMEM;
-	}
-	w->nep = calloc(w->size, sizeof(*w->nep));
-	if (!w->nep) {
-		free(want);
-		return -ENOMEM;
-	}
-	for (i = 0; i < w->size; i++) {
-		struct nep_pdata pd = { .magic = "RCXN", .win = all[i].id };
-
-		w->nep[i].obj.on_cm = lep_on_cm;
-		w->nep[i].state = RCX__CONN_CONNECTING;
-		if (!want[i] || i < w->rank || ret)
-			continue;
-		pd.rank = (uint32_t)w->rank;
-		a.ep_ctx = &w->nep[i];
-		ret = ctx->ops->ep_connect(ctx->dev, all[i].addr, &a, &pd,
-					   sizeof(pd), &w->nep[i].ep);
-	}
-	while (!ret) {
-		ret = rcx__cm_progress(ctx);
-		if (ret >= 0)
-			ret = nep_accept(w, want, &a);
-		if (!ret)
-			ret = nep_state(w, want);
-		if (ret == 1) {
-			free(want);
-			return 0;
-		}
-		if (!ret && rcx__now_us() > end)
-			ret = -ETIMEDOUT;
-		if (!ret)
-			rcx__wait_events(ctx, 10);
-	}
-	free(want);
-	nep_close(w);
-	return ret;
-}
-
 static const char *const scope_names[] = { "thread", "process", NULL };
 
 /* accumulate_ordering: "none", or a comma list of rar, raw, war, waw */
@@ -898,7 +738,7 @@ static void win_destroy(struct rcx_win *w)
 	rcx__win_shared_free(w);
 	rcx__win_direct_close(w);
 	loop_close(ctx, w->loop);
-	nep_close(w);
+	rcx__win_nep_close(w);
 	rcx__order_fini(w);
 	rcx__reg_put(ctx, w->reg);
 	rcx__reg_put(ctx, w->ctrl_reg);
@@ -1034,7 +874,8 @@ static int alloc_size_check(const struct rcx_ctx *ctx, size_t size)
  * rank's CPU updates in software and another's NIC with an atomic would
  * see lost updates. Checked by every rank on the same data, so all fail.
  */
-static int nic_acc_agreed(const struct rcx_win *w, const struct win_wire *all)
+static int nic_acc_agreed(const struct rcx_win *w,
+			  const struct rcx__win_wire *all)
 {
 	int i;
 
@@ -1057,7 +898,7 @@ int rcx__win_create(struct rcx_group *g, void *base, size_t size,
 		    bool allocated, int err, struct rcx_win **out)
 {
 	struct rcx_ctx *ctx = g->ctx;
-	struct win_wire me, *all;
+	struct rcx__win_wire me, *all;
 	struct rcx_win *w;
 	uint8_t *fl;
 	bool ok;
@@ -1124,7 +965,7 @@ int rcx__win_create(struct rcx_group *g, void *base, size_t size,
 		ret = nic_acc_agreed(w, all);
 	rcx__lock(ctx);
 	if (!ret)
-		ret = nep_open(w, all);
+		ret = rcx__win_nep_open(w, all);
 	/* a peer's bulk accumulates arrive as messages: applied here with
 	 * NIC atomics through the loopback pair (win_acc.c) */
 	if (!ret && w->nic_acc && w->size > 1)
@@ -1262,6 +1103,22 @@ static int win_feat_progress(struct rcx_ctx *ctx, int *ran)
 	return moved;
 }
 
+/* NIC endpoints being remade, and the peers' requests to remake ours */
+static void win_feat_cm_poll(struct rcx_ctx *ctx, long long now_us)
+{
+	struct rcx_win *w;
+
+	if (ctx->conn_reqs)
+		rcx__win_nep_reqs(ctx);
+	if (!atomic_load_explicit(&rcx__win_nep_remaking, memory_order_relaxed))
+		return;
+	pthread_mutex_lock(&wins_lock);
+	for (w = wins; w; w = w->next)
+		if (w->ctx == ctx && w->nep)
+			rcx__win_nep_step(w, now_us);
+	pthread_mutex_unlock(&wins_lock);
+}
+
 static void win_feat_idle(struct rcx_ctx *ctx)
 {
 	if (ctx->win_fenced)
@@ -1288,6 +1145,7 @@ static void win_feat_member_failed(struct rcx_group *g, int rank, int err)
 const struct rcx__feat_ops rcx__win_feat = {
 	.name = "win",
 	.progress = win_feat_progress,
+	.cm_poll = win_feat_cm_poll,
 	.idle = win_feat_idle,
 	.sleep_limit = win_feat_sleep_limit,
 	.member_failed = win_feat_member_failed,

@@ -235,14 +235,24 @@ struct rcx__win_stats {
 };
 
 /* An endpoint the window owns: the loopback pair for NIC atomics on its
- * own memory, or one to a peer whose group connection bypasses the NIC
- * (win.c). Its ep_ctx; connection events arrive in on_cm. */
+ * own memory (win.c), or one to a peer whose group connection bypasses
+ * the NIC (win_nep.c). Its ep_ctx; connection events arrive in on_cm. */
 struct rcx__win_lep {
 	struct rcx__epobj obj; /* first */
 	struct rcx_ep *ep;
 	int state; /* enum rcx__conn_state */
 	int error;
 	uint32_t wr; /* window WRs in flight */
+	/* a NIC endpoint to a peer, remade after a transport failure
+	 * (win_nep.c): its window and peer, where the peer listens, the
+	 * new endpoint (established, or its attempt failed), when to try
+	 * again */
+	struct rcx_win *win;
+	int peer;
+	char *addr;
+	struct rcx_ep *next_ep;
+	uint8_t next_up, next_failed;
+	long long next_us;
 };
 
 struct rcx_win {

@@ -33,6 +33,10 @@
  *
  * Registrations do not change: the new endpoint is made on the same
  * device (protection domain), so the keys exchanged at creation hold.
+ *
+ * The same holds for the window's own NIC endpoint to a peer that the
+ * group reaches without the NIC (win_nep.c): the window remakes it, and
+ * its ops queue here as for the group's connection.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -123,8 +127,8 @@ static void rq_end(struct rcx_win *w, struct rcx__win_op *op, int err)
 	rcx__win_op_done(w, op, op->error ? op->error : err);
 }
 
-/* Post op's kept WRs on c's endpoint. */
-static void rq_post(struct rcx_win *w, struct rcx__conn *c,
+/* Post op's kept WRs on ep. */
+static void rq_post(struct rcx_win *w, struct rcx_ep *ep,
 		    struct rcx__win_op *op)
 {
 	struct rcx_wr *bad = NULL, *wr = op->saved;
@@ -132,7 +136,7 @@ static void rq_post(struct rcx_win *w, struct rcx__conn *c,
 
 	for (i = 0; i < n; i++)
 		wr[i].next = i + 1 < n ? &wr[i + 1] : NULL;
-	ret = w->ctx->ops->post_send(c->ep, wr, &bad);
+	ret = w->ctx->ops->post_send(ep, wr, &bad);
 	posted = ret ? (int)(bad - wr) : n;
 	if (ret && (posted <= 0 || posted > n)) {
 		rq_end(w, op, ret);
@@ -146,28 +150,50 @@ static void rq_post(struct rcx_win *w, struct rcx__conn *c,
 	w->stats.replays++;
 }
 
+/*
+ * The path of target's RMA: the window's NIC endpoint to it (win_nep.c)
+ * or the group's connection. Its state, its endpoint, and the error of
+ * a path that failed or closed.
+ */
+static int path(struct rcx_win *w, int target, struct rcx_ep **ep, int *err)
+{
+	struct rcx__win_lep *l;
+	struct rcx__conn *c;
+
+	if (w->nep && w->nep[target].ep) {
+		l = &w->nep[target];
+		*ep = l->ep;
+		*err = l->error ? l->error : RCX_ERR_PROC_FAILED;
+		return l->state;
+	}
+	c = rcx__win_conn(w, target);
+	*ep = c->ep;
+	*err = c->state == RCX__CONN_CLOSED ? -ECONNRESET
+	       : c->error		    ? c->error
+					    : RCX_ERR_PROC_FAILED;
+	return c->state;
+}
+
 int rcx__win_replay_pump(struct rcx_win *w)
 {
 	struct rcx__win_tgt *t;
-	struct rcx__conn *c;
-	int i, moved = 0;
+	struct rcx_ep *ep;
+	int i, st, err, moved = 0;
 
 	for (i = 0; i < w->size && w->nqueued; i++) {
 		t = &w->tgt[i];
-		c = rcx__win_conn(w, i);
-		while (t->rq && c->state != RCX__CONN_RECONN) {
-			if (c->state == RCX__CONN_UP &&
+		if (!t->rq)
+			continue;
+		st = path(w, i, &ep, &err);
+		while (t->rq && st != RCX__CONN_RECONN) {
+			if (st == RCX__CONN_UP &&
 			    *t->rq->sq + (uint32_t)t->rq->nsaved >
 				    RCX__WIN_SQ_OPS)
 				break; /* again as the queue moves */
-			if (c->state == RCX__CONN_UP)
-				rq_post(w, c, rq_pop(w, t));
+			if (st == RCX__CONN_UP)
+				rq_post(w, ep, rq_pop(w, t));
 			else
-				rq_end(w, rq_pop(w, t),
-				       c->state == RCX__CONN_CLOSED
-					       ? -ECONNRESET
-				       : c->error ? c->error
-						  : RCX_ERR_PROC_FAILED);
+				rq_end(w, rq_pop(w, t), err);
 			moved++;
 		}
 	}
