@@ -27,7 +27,12 @@ static void reduce(struct bcoll *b, const struct bc_step *s)
  * Go through the steps whose conditions hold: post each step's send, and
  * go past it once its receive (and, when it waits for it, its send) is
  * complete, reducing what arrived. The start completes when the last
- * step is passed and every channel completed. Channels complete from
+ * step is passed and every channel it waits for completed: not a lazy
+ * send (bc_step.lazy), whose completion, the peer's acknowledgement on
+ * verbs, only says that a slot of ours that turns may be written again;
+ * it is collected before the step posts its send at the next start, so
+ * by then the previous one's completion is in (the peer answered long
+ * since). Channels complete from
  * progress, or (a receive whose message came a start early, slots that
  * turn) inside bc_start's start of the channel, after the start's state is
  * set; a hook that fires while the walk runs only records its flag: the
@@ -44,6 +49,10 @@ static void advance(struct bcoll *b)
 	while (b->cur < b->nsteps && !b->error) {
 		s = &b->steps[b->cur];
 		if (s->send && !(s->flags & BC_POSTED)) {
+			/* a lazy send of the last start not collected yet:
+			 * its completion walks on (rcx__bcoll_ch_done) */
+			if (RCX__UNLIKELY(s->send->state == RCX__REQ_ACTIVE))
+				break;
 			s->flags |= BC_POSTED;
 			if (s->stage)
 				memcpy(s->stage + bc_slot_idx(b) * s->stlen,
@@ -87,12 +96,14 @@ void rcx__bcoll_ch_done(struct rcx_req *r)
 	struct bc_step *s = r->done_arg;
 	struct bcoll *b = s->b;
 	int err = r->status.error;
+	bool lazy = s->lazy && r == s->send;
 
 	/* the channel is ours: inactive again, ready for the next start */
 	r->state = RCX__REQ_INACTIVE;
 	if (b->error)
 		return; /* failed: what still completes changes nothing */
-	b->left--;
+	if (!lazy)
+		b->left--;
 	if (RCX__UNLIKELY(err)) {
 		/* a step's peer is gone: flushed, or no answer any more */
 		if (err == RCX_ERR_FLUSHED || err == RCX_ERR_TRANSPORT)
@@ -100,7 +111,12 @@ void rcx__bcoll_ch_done(struct rcx_req *r)
 		rcx__bcoll_fail(b, err);
 		return;
 	}
-	if (r == s->send) {
+	if (lazy) {
+		/* collected: a walk may wait for it to post the step's next
+		 * send; after the start, nothing does */
+		if (b->req->state != RCX__REQ_ACTIVE)
+			return;
+	} else if (r == s->send) {
 		s->flags |= BC_SENT;
 	} else {
 		s->flags |= BC_RECVD;
@@ -167,7 +183,7 @@ static int bc_start(struct rcx_req *r)
 	else if (b->d.kind == BC_ALLTOALL)
 		alltoall_own(b);
 	b->cur = 0;
-	b->left = b->nch;
+	b->left = b->nwait;
 	for (i = 0; i < b->nsteps; i++)
 		b->steps[i].flags = 0;
 	/* the receives first: their credits let the peers write */

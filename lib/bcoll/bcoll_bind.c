@@ -278,7 +278,7 @@ static int bind_plan(struct bcoll *b, const struct bc_plan *p, size_t slot)
 	struct rcx_info *ci;
 	uint8_t *next = b->scratch;
 	void *sbuf;
-	int i, n = 0, ret;
+	int i, n = 0, lazy = 0, ret;
 
 	ret = rcx_info_create(&ci);
 	if (ret)
@@ -307,6 +307,10 @@ static int bind_plan(struct bcoll *b, const struct bc_plan *p, size_t slot)
 				 * may change under it */
 				s->wait_send = false;
 			}
+			/* a slot of ours that turns (stage, token): its
+			 * completion is collected at the next start */
+			s->lazy = b->nslots > 1;
+			lazy += s->lazy;
 			ret = bind_one(b, true, p[i].to, p[i].tag, sbuf, len,
 				       ci, &b->ch[n], &eph[n]);
 			if (ret)
@@ -339,6 +343,7 @@ static int bind_plan(struct bcoll *b, const struct bc_plan *p, size_t slot)
 		return ret;
 	}
 	b->nch = n;
+	b->nwait = n - lazy;
 	return 0;
 }
 
@@ -530,6 +535,27 @@ static void unlink_bcoll(struct bcoll *b)
 		*pp = b->next;
 }
 
+/*
+ * The lazy sends of b's last start (bc_step.lazy) still in flight,
+ * collected before their channels go: the peers answer them (their
+ * start needs the data), or their sets fail with the member. Lock held.
+ */
+static void collect_sends(struct bcoll *b)
+{
+	int i = 0;
+
+	while (i < b->nsteps) {
+		const struct rcx_req *c = b->steps[i].send;
+
+		if (!c || c->state != RCX__REQ_ACTIVE) {
+			i++;
+			continue;
+		}
+		if (!rcx__progress(b->ctx))
+			rcx__wait_events(b->ctx, 1);
+	}
+}
+
 int rcx__bcoll_bind_free(struct rcx_req **reqs, int n)
 {
 	struct rcx_ctx *ctx = reqs[0]->ctx;
@@ -548,6 +574,7 @@ int rcx__bcoll_bind_free(struct rcx_req **reqs, int n)
 		struct bcoll *b = reqs[i]->obj;
 
 		rcx__lock(ctx);
+		collect_sends(b);
 		unlink_bcoll(b);
 		rcx__unlock(ctx);
 		e = b->nch ? rcx_bind_free(b->ch, b->nch) : 0;

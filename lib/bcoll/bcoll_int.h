@@ -88,6 +88,10 @@ struct bc_step {
 	size_t off, cnt; /* the elements of the result it reduces */
 	bool reduce;	 /* reduce the slot into the result */
 	bool wait_send;
+	/* the send reads a slot of the collective's own that turns (a
+	 * stage, the barrier's token): a start does not wait for its
+	 * completion; the next start's post of the step does */
+	bool lazy;
 	uint8_t flags; /* enum bc_flag */
 };
 
@@ -115,6 +119,7 @@ struct bcoll {
 	int *live;
 	int nsteps, cur;
 	int nch;   /* channels (every step's send and receive) */
+	int nwait; /* of them, those a start waits for (not lazy) */
 	int left;  /* channel completions this start still waits for */
 	int error; /* failed: every later start returns it */
 	bool busy; /* inside advance */
