@@ -15,6 +15,7 @@
  * to rank 0 and issues, rank 0 sleeps meanwhile so that the endpoint
  * cannot be made again before rank 1 has issued everything.
  */
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -83,7 +84,11 @@ static void mended(struct tp_job *j, struct rcx_win *w,
 {
 	struct rcx_stats st1;
 	struct rcx__win_lep *l = nep_to(w, 1 - j->rank);
+	long long end = tu_now_ms() + 10000;
 
+	/* the side that accepted takes the new endpoint on its next look */
+	while (l && l->state != RCX__CONN_UP && tu_now_ms() < end)
+		rcx_progress(j->ctx);
 	memset(&st1, 0, sizeof(st1));
 	st1.size = sizeof(st1);
 	TP_CHECK_OK(rcx_ctx_stats(j->ctx, &st1));
@@ -91,6 +96,13 @@ static void mended(struct tp_job *j, struct rcx_win *w,
 	if (l)
 		TP_CHECK_EQ(l->state, RCX__CONN_UP);
 	ts_none_failed(j);
+}
+
+static bool fenced(void)
+{
+	const char *v = getenv("RCX_ORDER_FENCE");
+
+	return v && !strcmp(v, "fence");
 }
 
 static struct rcx_win *start(struct tp_job *j, uint64_t **base,
@@ -151,6 +163,8 @@ static void sc_nep_rma(struct tp_job *j)
 		TP_CHECK_EQ(ts_wrong(got[1], 0, 40, QW), 0);
 		TP_CHECK_OK(rcx__win_stats(w, &ws));
 		TP_CHECK(ws.replays > 0);
+		/* the order was kept by a fence, or by a wait */
+		TP_CHECK(fenced() ? ws.fences > 0 : ws.waits > 0);
 		tell(j);
 	} else if (j->rank == 0) {
 		nap_then_hear(j);
@@ -212,12 +226,24 @@ static void remake_env(void)
 	setenv("RCX_FT_TIMEOUT_MS", "30000", 1);
 }
 
+/* rcx_win_order fences instead of waiting (rxe's default is to wait) */
+static void remake_fence_env(void)
+{
+	remake_env();
+	setenv("RCX_ORDER_FENCE", "fence", 1);
+}
+
 static const struct tp_scenario scenarios[] = {
 	{ .name = "nep_rma",
 	  .run = sc_nep_rma,
 	  .provider = "fault",
 	  .size = 2,
 	  .setup = remake_env },
+	{ .name = "nep_rma_fence",
+	  .run = sc_nep_rma,
+	  .provider = "fault",
+	  .size = 2,
+	  .setup = remake_fence_env },
 	{ .name = "nep_atomic",
 	  .run = sc_nep_atomic,
 	  .provider = "fault",
@@ -246,6 +272,11 @@ static void test_nep_rma(void)
 	job("nep_rma");
 }
 
+static void test_nep_rma_fence(void)
+{
+	job("nep_rma_fence");
+}
+
 static void test_nep_atomic(void)
 {
 	job("nep_atomic");
@@ -253,6 +284,8 @@ static void test_nep_atomic(void)
 
 static const CU_TestInfo tests[] = {
 	{ "nic_endpoint_broken_in_lock_all_remade_rma_replayed", test_nep_rma },
+	{ "nic_endpoint_broken_order_fenced_again_on_new_endpoint",
+	  test_nep_rma_fence },
 	{ "nic_endpoint_broken_atomic_in_flight_reports_transport_once",
 	  test_nep_atomic },
 	CU_TEST_INFO_NULL,

@@ -244,10 +244,9 @@ struct rcx__win_lep {
 	int error;
 	uint32_t wr; /* window WRs in flight */
 	/* a NIC endpoint to a peer, remade after a transport failure
-	 * (win_nep.c): its window and peer, where the peer listens, the
-	 * new endpoint (established, or its attempt failed), when to try
+	 * (win_nep.c): its peer, where the peer listens, the new
+	 * endpoint (established, or its attempt failed), when to try
 	 * again */
-	struct rcx_win *win;
 	int peer;
 	char *addr;
 	struct rcx_ep *next_ep;

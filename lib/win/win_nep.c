@@ -203,7 +203,6 @@ int rcx__win_nep_open(struct rcx_win *w, const struct rcx__win_wire *all)
 
 		w->nep[i].obj.on_cm = nep_on_cm;
 		w->nep[i].state = RCX__CONN_CONNECTING;
-		w->nep[i].win = w;
 		w->nep[i].peer = i;
 		if (!want[i] || ret)
 			continue;
