@@ -397,8 +397,16 @@ int rcx__win_ep(struct rcx_win *w, int target, struct rcx_ep **ep,
 			*sq = &l->wr;
 			return 0;
 		}
-		if (l->state != RCX__CONN_UP)
+		if (l->state != RCX__CONN_UP) {
+			/* the peer ended it (its death, as on a group
+			 * connection): failed for the group too, so the
+			 * window is invalid before the caller hears of it */
+			if (l->state == RCX__CONN_FAILED &&
+			    l->error == RCX_ERR_PROC_FAILED)
+				rcx__group_failed(w->g, target,
+						  RCX_ERR_PROC_FAILED);
 			return RCX_ERR_PROC_FAILED;
+		}
 		*ep = l->ep;
 		*sq = &l->wr;
 		return 0;
