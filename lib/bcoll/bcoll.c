@@ -38,6 +38,30 @@ static void reduce(struct bcoll *b, const struct bc_step *s)
  * set; a hook that fires while the walk runs only records its flag: the
  * loop sees it.
  */
+/*
+ * Before the start completes: a lazy send still waiting to be posted
+ * (its credit not seen yet) would go out only at this process's next
+ * call, and the peers' starts would wait for that. The start waits for
+ * its completion instead (BC_HOLD). Any held?
+ */
+static bool hold_unposted(struct bcoll *b)
+{
+	struct bc_step *s;
+	int i;
+
+	for (i = 0; i < b->nsteps; i++) {
+		s = &b->steps[i];
+		if (s->lazy && s->send && (s->flags & BC_POSTED) &&
+		    !(s->flags & BC_HOLD) &&
+		    s->send->state == RCX__REQ_ACTIVE &&
+		    rcx__chan_unposted(s->send)) {
+			s->flags |= BC_HOLD;
+			b->left++;
+		}
+	}
+	return b->left != 0;
+}
+
 static void advance(struct bcoll *b)
 {
 	struct bc_step *s;
@@ -74,7 +98,7 @@ static void advance(struct bcoll *b)
 	}
 	b->busy = false;
 	if (b->cur == b->nsteps && !b->left && !b->error &&
-	    b->req->state == RCX__REQ_ACTIVE) {
+	    b->req->state == RCX__REQ_ACTIVE && !hold_unposted(b)) {
 		b->req->status.count = b->len;
 		rcx__req_complete(b->req, 0);
 	}
@@ -96,7 +120,7 @@ void rcx__bcoll_ch_done(struct rcx_req *r)
 	struct bc_step *s = r->done_arg;
 	struct bcoll *b = s->b;
 	int err = r->status.error;
-	bool lazy = s->lazy && r == s->send;
+	bool lazy = s->lazy && r == s->send && !(s->flags & BC_HOLD);
 
 	/* the channel is ours: inactive again, ready for the next start */
 	r->state = RCX__REQ_INACTIVE;

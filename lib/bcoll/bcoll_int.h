@@ -65,6 +65,9 @@ enum bc_flag {
 	BC_POSTED = 1 << 0,
 	BC_SENT = 1 << 1,
 	BC_RECVD = 1 << 2,
+	/* a lazy send not posted when the rest was done: this start waits
+	 * for its completion as for any send's */
+	BC_HOLD = 1 << 3,
 };
 
 struct bcoll;

@@ -16,4 +16,11 @@ extern const struct rcx__feat_ops rcx__chan_feat;
  */
 void rcx__chan_abort(struct rcx_req *r, int err);
 
+/*
+ * Is started channel r's message still waiting to be posted (for the
+ * peer's credit, or for its set to be remade)? Posted, the transport
+ * carries it with no further call of this process. Lock held.
+ */
+bool rcx__chan_unposted(struct rcx_req *r);
+
 #endif

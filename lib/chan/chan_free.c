@@ -237,6 +237,16 @@ int rcx__chan_ops_progress(struct rcx_ctx *ctx)
 	return ended;
 }
 
+bool rcx__chan_unposted(struct rcx_req *r)
+{
+	const struct chan *c;
+
+	if (!is_chan(r))
+		return false;
+	c = to_chan(r);
+	return c->deferred || c->held;
+}
+
 void rcx__chan_abort(struct rcx_req *r, int err)
 {
 	struct chset *s;
