@@ -182,7 +182,9 @@ void rcx__tx_starved(struct rcx_ctx *ctx)
 	for (g = ctx->groups; g; g = g->next)
 		for (i = 0; !g->root && i < g->size; i++) {
 			c = g->conns[i];
-			if (c && c->tx_unsig && !c->mark_busy)
+			/* one that is not up marks its own (fail, reconn) */
+			if (c && c->state == RCX__CONN_UP && c->tx_unsig &&
+			    !c->mark_busy)
 				rcx__conn_tx_mark(c);
 		}
 }
