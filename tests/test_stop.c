@@ -726,27 +726,11 @@ out:
 /*
  * A post of the set's own that fails where nothing waits for it (the
  * zero-length receives of a write_imm receiver, or of a credit_imm
- * sender, given back in a batch: made to report a failure once, though
- * the list went, which the set counts as posted) is the transport's
- * failure, not the peer's: RCX_ERR_TRANSPORT at both ends (no remake:
- * RCX_FT_TIMEOUT_MS=0), nobody failed. It was RCX_ERR_PROC_FAILED, and
- * the other end waited.
+ * sender, given back in a batch: the fault provider refuses the next
+ * one) is the transport's failure, not the peer's: RCX_ERR_TRANSPORT at
+ * both ends (no remake: RCX_FT_TIMEOUT_MS=0), nobody failed. It was
+ * RCX_ERR_PROC_FAILED, and the other end waited.
  */
-static const struct rcx_provider_ops *pf_ops;
-static struct rcx_provider_ops pf_fail;
-static struct rcx_ctx *pf_ctx;
-static struct rcx_ep *pf_ep;
-
-static int pf_post_recv(struct rcx_ep *ep, struct rcx_pwr **pwr, int n)
-{
-	int ret = pf_ops->pwr_post_recv(ep, pwr, n);
-
-	if (ep != pf_ep || ret)
-		return ret;
-	pf_ctx->ops = pf_ops;
-	return -ENOMEM;
-}
-
 static void chan_repost_round(struct tp_job *j, int breaker)
 {
 	struct rcx_info *info = NULL;
@@ -760,14 +744,8 @@ static void chan_repost_round(struct tp_job *j, int breaker)
 	/* a sender takes its credits into receives only with credit_imm */
 	if (breaker == 0 && !to_chan(ch)->set->credit_imm)
 		goto out;
-	if (j->rank == breaker) {
-		pf_ops = j->ctx->ops;
-		pf_fail = *pf_ops;
-		pf_fail.pwr_post_recv = pf_post_recv;
-		pf_ctx = j->ctx;
-		pf_ep = to_chan(ch)->set->ep;
-		j->ctx->ops = &pf_fail;
-	}
+	if (j->rank == breaker)
+		rcx__fault_post_fail(&to_chan(ch)->set->obj, 1, 0, -ENOMEM);
 	for (k = 0; k < 100 && !ret; k++) {
 		buf[k % 4] = 1000 + (uint64_t)k;
 		ret = rcx_start(ch);
@@ -775,10 +753,6 @@ static void chan_repost_round(struct tp_job *j, int breaker)
 			ret = ts_chan_outcome(&ch, &st);
 	}
 	TP_CHECK_EQ(ret, RCX_ERR_TRANSPORT);
-	if (j->rank == breaker) { /* the failing post was made */
-		TP_CHECK(j->ctx->ops == pf_ops);
-		j->ctx->ops = pf_ops;
-	}
 out:
 	ts_chan_close(j, &ch, &init, &info);
 }

@@ -459,26 +459,11 @@ static int chan_start(struct rcx_req *r)
 	return 0;
 }
 
-static int chan_start_many(struct rcx_req **reqs, int n);
-
-/*
- * rcx_startall: the receive of reqs[i] was refused (start_failed). A
- * remake holds the rest of the starts of its set (then made once it is
- * up); those of other sets start now. When the set failed instead, none
- * of the rest is started.
- */
-static __attribute__((noinline)) int many_failed(struct rcx_req **reqs, int i,
-						 int n, int err)
-{
-	int ret = start_failed(reqs[i], err);
-
-	return ret ? ret : chan_start_many(reqs + i + 1, n - i - 1);
-}
-
 /*
  * Start channels (reqs all of this kind): per set, one post list of the
- * senders that have credit, the receives one by one (a receive's post
- * is no system call), and one credit write.
+ * senders that have credit and one of the receives plus one credit write
+ * (a list refused part-way is counted whole: a remake after it waits for
+ * flushes that do not come, and fails after RCX_FT_TIMEOUT_MS).
  */
 static int chan_start_many(struct rcx_req **reqs, int n)
 {
@@ -528,10 +513,7 @@ static int chan_start_many(struct rcx_req **reqs, int n)
 			}
 			recv_prep(c);
 			if (c->mode == CH_RECV) {
-				/* alone, so that a refused one is known */
-				ret = post_recv1(c);
-				if (RCX__UNLIKELY(ret))
-					return many_failed(reqs, i, n, ret);
+				list[k++] = c->pwr;
 				continue;
 			}
 			if (credit_due(c)) {
@@ -542,8 +524,10 @@ static int chan_start_many(struct rcx_req **reqs, int n)
 				early_done(c);
 		}
 		ret = 0;
-		if (k)
+		if (k && s->is_send)
 			ret = s->ctx->ops->pwr_post(s->ep, list, k);
+		else if (k)
+			ret = s->ctx->ops->pwr_post_recv(s->ep, list, k);
 		if (!ret && hi > lo)
 			ret = credit_post_range(s, lo, hi);
 		if (ret) {
@@ -716,19 +700,19 @@ static void on_recv_ok(struct rcx_ctx *ctx, struct rcx__wrctx *w,
 
 int rcx__chan_zrecv_post(struct chset *s)
 {
-	int i, ret = 0;
+	struct rcx_wr *bad = NULL;
+	int ret = s->ctx->ops->post_recv(s->ep, s->zrecv, &bad);
 
 	/*
-	 * One at a time (once in CH_ZBATCH messages): a list refused
-	 * part-way would not say how far it went, and a set waits for the
-	 * flush of every receive it counts before it goes or is remade
-	 * (it waited in vain for the refused ones, then failed).
+	 * A list refused part-way: those before bad went. Counted exactly
+	 * (once in CH_ZBATCH messages, as plain WRs, whose post names the
+	 * refused one): a set waits for the flush of every receive it
+	 * counts before it goes or is remade.
 	 */
-	for (i = 0; i < CH_ZBATCH && !ret; i++) {
-		ret = s->ctx->ops->pwr_post_recv(s->ep, &s->zrecv[i], 1);
-		if (!ret)
-			s->zposted++;
-	}
+	if (ret && bad >= s->zrecv && bad < s->zrecv + CH_ZBATCH)
+		s->zposted += (int)(bad - s->zrecv);
+	else /* all went, or the provider named none: never counted short */
+		s->zposted += CH_ZBATCH;
 	return ret;
 }
 

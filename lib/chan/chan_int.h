@@ -173,7 +173,7 @@ struct chset {
 	uint32_t peer_ctl_rkey;
 	/* receiver, write_imm: zero-length receives that take immediates */
 	struct rcx__wrctx zwrc;
-	struct rcx_pwr *zrecv[CH_ZBATCH];
+	struct rcx_wr zrecv[CH_ZBATCH]; /* linked: one post */
 	int zposted;
 	int window;   /* write_imm: see CH_WINDOW */
 	int zmin;     /* keep more than this many posted: n * window */
@@ -293,7 +293,7 @@ void rcx__chan_set_wire(struct chset *s);
 void rcx__chan_set_fast(struct chset *s);
 /* take s's channels off the context's deferred list */
 void rcx__chan_undefer(struct chset *s);
-/* post s's zero-length receives (CH_ZBATCH, each counted once posted) */
+/* post s's zero-length receives (CH_ZBATCH: those posted are counted) */
 int rcx__chan_zrecv_post(struct chset *s);
 
 /*
