@@ -239,6 +239,17 @@ static void conn_on_cm(struct rcx__epobj *o, const struct rcx_cm_event *ev)
 		/* fall through */
 	case RCX_CM_ERROR:
 		if (c->state != RCX__CONN_CONNECTING) {
+			/* said, as it declares the peer failed */
+			if (c->state == RCX__CONN_UP)
+				rcx__log(RCX__LOG_INFO, "conn",
+					 "peer %d: the connection manager "
+					 "ended the connection (%s, status "
+					 "%d): failed",
+					 c->peer,
+					 ev->type == RCX_CM_DISCONNECTED
+						 ? "disconnected"
+						 : "error",
+					 ev->status);
 			rcx__conn_fail(c, RCX_ERR_PROC_FAILED);
 			break;
 		}
