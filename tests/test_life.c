@@ -4,18 +4,25 @@
  * it (MPI_Comm_free's deferred deallocation). A persistent point-to-point
  * request and a window are used after rcx_group_free; the group, its
  * connections and its failure state live on until the last of them goes.
+ * And a connection's own life: an error the connection manager reports
+ * on a live peer's connection is a break, not a failure; a peer that
+ * leaves is known to have left, its BYE not lost on the way.
  */
+#include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 #include <rcx/rcx.h>
+#include "providers/fault/fault.h"
 #include "lib/core/core.h"
+#include "lib/core/conn_int.h"
 #include "tu.h"
 #include "tu_mp.h"
+#include "test_stop.h"
 
-enum { LF_TAG = 17, LF_STARTS = 4 };
+enum { LF_TAG = 17, LF_STARTS = 4, LF_BATCH = 32 };
 
 static uint64_t word(int start, size_t i)
 {
@@ -225,6 +232,150 @@ static void sc_left_lazy(struct tp_job *j)
 	TP_CHECK_OK(rcx_group_free(&j->g));
 }
 
+/*
+ * Messages k .. k + n - 1 (n <= LF_BATCH) both ways with the peer of a
+ * 2-rank job, then one more (the sentinel k + n): each must arrive once
+ * and in order, so a message lost, or taken twice, is a wrong number.
+ * Returns the receives that got the wrong one.
+ */
+static int exchange(struct tp_job *j, int k, int n)
+{
+	uint64_t in[LF_BATCH + 1], out[LF_BATCH + 1];
+	struct rcx_req *r[2 * (LF_BATCH + 1)];
+	int peer = 1 - j->rank, i, m = 0, bad = 0;
+
+	for (i = 0; i <= n; i++) {
+		in[i] = 0;
+		out[i] = word((j->rank << 20) + k + i, 7);
+		if (!TP_CHECK_OK(rcx_irecv(j->g, &in[i], 8, peer, LF_TAG + 2,
+					   &r[m])))
+			break;
+		m++;
+		if (!TP_CHECK_OK(rcx_isend(j->g, &out[i], 8, peer, LF_TAG + 2,
+					   &r[m])))
+			break;
+		m++;
+	}
+	/* a failed post ends the batch: what went is waited for */
+	if (!TP_CHECK_OK(rcx_waitall(m, r, RCX_STATUSES_IGNORE)) ||
+	    m < 2 * (n + 1))
+		return n + 1;
+	for (i = 0; i <= n; i++)
+		bad += in[i] != word((peer << 20) + k + i, 7);
+	return bad;
+}
+
+static uint64_t connects(struct tp_job *j)
+{
+	struct rcx_stats st;
+
+	memset(&st, 0, sizeof(st));
+	st.size = sizeof(st);
+	TP_CHECK_OK(rcx_ctx_stats(j->ctx, &st));
+	return st.connects;
+}
+
+/* The connection manager reports ev_type with status on c, as the
+ * provider would (conn.c takes it from cm progress). */
+static void cm_event(struct tp_job *j, struct rcx__conn *c, int ev_type,
+		     int status)
+{
+	struct rcx_cm_event ev;
+
+	memset(&ev, 0, sizeof(ev));
+	ev.type = (uint8_t)ev_type;
+	ev.status = status;
+	ev.ep = c->ep;
+	ev.ep_ctx = &c->obj;
+	rcx__lock(j->ctx);
+	c->obj.on_cm(&c->obj, &ev);
+	rcx__unlock(j->ctx);
+}
+
+/*
+ * A live peer's connection, up, gets an error from the connection
+ * manager (as when its handshake's messages are lost on a link after
+ * the peer's first message made the connection up): first at rank 0
+ * (which accepted it), later at rank 1 (which made it). Each is a break:
+ * the connection is made again, the stream across it arrives whole,
+ * each message once and in order, and nobody is failed.
+ */
+static void sc_cm_error(struct tp_job *j)
+{
+	struct rcx__conn *c;
+	uint64_t before;
+	int k, bad;
+
+	bad = exchange(j, 0, LF_BATCH);
+	c = j->g->conns[1 - j->rank];
+	/* counted before either end sees a break */
+	before = connects(j);
+	TP_CHECK_OK(rcx_group_barrier(j->g));
+	for (k = 1; k < 5 && !bad; k++) {
+		if ((k == 1 && j->rank == 0) || (k == 3 && j->rank == 1)) {
+			TP_CHECK_EQ(c->state, RCX__CONN_UP);
+			cm_event(j, c, RCX_CM_ERROR, -ECONNABORTED);
+		}
+		bad += exchange(j, k * (LF_BATCH + 1), LF_BATCH);
+	}
+	TP_CHECK_EQ(bad, 0);
+	/* made again, here as at the peer, and up */
+	TP_CHECK(connects(j) >= before + 2);
+	TP_CHECK_EQ(c->state, RCX__CONN_UP);
+	ts_none_failed(j);
+}
+
+/*
+ * c has nothing in flight, its unsignaled tail returned: the next send
+ * posted on it is the first one of what comes next.
+ */
+static void quiet(struct tp_job *j, struct rcx__conn *c)
+{
+	long long end = tu_now_ms() + 30000;
+
+	rcx__lock(j->ctx);
+	rcx__conn_tx_mark(c);
+	rcx__unlock(j->ctx);
+	while ((c->tx_inflight || c->mark_busy) && tu_now_ms() < end)
+		rcx_ctx_wait(j->ctx, 10);
+	TP_CHECK(!c->tx_inflight && !c->mark_busy && !c->tx_unsig);
+}
+
+/*
+ * Rank 1 leaves (frees the world, then its context goes), and the
+ * device refuses the post of its BYE (the fault provider, once). The
+ * exit sends it again: rank 0 learns that rank 1 left (the connection
+ * closed, a send to it -ECONNRESET at once), not that it failed, as a
+ * peer whose BYE never came would take it.
+ */
+static void sc_bye_refused(struct tp_job *j)
+{
+	struct rcx__conn *c;
+	long long end;
+	uint64_t v = 0;
+	int n = -1;
+
+	TP_CHECK_EQ(exchange(j, 0, LF_BATCH), 0);
+	TP_CHECK_OK(rcx_group_barrier(j->g));
+	c = j->g->conns[1 - j->rank];
+	if (j->rank == 1) {
+		quiet(j, c);
+		rcx__fault_post_fail(c, 0, 0, -ENOMEM);
+		TP_CHECK_OK(rcx_group_free(&j->g));
+		return;
+	}
+	/* until rank 1 left: it said BYE, or it is failed */
+	end = tu_now_ms() + 30000;
+	while (c->state != RCX__CONN_CLOSED && c->state != RCX__CONN_FAILED &&
+	       tu_now_ms() < end)
+		rcx_ctx_wait(j->ctx, 10);
+	TP_CHECK_EQ(c->state, RCX__CONN_CLOSED);
+	TP_CHECK_EQ(rcx_send(j->g, &v, sizeof(v), 1, LF_TAG), -ECONNRESET);
+	TP_CHECK_OK(rcx_group_get_failed(j->g, NULL, 0, &n));
+	TP_CHECK_EQ(n, 0);
+	TP_CHECK_OK(rcx_group_free(&j->g));
+}
+
 static const struct tp_scenario scenarios[] = {
 	{ .name = "persistent_after_free",
 	  .run = sc_persistent_after_free,
@@ -237,6 +388,8 @@ static const struct tp_scenario scenarios[] = {
 	  .run = sc_left_lazy,
 	  .size = 3,
 	  .setup = sc_lazy_conn },
+	{ .name = "cm_error", .run = sc_cm_error, .size = 2 },
+	TS_FAULT_SC("bye_refused", sc_bye_refused, NULL),
 };
 
 static int peer_main(int argc, char **argv)
@@ -271,11 +424,23 @@ static void test_left_lazy(void)
 	job(3, "left_lazy", 180);
 }
 
+static void test_cm_error(void)
+{
+	job(2, "cm_error", 180);
+}
+
+static void test_bye_refused(void)
+{
+	job(2, "bye_refused", 180);
+}
+
 static const CU_TestInfo tests[] = {
 	{ "persistent_after_group_free", test_persistent_after_free },
 	{ "persistent_last_holder", test_persistent_last_holder },
 	{ "window_after_group_free", test_window_after_free },
 	{ "lazy_send_to_rank_that_left", test_left_lazy },
+	{ "cm_error_on_live_peer_is_a_break", test_cm_error },
+	{ "bye_post_refused_peer_still_told", test_bye_refused },
 	CU_TEST_INFO_NULL,
 };
 

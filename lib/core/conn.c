@@ -208,6 +208,37 @@ static void gone_later(struct rcx__conn *c)
 	c->ctx->notice_next_us = 0;
 }
 
+/*
+ * The connection manager ended c, which was up (or is closed or failed
+ * already). A disconnect is the peer's own doing: its endpoint went, by
+ * its death or its departure (a BYE came first then, and c is closed) or
+ * on purpose; the peer failed. So does an error that says the peer's
+ * process is gone (shm: -ESRCH, it died; -EHOSTDOWN, its context
+ * closed). Any other error is the connection manager giving up on the
+ * connection's handshake, which c took for done when the peer's first
+ * message came (on_rx): its messages were lost or late on the link, and
+ * the peer, which sent that message, is alive. That is a break, handled
+ * as an error completion's (a reconnection, the peer suspect meanwhile),
+ * never a process failure by itself.
+ */
+static void cm_ended(struct rcx__conn *c, const struct rcx_cm_event *ev)
+{
+	bool brk = ev->type == RCX_CM_ERROR && c->state == RCX__CONN_UP &&
+		   ev->status != -ESRCH && ev->status != -EHOSTDOWN;
+
+	if (c->state == RCX__CONN_UP)
+		rcx__log(RCX__LOG_INFO, "conn",
+			 "peer %d: the connection manager ended the connection "
+			 "(%s, status %d): %s",
+			 c->peer,
+			 ev->type == RCX_CM_ERROR ? "error" : "disconnected",
+			 ev->status, brk ? "broken, not failed" : "failed");
+	if (brk)
+		(void)rcx__conn_wc_error(c, RCX_ERR_TRANSPORT);
+	else
+		rcx__conn_fail(c, RCX_ERR_PROC_FAILED);
+}
+
 static void conn_on_cm(struct rcx__epobj *o, const struct rcx_cm_event *ev)
 {
 	struct rcx__conn *c = (struct rcx__conn *)o;
@@ -239,18 +270,7 @@ static void conn_on_cm(struct rcx__epobj *o, const struct rcx_cm_event *ev)
 		/* fall through */
 	case RCX_CM_ERROR:
 		if (c->state != RCX__CONN_CONNECTING) {
-			/* said, as it declares the peer failed */
-			if (c->state == RCX__CONN_UP)
-				rcx__log(RCX__LOG_INFO, "conn",
-					 "peer %d: the connection manager "
-					 "ended the connection (%s, status "
-					 "%d): failed",
-					 c->peer,
-					 ev->type == RCX_CM_DISCONNECTED
-						 ? "disconnected"
-						 : "error",
-					 ev->status);
-			rcx__conn_fail(c, RCX_ERR_PROC_FAILED);
+			cm_ended(c, ev);
 			break;
 		}
 		/* a member of the job that is no longer there left (or
@@ -774,18 +794,18 @@ void rcx__conn_destroy(struct rcx__conn *c)
 {
 	struct rcx_ctx *ctx;
 	long long end;
-	bool was_up;
+	bool was_up, bye;
 
 	if (!c)
 		return;
 	ctx = c->ctx;
 	/*
 	 * Sends already taken wait for the connection (lazy), for credits
-	 * or for a reconnection: a clean exit delivers them, within a
-	 * bound, instead of dropping them; the peer would take the lost
-	 * message and the missing BYE for a failure.
+	 * or for a reconnection: a clean exit delivers them and the BYE,
+	 * within a bound, instead of dropping them; the peer would take the
+	 * lost message and the missing BYE for a failure.
 	 */
-	rcx__conn_settle(c);
+	bye = rcx__conn_settle(c);
 	/*
 	 * Out of the group first: the progress below runs the heartbeat
 	 * (ft.c) over the group's connections, this one and those already
@@ -809,7 +829,7 @@ void rcx__conn_destroy(struct rcx__conn *c)
 		 * failure (ft.c); it needs no credit, like CREDIT. Never
 		 * on a connection that was not up: its endpoint may not
 		 * take sends yet, and there is no peer to tell. */
-		if (was_up && ctx->tx_free)
+		if (was_up && !bye && ctx->tx_free)
 			post_msg(c, NULL, RCX__MSG_BYE);
 		rcx__conn_tx_mark(c);
 		/* let our last sends be acknowledged first: flushing them
@@ -925,6 +945,11 @@ static int post_msg(struct rcx__conn *c, struct rcx_req *r, uint8_t type)
 	c->tx_seq += rcx__needs_credit(type);
 	rcx__stats_tx(&ctx->st, type, r);
 	return 0;
+}
+
+int rcx__conn_bye(struct rcx__conn *c)
+{
+	return c->ctx->tx_free ? post_msg(c, NULL, RCX__MSG_BYE) : -EAGAIN;
 }
 
 /* The message a request waits to send has gone out. */

@@ -61,6 +61,13 @@ enum {
 #define RE_ASK_US 1000000
 
 /*
+ * A clean exit waits this long at most for a connection's last sends and
+ * its BYE to complete (longer while a reconnection is under way, up to
+ * RCX_FT_TIMEOUT_MS from the break: rcx__conn_settle).
+ */
+#define RCX__SETTLE_MS 2000
+
+/*
  * An eager message of a point-to-point send goes with its header in the
  * immediate when it fits: [31:26] credits, [25:23] cid, [22:0] tag. The
  * payload is all the message carries (at 64 bytes it goes inline, at
@@ -136,6 +143,9 @@ static inline int rcx__conn_send_imm(struct rcx__conn *c, struct rcx_req *r)
 }
 
 int rcx__conn_post_slot(struct rcx__conn *c, struct rcx__txslot *s);
+/* Post c's BYE (no credit needed): 0, -EAGAIN with no send slot free,
+ * or the provider's error. */
+int rcx__conn_bye(struct rcx__conn *c);
 struct rcx_ep_attr rcx__conn_ep_attr(struct rcx__conn *c);
 void rcx__conn_pending_add(struct rcx__conn *c);
 
@@ -149,6 +159,6 @@ void rcx__conn_replay_drop(struct rcx__conn *c);
 void rcx__conn_reconn_stop(struct rcx__conn *c);
 void rcx__conn_reconn_up(struct rcx__conn *c);
 void rcx__conn_reconn_on_cm(struct rcx__conn *c, const struct rcx_cm_event *ev);
-void rcx__conn_settle(struct rcx__conn *c);
+bool rcx__conn_settle(struct rcx__conn *c);
 
 #endif

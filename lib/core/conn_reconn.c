@@ -282,20 +282,39 @@ static bool conn_owes(const struct rcx__conn *c)
 /*
  * Before a clean exit tears c down: what it owes goes out first (sends
  * waiting for the connection or for credits, kept for sending again, in
- * flight), over a connection made again if the transport gives up on it
- * meanwhile, so that the peer gets every message and the BYE. Within
- * 2 s, or as long as a reconnection may take (RCX_FT_TIMEOUT_MS from the
- * break; a peer that dies meanwhile ends it sooner).
+ * flight), then the BYE, and the exit waits for the BYE's completion: a
+ * peer that never gets it takes the exit for a death. Over a connection
+ * made again if the transport gives up on it meanwhile, the BYE again
+ * (the broken endpoint's may not have arrived; the peer drops a second
+ * one). Within RCX__SETTLE_MS, or as long as a reconnection may take
+ * (RCX_FT_TIMEOUT_MS from the break; a peer that dies meanwhile ends it
+ * sooner); past it the exit goes on without. True: the BYE went on the
+ * endpoint c has now (nothing to send again at the teardown).
  */
-void rcx__conn_settle(struct rcx__conn *c)
+bool rcx__conn_settle(struct rcx__conn *c)
 {
 	struct rcx_ctx *ctx = c->ctx;
-	long long now = rcx__now_us(), end = now + 2000000, re_end;
+	long long now = rcx__now_us(), re_end;
+	long long end = now + RCX__SETTLE_MS * 1000LL;
+	/* the connections made when the BYE went: one made since is a
+	 * new endpoint, which the BYE has not gone on */
+	uint64_t bye_at = 0;
+	bool bye = false;
 
 	/* the sends in flight are waited for: the unsignaled tail too */
 	if (c->state == RCX__CONN_UP)
 		rcx__conn_tx_mark(c);
-	while (!ctx->in_cm && conn_owes(c) && now < end) {
+	for (;;) {
+		if (c->state == RCX__CONN_UP && !conn_owes(c)) {
+			if (bye && ctx->st.connects == bye_at)
+				break; /* it went, and its completion came */
+			bye = !rcx__conn_bye(c);
+			bye_at = ctx->st.connects;
+		} else if (!conn_owes(c)) {
+			break; /* failed, closed, or never connected */
+		}
+		if (ctx->in_cm || now >= end)
+			break;
 		rcx__progress(ctx);
 		rcx__cm_progress(ctx);
 		now = rcx__now_us();
@@ -305,4 +324,5 @@ void rcx__conn_settle(struct rcx__conn *c)
 		    re_end > end)
 			end = re_end;
 	}
+	return bye && c->state == RCX__CONN_UP && ctx->st.connects == bye_at;
 }
