@@ -514,7 +514,7 @@ static void reap_rq(struct shm_ep *ep)
  * arrives. So the last messages of a peer that left, its BYE included,
  * come before the error of a WR posted to it after it had gone.
  */
-static void reap(struct shm_ep *ep)
+static inline void reap(struct shm_ep *ep)
 {
 	/* a queue with nothing new costs a load, no call */
 	if (atomic_load_explicit(&ep->rx->rq_done, memory_order_relaxed) !=
@@ -545,17 +545,22 @@ static int sq_put(struct shm_ep *ep, const struct rcx_wr *wr)
 	q->imm = wr->imm;
 	q->status = 0;
 	q->wr_id = wr->wr_id;
-	q->addr = wr->addr;
 	q->raddr = wr->remote_addr;
 	q->rkey = wr->rkey;
-	q->compare_add = wr->compare_add;
-	q->swap = wr->swap;
 	/* inline: the buffer is the caller's again when the post returns */
 	q->inl = wr->length <= SHM_INLINE && wr->op != RCX_OP_READ &&
 		 wr->op != RCX_OP_FADD && wr->op != RCX_OP_CSWAP &&
 		 ((wr->flags & RCX_WR_INLINE) || recv_op(wr->op));
-	if (q->inl && wr->length)
+	/* the payload's address, and the operands of an atomic, only where
+	 * they are read (see payload): no store to the entry's last line
+	 * but wr_id's for an inline one */
+	if (q->inl && wr->length) {
 		memcpy(q->data, (void *)(uintptr_t)wr->addr, wr->length);
+	} else if (!q->inl) {
+		q->addr = wr->addr;
+		q->compare_add = wr->compare_add;
+		q->swap = wr->swap;
+	}
 	if (!recv_op(wr->op))
 		ep->sq_own = t + 1;
 	atomic_store_explicit(&q->seq, t + 1, memory_order_release);
