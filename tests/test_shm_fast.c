@@ -10,7 +10,8 @@
  *   WR (a WRITE, at post time) and where the receiver does (a WRITE_IMM
  *   carried in its entry);
  * - cq_dispatch hands a success to its target's ok and a failure, with
- *   its status, to its cb;
+ *   its status, to its cb, and so does the core's direct poll (cq_peek)
+ *   through its found;
  * - a device with SHM_WORK_MIN endpoints or more polls by its work map:
  *   a poll with nothing to do looks at no endpoint, and a message looks
  *   at the two of its connection only.
@@ -222,14 +223,28 @@ static void sf_cb(struct rcx_ctx *ctx, struct rcx_wct *t,
 	s->status = cqe->status;
 }
 
-/* cq_dispatch until every target in ts[0..n) got a call */
+/* the core's direct poll of dev (cq_peek), or NULL: cq_dispatch */
+static struct rcx_cq_peek *peek;
+
+/* one pass: cq_dispatch, or the direct poll and its found */
+static int pass(void)
+{
+	int got;
+
+	if (!peek)
+		return ops->cq_dispatch(dev, NULL);
+	got = peek->poll(peek->cq, peek->n, peek->buf);
+	return got ? peek->found(dev, NULL, got) : 0;
+}
+
+/* passes until every target in ts[0..n) got a call */
 static int dispatch_until(struct sf_target *ts, int n)
 {
 	long long end = tu_now_ms() + SF_TMO_MS;
 	int i, left = n, ret;
 
 	while (left && tu_now_ms() < end) {
-		ret = ops->cq_dispatch(dev, NULL);
+		ret = pass();
 		if (ret < 0)
 			return ret;
 		for (left = 0, i = 0; i < n; i++)
@@ -238,7 +253,7 @@ static int dispatch_until(struct sf_target *ts, int n)
 	return left ? -ETIMEDOUT : 0;
 }
 
-static void test_dispatch(void)
+static void dispatch_ok_and_cb(void)
 {
 	static uint64_t src = 7, dst;
 	struct sf_target ts[3];
@@ -284,6 +299,32 @@ static void test_dispatch(void)
 	/* what the endpoints left (their flushes) goes with them */
 	while (ops->cq_poll(dev, &(struct rcx_cqe){ 0 }, 1) > 0)
 		;
+}
+
+static void test_dispatch(void)
+{
+	peek = NULL;
+	dispatch_ok_and_cb();
+}
+
+/*
+ * The core's tests poll the device directly (cq_peek): a poll that finds
+ * nothing says so, one that finds completions leaves them to found, which
+ * hands them over as cq_dispatch does.
+ */
+static void test_peek(void)
+{
+	struct rcx_cq_peek pk = { 0 };
+
+	CU_ASSERT_EQUAL_FATAL(ops->cq_peek(dev, &pk), 0);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(pk.poll);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(pk.found);
+	CU_ASSERT(pk.n > 0);
+	CU_ASSERT_EQUAL(pk.poll(pk.cq, pk.n, pk.buf), 0);
+	peek = &pk;
+	dispatch_ok_and_cb();
+	peek = NULL;
+	CU_ASSERT_EQUAL(pk.poll(pk.cq, pk.n, pk.buf), 0);
 }
 
 #define SF_PAIRS 3
@@ -352,6 +393,7 @@ static const CU_TestInfo tests[] = {
 	{ "write_key_checked_each_time", test_write_key_checked },
 	{ "write_imm_key_checked_each_time", test_write_imm_key_checked },
 	{ "dispatch_ok_and_cb", test_dispatch },
+	{ "peek_polls_and_hands_over", test_peek },
 	{ "work_map_polls_busy_endpoints_only", test_work_map },
 	CU_TEST_INFO_NULL,
 };

@@ -456,7 +456,12 @@ RCX_API int rcx_wait(struct rcx_req **rp, struct rcx_status *st)
 	ctx = (*rp)->ctx;
 	rcx__lock(ctx);
 	for (;;) {
-		ret = test_locked(rp, &flag, st);
+		/* a request with a peek (one thread, no lock) spins on the
+		 * direct poll, as rcx_test does */
+		if ((*rp)->peek && (*rp)->state == RCX__REQ_ACTIVE)
+			ret = rcx_test(rp, &flag, st);
+		else
+			ret = test_locked(rp, &flag, st);
 		if (flag)
 			break;
 		if (rcx__spin_over(ctx, &sp))

@@ -24,7 +24,8 @@
  *   target's striped lock). An endpoint remembers the registration its
  *   last check found (struct shm_mr_seen).
  * - Completions: a queue of the device's, filled in place; cq_dispatch
- *   hands each to the struct rcx_wct its wr_id points at.
+ *   hands each to the struct rcx_wct its wr_id points at, and so does
+ *   the core's test through the direct poll (cq_peek).
  * - Connection messages: a datagram socket, read when the receiver's
  *   doorbell (cm_bell) moved; liveness once a tick (SHM_LIVE_MS): no
  *   system call per progress call.
@@ -604,6 +605,8 @@ int shm_ep_rma_now(struct rcx_ep *ep, const struct rcx_wr *wr);
 int shm_post_recv(struct rcx_ep *ep, struct rcx_wr *wr, struct rcx_wr **bad);
 int shm_cq_poll(struct rcx_dev *dev, struct rcx_cqe *cqe, int n);
 int shm_cq_dispatch(struct rcx_dev *dev, struct rcx_ctx *ctx);
+/* ops.cq_peek: the core's tests poll with shm_cq_dispatch's pass */
+int shm_cq_peek(struct rcx_dev *dev, struct rcx_cq_peek *pk);
 int shm_ep_set_error(struct rcx_ep *ep);
 uint32_t shm_ep_max_inline(const struct rcx_ep *ep);
 int shm_ep_query(const struct rcx_ep *ep, struct rcx_ep_info *info);
