@@ -7,12 +7,18 @@
  * bcast (from rank 0), barrier (size ignored), and group_barrier: rcx's
  * own unbound rcx_group_barrier, for comparison. The ranks meet in an
  * unbound barrier before each size and check the result of the last
- * iteration.
+ * iteration. Rank 0 then prints, on a line of its own starting with #,
+ * each rank's context switches per iteration over the measured ones
+ * (getrusage: voluntary, a wait that slept; involuntary, a yield that
+ * gave the cpu away or a preemption): on a node with more ranks than
+ * cpus the latency is mostly the scheduler's.
  *
  *   rcx-run -n 4 rcx_coll_lat -a --max-size 1048576 --mode allreduce
  */
 #include <errno.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <sys/resource.h>
 #include <stdlib.h>
 #include <string.h>
 #include "common/pt.h"
@@ -79,6 +85,36 @@ static void check(enum mode m, const int64_t *buf, size_t count, int n, long i)
 	}
 }
 
+/* this process's context switches so far: voluntary, involuntary */
+static void switches(double *v)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	v[0] = (double)ru.ru_nvcsw;
+	v[1] = (double)ru.ru_nivcsw;
+}
+
+/* each rank's context switches per iteration since sw0, at rank 0 */
+static void report_switches(struct rcx_group *g, const double *sw0, long iters)
+{
+	int r, n = rcx_group_size(g);
+	double sw[2], *all = pt_calloc((size_t)n * 2, sizeof(double));
+
+	switches(sw);
+	sw[0] = (sw[0] - sw0[0]) / (double)iters;
+	sw[1] = (sw[1] - sw0[1]) / (double)iters;
+	PT_CHECK(rcx_group_allgather(g, sw, sizeof(sw), all));
+	if (rcx_group_rank(g) == 0) {
+		printf("# context switches an iteration, rank: voluntary "
+		       "involuntary:");
+		for (r = 0; r < n; r++)
+			printf(" %d: %.2f %.2f", r, all[2 * r], all[2 * r + 1]);
+		printf("\n");
+	}
+	free(all);
+}
+
 static void run(const struct pt_opts *o, struct rcx_group *g, size_t size)
 {
 	enum mode m = mode_of(o);
@@ -89,9 +125,12 @@ static void run(const struct pt_opts *o, struct rcx_group *g, size_t size)
 	struct rcx_req *c = bind(m, g, buf, count);
 	long i, total = o->warmup + o->iters;
 	struct pt_stats st;
+	double sw0[2] = { 0, 0 };
 
 	PT_CHECK(rcx_group_barrier(g));
 	for (i = 0; i < total; i++) {
+		if (i == o->warmup)
+			switches(sw0);
 		fill(m, buf, count, r, i);
 		t0 = pt_now_us();
 		if (c) {
@@ -108,6 +147,7 @@ static void run(const struct pt_opts *o, struct rcx_group *g, size_t size)
 		pt_stats(t, o->iters, &st);
 		pt_report_lat(o, size, o->iters, &st);
 	}
+	report_switches(g, sw0, o->iters);
 	if (c)
 		PT_CHECK(rcx_bind_free(&c, 1));
 	PT_CHECK(rcx_group_barrier(g));

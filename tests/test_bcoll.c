@@ -17,16 +17,22 @@
  * still to be polled (the fault provider holds it back); and a start
  * whose write waits for a late
  * rank's credit, whose wait must sleep until the credit comes (rank 0's
- * empty polls counted).
+ * empty polls counted); and a start whose lazy write still waits for a
+ * credit (held back) when its result is in, which must wait for that
+ * write, so the others' starts complete while it makes no call.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 #include <rcx/rcx.h>
+#include "lib/core/core.h"
 #include "providers/fault/fault.h"
 #include "providers/provider.h"
 #include "tu.h"
@@ -71,6 +77,15 @@ static int cont_iters = CONT_ITERS, kill_at = KILL_AT, big_iters = BIG_ITER,
  * (credits go with starts 1, 5, 9, ...: four slots)
  */
 #define LATE_STARTS 22
+/*
+ * hold: the start whose writes need their readers' second credit (four
+ * slots: a reader's credit goes with its starts 1, 5, 9, ...), the
+ * starts in all, and how long rank 0 waits, making no library call, for
+ * the others' starts to complete (milliseconds: a bound, not a measure)
+ */
+#define HOLD_AT	     5
+#define HOLD_STARTS  8
+#define HOLD_WAIT_MS 10000
 
 static struct rcx_ctx *ctx;
 static struct rcx_group *g;
@@ -711,6 +726,156 @@ static void sc_late(void)
 	TP_CHECK_EQ(back, 1);
 }
 
+/*
+ * hold: what the ranks tell each other outside the library, in a page
+ * they all map: rank 0's result of the start is known (its sum is in
+ * its buffer), and how many other ranks' starts completed
+ */
+struct hold_page {
+	atomic_int known;
+	atomic_int done;
+};
+
+/* hold: rank 1 keeps its next credit write back until it lets it go */
+static const struct rcx_provider_ops *hold_real;
+static struct rcx_provider_ops hold_ops;
+static bool hold_armed;
+static struct rcx_ep *held_ep;
+static struct rcx_pwr *held_pwr;
+
+static int hold_pwr_post(struct rcx_ep *ep, struct rcx_pwr **pwr, int n)
+{
+	if (hold_armed && n == 1) {
+		hold_armed = false;
+		held_ep = ep;
+		held_pwr = pwr[0];
+		return 0;
+	}
+	return hold_real->pwr_post(ep, pwr, n);
+}
+
+/* a page of the job's ranks, named by rank 0's pid; NULL: failed */
+static struct hold_page *hold_page_map(void)
+{
+	struct hold_page *p = MAP_FAILED;
+	long long pid = getpid();
+	char name[64];
+	int fd;
+
+	if (!TP_CHECK_OK(rcx_group_bcast(g, &pid, sizeof(pid), 0)))
+		return NULL;
+	snprintf(name, sizeof(name), "/rcx-test-bcoll-hold-%lld", pid);
+	fd = shm_open(name, O_CREAT | O_RDWR, 0600);
+	if (TP_CHECK(fd >= 0)) {
+		if (TP_CHECK_OK(ftruncate(fd, sizeof(*p))))
+			p = mmap(NULL, sizeof(*p), PROT_READ | PROT_WRITE,
+				 MAP_SHARED, fd, 0);
+		close(fd);
+	}
+	TP_CHECK_OK(rcx_group_barrier(g));
+	if (rank == 0)
+		shm_unlink(name);
+	return TP_CHECK(p != MAP_FAILED) ? p : NULL;
+}
+
+/* in-place int64 SUM of check_sum: is start i's result in buf? */
+static bool sum_in(const int64_t *buf, int i)
+{
+	int j;
+
+	for (j = 0; j < COUNT; j++)
+		if (buf[j] != (int64_t)(i + 1) * size * (size + 1) / 2 +
+				      (int64_t)size * j)
+			return false;
+	return true;
+}
+
+/*
+ * Start HOLD_AT (i: its index) of the in-place allreduce (its sends lazy: they read
+ * stages of the collective's own), on 2 and 4 ranks. Rank 1 holds back
+ * the write of its credit to rank 0 (its first post in that start, the
+ * receives' credits going first): rank 0's write to rank 1 waits for that
+ * credit, unposted, while rank 1's data, and so rank 0's result, come.
+ * Rank 0 tests its start until it completes, saying in the page once its
+ * sum is in (then rank 1 lets its credit go); after its start completed
+ * it makes no library call until every other rank's start completed (or
+ * HOLD_WAIT_MS passed: a failure). A start that completed with its write
+ * still unposted (before the fix) left the write to rank 0's next call,
+ * and rank 1's start waiting for it.
+ */
+static void hold_start(struct rcx_req *c, int64_t *buf, struct hold_page *p,
+		       int i)
+{
+	struct rcx_req *r = c;
+	int j, flag = 0, waited = 0;
+	bool held = false;
+
+	for (j = 0; j < COUNT; j++)
+		buf[j] = (int64_t)(rank + 1) * (i + 1) + j;
+	hold_armed = rank == 1;
+	if (!TP_CHECK_OK(rcx_start(c)))
+		return;
+	/* what it held must be the credit (8 bytes) */
+	if (rank == 1 && TP_CHECK(held_pwr))
+		TP_CHECK_EQ(*held_pwr->length, 8);
+	while (!flag && TP_CHECK_OK(rcx_test(&r, &flag, NULL))) {
+		if (rank == 0 && !flag && !held && sum_in(buf, i)) {
+			held = true;
+			atomic_store(&p->known, 1);
+		}
+		if (rank == 1 && held_pwr && atomic_load(&p->known)) {
+			TP_CHECK_OK(hold_real->pwr_post(held_ep, &held_pwr, 1));
+			held_pwr = NULL;
+		}
+	}
+	if (rank != 0) {
+		atomic_fetch_add(&p->done, 1);
+		TP_CHECK(sum_in(buf, i));
+		return;
+	}
+	atomic_store(&p->known, 1);
+	while (atomic_load(&p->done) < size - 1 && waited++ < HOLD_WAIT_MS)
+		usleep(1000);
+	if (!TP_CHECK_EQ(atomic_load(&p->done), size - 1))
+		fprintf(stderr,
+			"rank 0's start completed with a write unposted: "
+			"the others' starts waited for its next call\n");
+	/* the start waited for its write: its sum was in before */
+	TP_CHECK(held);
+	TP_CHECK(sum_in(buf, i));
+}
+
+static void sc_hold(void)
+{
+	struct hold_page *p = hold_page_map();
+	int64_t buf[COUNT];
+	struct rcx_req *c;
+	int i;
+
+	if (!p)
+		return;
+	if (rank == 1) {
+		hold_real = ctx->ops;
+		hold_ops = *hold_real;
+		hold_ops.pwr_post = hold_pwr_post;
+		/* the channels take their post at the bind */
+		ctx->ops = &hold_ops;
+	}
+	c = ft_allreduce(g, buf);
+	/* every start, after a failure too: the others make theirs */
+	for (i = 0; c && i < HOLD_STARTS; i++) {
+		if (i + 1 == HOLD_AT)
+			hold_start(c, buf, p, i);
+		else
+			check_sum(c, buf, COUNT, i);
+	}
+	if (c)
+		TP_CHECK_OK(rcx_bind_free(&c, 1));
+	if (rank == 1)
+		ctx->ops = hold_real;
+	munmap(p, sizeof(*p));
+}
+
 static void sc_kill(void)
 {
 	kill_loop(g, kill_at, 0);
@@ -774,6 +939,7 @@ static const struct {
 	{ "wake", sc_wake, false, NULL },
 	{ "alltoall", sc_alltoall, false, NULL },
 	{ "sched", sc_sched, false, NULL },
+	{ "hold", sc_hold, false, NULL },
 };
 
 /*
@@ -946,6 +1112,15 @@ static void test_wake(void)
 	unsetenv("RCX_SPIN_US");
 }
 
+/* 2 and 4 ranks (quick on a device: 2) */
+static void test_hold(void)
+{
+	int n;
+
+	for (n = 2; n <= (quick() ? 2 : 4); n += 2)
+		CU_ASSERT_EQUAL(tu_mp_run(n, "bcoll", "hold", 120), 0);
+}
+
 static const CU_TestInfo tests[] = {
 	{ "barrier_10k", test_barrier },
 	{ "bcast_two_roots_10k", test_bcast },
@@ -962,6 +1137,7 @@ static const CU_TestInfo tests[] = {
 	{ "credit_wait_sleeps", test_wake },
 	{ "alltoall_in_place_and_not_10k", test_alltoall },
 	{ "allreduce_schedules_agree", test_sched },
+	{ "start_waits_for_its_unposted_write", test_hold },
 	CU_TEST_INFO_NULL,
 };
 
