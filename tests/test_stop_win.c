@@ -29,7 +29,6 @@
 
 #define QW	 (TS_NWORD / 4)
 #define PIECE	 16 /* words an operation moves */
-#define NAP_S	 2  /* rank 0's sleep while rank 1 issues */
 #define DONE_TAG 97
 
 /* The window's NIC endpoint to target: there must be one. */
@@ -59,23 +58,6 @@ static void until_remade(struct tp_job *j, struct rcx__win_lep *l)
 	while (l->state != RCX__CONN_RECONN && tu_now_ms() < end)
 		rcx_progress(j->ctx);
 	TP_CHECK_EQ(l->state, RCX__CONN_RECONN);
-}
-
-/* Rank 0 sleeps (no progress), then hears that rank 1 is done. */
-static void nap_then_hear(struct tp_job *j)
-{
-	uint64_t in = 0;
-
-	sleep(NAP_S);
-	TP_CHECK_OK(rcx_recv(j->g, &in, sizeof(in), 1, DONE_TAG, NULL));
-	TP_CHECK_EQ(in, 1);
-}
-
-static void tell(struct tp_job *j)
-{
-	uint64_t v = 1;
-
-	TP_CHECK_OK(rcx_send(j->g, &v, sizeof(v), 0, DONE_TAG));
 }
 
 /* The endpoint was made again, here as at the peer; nobody failed. */
@@ -165,9 +147,9 @@ static void sc_nep_rma(struct tp_job *j)
 		TP_CHECK(ws.replays > 0);
 		/* the order was kept by a fence, or by a wait */
 		TP_CHECK(fenced() ? ws.fences > 0 : ws.waits > 0);
-		tell(j);
+		ts_tell(j, DONE_TAG);
 	} else if (j->rank == 0) {
-		nap_then_hear(j);
+		ts_nap_then_hear(j, DONE_TAG);
 		TP_CHECK_EQ(ts_wrong(base + 2 * QW, 1, 41, QW), 0);
 		TP_CHECK_EQ(ts_wrong(base + 3 * QW, 1, 42, QW), 0);
 	}
@@ -207,9 +189,9 @@ static void sc_nep_atomic(struct tp_job *j)
 		TP_CHECK_EQ(l->state, RCX__CONN_RECONN);
 		TP_CHECK_EQ(rcx_win_flush(w, 0), RCX_ERR_TRANSPORT);
 		TP_CHECK_EQ(old2, 1);
-		tell(j);
+		ts_tell(j, DONE_TAG);
 	} else if (j->rank == 0) {
-		nap_then_hear(j);
+		ts_nap_then_hear(j, DONE_TAG);
 	}
 	mended(j, w, &st0);
 	TP_CHECK_OK(rcx_win_unlock_all(w));
