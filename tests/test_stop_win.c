@@ -355,7 +355,7 @@ static void stalled_env(void)
  */
 static void group_back_env(void)
 {
-	setenv("RCX_FT_TIMEOUT_MS", "4000", 1);
+	setenv("RCX_FT_TIMEOUT_MS", "6000", 1);
 	setenv("RCX_CONNECT", "eager", 1);
 }
 
