@@ -937,7 +937,6 @@ static void sc_reconn_pair_connecting(struct tp_job *j)
  */
 #define QW    (NWORD / 4)
 #define PIECE 16 /* words an operation moves */
-#define NAP_S 2	 /* rank 0's sleep while rank 1 issues */
 
 struct rma_bufs {
 	uint64_t src[3][QW];
@@ -1031,23 +1030,6 @@ static void rma_landed(struct tp_job *j, const uint64_t *base, int r)
 	TP_CHECK_EQ(ts_wrong(base + 3 * QW, 1, r + 2, QW), 0);
 }
 
-/* Rank 0 sleeps (no progress), then is told rank 1 is done. */
-static void nap_then_hear(struct tp_job *j)
-{
-	uint64_t in = 0;
-
-	sleep(NAP_S);
-	TP_CHECK_OK(rcx_recv(j->g, &in, sizeof(in), 1, DATA_TAG, NULL));
-	TP_CHECK_EQ(in, 1);
-}
-
-static void tell(struct tp_job *j)
-{
-	uint64_t v = 1;
-
-	TP_CHECK_OK(rcx_send(j->g, &v, sizeof(v), 0, DATA_TAG));
-}
-
 /* The connection was made again (here as at the peer), nobody failed. */
 static void mended(struct tp_job *j, const struct rcx_stats *st0)
 {
@@ -1091,9 +1073,9 @@ static void sc_reconn_rma_lockall(struct tp_job *j)
 		rma_break(j, w, &b, 60);
 		TP_CHECK_OK(rcx_win_flush(w, 0));
 		rma_got(&b, 60);
-		tell(j);
+		ts_tell(j, DATA_TAG);
 	} else {
-		nap_then_hear(j);
+		ts_nap_then_hear(j, DATA_TAG);
 	}
 	mended(j, &st0);
 	/* and the epoch goes on over the new connection */
@@ -1119,7 +1101,7 @@ static void sc_reconn_rma_fence(struct tp_job *j)
 	if (j->rank == 1)
 		rma_break(j, w, &b, 70);
 	else
-		sleep(NAP_S);
+		sleep(TS_NAP_S);
 	TP_CHECK_OK(rcx_win_fence(w, 0));
 	if (j->rank == 1)
 		rma_got(&b, 70);
@@ -1152,7 +1134,7 @@ static void sc_reconn_rma_pscw(struct tp_job *j)
 		rma_got(&b, 90);
 	} else {
 		TP_CHECK_OK(rcx_win_post(w, 1, &peer, 0));
-		sleep(NAP_S);
+		sleep(TS_NAP_S);
 		TP_CHECK_OK(rcx_win_wait(w));
 		rma_landed(j, base, 90);
 	}
@@ -1196,9 +1178,9 @@ static void sc_reconn_rma_atomic(struct tp_job *j)
 		TP_CHECK_EQ(c->state, RCX__CONN_RECONN);
 		TP_CHECK_EQ(rcx_win_flush(w, 0), RCX_ERR_TRANSPORT);
 		TP_CHECK_EQ(old2, 1);
-		tell(j);
+		ts_tell(j, DATA_TAG);
 	} else {
-		nap_then_hear(j);
+		ts_nap_then_hear(j, DATA_TAG);
 	}
 	mended(j, &st0);
 	TP_CHECK_OK(rcx_win_unlock_all(w));
@@ -1243,9 +1225,9 @@ static void sc_reconn_rma_lock(struct tp_job *j)
 				rcx_put(w, &v, 8, 0, 3 * QW + (size_t)round));
 			TP_CHECK_OK(round ? rcx_win_unlock(w, 0)
 					  : rcx_win_unlock_all(w));
-			tell(j);
+			ts_tell(j, DATA_TAG);
 		} else {
-			nap_then_hear(j);
+			ts_nap_then_hear(j, DATA_TAG);
 		}
 		mended(j, &st0);
 	}

@@ -6,6 +6,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <unistd.h>
+#include <rcx/rcx.h>
 #include "tu_mp.h"
 
 struct rcx_win;
@@ -54,6 +56,28 @@ void ts_ft_job(const char *role, const char *scenario);
 		.name = n, .run = f, .provider = "fault", .size = 2, \
 		.setup = env                                         \
 	}
+/* rank 0's sleep while rank 1 issues (ts_nap_then_hear) */
+#define TS_NAP_S 2
+
+/* Rank 0 sleeps TS_NAP_S (no progress), then hears (tag) that rank 1 is
+ * done. */
+static inline void ts_nap_then_hear(struct tp_job *j, int tag)
+{
+	uint64_t in = 0;
+
+	sleep(TS_NAP_S);
+	TP_CHECK_OK(rcx_recv(j->g, &in, sizeof(in), 1, tag, NULL));
+	TP_CHECK_EQ(in, 1);
+}
+
+/* Rank 1 tells rank 0 (tag) that it is done. */
+static inline void ts_tell(struct tp_job *j, int tag)
+{
+	uint64_t v = 1;
+
+	TP_CHECK_OK(rcx_send(j->g, &v, sizeof(v), 0, tag));
+}
+
 /* Nobody failed; then the channel and what ts_chan_open made go. */
 void ts_chan_close(struct tp_job *j, struct rcx_req **ch, struct rcx_req **init,
 		   struct rcx_info **info);

@@ -773,6 +773,14 @@ void rcx__group_failed(struct rcx_group *g, int rank, int error);
  */
 void rcx__group_suspect(struct rcx_group *g, int rank, int error);
 /*
+ * rank of g is suspect since since_us at the latest (a window's own
+ * endpoint to it broke then and was not made again): failed on the next
+ * poll once RCX_FT_TIMEOUT_MS passed since then, though its connection
+ * was made again meanwhile. True when that moved its suspicion.
+ */
+bool rcx__group_suspect_since(struct rcx_group *g, int rank,
+			      long long since_us);
+/*
  * An error completion (status) of a WR on an endpoint of its own to rank
  * of g (a window's): a transport failure makes the rank suspect, any
  * other error failed, as rcx__conn_wc_error. Returns the error to report.

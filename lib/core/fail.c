@@ -163,6 +163,21 @@ void rcx__group_suspect(struct rcx_group *g, int rank, int err)
 	g->ctx->notice_next_us = 0;
 }
 
+bool rcx__group_suspect_since(struct rcx_group *g, int rank, long long since_us)
+{
+	struct rcx__conn *c =
+		rank >= 0 && rank < g->size ? g->conns[rank] : NULL;
+
+	if (!c || rank == g->rank || g->failed[rank] ||
+	    (c->suspect_us && c->suspect_us <= since_us))
+		return false;
+	if (!c->suspect_us)
+		g->ctx->nsuspect++;
+	c->suspect_us = since_us;
+	g->ctx->wake_gen++;
+	return true;
+}
+
 int rcx__group_wc_error(struct rcx_group *g, int rank, int status)
 {
 	const struct rcx__conn *c = g->conns[rank];

@@ -1133,9 +1133,10 @@ static void win_feat_idle(struct rcx_ctx *ctx)
 		rcx__win_idle(ctx);
 }
 
-/* a fenced window WR that the device left waiting */
+/* a NIC endpoint being remade; a fenced WR that the device left waiting */
 static int win_feat_sleep_limit(struct rcx_ctx *ctx, int timeout_ms)
 {
+	timeout_ms = rcx__win_nep_sleep_limit(timeout_ms);
 	if (!ctx->win_fenced)
 		return timeout_ms;
 	rcx__win_idle(ctx);

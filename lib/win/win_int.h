@@ -246,12 +246,12 @@ struct rcx__win_lep {
 	/* a NIC endpoint to a peer, remade after a transport failure
 	 * (win_nep.c): its peer, where the peer listens, the new
 	 * endpoint (established, or its attempt failed), when to try
-	 * again */
+	 * again, when it broke (the remake's bound runs from then) */
 	int peer;
 	char *addr;
 	struct rcx_ep *next_ep;
 	uint8_t next_up, next_failed;
-	long long next_us;
+	long long next_us, broke_us;
 };
 
 struct rcx_win {

@@ -27,10 +27,15 @@
  *  - once the new endpoint is up and the broken one drained, the broken
  *    one goes and the queue is posted. Registrations and keys do not
  *    change (the same device);
- *  - the peer is suspect meanwhile (fail.c): failed if that takes
- *    RCX_FT_TIMEOUT_MS or a sign of its death comes, never for the
- *    break alone. With RCX_FT_TIMEOUT_MS=0 nothing is remade: the break
- *    fails the peer at once.
+ *  - the peer is suspect meanwhile (fail.c): failed if a sign of its
+ *    death comes, never for the break alone. The remake has a bound of
+ *    its own, RCX_FT_TIMEOUT_MS from the break: the peer's group
+ *    connection, made again meanwhile, ends its suspicion, and a remake
+ *    that never ends would then hold what waits for it forever. Past the
+ *    bound the peer is suspect since the break again, which fails it
+ *    (declared to the launcher, as any suspect whose time ran out).
+ *    With RCX_FT_TIMEOUT_MS=0 nothing is remade: the break fails the
+ *    peer at once.
  */
 #include <errno.h>
 #include <stddef.h>
@@ -40,6 +45,8 @@
 
 /* between two attempts to connect again */
 #define NEP_RETRY_US 200000
+/* the longest sleep while a remake is under way (its steps, its bound) */
+#define NEP_SLEEP_MS 100
 
 enum { NEP_REMAKE = 1 };
 
@@ -258,6 +265,7 @@ static bool nep_break(struct rcx_win *w, int t, int err)
 	l->next_up = 0;
 	l->next_failed = 0;
 	l->next_us = 0;
+	l->broke_us = rcx__now_us();
 	atomic_fetch_add(&rcx__win_nep_remaking, 1);
 	ctx->wake_gen++;
 	/* everything on it completes now, with its status or flushed */
@@ -390,8 +398,26 @@ static void remade(struct rcx_win *w, struct rcx__win_lep *l)
 		 l->peer);
 }
 
+/*
+ * l's remake ran past its bound: its peer is suspect since the break,
+ * which fails it on the next poll (fail.c; the failure ends the remake,
+ * rcx__win_nep_failed). Not failed here: the wins lock is held, which
+ * the failure's member_failed takes. Again at each step until then: the
+ * peer's group connection, made again in between, may end the
+ * suspicion once more.
+ */
+static void remake_overdue(struct rcx_win *w, struct rcx__win_lep *l)
+{
+	if (rcx__group_suspect_since(w->g, l->peer, l->broke_us))
+		rcx__log(RCX__LOG_WARN, "win",
+			 "window %u: NIC endpoint to rank %d not made again "
+			 "within RCX_FT_TIMEOUT_MS=%lu: the rank fails",
+			 w->id, l->peer, w->ctx->cfg.ft_timeout_ms);
+}
+
 void rcx__win_nep_step(struct rcx_win *w, long long now)
 {
+	long long bound = (long long)w->ctx->cfg.ft_timeout_ms * 1000;
 	struct rcx__win_lep *l;
 	int i;
 
@@ -399,6 +425,10 @@ void rcx__win_nep_step(struct rcx_win *w, long long now)
 		l = &w->nep[i];
 		if (l->state != RCX__CONN_RECONN)
 			continue;
+		if (now - l->broke_us >= bound) {
+			remake_overdue(w, l);
+			continue;
+		}
 		if (l->next_failed)
 			attempt_drop(w->ctx, l);
 		if (!l->next_ep && now >= l->next_us)
@@ -406,4 +436,12 @@ void rcx__win_nep_step(struct rcx_win *w, long long now)
 		if (l->next_ep && l->next_up && !l->wr)
 			remade(w, l);
 	}
+}
+
+int rcx__win_nep_sleep_limit(int timeout_ms)
+{
+	if (!atomic_load_explicit(&rcx__win_nep_remaking, memory_order_relaxed))
+		return timeout_ms;
+	return timeout_ms < 0 || timeout_ms > NEP_SLEEP_MS ? NEP_SLEEP_MS
+							   : timeout_ms;
 }

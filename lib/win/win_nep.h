@@ -53,5 +53,7 @@ extern atomic_int rcx__win_nep_remaking;
 void rcx__win_nep_reqs(struct rcx_ctx *ctx);
 /* w's remakes: their next step, once due (cm cadence, wins lock held). */
 void rcx__win_nep_step(struct rcx_win *w, long long now_us);
+/* The longest sleep while remakes are under way (steps by the clock). */
+int rcx__win_nep_sleep_limit(int timeout_ms);
 
 #endif
