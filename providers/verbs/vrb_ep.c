@@ -635,55 +635,57 @@ static struct vrb_pwr *to_vpwr(struct rcx_pwr *p)
 }
 
 /*
- * The index in p[0..n-1] of the WR the driver refused (bad), or n where
- * it named none of them: never counted short (provider.h).
+ * p[0..n-1] linked into one list of the driver's WRs and posted, each
+ * alone again after (vrb_pwr_direct posts one with its next); *posted:
+ * those before the one the driver refused (bad), n where it named none
+ * of them (never counted short: provider.h). Out of line: a WR posted
+ * alone (vrb_pwr_post) pays nothing for the list.
  */
-static int refused_at(struct rcx_pwr **p, int n, const void *bad, int recv)
+static __attribute__((noinline)) int post_list_send(struct ibv_qp *qp,
+						    struct rcx_pwr **p, int n,
+						    int *posted)
 {
-	int i;
+	struct ibv_send_wr *bad = NULL;
+	int i, ret;
 
-	for (i = 0; i < n; i++)
-		if (bad == (recv ? (const void *)&to_vpwr(p[i])->r
-				 : (const void *)&to_vpwr(p[i])->s))
-			return i;
-	return n;
+	for (i = 0; i < n - 1; i++)
+		to_vpwr(p[i])->s.next = &to_vpwr(p[i + 1])->s;
+	to_vpwr(p[n - 1])->s.next = NULL;
+	ret = -ibv_post_send(qp, &to_vpwr(p[0])->s, &bad);
+	for (i = 0; i < n - 1; i++)
+		to_vpwr(p[i])->s.next = NULL;
+	for (i = 0; ret && i < n && bad != &to_vpwr(p[i])->s; i++)
+		;
+	*posted = ret ? i : n;
+	return ret;
 }
 
-/* p[0..n-1] linked into one list of the driver's WRs, posted, each alone
- * again after (vrb_pwr_direct posts one with its next) */
+static __attribute__((noinline)) int post_list_recv(struct ibv_qp *qp,
+						    struct rcx_pwr **p, int n,
+						    int *posted)
+{
+	struct ibv_recv_wr *bad = NULL;
+	int i, ret;
+
+	for (i = 0; i < n - 1; i++)
+		to_vpwr(p[i])->r.next = &to_vpwr(p[i + 1])->r;
+	to_vpwr(p[n - 1])->r.next = NULL;
+	ret = -ibv_post_recv(qp, &to_vpwr(p[0])->r, &bad);
+	for (i = 0; i < n - 1; i++)
+		to_vpwr(p[i])->r.next = NULL;
+	for (i = 0; ret && i < n && bad != &to_vpwr(p[i])->r; i++)
+		;
+	*posted = ret ? i : n;
+	return ret;
+}
+
 int vrb_pwr_post_list(struct rcx_ep *e, struct rcx_pwr **p, int n, int recv,
 		      int *posted)
 {
 	struct ibv_qp *qp = to_vep(e)->qp;
-	struct ibv_send_wr *sbad = NULL;
-	struct ibv_recv_wr *rbad = NULL;
-	int i, ret;
 
-	for (i = 0; i < n - 1; i++) {
-		if (recv)
-			to_vpwr(p[i])->r.next = &to_vpwr(p[i + 1])->r;
-		else
-			to_vpwr(p[i])->s.next = &to_vpwr(p[i + 1])->s;
-	}
-	if (recv) {
-		to_vpwr(p[n - 1])->r.next = NULL;
-		ret = -ibv_post_recv(qp, &to_vpwr(p[0])->r, &rbad);
-	} else {
-		to_vpwr(p[n - 1])->s.next = NULL;
-		ret = -ibv_post_send(qp, &to_vpwr(p[0])->s, &sbad);
-	}
-	for (i = 0; i < n - 1; i++) {
-		if (recv)
-			to_vpwr(p[i])->r.next = NULL;
-		else
-			to_vpwr(p[i])->s.next = NULL;
-	}
-	*posted =
-		ret ? refused_at(p, n,
-				 recv ? (const void *)rbad : (const void *)sbad,
-				 recv)
-		    : n;
-	return ret;
+	return recv ? post_list_recv(qp, p, n, posted)
+		    : post_list_send(qp, p, n, posted);
 }
 
 int vrb_pwr_post(struct rcx_ep *e, struct rcx_pwr **p, int n)
@@ -693,7 +695,7 @@ int vrb_pwr_post(struct rcx_ep *e, struct rcx_pwr **p, int n)
 
 	if (n == 1)
 		return -ibv_post_send(to_vep(e)->qp, &to_vpwr(p[0])->s, &bad);
-	return vrb_pwr_post_list(e, p, n, 0, &k);
+	return post_list_send(to_vep(e)->qp, p, n, &k);
 }
 
 int vrb_pwr_post_recv(struct rcx_ep *e, struct rcx_pwr **p, int n)
@@ -703,7 +705,7 @@ int vrb_pwr_post_recv(struct rcx_ep *e, struct rcx_pwr **p, int n)
 
 	if (n == 1)
 		return -ibv_post_recv(to_vep(e)->qp, &to_vpwr(p[0])->r, &bad);
-	return vrb_pwr_post_list(e, p, n, 1, &k);
+	return post_list_recv(to_vep(e)->qp, p, n, &k);
 }
 
 /* The driver's own post for one prepared WR (ops.pwr_direct). */
