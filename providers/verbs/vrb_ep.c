@@ -638,8 +638,10 @@ static struct vrb_pwr *to_vpwr(struct rcx_pwr *p)
  * p[0..n-1] linked into one list of the driver's WRs and posted, each
  * alone again after (vrb_pwr_direct posts one with its next); *posted:
  * those before the one the driver refused (bad), n where it named none
- * of them (never counted short: provider.h). Out of line: a WR posted
- * alone (vrb_pwr_post) pays nothing for the list.
+ * of them (never counted short: provider.h). The send list out of line:
+ * a send posted alone (vrb_pwr_post: a credit, a point-to-point send)
+ * pays nothing for it; the receive list inline, as a connection's
+ * batch of receive buffers goes.
  */
 static __attribute__((noinline)) int post_list_send(struct ibv_qp *qp,
 						    struct rcx_pwr **p, int n,
@@ -660,9 +662,8 @@ static __attribute__((noinline)) int post_list_send(struct ibv_qp *qp,
 	return ret;
 }
 
-static __attribute__((noinline)) int post_list_recv(struct ibv_qp *qp,
-						    struct rcx_pwr **p, int n,
-						    int *posted)
+static inline int post_list_recv(struct ibv_qp *qp, struct rcx_pwr **p, int n,
+				 int *posted)
 {
 	struct ibv_recv_wr *bad = NULL;
 	int i, ret;
