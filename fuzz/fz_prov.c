@@ -613,6 +613,18 @@ static int fz_pwr_post(struct rcx_ep *ep, struct rcx_pwr **pwr, int n)
 	return ret;
 }
 
+static int fz_pwr_post_list(struct rcx_ep *ep, struct rcx_pwr **pwr, int n,
+			    int recv, int *posted)
+{
+	int i, ret = 0;
+
+	(void)recv; /* each WR knows (fz_pwr_post) */
+	for (i = 0; i < n && !ret; i++)
+		ret = fz_pwr_post(ep, &pwr[i], 1);
+	*posted = ret ? i - 1 : n;
+	return ret;
+}
+
 static int fz_cq_poll(struct rcx_dev *dev, struct rcx_cqe *cqe, int n)
 {
 	int k = 0;
@@ -664,6 +676,7 @@ static const struct rcx_provider_ops fz_ops = {
 	.pwr_destroy = fz_pwr_destroy,
 	.pwr_post = fz_pwr_post,
 	.pwr_post_recv = fz_pwr_post,
+	.pwr_post_list = fz_pwr_post_list,
 	.cm_poll = fz_cm_poll,
 	.post_send = fz_post_send,
 	.post_recv = fz_post_recv,

@@ -353,9 +353,24 @@ struct rcx_provider_ops {
 	int (*pwr_create)(struct rcx_ep *ep, const struct rcx_wr *wr, int recv,
 			  struct rcx_pwr **out);
 	void (*pwr_destroy)(struct rcx_pwr *pwr);
-	/* post n prepared WRs as one list: one doorbell */
+	/*
+	 * Post n prepared WRs as one list: one doorbell. A list refused
+	 * part-way returns the error without saying how far it went (one
+	 * WR alone goes or does not): pwr_post_list says.
+	 */
 	int (*pwr_post)(struct rcx_ep *ep, struct rcx_pwr **pwr, int n);
 	int (*pwr_post_recv)(struct rcx_ep *ep, struct rcx_pwr **pwr, int n);
+	/*
+	 * As pwr_post (recv 0) or pwr_post_recv (recv != 0, the WRs made
+	 * so), n >= 1, and *posted is how many of the list went (always
+	 * written): n when it returns 0; on an error the WRs before
+	 * pwr[*posted] went (their completions come) and that one and the
+	 * rest did not, as ibv_post_send's bad_wr says. A driver that names
+	 * no refused WR counts all n: a WR counted short would complete
+	 * into memory its caller freed.
+	 */
+	int (*pwr_post_list)(struct rcx_ep *ep, struct rcx_pwr **pwr, int n,
+			     int recv, int *posted);
 	/*
 	 * Fill *d (struct rcx_pwr_direct) for pwr, made on ep (recv as at
 	 * pwr_create). Optional: the stub returns -EOPNOTSUPP and the caller

@@ -16,6 +16,10 @@
  *  - zrecv_refused_remade: a refill of the zero-length receives that take
  *    the immediates refused part-way. It counted the whole list posted,
  *    so the remake waited for flushes that never came, then failed.
+ *  - bundle_refused_*: the post list of an rcx_startall over a bundle (the
+ *    sender's messages, the receiver's receives) refused part-way. It was
+ *    counted whole: the refused starts active and awaited as in flight
+ *    (a remake waited for flushes that never came, then failed).
  */
 #include <errno.h>
 #include <stdint.h>
@@ -216,12 +220,178 @@ static void sc_zrecv_refused_remade(struct tp_job *j)
 		remake_round(j, "write_imm", "1", 0, BRK_ZRECV);
 }
 
+#define NBUN	  4 /* channels of a bundle, on as many slots */
+#define BUN_CUT	  2 /* the breaker's list goes this far */
+#define BUN_TAG	  94
+#define BUN_ROUND 4 /* rounds of a bundle; the break in round 1 */
+
+static uint64_t bun_val(int round, int i)
+{
+	return 1000 + (uint64_t)(round * NBUN + i);
+}
+
+/* A send-protocol bundle of NBUN from rank 0 to rank 1, channel i on
+ * slot i of buf. */
+static bool bundle_open(struct tp_job *j, uint64_t *buf, struct rcx_info **info,
+			struct rcx_req **init, struct rcx_req **ch)
+{
+	TP_CHECK_OK(rcx_info_create(info));
+	TP_CHECK_OK(rcx_info_set(*info, RCX_CHAN_PROTOCOL, "send"));
+	TP_CHECK_OK(rcx_info_set(*info, RCX_CHAN_SLOTS, "4"));
+	if (j->rank == 0)
+		TP_CHECK_OK(rcx_send_init(j->g, buf, 8, 1, BUN_TAG, init));
+	else
+		TP_CHECK_OK(rcx_recv_init(j->g, buf, 8, 0, BUN_TAG, init));
+	return TP_CHECK_OK(rcx_mbind(*init, NBUN, *info, ch));
+}
+
+static void bundle_close(struct tp_job *j, struct rcx_req **ch,
+			 struct rcx_req **init, struct rcx_info **info, bool up)
+{
+	if (up) {
+		ts_world_none_failed(j);
+		TP_CHECK_OK(rcx_bind_free(ch, NBUN));
+	}
+	rcx_req_free(init);
+	rcx_info_free(info);
+}
+
+/*
+ * The breaker's list in round 1 goes BUN_CUT far: the sender's messages
+ * (breaker 0) or the receiver's receives (breaker 1).
+ */
+static void bundle_arm(struct tp_job *j, struct rcx_req **ch, int breaker,
+		       int round)
+{
+	if (j->rank == breaker && round == 1)
+		rcx__fault_post_fail(&set_of(ch[0])->obj, breaker == 1, BUN_CUT,
+				     -ENOMEM);
+}
+
+/*
+ * No remake: round 0 goes, round 1 breaks. The breaker's rcx_startall
+ * returns RCX_ERR_TRANSPORT: the starts whose WRs went complete with it
+ * (in flight until their completions come, and only they), the others
+ * are inactive, as a refused rcx_start leaves its request. The peer's
+ * complete with it too, but a message that went may have arrived; one
+ * that did not go never does.
+ */
+static void bundle_fail_round(struct tp_job *j, int breaker)
+{
+	struct rcx_info *info = NULL;
+	struct rcx_req *init = NULL, *ch[NBUN] = { NULL };
+	uint64_t buf[NBUN] = { 0 };
+	struct rcx_status st;
+	int i, r, ret;
+
+	if (!bundle_open(j, buf, &info, &init, ch))
+		goto out;
+	for (r = 0; r < 2; r++) {
+		bundle_arm(j, ch, breaker, r);
+		if (j->rank == 0)
+			for (i = 0; i < NBUN; i++)
+				buf[i] = bun_val(r, i);
+		ret = rcx_startall(NBUN, ch);
+		if (j->rank == breaker && r == 1) {
+			TP_CHECK_EQ(ret, RCX_ERR_TRANSPORT);
+			TP_CHECK_EQ(set_of(ch[0])->inflight, BUN_CUT);
+			for (i = 0; i < NBUN; i++)
+				TP_CHECK_EQ(ch[i]->state,
+					    i < BUN_CUT ? RCX__REQ_DONE
+							: RCX__REQ_INACTIVE);
+			for (i = 0; i < BUN_CUT; i++)
+				TP_CHECK_EQ(ts_chan_outcome(&ch[i], &st),
+					    RCX_ERR_TRANSPORT);
+			TP_CHECK_EQ(rcx_start(ch[BUN_CUT]), RCX_ERR_TRANSPORT);
+			break;
+		}
+		/* the peer may have learnt of the break first */
+		if (r == 1 && ret) {
+			TP_CHECK_EQ(ret, RCX_ERR_TRANSPORT);
+			break;
+		}
+		TP_CHECK_OK(ret);
+		for (i = 0; i < NBUN; i++) {
+			memset(&st, 0, sizeof(st));
+			ret = ts_chan_outcome(&ch[i], &st);
+			if (r == 0 || (i < BUN_CUT && !ret)) {
+				TP_CHECK_OK(ret);
+				if (j->rank == 1)
+					TP_CHECK_EQ(buf[i], bun_val(r, i));
+			} else {
+				TP_CHECK_EQ(ret, RCX_ERR_TRANSPORT);
+			}
+		}
+	}
+	printf("rank %d, bundle, breaker %d: set failed\n", j->rank, breaker);
+out:
+	bundle_close(j, ch, &init, &info, ch[0] != NULL);
+}
+
+/*
+ * A remake: the messages whose WRs went arrive once, the refused starts
+ * are held and made once the set is up again; every message of every
+ * round once, in its slot, none twice (a second copy would land in a
+ * later round's receive).
+ */
+static void bundle_remake_round(struct tp_job *j, int breaker)
+{
+	struct rcx_info *info = NULL;
+	struct rcx_req *init = NULL, *ch[NBUN] = { NULL };
+	uint64_t buf[NBUN] = { 0 };
+	struct rcx_status st;
+	int i, r, bad = 0, errs = 0, ret = 0;
+
+	if (!bundle_open(j, buf, &info, &init, ch))
+		goto out;
+	for (r = 0; r < BUN_ROUND && !ret; r++) {
+		bundle_arm(j, ch, breaker, r);
+		if (j->rank == 0)
+			for (i = 0; i < NBUN; i++)
+				buf[i] = bun_val(r, i);
+		ret = rcx_startall(NBUN, ch);
+		for (i = 0; i < NBUN && !ret; i++) {
+			memset(&st, 0, sizeof(st));
+			ret = ts_chan_outcome(&ch[i], &st);
+			if (j->rank == 1 && !ret)
+				bad += st.slot != i || st.count != 8 ||
+				       buf[i] != bun_val(r, i);
+		}
+		errs += ret != 0;
+		if (ret)
+			printf("rank %d, bundle, breaker %d: round %d: %s\n",
+			       j->rank, breaker, r, rcx_strerror(ret));
+	}
+	TP_CHECK_EQ(errs, 0);
+	TP_CHECK_EQ(bad, 0);
+	TP_CHECK_EQ(set_of(ch[0])->rm_gen, 1u);
+	TP_CHECK_EQ(set_of(ch[0])->state, SET_UP);
+out:
+	bundle_close(j, ch, &init, &info, ch[0] != NULL);
+}
+
+static void sc_bundle_refused_fails(struct tp_job *j)
+{
+	bundle_fail_round(j, 0);
+	bundle_fail_round(j, 1);
+}
+
+static void sc_bundle_refused_remade(struct tp_job *j)
+{
+	bundle_remake_round(j, 0);
+	bundle_remake_round(j, 1);
+}
+
 static const struct tp_scenario scenarios[] = {
 	TS_FAULT_SC("post_refused_fails", sc_post_refused_fails, no_remake_env),
 	TS_FAULT_SC("post_refused_remade", sc_post_refused_remade, remake_env),
 	TS_FAULT_SC("flush_live_fails", sc_flush_live_fails, no_remake_env),
 	TS_FAULT_SC("flush_live_remade", sc_flush_live_remade, remake_env),
 	TS_FAULT_SC("zrecv_refused_remade", sc_zrecv_refused_remade,
+		    remake_env),
+	TS_FAULT_SC("bundle_refused_fails", sc_bundle_refused_fails,
+		    no_remake_env),
+	TS_FAULT_SC("bundle_refused_remade", sc_bundle_refused_remade,
 		    remake_env),
 };
 
@@ -244,6 +414,8 @@ SP_TEST(post_refused_remade)
 SP_TEST(flush_live_fails)
 SP_TEST(flush_live_remade)
 SP_TEST(zrecv_refused_remade)
+SP_TEST(bundle_refused_fails)
+SP_TEST(bundle_refused_remade)
 
 static const CU_TestInfo tests[] = {
 	{ "channel_post_refused_transport_at_both_ends_inactive",
@@ -255,6 +427,10 @@ static const CU_TestInfo tests[] = {
 	{ "channel_flush_on_live_set_remade", test_flush_live_remade },
 	{ "channel_zero_length_refill_cut_short_remade",
 	  test_zrecv_refused_remade },
+	{ "bundle_list_refused_part_way_transport_rest_inactive",
+	  test_bundle_refused_fails },
+	{ "bundle_list_refused_part_way_remade_exactly_once",
+	  test_bundle_refused_remade },
 	CU_TEST_INFO_NULL,
 };
 

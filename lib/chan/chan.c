@@ -377,18 +377,9 @@ static void on_fuse_wc(struct rcx_ctx *ctx, struct rcx__wrctx *w,
 	}
 }
 
-/*
- * A start whose post the device refused (a full queue, a queue pair in
- * error: nothing of it went) is undone, and the set's transport is taken
- * for broken (err is the provider's, never the peer's doing). A remake
- * takes the start as one made meanwhile: held, and made once the set is
- * up again (0). Else the set fails at both ends (the peer is told, so it
- * does not wait for this message or credit) and the start returns the
- * set's error, RCX_ERR_TRANSPORT, its request inactive.
- */
-static __attribute__((noinline)) int start_failed(struct rcx_req *r, int err)
+/* Channel c's start, whose post did not go, undone: inactive again. */
+static void start_undo(struct chan *c)
 {
-	struct chan *c = r->obj;
 	struct chset *s = c->set;
 
 	c->count--;
@@ -400,15 +391,46 @@ static __attribute__((noinline)) int start_failed(struct rcx_req *r, int err)
 		c->credit_in = 1;
 		s->credits_sent--;
 	}
-	r->state = RCX__REQ_INACTIVE;
+	c->req->state = RCX__REQ_INACTIVE;
+}
+
+/*
+ * Starts whose post the device refused (a full queue, a queue pair in
+ * error: nothing of them went), the m channels cs[] of set s, are undone,
+ * and the set's transport is taken for broken (err is the provider's,
+ * never the peer's doing). A remake takes them as starts made meanwhile:
+ * held, and made once the set is up (0). Else the set fails at both ends
+ * (the peer is told, so it does not wait for these messages or credits)
+ * and the start returns the set's error, RCX_ERR_TRANSPORT, the requests
+ * inactive. Starts of the set whose posts went are in flight: their
+ * completions (or flushes) come, as any other's when a set breaks.
+ */
+static __attribute__((noinline)) int starts_refused(struct chset *s,
+						    struct chan **cs, int m,
+						    int err)
+{
+	int t;
+
+	for (t = 0; t < m; t++)
+		start_undo(cs[t]);
 	rcx__log(RCX__LOG_WARN, "chan",
-		 "%s set of %d to rank %d: post of channel %d refused: %s",
-		 s->is_send ? "sending" : "receiving", s->n, c->peer, c->idx,
-		 rcx_strerror(err));
+		 "%s set of %d to rank %d: post of channel %d (%d of a list) "
+		 "refused: %s",
+		 s->is_send ? "sending" : "receiving", s->n, cs[0]->peer,
+		 cs[0]->idx, m, rcx_strerror(err));
 	rcx__chan_set_fail(s, RCX_ERR_TRANSPORT);
-	if (s->state == SET_REMAKE)
-		return rcx__chan_hold(r);
-	return s->state == SET_FAILED ? s->error : RCX_ERR_TRANSPORT;
+	if (s->state != SET_REMAKE)
+		return s->state == SET_FAILED ? s->error : RCX_ERR_TRANSPORT;
+	for (t = 0; t < m; t++)
+		rcx__chan_hold(cs[t]->req);
+	return 0;
+}
+
+static __attribute__((noinline)) int start_failed(struct rcx_req *r, int err)
+{
+	struct chan *c = r->obj;
+
+	return starts_refused(c->set, &c, 1, err);
 }
 
 /*
@@ -461,14 +483,15 @@ static int chan_start(struct rcx_req *r)
 
 /*
  * Start channels (reqs all of this kind): per set, one post list of the
- * senders that have credit and one of the receives plus one credit write
- * (a list refused part-way is counted whole: a remake after it waits for
- * flushes that do not come, and fails after RCX_FT_TIMEOUT_MS).
+ * senders that have credit or of the receives, or one credit write. A
+ * list refused part-way: the channels whose WRs went are in flight, the
+ * others undone as a refused start is (starts_refused).
  */
 static int chan_start_many(struct rcx_req **reqs, int n)
 {
 	struct rcx_pwr *list[CH_MAX_BUNDLE + 1];
-	int i, k, ret;
+	struct chan *lc[CH_MAX_BUNDLE + 1]; /* whose list[] entry it is */
+	int i, k, went, ret;
 
 	for (i = 0; i < n; i++) {
 		struct chan *c = to_chan(reqs[i]);
@@ -508,11 +531,13 @@ static int chan_start_many(struct rcx_req **reqs, int n)
 			}
 			if (c->is_send) {
 				send_prep(c);
+				lc[k] = c;
 				list[k++] = c->pwr;
 				continue;
 			}
 			recv_prep(c);
 			if (c->mode == CH_RECV) {
+				lc[k] = c;
 				list[k++] = c->pwr;
 				continue;
 			}
@@ -524,11 +549,16 @@ static int chan_start_many(struct rcx_req **reqs, int n)
 				early_done(c);
 		}
 		ret = 0;
-		if (k && s->is_send)
-			ret = s->ctx->ops->pwr_post(s->ep, list, k);
-		else if (k)
-			ret = s->ctx->ops->pwr_post_recv(s->ep, list, k);
-		if (!ret && hi > lo)
+		if (k)
+			ret = s->ctx->ops->pwr_post_list(s->ep, list, k,
+							 !s->is_send, &went);
+		if (RCX__UNLIKELY(ret)) {
+			ret = starts_refused(s, lc + went, k - went, ret);
+			if (ret)
+				return ret;
+			continue;
+		}
+		if (hi > lo)
 			ret = credit_post_range(s, lo, hi);
 		if (ret) {
 			rcx__chan_set_fail(s, RCX_ERR_TRANSPORT);
@@ -700,19 +730,15 @@ static void on_recv_ok(struct rcx_ctx *ctx, struct rcx__wrctx *w,
 
 int rcx__chan_zrecv_post(struct chset *s)
 {
-	struct rcx_wr *bad = NULL;
-	int ret = s->ctx->ops->post_recv(s->ep, s->zrecv, &bad);
+	int k, ret = s->ctx->ops->pwr_post_list(s->ep, s->zrecv, CH_ZBATCH, 1,
+						&k);
 
 	/*
-	 * A list refused part-way: those before bad went. Counted exactly
-	 * (once in CH_ZBATCH messages, as plain WRs, whose post names the
-	 * refused one): a set waits for the flush of every receive it
-	 * counts before it goes or is remade.
+	 * Those that went are counted, exactly (a list refused part-way
+	 * says how far it went): a set waits for the flush of every
+	 * receive it counts before it goes or is remade.
 	 */
-	if (ret && bad >= s->zrecv && bad < s->zrecv + CH_ZBATCH)
-		s->zposted += (int)(bad - s->zrecv);
-	else /* all went, or the provider named none: never counted short */
-		s->zposted += CH_ZBATCH;
+	s->zposted += k;
 	return ret;
 }
 

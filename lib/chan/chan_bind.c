@@ -158,11 +158,11 @@ static int set_prepare(struct chset *s)
 		w.wr_id = (uintptr_t)&s->zwrc;
 		w.lkey = s->ctl_reg->lkey;
 		w.addr = (uintptr_t)s->ctl;
-		/* one list, whose refused part the provider names (bad) */
+		/* one list, whose post says how far it went */
 		for (i = 0; i < CH_ZBATCH; i++) {
-			s->zrecv[i] = w;
-			s->zrecv[i].next =
-				i + 1 < CH_ZBATCH ? &s->zrecv[i + 1] : NULL;
+			ret = ops->pwr_create(ep, &w, 1, &s->zrecv[i]);
+			if (ret)
+				return ret;
 		}
 		/* one per message (sender: credit) that can be in flight */
 		s->zmin = s->is_send ? 2 * s->n : s->n * s->window;
@@ -270,6 +270,11 @@ void rcx__chan_set_unprepare(struct chset *s)
 		if (*p[k]) {
 			ops->pwr_destroy(*p[k]);
 			*p[k] = NULL;
+		}
+	for (i = 0; i < CH_ZBATCH; i++)
+		if (s->zrecv[i]) {
+			ops->pwr_destroy(s->zrecv[i]);
+			s->zrecv[i] = NULL;
 		}
 }
 

@@ -173,7 +173,7 @@ struct chset {
 	uint32_t peer_ctl_rkey;
 	/* receiver, write_imm: zero-length receives that take immediates */
 	struct rcx__wrctx zwrc;
-	struct rcx_wr zrecv[CH_ZBATCH]; /* linked: one post */
+	struct rcx_pwr *zrecv[CH_ZBATCH]; /* one post list */
 	int zposted;
 	int window;   /* write_imm: see CH_WINDOW */
 	int zmin;     /* keep more than this many posted: n * window */

@@ -234,6 +234,17 @@ static int trace_pwr_post_recv(struct rcx_ep *ep, struct rcx_pwr **pwr, int n)
 	return ret;
 }
 
+static int trace_pwr_post_list(struct rcx_ep *ep, struct rcx_pwr **pwr, int n,
+			       int recv, int *posted)
+{
+	int ret = rcx__obj_ops(ep)->pwr_post_list(ep, pwr, n, recv, posted);
+
+	/* those that went, then the refused one and the rest */
+	trace_pwrs(ep, pwr, *posted, recv != 0, 0);
+	trace_pwrs(ep, pwr + *posted, n - *posted, recv != 0, ret);
+	return ret;
+}
+
 const struct rcx_provider_ops *rcx__stats_ops(const struct rcx_provider_ops *o)
 {
 	const struct rcx_provider_ops *ret = o;
@@ -252,6 +263,7 @@ const struct rcx_provider_ops *rcx__stats_ops(const struct rcx_provider_ops *o)
 			traced[i].ops.post_recv = trace_post_recv;
 			traced[i].ops.pwr_post = trace_pwr_post;
 			traced[i].ops.pwr_post_recv = trace_pwr_post_recv;
+			traced[i].ops.pwr_post_list = trace_pwr_post_list;
 			traced[i].real = o;
 		}
 		ret = &traced[i].ops;

@@ -414,6 +414,12 @@ static int auto_pwr_post_recv(struct rcx_ep *ep, struct rcx_pwr **pwr, int n)
 	return rcx__obj_ops(ep)->pwr_post_recv(ep, pwr, n);
 }
 
+static int auto_pwr_post_list(struct rcx_ep *ep, struct rcx_pwr **pwr, int n,
+			      int recv, int *posted)
+{
+	return rcx__obj_ops(ep)->pwr_post_list(ep, pwr, n, recv, posted);
+}
+
 static int auto_ep_rma_now(struct rcx_ep *ep, const struct rcx_wr *wr)
 {
 	return rcx__obj_ops(ep)->ep_rma_now(ep, wr);
@@ -575,6 +581,7 @@ const struct rcx_provider_ops rcx__auto_ops = {
 	.pwr_destroy = auto_pwr_destroy,
 	.pwr_post = auto_pwr_post,
 	.pwr_post_recv = auto_pwr_post_recv,
+	.pwr_post_list = auto_pwr_post_list,
 	.cm_poll = auto_cm_poll,
 	.post_send = auto_post_send,
 	.ep_rma_now = auto_ep_rma_now,

@@ -587,41 +587,55 @@ static struct rcx_pwr *flt_pwr_low(struct rcx_ep *ep, struct flt_pwr *p)
 
 #define FLT_PWR_CHUNK 64
 
+/*
+ * Post pwr[0..n-1] up to the WR refused on purpose, if one is (at index
+ * `after` of rcx__fault_post_fail, counted across posts): *posted went.
+ */
 static int flt_pwr_post_common(struct rcx_ep *ep, struct rcx_pwr **pwr, int n,
-			       bool recv)
+			       bool recv, int *posted)
 {
 	struct rcx_pwr *low[FLT_PWR_CHUNK];
-	int i, k, done, ret = 0, err = 0, go;
+	int i, k, got, done, ret = 0, err = 0, go;
 
 	if (!recv && flt_stalls())
 		ret = flt_release(ep);
 	go = ret ? n : flt_post_cut(ep, recv, n, &err);
 
-	for (done = 0; done < go && !ret; done += k) {
+	for (done = 0; done < go && !ret; done += got) {
 		k = go - done < FLT_PWR_CHUNK ? go - done : FLT_PWR_CHUNK;
 		for (i = 0; i < k; i++)
 			low[i] = recv ? to_fpwr(pwr[done + i])->low
 				      : flt_pwr_low(ep, to_fpwr(pwr[done + i]));
-		ret = recv ? flt_lower->pwr_post_recv(ep, low, k)
-			   : flt_lower->pwr_post(ep, low, k);
-		for (i = 0; !ret && i < k; i++) {
+		ret = flt_lower->pwr_post_list(ep, low, k, recv, &got);
+		for (i = 0; i < got; i++) {
 			struct flt_pwr *p = to_fpwr(pwr[done + i]);
 
 			flt_record(ep, *p->pub.wr_id, p->op, p->flags,
 				   *p->pub.length, *p->pub.remote_addr);
 		}
 	}
+	*posted = done;
 	return ret ? ret : err;
 }
 
 static int flt_pwr_post(struct rcx_ep *ep, struct rcx_pwr **pwr, int n)
 {
-	return flt_pwr_post_common(ep, pwr, n, false);
+	int k;
+
+	return flt_pwr_post_common(ep, pwr, n, false, &k);
 }
 
 static int flt_pwr_post_recv(struct rcx_ep *ep, struct rcx_pwr **pwr, int n)
 {
-	return flt_pwr_post_common(ep, pwr, n, true);
+	int k;
+
+	return flt_pwr_post_common(ep, pwr, n, true, &k);
+}
+
+static int flt_pwr_post_list(struct rcx_ep *ep, struct rcx_pwr **pwr, int n,
+			     int recv, int *posted)
+{
+	return flt_pwr_post_common(ep, pwr, n, recv != 0, posted);
 }
 
 /* ---- a completion that fails, on purpose */
@@ -815,6 +829,7 @@ const struct rcx_provider_ops rcx__fault_ops = {
 	.pwr_destroy = flt_pwr_destroy,
 	.pwr_post = flt_pwr_post,
 	.pwr_post_recv = flt_pwr_post_recv,
+	.pwr_post_list = flt_pwr_post_list,
 	.cm_poll = flt_cm_poll,
 	.post_send = flt_post_send,
 	/* every WR through post_send, where it is recorded or failed */

@@ -615,6 +615,8 @@ int shm_pwr_create(struct rcx_ep *ep, const struct rcx_wr *wr, int recv,
 void shm_pwr_destroy(struct rcx_pwr *pwr);
 int shm_pwr_post(struct rcx_ep *ep, struct rcx_pwr **pwr, int n);
 int shm_pwr_post_recv(struct rcx_ep *ep, struct rcx_pwr **pwr, int n);
+int shm_pwr_post_list(struct rcx_ep *ep, struct rcx_pwr **pwr, int n, int recv,
+		      int *posted);
 /* error state: flush everything, tell the peer; status of the cause */
 void shm_ep_fail(struct shm_ep *ep);
 /* mark this side dead in the connection segment, executors stopped */

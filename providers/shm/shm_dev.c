@@ -707,6 +707,7 @@ const struct rcx_provider_ops rcx__shm_ops = {
 	.pwr_destroy = shm_pwr_destroy,
 	.pwr_post = shm_pwr_post,
 	.pwr_post_recv = shm_pwr_post_recv,
+	.pwr_post_list = shm_pwr_post_list,
 	.cm_poll = shm_cm_poll,
 	.post_send = shm_post_send,
 	.ep_rma_now = shm_ep_rma_now,

@@ -1226,11 +1226,15 @@ void shm_pwr_destroy(struct rcx_pwr *p)
 	free(p);
 }
 
-/* n prepared WRs as one list: queued, then executed and reaped once */
-static int pwr_post(struct rcx_ep *e, struct rcx_pwr **pp, int n, bool recv)
+/*
+ * n prepared WRs as one list: queued, then executed and reaped once;
+ * *posted those before the one refused (n: all went, or none named)
+ */
+static int pwr_post(struct rcx_ep *e, struct rcx_pwr **pp, int n, bool recv,
+		    int *posted)
 {
-	struct rcx_wr *bad, *next = NULL;
-	int i;
+	struct rcx_wr *bad = NULL, *next = NULL;
+	int i, ret;
 
 	for (i = n - 1; i >= 0; i--) {
 		struct shm_pwr *p = (struct shm_pwr *)pp[i];
@@ -1239,16 +1243,31 @@ static int pwr_post(struct rcx_ep *e, struct rcx_pwr **pp, int n, bool recv)
 		p->wr.next = next;
 		next = &p->wr;
 	}
-	return recv ? shm_post_recv(e, next, &bad)
-		    : shm_post_send(e, next, &bad);
+	ret = recv ? shm_post_recv(e, next, &bad)
+		   : shm_post_send(e, next, &bad);
+	for (i = 0; ret && i < n; i++)
+		if (bad == &((struct shm_pwr *)pp[i])->wr)
+			break;
+	*posted = ret ? i : n;
+	return ret;
 }
 
 int shm_pwr_post(struct rcx_ep *e, struct rcx_pwr **p, int n)
 {
-	return pwr_post(e, p, n, false);
+	int k;
+
+	return pwr_post(e, p, n, false, &k);
 }
 
 int shm_pwr_post_recv(struct rcx_ep *e, struct rcx_pwr **p, int n)
 {
-	return pwr_post(e, p, n, true);
+	int k;
+
+	return pwr_post(e, p, n, true, &k);
+}
+
+int shm_pwr_post_list(struct rcx_ep *e, struct rcx_pwr **p, int n, int recv,
+		      int *posted)
+{
+	return pwr_post(e, p, n, recv, posted);
 }

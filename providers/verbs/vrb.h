@@ -152,6 +152,8 @@ int vrb_pwr_create(struct rcx_ep *ep, const struct rcx_wr *wr, int recv,
 void vrb_pwr_destroy(struct rcx_pwr *pwr);
 int vrb_pwr_post(struct rcx_ep *ep, struct rcx_pwr **pwr, int n);
 int vrb_pwr_post_recv(struct rcx_ep *ep, struct rcx_pwr **pwr, int n);
+int vrb_pwr_post_list(struct rcx_ep *ep, struct rcx_pwr **pwr, int n, int recv,
+		      int *posted);
 int vrb_pwr_direct(struct rcx_ep *ep, struct rcx_pwr *pwr, int recv,
 		   struct rcx_pwr_direct *d);
 

@@ -463,6 +463,7 @@ const struct rcx_provider_ops rcx__verbs_ops = {
 	.pwr_destroy = vrb_pwr_destroy,
 	.pwr_post = vrb_pwr_post,
 	.pwr_post_recv = vrb_pwr_post_recv,
+	.pwr_post_list = vrb_pwr_post_list,
 	.pwr_direct = vrb_pwr_direct,
 	.cm_poll = vrb_cm_poll,
 	.post_send = vrb_post_send,

@@ -634,41 +634,79 @@ static struct vrb_pwr *to_vpwr(struct rcx_pwr *p)
 	return (struct vrb_pwr *)p;
 }
 
-int vrb_pwr_post(struct rcx_ep *e, struct rcx_pwr **p, int n)
+/*
+ * p[0..n-1] linked into one list of the driver's WRs and posted, each
+ * alone again after (vrb_pwr_direct posts one with its next); *posted:
+ * those before the one the driver refused (bad), n where it named none
+ * of them (never counted short: provider.h). The send list out of line:
+ * a send posted alone (vrb_pwr_post: a credit, a point-to-point send)
+ * pays nothing for it; the receive list inline, as a connection's
+ * batch of receive buffers goes.
+ */
+static __attribute__((noinline)) int post_list_send(struct ibv_qp *qp,
+						    struct rcx_pwr **p, int n,
+						    int *posted)
 {
-	struct ibv_send_wr *bad;
-	int i;
+	struct ibv_send_wr *bad = NULL;
+	int i, ret;
 
-	int ret;
-
-	if (n == 1)
-		return -ibv_post_send(to_vep(e)->qp, &to_vpwr(p[0])->s, &bad);
 	for (i = 0; i < n - 1; i++)
 		to_vpwr(p[i])->s.next = &to_vpwr(p[i + 1])->s;
 	to_vpwr(p[n - 1])->s.next = NULL;
-	ret = -ibv_post_send(to_vep(e)->qp, &to_vpwr(p[0])->s, &bad);
-	/* each alone again: vrb_pwr_direct posts one with its next */
+	ret = -ibv_post_send(qp, &to_vpwr(p[0])->s, &bad);
 	for (i = 0; i < n - 1; i++)
 		to_vpwr(p[i])->s.next = NULL;
+	for (i = 0; ret && i < n && bad != &to_vpwr(p[i])->s; i++)
+		;
+	*posted = ret ? i : n;
 	return ret;
+}
+
+static inline int post_list_recv(struct ibv_qp *qp, struct rcx_pwr **p, int n,
+				 int *posted)
+{
+	struct ibv_recv_wr *bad = NULL;
+	int i, ret;
+
+	for (i = 0; i < n - 1; i++)
+		to_vpwr(p[i])->r.next = &to_vpwr(p[i + 1])->r;
+	to_vpwr(p[n - 1])->r.next = NULL;
+	ret = -ibv_post_recv(qp, &to_vpwr(p[0])->r, &bad);
+	for (i = 0; i < n - 1; i++)
+		to_vpwr(p[i])->r.next = NULL;
+	for (i = 0; ret && i < n && bad != &to_vpwr(p[i])->r; i++)
+		;
+	*posted = ret ? i : n;
+	return ret;
+}
+
+int vrb_pwr_post_list(struct rcx_ep *e, struct rcx_pwr **p, int n, int recv,
+		      int *posted)
+{
+	struct ibv_qp *qp = to_vep(e)->qp;
+
+	return recv ? post_list_recv(qp, p, n, posted)
+		    : post_list_send(qp, p, n, posted);
+}
+
+int vrb_pwr_post(struct rcx_ep *e, struct rcx_pwr **p, int n)
+{
+	struct ibv_send_wr *bad;
+	int k;
+
+	if (n == 1)
+		return -ibv_post_send(to_vep(e)->qp, &to_vpwr(p[0])->s, &bad);
+	return post_list_send(to_vep(e)->qp, p, n, &k);
 }
 
 int vrb_pwr_post_recv(struct rcx_ep *e, struct rcx_pwr **p, int n)
 {
 	struct ibv_recv_wr *bad;
-	int i;
-
-	int ret;
+	int k;
 
 	if (n == 1)
 		return -ibv_post_recv(to_vep(e)->qp, &to_vpwr(p[0])->r, &bad);
-	for (i = 0; i < n - 1; i++)
-		to_vpwr(p[i])->r.next = &to_vpwr(p[i + 1])->r;
-	to_vpwr(p[n - 1])->r.next = NULL;
-	ret = -ibv_post_recv(to_vep(e)->qp, &to_vpwr(p[0])->r, &bad);
-	for (i = 0; i < n - 1; i++)
-		to_vpwr(p[i])->r.next = NULL;
-	return ret;
+	return post_list_recv(to_vep(e)->qp, p, n, &k);
 }
 
 /* The driver's own post for one prepared WR (ops.pwr_direct). */
