@@ -1230,8 +1230,10 @@ void shm_pwr_destroy(struct rcx_pwr *p)
  * n prepared WRs as one list: queued, then executed and reaped once;
  * *posted those before the one refused (n: all went, or none named)
  */
-static int pwr_post(struct rcx_ep *e, struct rcx_pwr **pp, int n, bool recv,
-		    int *posted)
+static inline __attribute__((always_inline)) int pwr_post(struct rcx_ep *e,
+							  struct rcx_pwr **pp,
+							  int n, bool recv,
+							  int *posted)
 {
 	struct rcx_wr *bad = NULL, *next = NULL;
 	int i, ret;
