@@ -376,6 +376,36 @@ static void sc_bye_refused(struct tp_job *j)
 	TP_CHECK_OK(rcx_group_free(&j->g));
 }
 
+/*
+ * Rank 1's device refuses a batch of receive buffers part-way (the fault
+ * provider: 3 of its list go, the rest refused). What went is counted
+ * posted (the break's drain waits for exactly their completions), the
+ * rest is held for the next endpoint, and the refusal is a break, not a
+ * failure: the connection is made again, the stream arrives whole, each
+ * message once and in order, nobody is failed, and every ring buffer is
+ * posted or held, once.
+ */
+static void sc_rx_refused(struct tp_job *j)
+{
+	struct rcx__conn *c = j->g->conns[1 - j->rank];
+	uint64_t before;
+	int k, bad;
+
+	bad = exchange(j, 0, LF_BATCH);
+	before = connects(j);
+	TP_CHECK_OK(rcx_group_barrier(j->g));
+	TP_CHECK(c->rx_batch > 3);
+	if (j->rank == 1)
+		rcx__fault_post_fail(c, 1, 3, -ENOMEM);
+	for (k = 1; k < 5 && !bad; k++)
+		bad += exchange(j, k * (LF_BATCH + 1), LF_BATCH);
+	TP_CHECK_EQ(bad, 0);
+	TP_CHECK(connects(j) > before);
+	TP_CHECK_EQ(c->state, RCX__CONN_UP);
+	TP_CHECK_EQ(c->rx_posted + c->nhold, (int)j->ctx->cfg.rx_depth);
+	ts_none_failed(j);
+}
+
 static const struct tp_scenario scenarios[] = {
 	{ .name = "persistent_after_free",
 	  .run = sc_persistent_after_free,
@@ -390,6 +420,7 @@ static const struct tp_scenario scenarios[] = {
 	  .setup = sc_lazy_conn },
 	{ .name = "cm_error", .run = sc_cm_error, .size = 2 },
 	TS_FAULT_SC("bye_refused", sc_bye_refused, NULL),
+	TS_FAULT_SC("rx_refused", sc_rx_refused, NULL),
 };
 
 static int peer_main(int argc, char **argv)
@@ -434,6 +465,11 @@ static void test_bye_refused(void)
 	job(2, "bye_refused", 180);
 }
 
+static void test_rx_refused(void)
+{
+	job(2, "rx_refused", 180);
+}
+
 static const CU_TestInfo tests[] = {
 	{ "persistent_after_group_free", test_persistent_after_free },
 	{ "persistent_last_holder", test_persistent_last_holder },
@@ -441,6 +477,7 @@ static const CU_TestInfo tests[] = {
 	{ "lazy_send_to_rank_that_left", test_left_lazy },
 	{ "cm_error_on_live_peer_is_a_break", test_cm_error },
 	{ "bye_post_refused_peer_still_told", test_bye_refused },
+	{ "rx_batch_refused_part_way_is_a_break", test_rx_refused },
 	CU_TEST_INFO_NULL,
 };
 

@@ -68,11 +68,13 @@ static int post_rx(struct rcx__conn *c, struct rcx__rxbuf *b)
  * The buffer of a message that spent a credit: held until rx_batch are,
  * then all posted in one call (one provider call, one doorbell) and
  * their credits owed to the peer. The others' go back at once: they
- * spent no credit, and the reserve for them must stay posted.
+ * spent no credit, and the reserve for them must stay posted. A list
+ * refused part-way counts what went (its completions come, flushed at
+ * the latest) and keeps the rest held for the next endpoint (on_ready).
  */
 static int repost_rx(struct rcx__conn *c, struct rcx__rxbuf *b, bool credit)
 {
-	int ret, n;
+	int ret, n, k;
 
 	if (!credit || c->rx_batch == 1) {
 		ret = post_rx(c, b);
@@ -84,13 +86,14 @@ static int repost_rx(struct rcx__conn *c, struct rcx__rxbuf *b, bool credit)
 	if (c->nhold < c->rx_batch)
 		return 0;
 	n = c->nhold;
-	ret = c->ctx->ops->pwr_post_recv(c->ep, c->rx_hold, n);
-	if (ret)
-		return ret;
-	c->nhold = 0;
-	c->rx_posted += n;
-	c->owed += n;
-	return 0;
+	ret = c->ctx->ops->pwr_post_list(c->ep, c->rx_hold, n, 1, &k);
+	c->rx_posted += k;
+	c->owed += k;
+	c->nhold = (uint8_t)(n - k);
+	if (RCX__UNLIKELY(ret) && k)
+		memmove(c->rx_hold, c->rx_hold + k,
+			(size_t)c->nhold * sizeof(c->rx_hold[0]));
+	return ret;
 }
 
 static void pwr_drop(struct rcx_ctx *ctx, struct rcx_pwr **p)
@@ -1143,8 +1146,12 @@ static __attribute__((noinline)) void rx_tail(struct rcx_ctx *ctx,
 	 * one would let the peer send past our receives into RNR NAKs) */
 	int ret = repost_rx(c, b, credit);
 
-	if (ret) {
-		rcx__conn_fail(c, ret);
+	/* the device refused it: no sign of the peer's death, a break */
+	if (RCX__UNLIKELY(ret)) {
+		rcx__log(RCX__LOG_WARN, "conn",
+			 "peer %d: receive buffers refused by the device (%s)",
+			 c->peer, rcx_strerror(ret));
+		(void)rcx__conn_wc_error(c, RCX_ERR_TRANSPORT);
 		return;
 	}
 	if (c->backlog)
