@@ -293,14 +293,13 @@ static void cm_event(struct tp_job *j, struct rcx__conn *c, int ev_type,
 }
 
 /*
- * A live peer's connection, up, gets an error from the connection
- * manager (as when its handshake's messages are lost on a link after
- * the peer's first message made the connection up): first at rank 0
- * (which accepted it), later at rank 1 (which made it). Each is a break:
- * the connection is made again, the stream across it arrives whole,
- * each message once and in order, and nobody is failed.
+ * A stream across two breaks of a live peer's connection, up: the
+ * connection manager reports ev_type on it, with st0 at rank 0 (which
+ * accepted it), later with st1 at rank 1 (which made it). Each is a
+ * break: the connection is made again, the stream across it arrives
+ * whole, each message once and in order, and nobody is failed.
  */
-static void sc_cm_error(struct tp_job *j)
+static void cm_breaks(struct tp_job *j, int ev_type, int st0, int st1)
 {
 	struct rcx__conn *c;
 	uint64_t before;
@@ -314,7 +313,7 @@ static void sc_cm_error(struct tp_job *j)
 	for (k = 1; k < 5 && !bad; k++) {
 		if ((k == 1 && j->rank == 0) || (k == 3 && j->rank == 1)) {
 			TP_CHECK_EQ(c->state, RCX__CONN_UP);
-			cm_event(j, c, RCX_CM_ERROR, -ECONNABORTED);
+			cm_event(j, c, ev_type, j->rank == 0 ? st0 : st1);
 		}
 		bad += exchange(j, k * (LF_BATCH + 1), LF_BATCH);
 	}
@@ -323,6 +322,23 @@ static void sc_cm_error(struct tp_job *j)
 	TP_CHECK(connects(j) >= before + 2);
 	TP_CHECK_EQ(c->state, RCX__CONN_UP);
 	ts_none_failed(j);
+}
+
+/* An error of the connection manager (as when its handshake's messages
+ * are lost on a link after the peer's first message made it up). */
+static void sc_cm_error(struct tp_job *j)
+{
+	cm_breaks(j, RCX_CM_ERROR, -ECONNABORTED, -ECONNABORTED);
+}
+
+/*
+ * A disconnect: at rank 0 the peer's own (-ECONNRESET: a live peer that
+ * gave up an endpoint of a reconnection sends it so; it shows it lives
+ * in time), at rank 1 one of ours unanswered (-ETIMEDOUT).
+ */
+static void sc_disc_live(struct tp_job *j)
+{
+	cm_breaks(j, RCX_CM_DISCONNECTED, -ECONNRESET, -ETIMEDOUT);
 }
 
 /*
@@ -406,6 +422,54 @@ static void sc_rx_refused(struct tp_job *j)
 	ts_none_failed(j);
 }
 
+/*
+ * Rank 1 leaves; its BYE arrives, but the send's completion fails (the
+ * fault provider: as when the ACK is lost and the retries run out). Its
+ * exit remakes the connection to send the BYE again, and rank 0, which
+ * has the BYE (the connection closed), refuses it. The refusal ends the
+ * exit's wait at once: it waited for RCX_FT_TIMEOUT_MS (10 minutes
+ * here, past the job's time limit). Rank 0 goes on answering until rank
+ * 1's process is gone; nobody is failed.
+ */
+static void sc_bye_ack_lost(struct tp_job *j)
+{
+	struct rcx__conn *c;
+	int64_t pid = getpid();
+	long long end;
+	bool gone = false;
+
+	if (j->rank == 1)
+		TP_CHECK_OK(rcx_send(j->g, &pid, sizeof(pid), 0, LF_TAG));
+	else
+		TP_CHECK_OK(rcx_recv(j->g, &pid, sizeof(pid), 1, LF_TAG, NULL));
+	TP_CHECK_EQ(exchange(j, 0, LF_BATCH), 0);
+	TP_CHECK_OK(rcx_group_barrier(j->g));
+	c = j->g->conns[1 - j->rank];
+	if (j->rank == 1) {
+		TP_CHECK(c->lazy_connect); /* it remakes the connection */
+		quiet(j, c);
+		rcx__fault_fail_next(c, RCX_ERR_TRANSPORT);
+		TP_CHECK_OK(rcx_group_free(&j->g));
+		return;
+	}
+	end = tu_now_ms() + 60000;
+	while (c->state == RCX__CONN_UP && tu_now_ms() < end)
+		rcx_ctx_wait(j->ctx, 10);
+	TP_CHECK_EQ(c->state, RCX__CONN_CLOSED);
+	ts_none_failed(j);
+	/* answering its reconnection (refused) until it is gone */
+	end = tu_now_ms() + 120000;
+	while (!(gone = exited((pid_t)pid)) && tu_now_ms() < end)
+		rcx_ctx_wait(j->ctx, 10);
+	TP_CHECK(gone);
+	TP_CHECK_OK(rcx_group_free(&j->g));
+}
+
+static void sc_long_ft_timeout(void)
+{
+	setenv("RCX_FT_TIMEOUT_MS", "600000", 1);
+}
+
 static const struct tp_scenario scenarios[] = {
 	{ .name = "persistent_after_free",
 	  .run = sc_persistent_after_free,
@@ -421,6 +485,8 @@ static const struct tp_scenario scenarios[] = {
 	{ .name = "cm_error", .run = sc_cm_error, .size = 2 },
 	TS_FAULT_SC("bye_refused", sc_bye_refused, NULL),
 	TS_FAULT_SC("rx_refused", sc_rx_refused, NULL),
+	{ .name = "disc_live", .run = sc_disc_live, .size = 2 },
+	TS_FAULT_SC("bye_ack_lost", sc_bye_ack_lost, sc_long_ft_timeout),
 };
 
 static int peer_main(int argc, char **argv)
@@ -470,6 +536,16 @@ static void test_rx_refused(void)
 	job(2, "rx_refused", 180);
 }
 
+static void test_disc_live(void)
+{
+	job(2, "disc_live", 180);
+}
+
+static void test_bye_ack_lost(void)
+{
+	job(2, "bye_ack_lost", 180);
+}
+
 static const CU_TestInfo tests[] = {
 	{ "persistent_after_group_free", test_persistent_after_free },
 	{ "persistent_last_holder", test_persistent_last_holder },
@@ -478,6 +554,8 @@ static const CU_TestInfo tests[] = {
 	{ "cm_error_on_live_peer_is_a_break", test_cm_error },
 	{ "bye_post_refused_peer_still_told", test_bye_refused },
 	{ "rx_batch_refused_part_way_is_a_break", test_rx_refused },
+	{ "disconnect_on_live_peer_is_a_break", test_disc_live },
+	{ "bye_ack_lost_close_ends_on_refusal", test_bye_ack_lost },
 	CU_TEST_INFO_NULL,
 };
 

@@ -182,9 +182,18 @@ static int on_ready(struct rcx_ep *ep, void *arg)
 	return 0;
 }
 
-static void answer_done(struct rcx__conn *c);
 static void ask_on_cm(struct rcx__epobj *o, const struct rcx_cm_event *ev);
 static int post_msg(struct rcx__conn *c, struct rcx_req *r, uint8_t type);
+
+void rcx__conn_answer_due(struct rcx__conn *c, long long ms)
+{
+	long long by = rcx__now_us() + ms * 1000;
+
+	if (!c->answer_by_us)
+		c->ctx->nanswer++;
+	if (!c->answer_by_us || c->answer_by_us > by)
+		c->answer_by_us = by;
+}
 
 /*
  * Nothing listens where the peer did: its context is gone. A launcher
@@ -193,51 +202,60 @@ static int post_msg(struct rcx__conn *c, struct rcx_req *r, uint8_t type);
  * cannot be told from a death: it is failed, so that the group hears of
  * it (fail.c's notices) instead of waiting for it.
  */
-static void gone_later(struct rcx__conn *c)
+void rcx__conn_gone(struct rcx__conn *c)
 {
-	long long by = rcx__now_us() + RCX__GONE_GRACE_MS * 1000LL;
-
 	if (!rcx__deaths_told(c->ctx)) {
 		rcx__conn_fail(c, RCX_ERR_PROC_FAILED);
 		return;
 	}
-
 	c->gone = 1;
-	if (!c->answer_by_us)
-		c->ctx->nanswer++;
-	if (!c->answer_by_us || c->answer_by_us > by)
-		c->answer_by_us = by;
+	rcx__conn_answer_due(c, RCX__GONE_GRACE_MS);
 	/* the next poll of launcher notices is not held back */
 	c->ctx->notice_next_us = 0;
 }
 
 /*
  * The connection manager ended c, which was up (or is closed or failed
- * already). A disconnect is the peer's own doing: its endpoint went, by
- * its death or its departure (a BYE came first then, and c is closed) or
- * on purpose; the peer failed. So does an error that says the peer's
- * process is gone (shm: -ESRCH, it died; -EHOSTDOWN, its context
- * closed). Any other error is the connection manager giving up on the
- * connection's handshake, which c took for done when the peer's first
- * message came (on_rx): its messages were lost or late on the link, and
- * the peer, which sent that message, is alive. That is a break, handled
- * as an error completion's (a reconnection, the peer suspect meanwhile),
- * never a process failure by itself.
+ * already); ev's status says how (it is logged).
+ *  - -ESRCH (shm: the peer's process died), -EHOSTDOWN (nothing listens
+ *    where it did: its context is gone): the peer failed.
+ *  - -ECONNRESET: the peer ended it (its disconnect, or its endpoint
+ *    destroyed): by its death (its kernel ends what the process left),
+ *    by leaving without a BYE that came, on purpose, or as a live peer
+ *    that gave up an endpoint of a reconnection. A break, made again,
+ *    but the peer must show it is alive within RCX__GONE_GRACE_MS (its
+ *    reconnection request, or the new endpoint up: conn_reconn.c), or it
+ *    failed; a dead peer's listener refuses the new connection sooner.
+ *  - anything else (the connection manager giving up on a handshake
+ *    that c took for done when the peer's first message came, on_rx; a
+ *    disconnect of ours unanswered): its messages were lost or late on
+ *    the link, and the peer is alive. A break, handled as an error
+ *    completion's (a reconnection, the peer suspect meanwhile), never a
+ *    process failure by itself.
  */
 static void cm_ended(struct rcx__conn *c, const struct rcx_cm_event *ev)
 {
-	bool brk = ev->type == RCX_CM_ERROR && c->state == RCX__CONN_UP &&
-		   ev->status != -ESRCH && ev->status != -EHOSTDOWN;
+	bool up = c->state == RCX__CONN_UP;
+	bool dead = ev->status == -ESRCH || ev->status == -EHOSTDOWN;
+	bool reset =
+		ev->type == RCX_CM_DISCONNECTED && ev->status == -ECONNRESET;
 
-	if (c->state == RCX__CONN_UP)
+	if (up)
 		rcx__log(RCX__LOG_INFO, "conn",
 			 "peer %d: the connection manager ended the connection "
-			 "(%s, status %d): %s",
+			 "(%s, %s): %s",
 			 c->peer,
 			 ev->type == RCX_CM_ERROR ? "error" : "disconnected",
-			 ev->status, brk ? "broken, not failed" : "failed");
-	if (brk)
+			 rcx_strerror(ev->status),
+			 dead	 ? "failed"
+			 : reset ? "broken, the peer to show it lives"
+				 : "broken, not failed");
+	if (!up || dead)
+		rcx__conn_fail(c, RCX_ERR_PROC_FAILED);
+	else if (!reset)
 		(void)rcx__conn_wc_error(c, RCX_ERR_TRANSPORT);
+	else if (rcx__conn_reconnect(c, RCX_ERR_TRANSPORT))
+		rcx__conn_answer_due(c, RCX__GONE_GRACE_MS);
 	else
 		rcx__conn_fail(c, RCX_ERR_PROC_FAILED);
 }
@@ -256,7 +274,7 @@ static void conn_on_cm(struct rcx__epobj *o, const struct rcx_cm_event *ev)
 	}
 	switch (ev->type) {
 	case RCX_CM_ESTABLISHED:
-		answer_done(c);
+		rcx__conn_answer_done(c);
 		RCX__LOG(RCX__LOG_DEBUG, "conn", "peer %d: connected", c->peer);
 		if (c->state == RCX__CONN_CONNECTING) {
 			c->state = RCX__CONN_UP;
@@ -277,9 +295,9 @@ static void conn_on_cm(struct rcx__epobj *o, const struct rcx_cm_event *ev)
 			break;
 		}
 		/* a member of the job that is no longer there left (or
-		 * died: gone_later); elsewhere nothing listens: refused */
+		 * died: rcx__conn_gone); elsewhere nothing listens: refused */
 		if (ev->status == -EHOSTDOWN && c->g && c->g == c->ctx->world)
-			gone_later(c);
+			rcx__conn_gone(c);
 		else if ((ev->status == -ECONNREFUSED ||
 			  ev->status == -ESRCH) &&
 			 c->g && c->g == c->ctx->world)
@@ -498,7 +516,7 @@ static void ask_on_cm(struct rcx__epobj *o, const struct rcx_cm_event *ev)
 		c->ask_ep = NULL;
 		if (ev->status == -EHOSTDOWN &&
 		    c->state == RCX__CONN_CONNECTING) {
-			gone_later(c);
+			rcx__conn_gone(c);
 			return;
 		}
 		/* refused by its death, not by its answer (shm tells them
@@ -507,6 +525,18 @@ static void ask_on_cm(struct rcx__epobj *o, const struct rcx_cm_event *ev)
 			rcx__conn_fail(c, RCX_ERR_PROC_FAILED);
 			return;
 		}
+		/* a reconnection's ask that only the system answers: the
+		 * peer's context is gone, or it died (conn_reconn.c) */
+		if ((ev->status == -EHOSTDOWN || ev->status == -ESRCH) &&
+		    c->state == RCX__CONN_RECONN) {
+			rcx__conn_reconn_refused(c, ev->status);
+			return;
+		}
+		/* one the peer's own rcx refused, as it refuses every ask:
+		 * it lives (it connects once its side has drained) */
+		if (ev->status == -ECONNREFUSED &&
+		    c->state == RCX__CONN_RECONN && !c->gone)
+			rcx__conn_answer_done(c);
 		/* a live peer connects now; a dead one never (ft.c) */
 		if (c->state != RCX__CONN_CONNECTING)
 			return;
@@ -524,7 +554,7 @@ static void ask_on_cm(struct rcx__epobj *o, const struct rcx_cm_event *ev)
 }
 
 /* The peer's connection came, or the connection ended. */
-static void answer_done(struct rcx__conn *c)
+void rcx__conn_answer_done(struct rcx__conn *c)
 {
 	c->reask_us = 0;
 	if (c->answer_by_us) {
@@ -734,7 +764,7 @@ void rcx__conn_fail(struct rcx__conn *c, int err)
 	c->state = RCX__CONN_FAILED;
 	c->error = err;
 	c->ctx->wake_gen++;
-	answer_done(c);
+	rcx__conn_answer_done(c);
 	/* whatever is still queued on it flushes now, not after retries */
 	if (c->ep)
 		c->ctx->ops->ep_set_error(c->ep);
@@ -784,7 +814,7 @@ void rcx__conn_left(struct rcx__conn *c)
 	rcx__conn_reconn_stop(c);
 	c->state = RCX__CONN_CLOSED;
 	c->ctx->wake_gen++;
-	answer_done(c);
+	rcx__conn_answer_done(c);
 	drain_reqs(c, -ECONNRESET);
 	rcx__p2p_peer_failed(c, -ECONNRESET);
 }
@@ -819,7 +849,7 @@ void rcx__conn_destroy(struct rcx__conn *c)
 		c->g->conns[c->peer] = NULL;
 	rcx__conn_reconn_stop(c);
 	drain_reqs(c, -ECANCELED);
-	answer_done(c);
+	rcx__conn_answer_done(c);
 	rcx__conn_unsuspect(c);
 	/* CLOSED already: the peer said BYE, so it was up (or it left
 	 * before it ever was: gone) */

@@ -49,6 +49,9 @@ enum {
 	RE_DRAIN = 1, /* the broken endpoint's completions are reaped */
 	RE_READY,     /* drained: connect, ask, or accept the peer's */
 	RE_NEW,	      /* a new endpoint is on its way */
+	/* the peer refused it (it closed, its context is gone): no attempt
+	 * more unless it asks or connects itself (rcx__conn_reconn_req) */
+	RE_REFUSED,
 };
 
 /* a reconnection's attempt (connect or ask) is repeated this often */
@@ -147,6 +150,15 @@ int rcx__conn_post_slot(struct rcx__conn *c, struct rcx__txslot *s);
  * or the provider's error. */
 int rcx__conn_bye(struct rcx__conn *c);
 struct rcx_ep_attr rcx__conn_ep_attr(struct rcx__conn *c);
+/* c's peer is to show it lives (its connection, or a reconnection's
+ * request) within ms, else it failed, or left if c->gone (fail.c) */
+void rcx__conn_answer_due(struct rcx__conn *c, long long ms);
+/* it did, or c ended: nothing due */
+void rcx__conn_answer_done(struct rcx__conn *c);
+/* The peer's context is gone (it left, or died), or it refused a
+ * reconnection: left unless a launcher tells of its death within
+ * RCX__GONE_GRACE_MS; failed at once where none tells of deaths. */
+void rcx__conn_gone(struct rcx__conn *c);
 void rcx__conn_pending_add(struct rcx__conn *c);
 
 /* conn_tx.c */
@@ -159,6 +171,9 @@ void rcx__conn_replay_drop(struct rcx__conn *c);
 void rcx__conn_reconn_stop(struct rcx__conn *c);
 void rcx__conn_reconn_up(struct rcx__conn *c);
 void rcx__conn_reconn_on_cm(struct rcx__conn *c, const struct rcx_cm_event *ev);
+/* The peer refused c's reconnection with status (-ECONNREFUSED: its
+ * answer to our connect; -EHOSTDOWN, -ESRCH: the system's). */
+void rcx__conn_reconn_refused(struct rcx__conn *c, int status);
 bool rcx__conn_settle(struct rcx__conn *c);
 
 #endif

@@ -5,6 +5,7 @@
  * connector remakes it, its acceptor waits, group.c): slots kept for
  * sending again, the new endpoint's attempts, and its coming up.
  */
+#include <errno.h>
 #include "lib/core/core.h"
 #include "lib/core/conn_int.h"
 
@@ -105,6 +106,9 @@ void rcx__conn_reconn_up(struct rcx__conn *c)
 
 	rcx__conn_reconn_stop(c);
 	c->state = RCX__CONN_UP;
+	/* it lives: nothing due from it (a disconnect's grace, a refusal) */
+	rcx__conn_answer_done(c);
+	c->gone = 0;
 	if (c->old_ep) {
 		ctx->ops->ep_destroy(c->old_ep);
 		c->old_ep = NULL;
@@ -136,21 +140,59 @@ void rcx__conn_reconn_on_cm(struct rcx__conn *c, const struct rcx_cm_event *ev)
 	/*
 	 * The broken endpoint itself disconnected: the peer (or its
 	 * kernel, for a process that died) ended it, where a peer that
-	 * reconnects keeps its own until the new one is up. A sign of
-	 * death, as on a connection that is up.
+	 * reconnects keeps its own until the new one is up. As on a
+	 * connection that is up (conn.c, cm_ended): its process or context
+	 * gone, it failed; ended by the peer, it is to show it lives.
 	 */
 	if (ev->type == RCX_CM_DISCONNECTED && !c->old_ep && ev->ep == c->ep) {
 		while (rcx__progress(c->ctx) > 0)
 			;
-		rcx__conn_fail(c, RCX_ERR_PROC_FAILED);
+		if (c->state != RCX__CONN_RECONN) /* its BYE came */
+			return;
+		rcx__log(RCX__LOG_INFO, "conn",
+			 "peer %d: the broken connection disconnected (%s)",
+			 c->peer, rcx_strerror(ev->status));
+		if (ev->status == -ESRCH || ev->status == -EHOSTDOWN)
+			rcx__conn_fail(c, RCX_ERR_PROC_FAILED);
+		else if (ev->status == -ECONNRESET)
+			rcx__conn_answer_due(c, RCX__GONE_GRACE_MS);
 		return;
 	}
 	if (c->re_phase != RE_NEW || ev->ep != c->ep)
 		return;
 	if (ev->type == RCX_CM_ESTABLISHED)
 		rcx__conn_reconn_up(c);
+	else if (ev->type == RCX_CM_ERROR && c->lazy_connect &&
+		 (ev->status == -ECONNREFUSED || ev->status == -EHOSTDOWN ||
+		  ev->status == -ESRCH))
+		rcx__conn_reconn_refused(c, ev->status);
 	else
 		reconn_retry(c);
+}
+
+/*
+ * The peer refused c's reconnection: its answer to our connect (it
+ * closed the connection, our BYE taken, or left; a peer that remakes it
+ * never refuses a connect), or the system's, nothing listening where it
+ * did (its context is gone) or its process dead (shm). No attempt is
+ * made any more, and a clean exit waiting for the connection stops at
+ * once (rcx__conn_settle); otherwise it left, or died (rcx__conn_gone).
+ * Its own request or ask (rcx__conn_reconn_req) takes it up again.
+ */
+void rcx__conn_reconn_refused(struct rcx__conn *c, int status)
+{
+	if (c->state != RCX__CONN_RECONN)
+		return;
+	rcx__log(RCX__LOG_INFO, "conn", "peer %d: reconnection refused (%s)",
+		 c->peer, rcx_strerror(status));
+	if (status == -ESRCH) {
+		rcx__conn_fail(c, RCX_ERR_PROC_FAILED);
+		return;
+	}
+	if (c->ep && c->re_phase == RE_NEW)
+		c->ctx->ops->ep_set_error(c->ep);
+	c->re_phase = RE_REFUSED;
+	rcx__conn_gone(c);
 }
 
 /*
@@ -258,6 +300,16 @@ void rcx__conn_reconn_req(struct rcx__conn *c, struct rcx_conn_req *req,
 	/* the peer found the connection broken: so it is */
 	if (c->state == RCX__CONN_UP)
 		rcx__conn_reconnect(c, RCX_ERR_TRANSPORT);
+	/* it lives and remakes it: nothing due from it, a refusal undone
+	 * (the endpoint of the refused attempt drains first) */
+	if (c->state == RCX__CONN_RECONN) {
+		rcx__conn_answer_done(c);
+		c->gone = 0;
+		if (c->re_phase == RE_REFUSED) {
+			c->re_phase = RE_DRAIN;
+			c->re_next_us = 0;
+		}
+	}
 	if (ask || c->state != RCX__CONN_RECONN) {
 		ctx->ops->ep_reject(ctx->dev, req);
 		return;
@@ -305,6 +357,10 @@ bool rcx__conn_settle(struct rcx__conn *c)
 	if (c->state == RCX__CONN_UP)
 		rcx__conn_tx_mark(c);
 	for (;;) {
+		/* the peer refused the new connection: it has closed, or
+		 * its context is gone; nothing will take the BYE again */
+		if (c->state == RCX__CONN_RECONN && c->re_phase == RE_REFUSED)
+			break;
 		if (c->state == RCX__CONN_UP && !conn_owes(c)) {
 			if (bye && ctx->st.connects == bye_at)
 				break; /* it went, and its completion came */

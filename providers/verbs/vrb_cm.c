@@ -227,6 +227,7 @@ void vrb_ep_destroy(struct rcx_ep *e)
 
 /* IBA 12.6.7.2, table 112: REJ reason codes */
 #define VRB_REJ_INVALID_SERVICE_ID 8
+#define VRB_REJ_CONSUMER_DEFINED   28
 
 static int fail(struct vrb_ep *ep, struct rcx_cm_event *ev, int status)
 {
@@ -281,11 +282,16 @@ static int ep_event(struct vrb_ep *ep, struct rdma_cm_event *cme,
 	case RDMA_CM_EVENT_REJECTED:
 		/* IB CM reject reason 8, invalid service ID: nothing listens
 		 * on that port any more (the peer's context is gone); a
-		 * peer's own rdma_reject is reason 28, consumer defined */
+		 * peer's own rdma_reject is reason 28, consumer defined (so
+		 * is its process's end with the request unanswered). Any
+		 * other is the connection managers' own (a time-out, a stale
+		 * connection: messages lost or late on the link) */
 		return fail(ep, ev,
 			    cme->status == VRB_REJ_INVALID_SERVICE_ID
 				    ? -EHOSTDOWN
-				    : -ECONNREFUSED);
+			    : cme->status == VRB_REJ_CONSUMER_DEFINED
+				    ? -ECONNREFUSED
+				    : -ECONNABORTED);
 	case RDMA_CM_EVENT_CONNECT_ERROR:
 		return fail(ep, ev, -ECONNABORTED);
 	case RDMA_CM_EVENT_DISCONNECTED:
@@ -294,7 +300,15 @@ static int ep_event(struct vrb_ep *ep, struct rdma_cm_event *cme,
 			return 0;
 		ep->state = VRB_EP_DISCONNECTED;
 		ev->type = RCX_CM_DISCONNECTED;
-		ev->status = -ECONNRESET;
+		/* status 0: the peer's DREQ (its disconnect, its id
+		 * destroyed, by it or by its kernel for a process that
+		 * died) or its DREP to ours; else ours went unanswered
+		 * (-ETIMEDOUT: the link or the peer, no sign of which) */
+		if (cme->event == RDMA_CM_EVENT_DEVICE_REMOVAL)
+			ev->status = -ENODEV;
+		else
+			ev->status =
+				cme->status ? -abs(cme->status) : -ECONNRESET;
 		return 1;
 	default: /* TIMEWAIT_EXIT, ADDR_CHANGE, ... */
 		return 0;
