@@ -249,6 +249,9 @@ static void suspects_due(struct rcx_ctx *ctx, long long now)
  * was dead and the answer was the system's refusal. It fails. Until
  * then the ask is asked again now and then: a peer that was dying when
  * it was refused is dead by then, and nothing listens where it did.
+ * So too a peer that disconnected a connection that was up, or refused
+ * its reconnection, and did not remake it in time (conn.c, cm_ended;
+ * conn_reconn.c).
  */
 static void answers_due(struct rcx_ctx *ctx, long long now)
 {
