@@ -174,13 +174,18 @@ struct rcx_pwr_direct {
 enum rcx_cm_type {
 	RCX_CM_CONNECT_REQUEST, /* req, pdata: answer with accept/reject */
 	RCX_CM_ESTABLISHED,	/* ep is ready for traffic */
-	RCX_CM_DISCONNECTED,	/* peer disconnected or its port went away */
+	RCX_CM_DISCONNECTED,	/* -ECONNRESET: the peer disconnected (or
+				 * its process went); -ETIMEDOUT: a
+				 * disconnect of ours went unanswered;
+				 * -ENODEV: the device went away */
 	RCX_CM_ERROR,		/* connect failed: status says why,
 				 * -EHOSTDOWN: nothing listens at the
 				 * address (the peer's context is gone),
 				 * -ESRCH: the peer's process died (a
 				 * provider that can tell: shm),
-				 * -ECONNREFUSED: the peer refused */
+				 * -ECONNREFUSED: the peer refused,
+				 * -ECONNABORTED: the connection
+				 * managers gave up the handshake */
 };
 
 struct rcx_cm_event {
