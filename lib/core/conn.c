@@ -224,8 +224,9 @@ void rcx__conn_gone(struct rcx__conn *c)
  *    by leaving without a BYE that came, on purpose, or as a live peer
  *    that gave up an endpoint of a reconnection. A break, made again,
  *    but the peer must show it is alive within RCX__GONE_GRACE_MS (its
- *    reconnection request, or the new endpoint up: conn_reconn.c), or it
- *    failed; a dead peer's listener refuses the new connection sooner.
+ *    reconnection request, its answer to our ask, or the new endpoint
+ *    up: conn_reconn.c, ask_on_cm), or it failed; a dead peer's
+ *    listener refuses the new connection sooner.
  *  - anything else (the connection manager giving up on a handshake
  *    that c took for done when the peer's first message came, on_rx; a
  *    disconnect of ours unanswered): its messages were lost or late on
