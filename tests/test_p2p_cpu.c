@@ -20,7 +20,7 @@
 #define CPU_TAG	   31
 /*
  * Empty polls allowed per round trip (two waits): the shm provider
- * yields after 2 in a row (SHM_YIELD_POLLS; and now and then pauses its
+ * yields after 4 in a row (SHM_YIELD_POLLS; and now and then pauses its
  * yields, SHM_YIELD_PAUSE); a waiter that held the CPU for a time slice
  * polled tens of thousands of times.
  */

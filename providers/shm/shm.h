@@ -110,8 +110,12 @@
  * wait); a wait that goes to sleep takes it back (arm). With 256 empty
  * polls before the first look, two ranks on one CPU spun about 10 us a
  * wait (a 2-cpu guest) where a peer on a CPU of its own answers in 1 us.
+ * The first look (about 50 instructions with a few endpoints) is not at
+ * the first or second empty poll: a wait that a peer on its own CPU ends
+ * within a few polls pays nothing for it, nor does a test that finds
+ * nothing twice in a row.
  */
-#define SHM_YIELD_POLLS 2
+#define SHM_YIELD_POLLS 4
 #define SHM_YIELD_EVERY 16
 /*
  * Two processes that hand a CPU to each other never look idle to the
