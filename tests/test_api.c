@@ -284,20 +284,35 @@ static int yield_of(const char *y, const char *n)
 	return ret;
 }
 
+/* the cpus of this thread and of this process's parent (the launcher) */
+static int node_cpus(cpu_set_t *set)
+{
+	cpu_set_t up;
+
+	if (sched_getaffinity(0, sizeof(*set), set))
+		return -1;
+	if (!sched_getaffinity(getppid(), sizeof(up), &up))
+		CPU_OR(set, set, &up);
+	return CPU_COUNT(set);
+}
+
 /*
  * RCX_YIELD=auto: a wait yields when the launcher's ranks on this node
- * outnumber the cpus the process may run on, not otherwise; always and
- * never whatever the count; a local size that is not a count is left
- * out (auto then does not yield).
+ * outnumber the cpus they may run on (this process's and its parent's,
+ * the launcher's), not otherwise; always and never whatever the count; a
+ * local size that is not a count is left out (auto then does not
+ * yield). A rank bound to one cpu of its own (mpirun binds a rank to a
+ * core) is not oversubscribed when its launcher has a cpu for each rank:
+ * counted alone, its one cpu made every idle poll a yield.
  */
 static void test_ctx_yield(void)
 {
-	cpu_set_t set;
+	cpu_set_t set, one;
 	char many[32];
-	int cpus;
+	int cpus, c;
 
-	CU_ASSERT_EQUAL_FATAL(sched_getaffinity(0, sizeof(set), &set), 0);
-	cpus = CPU_COUNT(&set);
+	cpus = node_cpus(&set);
+	CU_ASSERT_FATAL(cpus > 0);
 	snprintf(many, sizeof(many), "%d", cpus + 1);
 	CU_ASSERT_EQUAL(yield_of("auto", many), 1);
 	CU_ASSERT_EQUAL(yield_of("auto", "1"), 0);
@@ -305,6 +320,17 @@ static void test_ctx_yield(void)
 	CU_ASSERT_EQUAL(yield_of("auto", "four"), 0);
 	CU_ASSERT_EQUAL(yield_of("always", "1"), 1);
 	CU_ASSERT_EQUAL(yield_of("never", many), 0);
+	/* bound to one cpu, as mpirun binds: 2 ranks */
+	CU_ASSERT_EQUAL_FATAL(sched_getaffinity(0, sizeof(set), &set), 0);
+	for (c = 0; !CPU_ISSET(c, &set); c++)
+		;
+	CPU_ZERO(&one);
+	CPU_SET(c, &one);
+	CU_ASSERT_EQUAL_FATAL(sched_setaffinity(0, sizeof(one), &one), 0);
+	cpus = node_cpus(&one);
+	printf("bound to cpu %d, with the launcher's %d cpus: ", c, cpus);
+	CU_ASSERT_EQUAL(yield_of("auto", "2"), cpus < 2);
+	CU_ASSERT_EQUAL(sched_setaffinity(0, sizeof(set), &set), 0);
 }
 
 static void test_ctx_lifecycle(void)

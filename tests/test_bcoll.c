@@ -69,6 +69,14 @@ static int cont_iters = CONT_ITERS, kill_at = KILL_AT, big_iters = BIG_ITER,
 #define WAKE_STARTS  10
 #define WAKE_LATE_US 50000
 #define WAKE_POLLS   200
+/*
+ * one_cpu: starts of a bound allreduce with both ranks on one CPU, and
+ * the empty polls the median start may take (two ranks, one step: each
+ * rank's wait; the shm provider once spun 256 polls a wait before it
+ * gave the CPU to the peer queued behind it)
+ */
+#define ONE_CPU_STARTS 200
+#define ONE_CPU_POLLS  64
 /* kill_asleep: the start into which the last rank dies late */
 #define KILL_ASLEEP_AT 20
 /*
@@ -168,6 +176,59 @@ static void sc_wake(void)
 				WAKE_STARTS);
 	}
 	TP_CHECK_OK(rcx_bind_free(&b, 1));
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * Run on shm with RCX_YIELD=never and a spin that never ends (the test
+ * sets them): both ranks pinned to one CPU, a start's wait holds the CPU
+ * its peer needs to make the data it waits for. The provider gives the
+ * CPU to the peer queued behind it after a few empty polls: a waiter
+ * that spun on took a time slice a start, one that spun 256 polls first
+ * about 10 us (20 us an allreduce of 2 ranks on a 2-cpu guest). Counted,
+ * not timed: each start's empty polls at each rank, of which the median
+ * (now and then a waiter spins on without yielding, SHM_YIELD_PAUSE, so
+ * the scheduler may move its peer to another CPU); the result checked.
+ */
+static void sc_one_cpu(void)
+{
+	struct rcx_stats s0 = { .size = sizeof(s0) },
+			 s1 = { .size = sizeof(s1) };
+	struct rcx_req *init = NULL, *c;
+	uint64_t polls[ONE_CPU_STARTS];
+	int64_t v;
+	int i, cpu;
+
+	TP_CHECK_OK(rcx_allreduce_init(RCX_IN_PLACE, &v, 1, RCX_INT64, RCX_SUM,
+				       g, NULL, &init));
+	c = bind(init);
+	if (!c)
+		return;
+	cpu = tp_pin_cpu(0);
+	TP_CHECK(cpu >= 0);
+	for (i = 0; i < ONE_CPU_STARTS; i++) {
+		TP_CHECK_OK(rcx_ctx_stats(ctx, &s0));
+		v = rank + i;
+		if (!start_wait(c) || !TP_CHECK_EQ(v, 2 * i + 1))
+			break;
+		TP_CHECK_OK(rcx_ctx_stats(ctx, &s1));
+		polls[i] = s1.empty_polls - s0.empty_polls;
+	}
+	if (TP_CHECK_EQ(i, ONE_CPU_STARTS)) {
+		qsort(polls, ONE_CPU_STARTS, sizeof(polls[0]), cmp_u64);
+		printf("rank %d on cpu %d: empty polls a start: median %llu, "
+		       "most %llu\n",
+		       rank, cpu, (unsigned long long)polls[ONE_CPU_STARTS / 2],
+		       (unsigned long long)polls[ONE_CPU_STARTS - 1]);
+		TP_CHECK(polls[ONE_CPU_STARTS / 2] < ONE_CPU_POLLS);
+	}
+	TP_CHECK_OK(rcx_bind_free(&c, 1));
 }
 
 static int64_t bval(int root, int i, int j)
@@ -940,6 +1001,7 @@ static const struct {
 	{ "alltoall", sc_alltoall, false, NULL },
 	{ "sched", sc_sched, false, NULL },
 	{ "hold", sc_hold, false, NULL },
+	{ "one_cpu", sc_one_cpu, false, "shm" },
 };
 
 /*
@@ -1112,6 +1174,17 @@ static void test_wake(void)
 	unsetenv("RCX_SPIN_US");
 }
 
+/* on shm whatever the entry: the yield to a peer on the same CPU is the
+ * shm provider's (on verbs, RCX_YIELD's) */
+static void test_one_cpu(void)
+{
+	setenv("RCX_YIELD", "never", 1);
+	setenv("RCX_SPIN_US", "10000000", 1);
+	CU_ASSERT_EQUAL(tu_mp_run(2, "bcoll", "one_cpu", 120), 0);
+	unsetenv("RCX_SPIN_US");
+	unsetenv("RCX_YIELD");
+}
+
 /* 2 and 4 ranks (quick on a device: 2) */
 static void test_hold(void)
 {
@@ -1138,6 +1211,7 @@ static const CU_TestInfo tests[] = {
 	{ "alltoall_in_place_and_not_10k", test_alltoall },
 	{ "allreduce_schedules_agree", test_sched },
 	{ "start_waits_for_its_unposted_write", test_hold },
+	{ "one_cpu_waits_yield_early", test_one_cpu },
 	CU_TEST_INFO_NULL,
 };
 

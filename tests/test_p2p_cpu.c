@@ -5,7 +5,7 @@
  * set it), they ping-pong eager and rendezvous messages. A waiter that
  * kept the CPU its peer needs spun until the scheduler's tick, a time
  * slice per message; one that gives the CPU to a peer waiting behind it
- * polls a few hundred times. Counted, not timed: each rank's empty polls
+ * polls a few times. Counted, not timed: each rank's empty polls
  * per round trip.
  */
 #include <stdint.h>
@@ -20,7 +20,8 @@
 #define CPU_TAG	   31
 /*
  * Empty polls allowed per round trip (two waits): the shm provider
- * yields after 256 in a row; a waiter that held the CPU for a time slice
+ * yields after 4 in a row (SHM_YIELD_POLLS; and now and then pauses its
+ * yields, SHM_YIELD_PAUSE); a waiter that held the CPU for a time slice
  * polled tens of thousands of times.
  */
 #define CPU_POLLS 4096

@@ -59,8 +59,8 @@ const struct rcx__config_var rcx__config_vars[] = {
 	  U(spin_us, 0, 10000000) },
 	{ "RCX_YIELD", "auto",
 	  "a spinning wait yields its cpu (sched_yield) between polls: auto "
-	  "(when the launcher's ranks on this node outnumber the cpus this "
-	  "process may run on), always, never",
+	  "(when the launcher's ranks on this node outnumber the cpus of "
+	  "this process and its launcher), always, never",
 	  S(yield) },
 	{ "RCX_CONNECT_TIMEOUT_MS", "60000",
 	  "limit for connection set-up (group creation, channel binds)",

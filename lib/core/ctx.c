@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sched.h>
 #include <time.h>
+#include <unistd.h>
 #include <sys/epoll.h>
 #include "lib/core/core.h"
 
@@ -351,12 +352,32 @@ void rcx__block_req(struct rcx_ctx *ctx, struct rcx_req *r)
 		;
 }
 
+/*
+ * The cpus the ranks of this node may run on: this process's, and its
+ * parent's (the launcher's). A launcher that binds each rank to a cpu of
+ * its own (Open MPI's mpirun binds a rank to a core when there are no
+ * more ranks than cores, srun --cpu-bind) leaves a rank one cpu: counted
+ * alone, two ranks bound to two cores looked oversubscribed and every
+ * idle poll of their waits was a sched_yield. Ranks bound to one cpu
+ * together (or a parent that is not the launcher) are left to the
+ * providers' waits (the shm provider yields to a peer queued behind it).
+ */
+static int node_cpus(void)
+{
+	cpu_set_t set, up;
+
+	if (sched_getaffinity(0, sizeof(set), &set))
+		return 0;
+	if (!sched_getaffinity(getppid(), sizeof(up), &up))
+		CPU_OR(&set, &set, &up);
+	return CPU_COUNT(&set);
+}
+
 /* RCX_YIELD: ctx->yield, auto from the launcher's ranks on this node */
 static int yield_mode(struct rcx_ctx *ctx)
 {
 	const char *m = ctx->cfg.yield, *from = NULL;
-	int local, cpus = 0;
-	cpu_set_t set;
+	int local, cpus;
 
 	if (!strcmp(m, "always") || !strcmp(m, "never")) {
 		ctx->yield = m[0] == 'a';
@@ -369,12 +390,12 @@ static int yield_mode(struct rcx_ctx *ctx)
 		return -EINVAL;
 	}
 	local = rcx__boot_local_size(&from);
-	if (sched_getaffinity(0, sizeof(set), &set) == 0)
-		cpus = CPU_COUNT(&set);
+	cpus = node_cpus();
 	ctx->yield = local > 0 && cpus > 0 && local > cpus;
 	if (ctx->yield)
 		rcx__log(RCX__LOG_DEBUG, "ctx",
-			 "%d ranks on this node (%s), %d cpus: waits yield",
+			 "%d ranks on this node (%s), %d cpus (its own and "
+			 "its launcher's): waits yield",
 			 local, from, cpus);
 	return 0;
 }

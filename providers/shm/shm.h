@@ -97,24 +97,40 @@
  * Peers of one host may share a CPU (more processes than CPUs, a busy
  * host): a waiter that spins there holds the CPU the peer it waits for
  * needs until the scheduler's tick, a time slice (milliseconds) per
- * message. So a process that has polled SHM_YIELD_POLLS times in a row
- * and found nothing says on which CPU it waits (its device segment's
- * idle_cpu), and from then on, once in SHM_YIELD_EVERY empty polls, gives
- * the CPU away (sched_yield) if a peer waits on the same CPU: that peer
- * is not running, it is queued behind us. A peer on a CPU of its own is
- * left alone: no system call while it computes or is preempted there.
+ * message. So a process that polls and finds nothing says on which CPU
+ * it waits (its device segment's idle_cpu; the CPU read through rseq,
+ * stored only when it changed) at the SHM_YIELD_POLLS-th empty poll in a
+ * row and once in SHM_YIELD_EVERY after, and gives the CPU away
+ * (sched_yield) if a peer said it waits on the same CPU: that peer is
+ * not running, it is queued behind us. A peer on a CPU of its own is left
+ * alone: no system call while it computes or is preempted there. The
+ * mark stays when the wait ends: no store per message into the line the
+ * peers read (a peer that finds it stale, after we moved, yields with
+ * nobody to switch to once in SHM_YIELD_EVERY polls until our next
+ * wait); a wait that goes to sleep takes it back (arm). With 256 empty
+ * polls before the first look, two ranks on one CPU spun about 10 us a
+ * wait (a 2-cpu guest) where a peer on a CPU of its own answers in 1 us.
+ * The first look (about 50 instructions with a few endpoints) is not at
+ * the first or second empty poll: a wait that a peer on its own CPU ends
+ * within a few polls pays nothing for it, nor does a test that finds
+ * nothing twice in a row.
  */
-#define SHM_YIELD_POLLS 256
+#define SHM_YIELD_POLLS 4
 #define SHM_YIELD_EVERY 16
 /*
  * Two processes that hand a CPU to each other never look idle to the
  * scheduler's load balancer (a task that ran less than half a
- * millisecond ago is not moved): after SHM_YIELD_STREAK yields a waiter
- * spins SHM_YIELD_PAUSE polls without yielding, so that the peer, off
- * the CPU that long, may be moved to another one.
+ * millisecond ago is not moved): after a streak of yields (first
+ * SHM_YIELD_STREAK) a waiter spins SHM_YIELD_PAUSE polls without
+ * yielding, so that the peer, off the CPU that long, may be moved to
+ * another one. Each pause doubles the next streak, up to
+ * SHM_YIELD_STREAK_MAX: where no CPU has room (a busy host) the pair
+ * stays, and a pause is a time slice lost (with yields from the first
+ * empty polls, 512 yields are a few milliseconds of messages).
  */
-#define SHM_YIELD_STREAK 512
-#define SHM_YIELD_PAUSE	 (1u << 16)
+#define SHM_YIELD_STREAK     512
+#define SHM_YIELD_STREAK_MAX (1u << 15)
+#define SHM_YIELD_PAUSE	     (1u << 16)
 
 /*
  * A send queue entry (a WR), in the connection segment. Its first line
@@ -233,8 +249,8 @@ struct shm_dev_seg {
 	/* bumped after each connection message sent to this device: the
 	 * socket is read only when it moved (no empty recv per poll) */
 	_Atomic uint32_t cm_bell;
-	/* 1 + the CPU this process polls idle on, 0: it is busy (see
-	 * SHM_YIELD_POLLS) */
+	/* 1 + the CPU this process last polled idle on, 0: none, or it
+	 * sleeps (see SHM_YIELD_POLLS) */
 	_Atomic uint32_t idle_cpu;
 	/* peers mark work (see SHM_WORK_MIN); in the line of armed, which
 	 * the peer's wakeup reads anyway */
@@ -378,6 +394,7 @@ struct shm_dev {
 	uint32_t cm_seen;   /* cm_bell when the socket was last read */
 	uint32_t idle;	    /* polls in a row that found nothing */
 	uint32_t yields;    /* sched_yield calls since the last pause */
+	uint32_t streak;    /* yields from one pause to the next */
 	uint32_t pause;	    /* empty polls left without a yield */
 	long long live_ms;  /* last look at the peers (coarse clock) */
 	bool live_now;	    /* look at once: a wait is going to sleep */
@@ -556,8 +573,16 @@ void shm_mem_name(pid_t pid, uint32_t dev, uint32_t id, char *buf, size_t len);
 long long shm_coarse_ms(void);
 /* an empty poll (dev->idle of them in a row): perhaps yield the CPU */
 void shm_idle(struct shm_dev *dev);
-/* a poll found work after a stretch of empty ones */
-void shm_busy(struct shm_dev *dev);
+/* is shm_idle due after this many empty polls in a row? */
+static inline bool shm_idle_due(uint32_t idle)
+{
+	return idle == SHM_YIELD_POLLS || !(idle % SHM_YIELD_EVERY);
+}
+/* a poll found work after a stretch of empty ones (idle_cpu stays) */
+static inline void shm_busy(struct shm_dev *dev)
+{
+	dev->idle = 0;
+}
 
 /* shm_cm.c */
 int shm_listen(struct rcx_dev *dev, uint16_t port, char *addr, size_t len);

@@ -93,8 +93,6 @@ void shm_idle(struct shm_dev *dev)
 	uint32_t cpu;
 	int c;
 
-	if (dev->idle % SHM_YIELD_EVERY)
-		return;
 	if (dev->pause) {
 		dev->pause -= dev->pause < SHM_YIELD_EVERY ? dev->pause
 							   : SHM_YIELD_EVERY;
@@ -116,20 +114,14 @@ void shm_idle(struct shm_dev *dev)
 			continue;
 		/* it waits behind us: it gets the CPU now, not at the tick */
 		sched_yield();
-		if (++dev->yields == SHM_YIELD_STREAK) {
+		if (++dev->yields == dev->streak) {
 			dev->yields = 0;
 			dev->pause = SHM_YIELD_PAUSE;
+			if (dev->streak < SHM_YIELD_STREAK_MAX)
+				dev->streak *= 2;
 		}
 		return;
 	}
-}
-
-void shm_busy(struct shm_dev *dev)
-{
-	if (dev->idle >= SHM_YIELD_POLLS)
-		atomic_store_explicit(&dev->seg->idle_cpu, 0,
-				      memory_order_relaxed);
-	dev->idle = 0;
 }
 
 /*
@@ -363,6 +355,7 @@ static int dev_open(const struct rcx_dev_attr *attr, struct rcx_dev **out)
 	dev->pid = getpid();
 	dev->num = atomic_fetch_add(&dev_count, 1);
 	dev->cq_cap = SHM_CQ_MIN;
+	dev->streak = SHM_YIELD_STREAK;
 	if (attr && attr->cq_size > SHM_CQ_MIN)
 		while (dev->cq_cap < (uint32_t)attr->cq_size)
 			dev->cq_cap *= 2;
@@ -585,6 +578,15 @@ static int arm(struct rcx_dev *d)
 	struct shm_dev *dev = to_sdev(d);
 
 	atomic_store(&dev->seg->armed, 1);
+	/*
+	 * Asleep, it is queued behind nobody: no peer yields for it (and
+	 * the poll before the sleep does not say otherwise: the count of
+	 * empty polls starts again).
+	 */
+	dev->idle = 0;
+	if (atomic_load_explicit(&dev->seg->idle_cpu, memory_order_relaxed))
+		atomic_store_explicit(&dev->seg->idle_cpu, 0,
+				      memory_order_relaxed);
 	/*
 	 * The poll before the sleep looks at every endpoint: what a peer did
 	 * before it found us unarmed is in their words, ordered by the

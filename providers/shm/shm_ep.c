@@ -1083,7 +1083,7 @@ static inline void progress_all(struct shm_dev *dev)
 static inline void poll_done(struct shm_dev *dev, int got)
 {
 	if (!got) {
-		if (__builtin_expect(++dev->idle >= SHM_YIELD_POLLS, 0))
+		if (__builtin_expect(shm_idle_due(++dev->idle), 0))
 			shm_idle(dev);
 	} else if (dev->idle) {
 		shm_busy(dev);
