@@ -105,6 +105,8 @@ static int begin(struct chset *s, int err)
 		 s->is_send ? "sending" : "receiving", s->n, s->ch[0].peer,
 		 rcx_strerror(err));
 	ctx->ops->ep_set_error(s->ep);
+	/* the sends' unsignaled tail: the mark flushes after it */
+	rcx__chan_mark(s);
 	return 0;
 }
 
@@ -401,6 +403,8 @@ static int resume(struct chset *s, int i)
 		return repost(s, c);
 	if (!c->is_send)
 		return 0; /* write_imm receiver: its message comes */
+	if (s->ring)
+		return 0; /* send protocol: rcx__chan_ring_replay */
 	if (s->rm->cnt[i] < c->count)
 		return replay(s, c);
 	/* it arrived: the flush only took its completion */
@@ -437,6 +441,7 @@ void rcx__chan_remake_up(struct chset *s)
 		    ready(s)[i] < rm->cnt[s->n + i])
 			ready(s)[i] = rm->cnt[s->n + i];
 	}
+	ret = rcx__chan_ring_replay(s, rm->cnt);
 	for (i = 0; i < s->n && !ret; i++)
 		ret = resume(s, i);
 	s->rm = NULL;
@@ -464,6 +469,6 @@ void rcx__chan_remake_up(struct chset *s)
 		if (ctx->ops->pwr_post(s->ep, &s->free_wr, 1))
 			s->ctl->peer_free = 1;
 		else
-			s->inflight++;
+			rcx__chan_free_went(s);
 	}
 }
