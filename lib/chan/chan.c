@@ -210,8 +210,10 @@ int rcx__chan_ring_make(struct chset *s, uint32_t dlen)
 	if (!q)
 		return -ENOMEM;
 	q->e = calloc(n, sizeof(*q->e));
-	q->data = dlen ? malloc((size_t)n * dlen) : NULL;
-	if (!q->e || (dlen && !q->data)) {
+	/* never NULL: a zero-length copy is made all the same */
+	q->data = malloc((size_t)n * (dlen ? dlen : 1));
+	if (!q->e || !q->data) {
+		free(q->data);
 		free(q->e);
 		free(q);
 		return -ENOMEM;

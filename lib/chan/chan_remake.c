@@ -8,9 +8,12 @@
  * completed. The receiver then connects a new queue pair naming the set's
  * cookie, as at bind; the sender takes it. Once it is up the slot
  * positions are set again from the start counts, and the sender sends
- * again only the message of each channel the receiver did not complete
- * (one at most: a channel has one message in flight); one it completed
- * completes at the sender. So every message arrives once, in order, and
+ * again only the messages the receiver did not complete: of write_imm,
+ * one at most per channel (it has one message in flight); of the send
+ * protocol, those of the set's ring (chan.c: inline starts complete at
+ * the post, so a channel may have several), in order, from their copies.
+ * One it completed completes at the sender. So every message arrives
+ * once, in order, and
  * the starts under way complete normally. Starts made meanwhile are held
  * and made once the set is up.
  *
