@@ -28,6 +28,7 @@ TU_SUITE(tu_suite_errors);
 TU_SUITE(tu_suite_log);
 TU_SUITE(tu_suite_boot);
 TU_SUITE(tu_suite_chan);
+TU_SUITE(tu_suite_chansig);
 TU_SUITE(tu_suite_topo);
 TU_SUITE(tu_suite_p2p);
 TU_SUITE(tu_suite_p2p_big);
@@ -60,6 +61,7 @@ TU_PEER(tu_peer_log);
 TU_PEER(tu_peer_smoke);
 TU_PEER(tu_peer_boot);
 TU_PEER(tu_peer_chan);
+TU_PEER(tu_peer_chansig);
 TU_PEER(tu_peer_p2p);
 TU_PEER(tu_peer_cont);
 TU_PEER(tu_peer_win);
@@ -95,6 +97,7 @@ static const struct tu_suite *const suites[] = {
 	&tu_suite_p2p_big,
 	&tu_suite_p2p_tx,
 	&tu_suite_chan,
+	&tu_suite_chansig,
 	&tu_suite_cont,
 	&tu_suite_win,
 	&tu_suite_dynwin,
@@ -125,6 +128,7 @@ static const struct tu_peer *const peers[] = {
 	&tu_peer_smoke,
 	&tu_peer_boot,
 	&tu_peer_chan,
+	&tu_peer_chansig,
 	&tu_peer_p2p,
 	&tu_peer_cont,
 	&tu_peer_win,

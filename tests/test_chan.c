@@ -877,10 +877,14 @@ static void sc_paths(void)
 	for (p = 0; p < 2; p++) {
 		memset(a, 0x5a, sizeof(a));
 		memset(b, 0xa5, sizeof(b));
+		/* a sender of the send protocol whose message goes
+		 * inline completes its start at the post: no handler */
+		bool early = rank == 0 && p == 0;
+
 		path_round(protos[p], false, a);
-		TP_CHECK(path_cb >= PATH_MSGS);
+		TP_CHECK(early || path_cb >= PATH_MSGS);
 		path_round(protos[p], true, b);
-		TP_CHECK(path_ok >= PATH_MSGS);
+		TP_CHECK(early || path_ok >= PATH_MSGS);
 		for (i = 0; i < PATH_MSGS; i++) {
 			TP_CHECK_EQ(b[i].error, a[i].error);
 			TP_CHECK_EQ(b[i].count, a[i].count);

@@ -227,7 +227,10 @@ static void sc_stream(struct job *j)
 			TP_CHECK_EQ(buf, k);
 	}
 	returned(j, "channel receive", ret);
-	TP_CHECK(k > NSTREAM);
+	/* the sender's inline starts complete at the post: what it had not
+	 * delivered when it died is lost, so the receiver may fail before
+	 * the NSTREAM-th (each message it got came in order, checked) */
+	TP_CHECK(k >= 1);
 	/* a failed channel frees at once, without its peer */
 	ret = rcx_bind_free(&ch, 1);
 	TP_CHECK(ret == 0 || ret == RCX_ERR_PROC_FAILED);

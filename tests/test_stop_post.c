@@ -115,11 +115,20 @@ static void fail_round(struct tp_job *j, const char *proto, int breaker,
 		ret = start_outcome(&ch);
 		if (!ret && j->rank == 1)
 			TP_CHECK_EQ(buf[0], 1000 + (uint64_t)k);
+		/* a sender whose start completes at the post: the break
+		 * reaches it at a start once progress polled it */
+		if (!ret && ts_chan_early(ch) && k >= BREAK_AT &&
+		    (j->rank == breaker || k == BREAK_AT + 1))
+			ret = ts_chan_start_broken(j, &ch);
 	}
 	printf("rank %d, %s, breaker %d: start %d ended %s\n", j->rank, proto,
 	       breaker, k - 1, rcx_strerror(ret));
 	TP_CHECK_EQ(ret, RCX_ERR_TRANSPORT);
-	TP_CHECK(k - 1 >= BREAK_AT);
+	/* a send protocol sender runs ahead (its starts complete at the
+	 * post): what it sent past the receiver's receives is lost with the
+	 * set, whose receiver may fail earlier */
+	TP_CHECK(k - 1 >= BREAK_AT ||
+		 (j->rank == 1 && strcmp(proto, "send") == 0));
 	if (j->rank == breaker && how == BRK_POST)
 		TP_CHECK_EQ(k - 1, BREAK_AT);
 	TP_CHECK_EQ(rcx_start(ch), RCX_ERR_TRANSPORT);

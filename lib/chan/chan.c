@@ -13,6 +13,13 @@
  *  - send protocol: the k-th start posts the receive for slot k; a message
  *    that arrives earlier is refused with an RNR NAK and retried by the
  *    sender's HCA (rnr_retry 7, min RNR timer 10 us): no data lands early.
+ *    A message that goes inline completes its start at the post (the
+ *    buffer is the program's again once the post returns), unsignaled but
+ *    one in CH_SIG_EVERY; the set's ring keeps a copy of each until a
+ *    signaled completion retires it (IBA 10.8.6: it follows every WR
+ *    posted before it), for a remake to send again. CH_UNACK bounds the
+ *    copies, and so how far the sender runs ahead of the receiver's
+ *    receives (the RNR retries hold the rest back).
  *  - write_imm protocol: RDMA WRITE has no such guard, so the receiver's
  *    starts RDMA-WRITE its start count into the sender's ready[] word
  *    (inline, mostly unsignaled; once in a window of W starts, W > 1 when
@@ -24,6 +31,7 @@
  */
 #include <errno.h>
 #include <endian.h>
+#include <stdlib.h>
 #include <string.h>
 #include "lib/chan/chan_int.h"
 
@@ -124,6 +132,191 @@ static inline uint64_t next_slot(struct chan *c)
 	return off;
 }
 
+/*
+ * send protocol sender: the message c->count goes into the set's ring
+ * (signaled: a completion comes for it; early: its start completed)
+ */
+static inline void ring_push(struct chset *s, struct chan *c, bool sig,
+			     bool early)
+{
+	struct chring *q = s->ring;
+	struct chtx *e = &q->e[q->tail++ & q->mask];
+
+	e->c = c;
+	e->count = c->count;
+	e->slot = c->cur_slot;
+	e->prev = (uint16_t)q->unsig;
+	e->sig = sig;
+	e->early = early;
+	q->early += early;
+	q->unsig = sig ? 0 : q->unsig + 1;
+}
+
+/* ... the last one pushed did not go: off the ring */
+static void ring_undo(struct chset *s)
+{
+	struct chring *q = s->ring;
+	struct chtx *e = &q->e[--q->tail & q->mask];
+
+	q->unsig = e->prev;
+	q->early -= e->early;
+	if (e->sig)
+		s->inflight--;
+}
+
+/* the start whose message e is waited for it: it arrived */
+static void ring_done(const struct chtx *e)
+{
+	struct chan *c = e->c;
+	struct rcx_req *r = c->req;
+
+	if (!r || r->state != RCX__REQ_ACTIVE || c->held)
+		return;
+	r->status.slot = e->slot;
+	r->status.count = c->len;
+	rcx__req_complete(r, 0);
+}
+
+/* the ring's head is retired: it arrived */
+static inline bool ring_pop(struct chring *q)
+{
+	const struct chtx *e = &q->e[q->head++ & q->mask];
+
+	if (e->early)
+		q->early--;
+	else
+		ring_done(e);
+	return e->sig;
+}
+
+void rcx__chan_ring_retire(struct chset *s, uint32_t upto)
+{
+	struct chring *q = s->ring;
+
+	while (q && q->head != upto && q->head != q->tail)
+		ring_pop(q);
+}
+
+int rcx__chan_ring_make(struct chset *s, uint32_t dlen)
+{
+	uint32_t n = 1;
+	struct chring *q;
+
+	if (s->ring)
+		return 0;
+	while (n < (uint32_t)(CH_UNACK + s->n))
+		n <<= 1;
+	q = calloc(1, sizeof(*q));
+	if (!q)
+		return -ENOMEM;
+	q->e = calloc(n, sizeof(*q->e));
+	/* never NULL: a zero-length copy is made all the same */
+	q->data = malloc((size_t)n * (dlen ? dlen : 1));
+	if (!q->e || !q->data) {
+		free(q->data);
+		free(q->e);
+		free(q);
+		return -ENOMEM;
+	}
+	q->mask = n - 1;
+	q->dlen = dlen;
+	s->ring = q;
+	return 0;
+}
+
+void rcx__chan_ring_free(struct chset *s)
+{
+	if (!s->ring)
+		return;
+	free(s->ring->data);
+	free(s->ring->e);
+	free(s->ring);
+	s->ring = NULL;
+}
+
+void rcx__chan_mark(struct chset *s)
+{
+	struct rcx_wr wr, *bad;
+	int ret;
+
+	if (!s->ring || !s->ring->unsig || s->mark_busy || !s->ep)
+		return;
+	memset(&wr, 0, sizeof(wr));
+	wr.wr_id = (uintptr_t)&s->mark_wrc;
+	wr.op = RCX_OP_WRITE;
+	wr.flags = RCX_WR_SIGNALED;
+	/* zero bytes into the peer's control words: no receive taken */
+	wr.remote_addr = s->peer_ctl;
+	wr.rkey = s->peer_ctl_rkey;
+	ret = s->ctx->ops->post_send(s->ep, &wr, &bad);
+	if (ret) {
+		rcx__log(RCX__LOG_ERROR, "chan",
+			 "sending set of %d to rank %d: %u unsignaled sends "
+			 "not returned: %s",
+			 s->n, s->ch[0].peer, s->ring->unsig,
+			 rcx_strerror(ret));
+		return;
+	}
+	s->mark_busy = true;
+	s->mark_upto = s->ring->tail;
+	s->ring->unsig = 0;
+	s->inflight++;
+}
+
+/*
+ * After a remake: the messages the receiver did not complete (cnt[i]:
+ * channel i's completed) go again in the order first posted, signaled,
+ * from their copies or (a start under way) the program's slot; those it
+ * completed are retired.
+ */
+int rcx__chan_ring_replay(struct chset *s, const uint64_t *cnt)
+{
+	struct chring *q = s->ring;
+	uint32_t i, j;
+	int ret = 0;
+
+	if (!q)
+		return 0;
+	q->early = 0;
+	q->unsig = 0;
+	for (i = j = q->head; i != q->tail; i++) {
+		struct chtx e = q->e[i & q->mask];
+
+		if (cnt[e.c->idx] >= e.count) {
+			if (!e.early)
+				ring_done(&e);
+			continue;
+		}
+		if (e.early && i != j)
+			memmove(q->data + (size_t)(j & q->mask) * q->dlen,
+				q->data + (size_t)(i & q->mask) * q->dlen,
+				q->dlen);
+		e.sig = 1;
+		q->early += e.early;
+		q->e[j++ & q->mask] = e;
+	}
+	q->tail = j;
+	for (i = q->head; i != q->tail && !ret; i++) {
+		struct chtx *e = &q->e[i & q->mask];
+		struct chan *c = e->c;
+		uint64_t src =
+			(uintptr_t)c->buf + (uint64_t)e->slot * c->stride;
+
+		if (e->early)
+			src = (uintptr_t)(q->data +
+					  (size_t)(i & q->mask) * q->dlen);
+		/* inline: the copy needs no registration */
+		*c->wr_addr = src;
+		s->inflight++;
+		ret = s->ctx->ops->pwr_post(s->ep, &c->pwr, 1);
+		if (ret)
+			s->inflight--;
+		if (!c->multi)
+			*c->wr_addr = (uintptr_t)c->buf;
+	}
+	return ret;
+}
+
 /* sender: patch the WR for the next message (one slot: nothing to patch) */
 static inline void send_prep(struct chan *c)
 {
@@ -139,6 +332,8 @@ static inline void send_prep(struct chan *c)
 	if (c->mode == CH_WSEND)
 		*c->wr_imm = htobe32(c->imm_hi | (uint32_t)(c->count & 0xffff));
 	c->set->inflight++;
+	if (c->mode == CH_SEND)
+		ring_push(c->set, c, true, false);
 }
 
 /* receiver: patch the receive (send protocol) or set the credit */
@@ -164,6 +359,16 @@ static inline int post_send1(struct chan *c)
 	if (RCX__LIKELY(c->d.send != NULL))
 		return -c->d.send(c->d.qp, c->d.swr, &bad);
 	return c->post(c->set->ep, &c->pwr, 1);
+}
+
+/* ... its unsignaled twin (send protocol, inline) */
+static inline int post_usend1(struct chan *c)
+{
+	struct ibv_send_wr *bad;
+
+	if (RCX__LIKELY(c->ud.send != NULL))
+		return -c->ud.send(c->ud.qp, c->ud.swr, &bad);
+	return c->post(c->set->ep, &c->upwr, 1);
 }
 
 static inline int post_recv1(struct chan *c)
@@ -383,7 +588,9 @@ static void start_undo(struct chan *c)
 	struct chset *s = c->set;
 
 	c->count--;
-	if (c->is_send) {
+	if (c->mode == CH_SEND) {
+		ring_undo(s);
+	} else if (c->is_send) {
 		s->inflight--;
 	} else if (c->mode == CH_WRECV) {
 		/* only a credit's post fails: the next start writes it */
@@ -434,6 +641,39 @@ static __attribute__((noinline)) int start_failed(struct rcx_req *r, int err)
 }
 
 /*
+ * send protocol, a message that goes inline: its copy into the ring, the
+ * post (unsignaled but one in CH_SIG_EVERY), and the start is complete.
+ */
+static inline int send_early(struct rcx_req *r, struct chan *c, struct chset *s)
+{
+	struct chring *q = s->ring;
+	bool sig = q->unsig >= CH_SIG_EVERY - 1;
+	uint64_t off = 0;
+	int ret;
+
+	c->count++;
+	if (c->multi) {
+		off = next_slot(c);
+		*(sig ? c->wr_addr : c->uwr_addr) = (uintptr_t)c->buf + off;
+	}
+	memcpy(q->data + (size_t)(q->tail & q->mask) * q->dlen, c->buf + off,
+	       c->len);
+	ring_push(s, c, sig, true);
+	if (sig) {
+		s->inflight++;
+		ret = post_send1(c);
+	} else {
+		ret = post_usend1(c);
+	}
+	if (RCX__UNLIKELY(ret))
+		return start_failed(r, ret);
+	r->status.slot = c->cur_slot;
+	r->status.count = c->len;
+	rcx__req_complete(r, 0);
+	return 0;
+}
+
+/*
  * The fast path: one channel, one post. A sender posts at once (send
  * protocol) or when the receiver's credit is there (write_imm); a receiver
  * posts its receive (send) or writes its credit (write_imm). What was
@@ -454,6 +694,8 @@ static int chan_start(struct rcx_req *r)
 	r->status.error = 0;
 	switch (c->mode) {
 	case CH_SEND:
+		if (RCX__LIKELY(c->upwr != NULL) && s->ring->early < CH_UNACK)
+			return send_early(r, c, s);
 		send_prep(c);
 		ret = post_send1(c);
 		break;
@@ -644,12 +886,19 @@ void rcx__chan_progress(struct rcx_ctx *ctx)
 	rcx__chan_work(ctx);
 }
 
+static void on_ring_ok(struct rcx_ctx *ctx, struct rcx__wrctx *w,
+		       uint32_t byte_len, uint32_t imm, int has_imm);
+
 static void on_chan_wc(struct rcx_ctx *ctx, struct rcx__wrctx *w,
 		       const struct rcx_cqe *cqe)
 {
 	struct chan *c = (struct chan *)w;
 	struct rcx_req *r = c->req;
 
+	if (c->mode == CH_SEND && !cqe->status) {
+		on_ring_ok(ctx, w, cqe->byte_len, cqe->imm, cqe->has_imm);
+		return;
+	}
 	if (c->is_send)
 		c->set->inflight--;
 	/*
@@ -711,6 +960,58 @@ static void on_send_ok(struct rcx_ctx *ctx, struct rcx__wrctx *w,
 	r->status.slot = c->cur_slot;
 	r->status.count = c->len;
 	rcx__req_complete(r, 0);
+}
+
+/*
+ * send protocol sender: the oldest signaled send of the set completed
+ * (a send queue completes in order): it and every message posted before
+ * it arrived. A start that waited for one of them is complete.
+ */
+static void on_ring_ok(struct rcx_ctx *ctx, struct rcx__wrctx *w,
+		       uint32_t byte_len, uint32_t imm, int has_imm)
+{
+	struct chset *s = ((struct chan *)w)->set;
+	struct chring *q = s->ring;
+
+	(void)ctx;
+	(void)byte_len;
+	(void)imm;
+	(void)has_imm;
+	s->inflight--;
+	while (q->head != q->tail && !ring_pop(q))
+		;
+}
+
+/* ... a completion of an unsignaled one: it failed (or a provider
+ * reports it anyway: nothing to do) */
+static void on_usend_wc(struct rcx_ctx *ctx, struct rcx__wrctx *w,
+			const struct rcx_cqe *cqe)
+{
+	struct chset *s =
+		(struct chset *)((char *)w - offsetof(struct chset, uwrc));
+
+	if (!cqe->status)
+		return;
+	rcx__stats_cqe(&ctx->st, cqe->status);
+	rcx__chan_set_fail(s, wc_err(s, cqe->status));
+}
+
+/* ... the mark: what was posted before it is retired (when it went) */
+static void on_mark_wc(struct rcx_ctx *ctx, struct rcx__wrctx *w,
+		       const struct rcx_cqe *cqe)
+{
+	struct chset *s =
+		(struct chset *)((char *)w - offsetof(struct chset, mark_wrc));
+
+	s->inflight--;
+	s->mark_busy = false;
+	if (!cqe->status) {
+		rcx__chan_ring_retire(s, s->mark_upto);
+		return;
+	}
+	rcx__stats_cqe(&ctx->st, cqe->status);
+	if (s->state != SET_FAILED)
+		rcx__chan_set_fail(s, wc_err(s, cqe->status));
 }
 
 static void on_recv_ok(struct rcx_ctx *ctx, struct rcx__wrctx *w,
@@ -950,8 +1251,11 @@ void rcx__chan_set_wire(struct chset *s)
 	s->fuse_wrc.cb = on_fuse_wc;
 	s->credit_wrc.cb = on_ctl_wc;
 	s->free_wrc.cb = on_free_wc;
+	s->uwrc.cb = on_usend_wc;
+	s->mark_wrc.cb = on_mark_wc;
 	for (i = 0; i < s->n; i++) {
 		s->ch[i].wrc.cb = on_chan_wc;
+		/* a send protocol sender's: on_ring_ok (set_fast) */
 		s->ch[i].wrc.ok = s->is_send ? on_send_ok : on_recv_ok;
 	}
 }
@@ -983,6 +1287,7 @@ void rcx__chan_set_fast(struct chset *s)
 			c->req->peek = rcx__req_peek(s->ctx);
 		if (s->is_send) {
 			c->mode = imm ? CH_WSEND : CH_SEND;
+			c->wrc.ok = imm ? on_send_ok : on_ring_ok;
 			c->ready = &ready(s)[i];
 			c->imm_hi = CH_IMM(i, 1, 0);
 		} else {
@@ -995,6 +1300,11 @@ void rcx__chan_set_fast(struct chset *s)
 		if (c->pwr && c->mode != CH_WRECV &&
 		    ops->pwr_direct(s->ep, c->pwr, c->mode == CH_RECV, &c->d))
 			memset(&c->d, 0, sizeof(c->d));
+		memset(&c->ud, 0, sizeof(c->ud));
+		if (c->upwr && ops->pwr_direct(s->ep, c->upwr, 0, &c->ud))
+			memset(&c->ud, 0, sizeof(c->ud));
+		if (c->upwr)
+			c->uwr_addr = c->upwr->addr;
 		if (c->pwr) {
 			c->wr_addr = c->pwr->addr;
 			c->wr_raddr = c->pwr->remote_addr;

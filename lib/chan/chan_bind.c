@@ -99,6 +99,7 @@ static int set_prepare(struct chset *s)
 	const struct rcx_provider_ops *ops = s->ctx->ops;
 	struct rcx_ep *ep = s->ep;
 	struct rcx_wr w;
+	uint32_t dlen = 0;
 	int i, ret;
 
 	/* a credit that does not wake by itself goes with an immediate */
@@ -126,6 +127,16 @@ static int set_prepare(struct chset *s)
 			    c->len <= s->ctx->cfg.inline_size)
 				w.flags |= RCX_WR_INLINE;
 			ret = ops->pwr_create(ep, &w, 0, &c->pwr);
+			/* send protocol, inline: its start completes at the
+			 * post, the SEND goes unsignaled (chan.c) */
+			if (!ret && w.op == RCX_OP_SEND &&
+			    (w.flags & RCX_WR_INLINE)) {
+				w.flags &= (uint8_t)~RCX_WR_SIGNALED;
+				w.wr_id = (uintptr_t)&s->uwrc;
+				ret = ops->pwr_create(ep, &w, 0, &c->upwr);
+				if (c->len > dlen)
+					dlen = (uint32_t)c->len;
+			}
 		} else {
 			ret = 0;
 			if (s->proto == RCX_CHAN_SEND)
@@ -193,6 +204,11 @@ static int set_prepare(struct chset *s)
 		if (ret)
 			return ret;
 	}
+	if (s->is_send && s->proto == RCX_CHAN_SEND) {
+		ret = rcx__chan_ring_make(s, dlen);
+		if (ret)
+			return ret;
+	}
 	memset(&w, 0, sizeof(w));
 	w.wr_id = (uintptr_t)&s->free_wrc;
 	w.op = RCX_OP_WRITE;
@@ -257,7 +273,8 @@ void rcx__chan_set_unprepare(struct chset *s)
 	int i;
 
 	for (i = 0; i < s->n; i++) {
-		struct rcx_pwr **c[] = { &s->ch[i].pwr, &s->ch[i].credit,
+		struct rcx_pwr **c[] = { &s->ch[i].pwr, &s->ch[i].upwr,
+					 &s->ch[i].credit,
 					 &s->ch[i].credit_sig };
 
 		for (k = 0; k < sizeof(c) / sizeof(c[0]); k++)
@@ -307,8 +324,10 @@ void rcx__chan_set_destroy(struct chset *s)
 	while ((s->hs_sends > 0 || s->hs_recv) && rcx__now_us() < end)
 		rcx__progress(ctx);
 	if (s->ep) {
-		/* flush and reap: completions point into this set */
+		/* flush and reap: completions point into this set; the
+		 * unsignaled tail too (the mark, flushed after it) */
 		ops->ep_set_error(s->ep);
+		rcx__chan_mark(s);
 		end = rcx__now_us() + 2000000;
 		while ((s->zposted > 0 || s->inflight > 0) &&
 		       rcx__now_us() < end)
@@ -332,6 +351,7 @@ void rcx__chan_set_destroy(struct chset *s)
 			 s->hs_recv ? " and its handshake receive" : "");
 	} else {
 		rcx__mem_free(ctx, s->ctl);
+		rcx__chan_ring_free(s);
 		free(s);
 	}
 	/* last: the group's end may tear its connections down (progress);

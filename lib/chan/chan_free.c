@@ -50,7 +50,7 @@ static void free_mark(struct rcx_req **chans, int n)
 			if (s->ctx->ops->pwr_post(s->ep, &s->free_wr, 1))
 				s->ctl->peer_free = 1;
 			else
-				s->inflight++;
+				rcx__chan_free_went(s);
 		}
 	}
 }

@@ -27,6 +27,17 @@
 #define CH_WINDOW_WRS 256
 /* most bytes one fused WRITE_IMM carries */
 #define CH_FUSE_MAX (1u << 20)
+/*
+ * send protocol sender: a message that goes inline completes its start
+ * at the post (the buffer is the program's again), posted unsignaled but
+ * one in CH_SIG_EVERY; a copy of it is kept until a signaled completion
+ * retires it (a remake sends it again from there). At most CH_UNACK such
+ * messages per set are not known to have arrived: a start past that goes
+ * signaled and completes on its completion. So a sender runs at most
+ * CH_UNACK messages (and a start per channel) ahead of the receiver.
+ */
+#define CH_UNACK     16
+#define CH_SIG_EVERY 8
 /* the immediate: channel index, channels carried - 1, start count */
 #define CH_IMM(idx, m, count)                              \
 	((uint32_t)(idx) << 24 | (uint32_t)((m)-1) << 16 | \
@@ -49,6 +60,32 @@ struct chctl {
 };
 
 struct chset;
+struct chan;
+
+/* send protocol sender: one message posted, not known to have arrived */
+struct chtx {
+	struct chan *c;
+	uint64_t count; /* c's start count of it */
+	int slot;	/* the slot it went to */
+	uint16_t prev;	/* the ring's unsig before it (a post undone) */
+	uint8_t sig;	/* posted signaled: a completion comes for it */
+	uint8_t early;	/* its start completed at the post: a copy */
+};
+
+/*
+ * send protocol sender: the set's messages in flight, in the order
+ * posted (the queue pair's send queue completes in that order, IBA
+ * 10.8.6: a signaled completion retires every WR posted before it)
+ */
+struct chring {
+	uint32_t head, tail; /* [head, tail) in flight */
+	uint32_t mask;	     /* entries - 1 (a power of two) */
+	uint32_t early;	     /* entries of early starts (copies) */
+	uint32_t unsig;	     /* posted unsignaled since the last signaled */
+	uint32_t dlen;	     /* bytes of one copy */
+	struct chtx *e;
+	uint8_t *data; /* the copies: dlen bytes per entry */
+};
 
 /* What a start does, fixed when the set's WRs are prepared. */
 enum chan_mode {
@@ -73,6 +110,12 @@ struct chan {
 	int (*post)(struct rcx_ep *ep, struct rcx_pwr **pwr, int n);
 	/* pwr posted alone by the driver (zero: none; chan.c post_one) */
 	struct rcx_pwr_direct d;
+	/* send protocol sender whose message goes inline: the same SEND
+	 * unsignaled (its completion comes only if it fails), and how the
+	 * driver posts it alone */
+	struct rcx_pwr *upwr;
+	struct rcx_pwr_direct ud;
+	uint64_t *uwr_addr; /* upwr->addr */
 	uint64_t *wr_addr;  /* pwr->addr */
 	uint64_t *wr_raddr; /* pwr->remote_addr */
 	uint32_t *wr_imm;   /* pwr->imm_be */
@@ -178,6 +221,15 @@ struct chset {
 	int window;   /* write_imm: see CH_WINDOW */
 	int zmin;     /* keep more than this many posted: n * window */
 	int inflight; /* signaled sends not completed */
+	/* send protocol sender: its messages in flight (NULL: none yet) */
+	struct chring *ring;
+	/* their unsignaled WRs' completions (only a failure's comes) */
+	struct rcx__wrctx uwrc;
+	/* the mark: a zero-length signaled WRITE that retires the ring's
+	 * unsignaled tail where something waits for all (rcx__chan_mark) */
+	struct rcx__wrctx mark_wrc;
+	uint32_t mark_upto; /* ring tail when it went */
+	bool mark_busy;
 	/*
 	 * write_imm sender whose slots are contiguous (stride == len): one
 	 * WRITE_IMM carries consecutive channels started together
@@ -293,6 +345,30 @@ void rcx__chan_set_wire(struct chset *s);
 void rcx__chan_set_fast(struct chset *s);
 /* take s's channels off the context's deferred list */
 void rcx__chan_undefer(struct chset *s);
+/*
+ * send protocol sender: s's unsignaled tail is wanted back (a free, a
+ * drain, a remake): a zero-length signaled RDMA WRITE follows it, counted
+ * in inflight (it takes no receive of the peer's; on an endpoint in error
+ * it flushes, after what was posted before it)
+ */
+void rcx__chan_mark(struct chset *s);
+/* s's free write went: signaled, after all, it retires the unsignaled tail */
+static inline void rcx__chan_free_went(struct chset *s)
+{
+	s->inflight++;
+	if (s->ring)
+		s->ring->unsig = 0;
+}
+/* the ring's entries from head up to (not) upto are retired: arrived */
+void rcx__chan_ring_retire(struct chset *s, uint32_t upto);
+/* make s's ring if it has none (copies of dlen bytes): 0 or -ENOMEM */
+int rcx__chan_ring_make(struct chset *s, uint32_t dlen);
+void rcx__chan_ring_free(struct chset *s);
+/*
+ * s remade: the ring's messages that channel i's receiver did not
+ * complete (cnt[i] of them) go again, in order; the others are retired
+ */
+int rcx__chan_ring_replay(struct chset *s, const uint64_t *cnt);
 /* post s's zero-length receives (CH_ZBATCH: those posted are counted) */
 int rcx__chan_zrecv_post(struct chset *s);
 

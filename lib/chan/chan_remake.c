@@ -8,9 +8,12 @@
  * completed. The receiver then connects a new queue pair naming the set's
  * cookie, as at bind; the sender takes it. Once it is up the slot
  * positions are set again from the start counts, and the sender sends
- * again only the message of each channel the receiver did not complete
- * (one at most: a channel has one message in flight); one it completed
- * completes at the sender. So every message arrives once, in order, and
+ * again only the messages the receiver did not complete: of write_imm,
+ * one at most per channel (it has one message in flight); of the send
+ * protocol, those of the set's ring (chan.c: inline starts complete at
+ * the post, so a channel may have several), in order, from their copies.
+ * One it completed completes at the sender. So every message arrives
+ * once, in order, and
  * the starts under way complete normally. Starts made meanwhile are held
  * and made once the set is up.
  *
@@ -105,6 +108,8 @@ static int begin(struct chset *s, int err)
 		 s->is_send ? "sending" : "receiving", s->n, s->ch[0].peer,
 		 rcx_strerror(err));
 	ctx->ops->ep_set_error(s->ep);
+	/* the sends' unsignaled tail: the mark flushes after it */
+	rcx__chan_mark(s);
 	return 0;
 }
 
@@ -401,6 +406,8 @@ static int resume(struct chset *s, int i)
 		return repost(s, c);
 	if (!c->is_send)
 		return 0; /* write_imm receiver: its message comes */
+	if (s->ring)
+		return 0; /* send protocol: rcx__chan_ring_replay */
 	if (s->rm->cnt[i] < c->count)
 		return replay(s, c);
 	/* it arrived: the flush only took its completion */
@@ -437,6 +444,7 @@ void rcx__chan_remake_up(struct chset *s)
 		    ready(s)[i] < rm->cnt[s->n + i])
 			ready(s)[i] = rm->cnt[s->n + i];
 	}
+	ret = rcx__chan_ring_replay(s, rm->cnt);
 	for (i = 0; i < s->n && !ret; i++)
 		ret = resume(s, i);
 	s->rm = NULL;
@@ -464,6 +472,6 @@ void rcx__chan_remake_up(struct chset *s)
 		if (ctx->ops->pwr_post(s->ep, &s->free_wr, 1))
 			s->ctl->peer_free = 1;
 		else
-			s->inflight++;
+			rcx__chan_free_went(s);
 	}
 }

@@ -338,7 +338,8 @@ static __attribute__((noinline)) int test_inactive_any(struct rcx_req **rp,
 /*
  * ... where a done request with nothing attached and nothing to release
  * (an eager send) is reported and back in the pool with no call, so no
- * frame
+ * frame; a persistent one (a channel's inline send, done at its start)
+ * is inactive again
  */
 static __attribute__((noinline)) int test_inactive(struct rcx_req **rp,
 						   int *flag,
@@ -348,12 +349,16 @@ static __attribute__((noinline)) int test_inactive(struct rcx_req **rp,
 	const struct rcx__req_ops *ops = r->ops;
 	int err = r->status.error;
 
-	if (RCX__UNLIKELY(r->state != RCX__REQ_DONE || r->persistent ||
-			  r->cont || (ops && ops->release)))
+	if (RCX__UNLIKELY(r->state != RCX__REQ_DONE || r->cont ||
+			  (!r->persistent && ops && ops->release)))
 		return test_inactive_any(rp, flag, st);
 	*flag = 1;
 	if (st)
 		*st = r->status;
+	if (r->persistent) {
+		r->state = RCX__REQ_INACTIVE;
+		return st ? 0 : err;
+	}
 	rcx__req_free_ops(r, NULL);
 	*rp = NULL;
 	return st ? 0 : err;
