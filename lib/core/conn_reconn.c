@@ -176,8 +176,11 @@ void rcx__conn_reconn_on_cm(struct rcx__conn *c, const struct rcx_cm_event *ev)
  * never refuses a connect), or the system's, nothing listening where it
  * did (its context is gone) or its process dead (shm). No attempt is
  * made any more, and a clean exit waiting for the connection stops at
- * once (rcx__conn_settle); otherwise it left, or died (rcx__conn_gone).
- * Its own request or ask (rcx__conn_reconn_req) takes it up again.
+ * once (rcx__conn_settle). Otherwise it failed: it never said BYE on
+ * the connection it had (a BYE closes it, and a peer that closes sends
+ * it before it goes), so it did not leave, and a live rcx never refuses
+ * a reconnection; a process that died leaves its kernel to end its
+ * connections, and its listener with them.
  */
 void rcx__conn_reconn_refused(struct rcx__conn *c, int status)
 {
@@ -185,7 +188,7 @@ void rcx__conn_reconn_refused(struct rcx__conn *c, int status)
 		return;
 	rcx__log(RCX__LOG_INFO, "conn", "peer %d: reconnection refused (%s)",
 		 c->peer, rcx_strerror(status));
-	if (status == -ESRCH) {
+	if (status == -ESRCH || !c->settling) {
 		rcx__conn_fail(c, RCX_ERR_PROC_FAILED);
 		return;
 	}
@@ -356,6 +359,7 @@ bool rcx__conn_settle(struct rcx__conn *c)
 	/* the sends in flight are waited for: the unsignaled tail too */
 	if (c->state == RCX__CONN_UP)
 		rcx__conn_tx_mark(c);
+	c->settling = 1;
 	for (;;) {
 		/* the peer refused the new connection: it has closed, or
 		 * its context is gone; nothing will take the BYE again */
@@ -380,5 +384,6 @@ bool rcx__conn_settle(struct rcx__conn *c)
 		    re_end > end)
 			end = re_end;
 	}
+	c->settling = 0;
 	return bye && c->state == RCX__CONN_UP && ctx->st.connects == bye_at;
 }

@@ -571,6 +571,9 @@ struct rcx__conn {
 	/* nothing listens where the peer did (it left, or died): unless a
 	 * failure notice comes by answer_by_us, it left (ft.c) */
 	uint8_t gone;
+	/* a clean exit waits for it to deliver what it owes and its BYE
+	 * (rcx__conn_settle) */
+	uint8_t settling;
 	/* a pair group's (rcx_group_connect/accept): the token both ends
 	 * took from the pairing, which a reconnection names; 0: none */
 	uint64_t pair_token;
