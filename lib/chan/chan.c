@@ -354,29 +354,23 @@ static inline void recv_prep(struct chan *c)
 /* the channel's prepared WR alone: the driver's own post where it has one */
 static inline int post_send1(struct chan *c)
 {
-	struct ibv_send_wr *bad;
-
 	if (RCX__LIKELY(c->d.send != NULL))
-		return -c->d.send(c->d.qp, c->d.swr, &bad);
+		return -c->d.send(c->d.qp, c->d.swr, &c->bad.send);
 	return c->post(c->set->ep, &c->pwr, 1);
 }
 
 /* ... its unsignaled twin (send protocol, inline) */
 static inline int post_usend1(struct chan *c)
 {
-	struct ibv_send_wr *bad;
-
 	if (RCX__LIKELY(c->ud.send != NULL))
-		return -c->ud.send(c->ud.qp, c->ud.swr, &bad);
+		return -c->ud.send(c->ud.qp, c->ud.swr, &c->bad.send);
 	return c->post(c->set->ep, &c->upwr, 1);
 }
 
 static inline int post_recv1(struct chan *c)
 {
-	struct ibv_recv_wr *bad;
-
 	if (RCX__LIKELY(c->d.recv != NULL))
-		return -c->d.recv(c->d.qp, c->d.rwr, &bad);
+		return -c->d.recv(c->d.qp, c->d.rwr, &c->bad.recv);
 	return c->post(c->set->ep, &c->pwr, 1);
 }
 
@@ -429,17 +423,23 @@ static inline bool credit_due(struct chan *c)
  * The credit write of one channel, prepared whole at bind: unsignaled,
  * except one in CH_CREDIT_SIGNAL to retire the send queue.
  */
-static inline int credit_post(struct chan *c)
+static __attribute__((noinline)) int credit_post_sig(struct chan *c)
 {
 	struct chset *s = c->set;
-	int ret;
+	int ret = c->post(s->ep, &c->credit_sig, 1);
 
-	if (RCX__LIKELY(++s->credits_sent % CH_CREDIT_SIGNAL))
-		return c->post(s->ep, &c->credit, 1);
-	ret = c->post(s->ep, &c->credit_sig, 1);
 	if (!ret)
 		s->inflight++;
 	return ret;
+}
+
+static inline int credit_post(struct chan *c)
+{
+	struct chset *s = c->set;
+
+	if (RCX__LIKELY(++s->credits_sent % CH_CREDIT_SIGNAL))
+		return c->post(s->ep, &c->credit, 1);
+	return credit_post_sig(c);
 }
 
 /*
@@ -641,14 +641,18 @@ static __attribute__((noinline)) int start_failed(struct rcx_req *r, int err)
 }
 
 /*
- * send protocol, a message that goes inline: its copy into the ring, the
- * post (unsignaled but one in CH_SIG_EVERY), and the start is complete.
+ * send protocol, a message that goes inline: its entry and copy in the
+ * ring, the post (unsignaled but one in CH_SIG_EVERY: the entry's unsig
+ * is then 0), and the start is complete. A call of its own, so the other
+ * starts keep a small frame; only the channel is kept across the calls.
  */
-static inline int send_early(struct rcx_req *r, struct chan *c, struct chset *s)
+static __attribute__((noinline)) int send_early(struct chan *c)
 {
-	struct chring *q = s->ring;
-	bool sig = q->unsig >= CH_SIG_EVERY - 1;
+	struct chring *q = c->set->ring;
+	uint32_t t = q->tail;
 	uint64_t off = 0;
+	struct rcx_req *r;
+	bool sig = q->unsig >= CH_SIG_EVERY - 1;
 	int ret;
 
 	c->count++;
@@ -656,15 +660,15 @@ static inline int send_early(struct rcx_req *r, struct chan *c, struct chset *s)
 		off = next_slot(c);
 		*(sig ? c->wr_addr : c->uwr_addr) = (uintptr_t)c->buf + off;
 	}
-	memcpy(q->data + (size_t)(q->tail & q->mask) * q->dlen, c->buf + off,
-	       c->len);
-	ring_push(s, c, sig, true);
-	if (sig) {
-		s->inflight++;
+	ring_push(c->set, c, sig, true);
+	memcpy(q->data + (size_t)(t & q->mask) * q->dlen, c->buf + off, c->len);
+	if (RCX__UNLIKELY(!c->set->ring->unsig)) {
+		c->set->inflight++;
 		ret = post_send1(c);
 	} else {
 		ret = post_usend1(c);
 	}
+	r = c->req;
 	if (RCX__UNLIKELY(ret))
 		return start_failed(r, ret);
 	r->status.slot = c->cur_slot;
@@ -673,11 +677,41 @@ static inline int send_early(struct rcx_req *r, struct chan *c, struct chset *s)
 	return 0;
 }
 
+/* a start of a set that is not up: held (remade), or its error */
+static __attribute__((noinline)) int start_not_up(struct rcx_req *r,
+						  const struct chset *s)
+{
+	if (s->state == SET_REMAKE)
+		return rcx__chan_hold(r);
+	return s->state == SET_FAILED ? s->error : -EAGAIN;
+}
+
+/*
+ * write_imm receiver: the credit (one in window starts), and a message
+ * that came before the start completes it
+ */
+static __attribute__((noinline)) int wrecv_start(struct chan *c)
+{
+	int ret;
+
+	c->count++;
+	if (c->multi)
+		next_slot(c);
+	*c->credit_w = c->count;
+	ret = credit_due(c) ? credit_post(c) : 0;
+	if (RCX__UNLIKELY(ret))
+		return start_failed(c->req, ret);
+	if (RCX__UNLIKELY(c->early))
+		early_done(c);
+	return 0;
+}
+
 /*
  * The fast path: one channel, one post. A sender posts at once (send
  * protocol) or when the receiver's credit is there (write_imm); a receiver
  * posts its receive (send) or writes its credit (write_imm). What was
- * checked at bind is not checked again.
+ * checked at bind is not checked again. Only the channel is kept across
+ * the post (a refused one is undone from it).
  */
 static int chan_start(struct rcx_req *r)
 {
@@ -685,41 +719,30 @@ static int chan_start(struct rcx_req *r)
 	struct chset *s = c->set;
 	int ret;
 
-	if (RCX__UNLIKELY(s->state != SET_UP)) {
-		if (s->state == SET_REMAKE)
-			return rcx__chan_hold(r);
-		return s->state == SET_FAILED ? s->error : -EAGAIN;
-	}
+	if (RCX__UNLIKELY(s->state != SET_UP))
+		return start_not_up(r, s);
 	r->state = RCX__REQ_ACTIVE;
 	r->status.error = 0;
-	switch (c->mode) {
-	case CH_SEND:
+	if (c->mode == CH_SEND) {
 		if (RCX__LIKELY(c->upwr != NULL) && s->ring->early < CH_UNACK)
-			return send_early(r, c, s);
+			return send_early(c);
 		send_prep(c);
 		ret = post_send1(c);
-		break;
-	case CH_WSEND:
+	} else if (c->mode == CH_RECV) {
+		recv_prep(c);
+		ret = post_recv1(c);
+	} else if (c->mode == CH_WSEND) {
 		if (!has_credit(c)) {
 			defer(c); /* no credit yet: posted by progress */
 			return 0;
 		}
 		send_prep(c);
 		ret = post_send1(c);
-		break;
-	case CH_RECV:
-		recv_prep(c);
-		ret = post_recv1(c);
-		break;
-	default:
-		recv_prep(c);
-		ret = credit_due(c) ? credit_post(c) : 0;
-		if (RCX__UNLIKELY(c->early) && !ret)
-			early_done(c);
-		break;
+	} else {
+		return wrecv_start(c);
 	}
 	if (RCX__UNLIKELY(ret))
-		return start_failed(r, ret);
+		return start_failed(c->req, ret);
 	return 0;
 }
 

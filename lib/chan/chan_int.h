@@ -110,6 +110,12 @@ struct chan {
 	int (*post)(struct rcx_ep *ep, struct rcx_pwr **pwr, int n);
 	/* pwr posted alone by the driver (zero: none; chan.c post_one) */
 	struct rcx_pwr_direct d;
+	/* where the driver's post names a WR it refused (never read): the
+	 * fast path keeps no frame for it */
+	union {
+		struct ibv_send_wr *send;
+		struct ibv_recv_wr *recv;
+	} bad;
 	/* send protocol sender whose message goes inline: the same SEND
 	 * unsignaled (its completion comes only if it fails), and how the
 	 * driver posts it alone */

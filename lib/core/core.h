@@ -1271,7 +1271,8 @@ static inline __attribute__((always_inline)) int rcx__progress_inl(
  * What a request whose test may be the direct poll sets as its peek:
  * where the provider has one and the context runs on one thread (the
  * test takes no lock), else NULL. A test through it is a whole progress
- * pass: the poll hands every completion on the queue to its object.
+ * pass: the poll hands every completion on the queue to its object. A
+ * persistent request that sets it has a start (rcx_start jumps to it).
  */
 static inline const struct rcx_cq_peek *rcx__req_peek(struct rcx_ctx *ctx)
 {

@@ -178,7 +178,8 @@ static __attribute__((noinline)) int start_locked(struct rcx_req *r)
 	return ret;
 }
 
-RCX_API int rcx_start(struct rcx_req *r)
+/* rcx_start off its fast path: the checks in full, the lock */
+static __attribute__((noinline)) int start_checked(struct rcx_req *r)
 {
 	if (!rcx__req_live(r))
 		return -EINVAL;
@@ -194,6 +195,19 @@ RCX_API int rcx_start(struct rcx_req *r)
 	if (r->state != RCX__REQ_INACTIVE)
 		return -EBUSY;
 	return r->ops->start(r);
+}
+
+/*
+ * A request with a peek is live, of a context on one thread, and one that
+ * is persistent has a start (rcx__req_peek): its checks are its state and
+ * its continuation, and the start is a jump.
+ */
+RCX_API int rcx_start(struct rcx_req *r)
+{
+	if (RCX__LIKELY(r && r->peek && r->persistent && !r->cont &&
+			r->state == RCX__REQ_INACTIVE))
+		return r->ops->start(r);
+	return start_checked(r);
 }
 
 RCX_API int rcx_startall(int n, struct rcx_req **reqs)
@@ -346,19 +360,23 @@ static __attribute__((noinline)) int test_inactive(struct rcx_req **rp,
 						   struct rcx_status *st)
 {
 	struct rcx_req *r = *rp;
-	const struct rcx__req_ops *ops = r->ops;
-	int err = r->status.error;
+	int err;
 
-	if (RCX__UNLIKELY(r->state != RCX__REQ_DONE || r->cont ||
-			  (!r->persistent && ops && ops->release)))
+	if (RCX__UNLIKELY(r->state != RCX__REQ_DONE || r->cont))
+		return test_inactive_any(rp, flag, st);
+	err = r->status.error;
+	if (r->persistent) {
+		*flag = 1;
+		if (st)
+			*st = r->status;
+		r->state = RCX__REQ_INACTIVE;
+		return st ? 0 : err;
+	}
+	if (RCX__UNLIKELY(r->ops && r->ops->release))
 		return test_inactive_any(rp, flag, st);
 	*flag = 1;
 	if (st)
 		*st = r->status;
-	if (r->persistent) {
-		r->state = RCX__REQ_INACTIVE;
-		return st ? 0 : err;
-	}
 	rcx__req_free_ops(r, NULL);
 	*rp = NULL;
 	return st ? 0 : err;
@@ -370,19 +388,32 @@ static inline struct rcx_ctx *peek_ctx(const struct rcx_cq_peek *pk)
 					  offsetof(struct rcx_ctx, peek));
 }
 
-/* the direct poll found got (or failed): its dispatch, then a report */
+/*
+ * the direct poll found got (or failed): its dispatch, then a report. Only
+ * the context is kept across the dispatch (what the report needs waits in
+ * it); a done persistent request is reported here, anything else by
+ * test_inactive.
+ */
 static __attribute__((noinline)) int test_found(struct rcx_ctx *ctx, int got)
 {
-	struct rcx_req **rp = ctx->peek_rp;
-	struct rcx_status *st = ctx->peek_st;
-	int ret;
+	struct rcx_status *st;
+	struct rcx_req *r;
+	int err;
 
 	if (ctx->peek.found(ctx->dev, ctx, got) > 0)
 		ctx->polls_found++;
-	if ((*rp)->state == RCX__REQ_ACTIVE)
+	r = *ctx->peek_rp;
+	if (r->state == RCX__REQ_ACTIVE)
 		return 0;
-	ret = test_report(rp, ctx->peek_flag, st);
-	return st ? 0 : ret;
+	st = ctx->peek_st;
+	if (RCX__UNLIKELY(r->state != RCX__REQ_DONE || !r->persistent))
+		return test_inactive(ctx->peek_rp, ctx->peek_flag, st);
+	*ctx->peek_flag = 1;
+	err = r->status.error;
+	if (st)
+		*st = r->status;
+	r->state = RCX__REQ_INACTIVE;
+	return st ? 0 : err;
 }
 
 /* the rest of the progress pass is due: a whole pass, then a report */
