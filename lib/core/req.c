@@ -89,27 +89,32 @@ static int given_twice(const char *fn, int n, struct rcx_req *const *reqs,
 
 /*
  * MPI calls the same request twice in one array erroneous; finishing it
- * twice would put it back into the pool twice. A few are compared pair
- * by pair (a bundle's startall is on the fast path); more are marked,
- * and the marks taken off before the call goes on.
+ * twice would put it back into the pool twice. Up to 4 are compared pair
+ * by pair; more (a bundle's startall and waitall are on the fast path:
+ * n compares of a mark cost less than n * (n - 1) / 2 of pairs) are
+ * marked, and the marks taken off before the call goes on.
  */
 int rcx__reqs_unique(const char *fn, int n, struct rcx_req *const *reqs)
 {
 	int i, j, dup = -1;
 
-	if (n <= 8) {
+	if (n <= 4) {
 		for (i = 1; i < n; i++)
 			for (j = 0; reqs[i] && j < i; j++)
 				if (reqs[j] == reqs[i])
 					return given_twice(fn, n, reqs, i);
 		return 0;
 	}
-	for (i = 0; i < n && dup < 0; i++) {
-		if (!reqs[i])
+	for (i = 0; i < n; i++) {
+		struct rcx_req *r = reqs[i];
+
+		if (!r)
 			continue;
-		if (reqs[i]->mark)
+		if (r->mark) {
 			dup = i;
-		reqs[i]->mark = 1;
+			break;
+		}
+		r->mark = 1;
 	}
 	for (j = 0; j < i; j++)
 		if (reqs[j])
