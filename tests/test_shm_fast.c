@@ -13,8 +13,10 @@
  *   its status, to its cb, and so does the core's direct poll (cq_peek)
  *   through its found;
  * - a device with SHM_WORK_MIN endpoints or more polls by its work map:
- *   a poll with nothing to do looks at no endpoint, and a message looks
- *   at the two of its connection only.
+ *   a poll with nothing to do looks at no endpoint but those it watches
+ *   (none once it found nothing long enough), and a message looks at the
+ *   two of its connection only; a message to a watched endpoint leaves
+ *   no mark in the map.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -340,7 +342,9 @@ static uint32_t poll_looks(int *got)
 	return sd->looks - l0;
 }
 
-static void test_work_map(void)
+/* a[1] sends 8 bytes to b[1]: both completions, within the time-out */
+static void work_message(struct rcx_ep *a, struct rcx_ep *b, uint32_t *most,
+			 uint64_t *marks)
 {
 	static uint64_t src = 9, dst;
 	struct rcx_wr rw = { .wr_id = 2,
@@ -352,11 +356,34 @@ static void test_work_map(void)
 			     .flags = RCX_WR_SIGNALED,
 			     .addr = (uintptr_t)&src,
 			     .length = sizeof(src) };
-	struct rcx_ep *a[SF_PAIRS], *b[SF_PAIRS];
+	struct shm_dev *sd = (struct shm_dev *)dev;
 	struct rcx_wr *bad;
 	long long end;
-	uint32_t most = 0, n;
-	int i, got, done = 0;
+	uint32_t n;
+	int got, done = 0;
+
+	dst = 0;
+	*most = 0;
+	CU_ASSERT_EQUAL(ops->post_recv(b, &rw, &bad), 0);
+	CU_ASSERT_EQUAL(ops->post_send(a, &sw, &bad), 0);
+	/* the marks the post left in the map, before a poll takes them */
+	*marks = atomic_load(&sd->seg->work);
+	end = tu_now_ms() + SF_TMO_MS;
+	while (done < 2 && tu_now_ms() < end) {
+		n = poll_looks(&got);
+		*most = n > *most ? n : *most;
+		done += got > 0;
+	}
+	CU_ASSERT_EQUAL(done, 2);
+	CU_ASSERT_EQUAL(dst, 9);
+}
+
+static void test_work_map(void)
+{
+	struct rcx_ep *a[SF_PAIRS], *b[SF_PAIRS];
+	uint32_t most;
+	uint64_t marks;
+	int i, got;
 
 	CU_ASSERT_FATAL(2 * SF_PAIRS >= SHM_WORK_MIN);
 	for (i = 0; i < SF_PAIRS; i++)
@@ -368,23 +395,64 @@ static void test_work_map(void)
 		poll_looks(&got);
 	CU_ASSERT_EQUAL(poll_looks(&got), 0);
 	CU_ASSERT_EQUAL(got, 0);
-	CU_ASSERT_EQUAL(ops->post_recv(b[1], &rw, &bad), 0);
-	CU_ASSERT_EQUAL(ops->post_send(a[1], &sw, &bad), 0);
-	end = tu_now_ms() + SF_TMO_MS;
-	while (done < 2 && tu_now_ms() < end) {
-		n = poll_looks(&got);
-		most = n > most ? n : most;
-		done += got > 0;
-	}
-	CU_ASSERT_EQUAL(done, 2);
-	CU_ASSERT_EQUAL(dst, 9);
+	work_message(a[1], b[1], &most, &marks);
 	/* a[1] and b[1], not the four others */
 	CU_ASSERT(most <= 2);
-	for (i = 0; i < 8; i++)
+	/* watched now: each pass looks at them, and at nothing else */
+	CU_ASSERT_EQUAL(poll_looks(&got), 2);
+	/* found nothing long enough, a device watches no more */
+	for (i = 0; i < SHM_WATCH_IDLE; i++)
 		poll_looks(&got);
 	CU_ASSERT_EQUAL(poll_looks(&got), 0);
 	for (i = 0; i < SF_PAIRS; i++)
 		pair_close(a[i], b[i]);
+	while (ops->cq_poll(dev, &(struct rcx_cqe){ 0 }, 1) > 0)
+		;
+}
+
+/*
+ * A message to an endpoint its device watches (it had work) leaves no
+ * mark in the map (a line the waiter polls, written by the sender and
+ * taken back by the waiter: two transfers per message): the waiter's
+ * pass looks at the endpoint anyway. Once the watches went (nothing
+ * found long enough), a message marks again, and arrives.
+ */
+static void test_work_watched(void)
+{
+	struct shm_dev *sd = (struct shm_dev *)dev;
+	struct rcx_ep *a[SF_PAIRS], *b[SF_PAIRS];
+	uint64_t bbit, marks;
+	uint32_t most;
+	int i, got;
+
+	for (i = 0; i < SF_PAIRS; i++)
+		CU_ASSERT_EQUAL_FATAL(pair_connect(&a[i], &b[i]), 0);
+	CU_ASSERT_FATAL(sd->work_on);
+	for (i = 0; i < 8; i++)
+		poll_looks(&got);
+	bbit = 1ull << shm_work_bit(((struct shm_ep *)b[1])->id);
+	/* not watched yet: the first message marks b[1]'s bit */
+	work_message(a[1], b[1], &most, &marks);
+	CU_ASSERT(marks & bbit);
+	CU_ASSERT(((struct shm_ep *)b[1])->watched);
+	CU_ASSERT(((struct shm_ep *)a[1])->watched);
+	/* watched: no mark, the message arrives all the same */
+	for (i = 0; i < 3; i++) {
+		work_message(a[1], b[1], &most, &marks);
+		CU_ASSERT_EQUAL(marks, 0);
+		CU_ASSERT(most <= 2);
+	}
+	for (i = 0; i <= SHM_WATCH_IDLE; i++)
+		poll_looks(&got);
+	CU_ASSERT(!((struct shm_ep *)b[1])->watched);
+	CU_ASSERT_EQUAL(sd->nwatch, 0);
+	work_message(a[1], b[1], &most, &marks);
+	CU_ASSERT(marks & bbit);
+	/* an endpoint destroyed while watched leaves the watch */
+	CU_ASSERT(((struct shm_ep *)b[1])->watched);
+	for (i = 0; i < SF_PAIRS; i++)
+		pair_close(a[i], b[i]);
+	CU_ASSERT_EQUAL(sd->nwatch, 0);
 	while (ops->cq_poll(dev, &(struct rcx_cqe){ 0 }, 1) > 0)
 		;
 }
@@ -395,6 +463,7 @@ static const CU_TestInfo tests[] = {
 	{ "dispatch_ok_and_cb", test_dispatch },
 	{ "peek_polls_and_hands_over", test_peek },
 	{ "work_map_polls_busy_endpoints_only", test_work_map },
+	{ "work_map_no_mark_for_watched", test_work_watched },
 	CU_TEST_INFO_NULL,
 };
 

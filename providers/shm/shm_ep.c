@@ -1033,9 +1033,24 @@ static void progress_every(struct shm_dev *dev)
 {
 	struct shm_ep *ep;
 
-	for (ep = dev->eps; ep; ep = ep->next, dev->looks++)
-		if (ep_progress(ep))
+	for (ep = dev->eps; ep; ep = ep->next) {
+		if (ep->watched)
+			continue; /* progress_watched's */
+		dev->looks++;
+		if (ep_progress(ep)) {
 			dev->again |= ep->wmask;
+			shm_watch(dev, ep);
+		}
+	}
+}
+
+/* The watched endpoints (see SHM_WATCH): every pass looks at them. */
+static inline void progress_watched(struct shm_dev *dev)
+{
+	uint32_t i;
+
+	for (i = 0; i < dev->nwatch; i++, dev->looks++)
+		ep_progress(dev->watch[i]);
 }
 
 /* The queues of the endpoints the work map and dev->again name. */
@@ -1049,6 +1064,7 @@ static inline void progress_work(struct shm_dev *dev)
 	/* the exchange's acquire: the peer's change before its mark */
 	if (atomic_load_explicit(w, memory_order_relaxed))
 		bits |= atomic_exchange_explicit(w, 0, memory_order_acq_rel);
+	progress_watched(dev);
 	if (!bits)
 		return;
 	dev->again = 0;
@@ -1059,9 +1075,15 @@ static inline void progress_work(struct shm_dev *dev)
 	do {
 		b = (uint32_t)__builtin_ctzll(bits);
 		bits &= bits - 1;
-		for (ep = dev->by_bit[b]; ep; ep = ep->bit_next, dev->looks++)
-			if (ep_progress(ep))
+		for (ep = dev->by_bit[b]; ep; ep = ep->bit_next) {
+			if (ep->watched)
+				continue;
+			dev->looks++;
+			if (ep_progress(ep)) {
 				shm_work_again(dev, b);
+				shm_watch(dev, ep);
+			}
+		}
 	} while (bits);
 }
 
