@@ -457,6 +457,62 @@ static void test_work_watched(void)
 		;
 }
 
+/*
+ * An inline payload is written past the entry's first line first, then
+ * that line (see sq_put): every length around the line's share
+ * (SHM_SQE_HEAD) and up to SHM_INLINE arrives whole, for SEND and
+ * WRITE_IMM.
+ */
+static void test_inline_lengths(void)
+{
+	static const uint32_t lens[] = {
+		0,  1,	  SHM_SQE_HEAD - 1, SHM_SQE_HEAD, SHM_SQE_HEAD + 1, 64,
+		65, 1000, SHM_INLINE - 1,   SHM_INLINE,
+	};
+	static uint8_t src[SHM_INLINE], dst[SHM_INLINE + 1];
+	struct rcx_ep *a, *b;
+	struct rcx_wr *bad;
+	struct rcx_mr *mr;
+	unsigned int i, k;
+
+	CU_ASSERT_EQUAL_FATAL(pair_connect(&a, &b), 0);
+	CU_ASSERT_EQUAL_FATAL(
+		ops->mr_reg(dev, dst, sizeof(dst),
+			    RCX_ACCESS_LOCAL_WRITE | RCX_ACCESS_REMOTE_WRITE,
+			    &mr),
+		0);
+	for (k = 0; k < 2; k++)
+		for (i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
+			struct rcx_wr rw = { .wr_id = 2,
+					     .op = RCX_OP_RECV,
+					     .addr = (uintptr_t)dst,
+					     .length = sizeof(dst) };
+			struct rcx_wr sw = {
+				.wr_id = 1,
+				.op = k ? RCX_OP_WRITE_IMM : RCX_OP_SEND,
+				.flags = RCX_WR_SIGNALED,
+				.addr = (uintptr_t)src,
+				.length = lens[i],
+				.remote_addr = (uintptr_t)dst,
+				.rkey = ops->mr_rkey(mr),
+			};
+
+			memset(src, (int)(i + 16 * k + 1), sizeof(src));
+			memset(dst, 0, sizeof(dst));
+			CU_ASSERT_EQUAL(ops->post_recv(b, &rw, &bad), 0);
+			CU_ASSERT_EQUAL(ops->post_send(a, &sw, &bad), 0);
+			CU_ASSERT_EQUAL(wait_cqe(2), 0);
+			CU_ASSERT_EQUAL(wait_cqe(1), 0);
+			CU_ASSERT(!memcmp(dst, src, lens[i]));
+			/* nothing past the payload */
+			CU_ASSERT_EQUAL(dst[lens[i]], 0);
+		}
+	ops->mr_dereg(mr);
+	pair_close(a, b);
+	while (ops->cq_poll(dev, &(struct rcx_cqe){ 0 }, 1) > 0)
+		;
+}
+
 static const CU_TestInfo tests[] = {
 	{ "write_key_checked_each_time", test_write_key_checked },
 	{ "write_imm_key_checked_each_time", test_write_imm_key_checked },
@@ -464,6 +520,7 @@ static const CU_TestInfo tests[] = {
 	{ "peek_polls_and_hands_over", test_peek },
 	{ "work_map_polls_busy_endpoints_only", test_work_map },
 	{ "work_map_no_mark_for_watched", test_work_watched },
+	{ "inline_payload_lengths", test_inline_lengths },
 	CU_TEST_INFO_NULL,
 };
 

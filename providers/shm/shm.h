@@ -53,6 +53,7 @@
 #include <stdatomic.h>
 #include <poll.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <sys/socket.h>
 #include <sys/types.h>
 #include <sys/un.h>
@@ -174,6 +175,9 @@ struct shm_sqe {
 	uint64_t addr; /* in the sender */
 	uint64_t compare_add, swap;
 };
+
+/* the bytes of an inline payload in the entry's first line */
+#define SHM_SQE_HEAD (64 - offsetof(struct shm_sqe, data))
 
 /* A posted receive, filled in by the executor of the SEND it takes. */
 struct shm_rqe {

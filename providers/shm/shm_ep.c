@@ -532,6 +532,7 @@ static int sq_put(struct shm_ep *ep, const struct rcx_wr *wr)
 	uint32_t t =
 		atomic_load_explicit(&ep->tx->sq_tail, memory_order_relaxed);
 	struct shm_sqe *q;
+	bool inl;
 
 	if (t - ep->sq_reaped == SHM_SQ) {
 		reap_sq(ep);
@@ -539,6 +540,19 @@ static int sq_put(struct shm_ep *ep, const struct rcx_wr *wr)
 			return -EAGAIN;
 	}
 	q = &ep->tx->sq[t % SHM_SQ];
+	/* inline: the buffer is the caller's again when the post returns */
+	inl = wr->length <= SHM_INLINE && wr->op != RCX_OP_READ &&
+	      wr->op != RCX_OP_FADD && wr->op != RCX_OP_CSWAP &&
+	      ((wr->flags & RCX_WR_INLINE) || recv_op(wr->op));
+	/*
+	 * The payload past the first line first: the first line, which the
+	 * receiver polls, is written in one burst after it (written before
+	 * a long copy, it went to the polling receiver and back for seq).
+	 */
+	if (inl && wr->length > SHM_SQE_HEAD)
+		memcpy(q->data + SHM_SQE_HEAD,
+		       (const uint8_t *)(uintptr_t)wr->addr + SHM_SQE_HEAD,
+		       wr->length - SHM_SQE_HEAD);
 	q->op = wr->op;
 	q->signaled = !!(wr->flags & RCX_WR_SIGNALED);
 	q->len = wr->length;
@@ -547,16 +561,14 @@ static int sq_put(struct shm_ep *ep, const struct rcx_wr *wr)
 	q->wr_id = wr->wr_id;
 	q->raddr = wr->remote_addr;
 	q->rkey = wr->rkey;
-	/* inline: the buffer is the caller's again when the post returns */
-	q->inl = wr->length <= SHM_INLINE && wr->op != RCX_OP_READ &&
-		 wr->op != RCX_OP_FADD && wr->op != RCX_OP_CSWAP &&
-		 ((wr->flags & RCX_WR_INLINE) || recv_op(wr->op));
+	q->inl = inl;
 	/* the payload's address, and the operands of an atomic, only where
 	 * they are read (see payload): no store to the entry's last line
 	 * but wr_id's for an inline one */
-	if (q->inl && wr->length) {
-		memcpy(q->data, (void *)(uintptr_t)wr->addr, wr->length);
-	} else if (!q->inl) {
+	if (inl && wr->length) {
+		memcpy(q->data, (void *)(uintptr_t)wr->addr,
+		       wr->length < SHM_SQE_HEAD ? wr->length : SHM_SQE_HEAD);
+	} else if (!inl) {
 		q->addr = wr->addr;
 		q->compare_add = wr->compare_add;
 		q->swap = wr->swap;
