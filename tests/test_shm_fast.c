@@ -513,6 +513,74 @@ static void test_inline_lengths(void)
 		;
 }
 
+/*
+ * The sender does not look at how far the receiver ran its unsignaled
+ * inline SENDs on every poll (the word the receiver writes per message:
+ * held by the sender's polls, each write waited for its line): they are
+ * reaped with the next signaled one. One that fails completes all the
+ * same, with its error.
+ */
+static void test_lazy_reap(void)
+{
+	static uint64_t src[4] = { 7, 8, 9, 10 }, dst[4];
+	struct rcx_ep *a, *b;
+	struct shm_ep *sa;
+	struct rcx_wr *bad;
+	struct rcx_cqe c;
+	int i, k, got = 0;
+
+	CU_ASSERT_EQUAL_FATAL(pair_connect(&a, &b), 0);
+	sa = (struct shm_ep *)a;
+	for (i = 0; i < 4; i++) {
+		struct rcx_wr rw = { .wr_id = 10 + i,
+				     .op = RCX_OP_RECV,
+				     .addr = (uintptr_t)&dst[i],
+				     .length = sizeof(dst[i]) };
+		struct rcx_wr sw = { .wr_id = 20 + i,
+				     .op = RCX_OP_SEND,
+				     /* the last one signaled */
+				     .flags = i == 3 ? RCX_WR_SIGNALED : 0,
+				     .addr = (uintptr_t)&src[i],
+				     .length = sizeof(src[i]) };
+
+		CU_ASSERT_EQUAL(ops->post_recv(b, &rw, &bad), 0);
+		if (i < 3) {
+			CU_ASSERT_EQUAL(ops->post_send(a, &sw, &bad), 0);
+			CU_ASSERT_EQUAL(wait_cqe(10 + i), 0);
+			CU_ASSERT_EQUAL(dst[i], src[i]);
+			/* run by the receiver, polled many times: not
+			 * reaped (no completion wanted) */
+			for (k = 0; k < 100; k++)
+				got += ops->cq_poll(dev, &c, 1);
+			CU_ASSERT_EQUAL(got, 0);
+			CU_ASSERT_EQUAL(sa->sq_reaped, 0);
+		} else {
+			CU_ASSERT_EQUAL(ops->post_send(a, &sw, &bad), 0);
+			CU_ASSERT_EQUAL(wait_cqe(10 + i), 0);
+			CU_ASSERT_EQUAL(wait_cqe(20 + i), 0);
+			CU_ASSERT_EQUAL(sa->sq_reaped, 4);
+		}
+	}
+	/* an unsignaled SEND longer than its receive: its error comes */
+	{
+		struct rcx_wr rw = { .wr_id = 30,
+				     .op = RCX_OP_RECV,
+				     .addr = (uintptr_t)&dst[0],
+				     .length = 4 };
+		struct rcx_wr sw = { .wr_id = 31,
+				     .op = RCX_OP_SEND,
+				     .addr = (uintptr_t)&src[0],
+				     .length = sizeof(src[0]) };
+
+		CU_ASSERT_EQUAL(ops->post_recv(b, &rw, &bad), 0);
+		CU_ASSERT_EQUAL(ops->post_send(a, &sw, &bad), 0);
+		CU_ASSERT_EQUAL(wait_cqe(31), RCX_ERR_REMOTE_OP);
+	}
+	pair_close(a, b);
+	while (ops->cq_poll(dev, &(struct rcx_cqe){ 0 }, 1) > 0)
+		;
+}
+
 static const CU_TestInfo tests[] = {
 	{ "write_key_checked_each_time", test_write_key_checked },
 	{ "write_imm_key_checked_each_time", test_write_imm_key_checked },
@@ -521,6 +589,7 @@ static const CU_TestInfo tests[] = {
 	{ "work_map_polls_busy_endpoints_only", test_work_map },
 	{ "work_map_no_mark_for_watched", test_work_watched },
 	{ "inline_payload_lengths", test_inline_lengths },
+	{ "unsignaled_reaped_lazily", test_lazy_reap },
 	CU_TEST_INFO_NULL,
 };
 

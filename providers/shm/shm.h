@@ -62,6 +62,7 @@
 #define SHM_MAGIC    0x72637873686d3036ull /* "rcxshm06" */
 #define SHM_INLINE   4096
 #define SHM_SQ	     128  /* send queue entries, a power of two */
+#define SHM_SQ_LAZY  32	  /* entries left unreaped at most (sq_want) */
 #define SHM_RQ	     4096 /* posted receives, a power of two */
 #define SHM_MR_MAX   8192
 #define SHM_MR_PROBE 8 /* slots a key may take, from key & (MAX-1) */
@@ -369,6 +370,8 @@ struct shm_ep {
 	uint32_t sq_reaped;	 /* tx: completions taken up to here */
 	uint32_t rq_reaped;	 /* rx: receive completions taken */
 	uint32_t sq_own;	 /* tx: 1 + the last WRITE, READ, atomic */
+	uint32_t sq_sig;	 /* tx: 1 + the last signaled entry */
+	uint32_t sq_slow;	 /* tx: 1 + the last entry not rx_exec */
 	uint32_t ran_now;	 /* WRs that run_now ran (a count) */
 	uint64_t *rq_wr_id;	 /* rx: wr_id of each posted receive */
 	struct shm_pend *pend, *pend_tail;

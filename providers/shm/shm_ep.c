@@ -345,6 +345,37 @@ static bool sender_takes(const struct shm_ep *ep, uint32_t e)
 }
 
 /*
+ * Must the sender look at how far its queue ran (sq_exec, t its tail)?
+ * The receiver writes that word for each entry it runs: a sender that
+ * loaded it on every poll held its line, and each of those writes then
+ * waited for the line to come back, on the receiver's way to its reply.
+ * So the sender looks when something needs it only: a completion wanted
+ * (a signaled entry), an entry the receiver does not run alone (a WR of
+ * the sender's, a payload out of its entry), SHM_SQ_LAZY entries or half
+ * the queue not reaped, or a side dead (an entry of ours failed: its
+ * completion). Unsignaled rx_exec entries are reaped with the next.
+ */
+static inline bool sq_want(const struct shm_ep *ep, uint32_t t)
+{
+	uint32_t n = t - ep->sq_reaped;
+
+	return n &&
+	       (ep->sq_sig - 1 - ep->sq_reaped < n ||
+		ep->sq_slow - 1 - ep->sq_reaped < n || n >= SHM_SQ_LAZY ||
+		2 * n >= ep->attr.max_send_wr ||
+		atomic_load_explicit(&ep->cseg->dead[0],
+				     memory_order_relaxed) ||
+		atomic_load_explicit(&ep->cseg->dead[1], memory_order_relaxed));
+}
+
+/* sq_want at the send queue's tail */
+static inline bool sq_wanted(const struct shm_ep *ep)
+{
+	return sq_want(ep, atomic_load_explicit(&ep->tx->sq_tail,
+						memory_order_relaxed));
+}
+
+/*
  * Could d's next WR run here now: there, no side dead, its receive
  * posted, and ours to run (see sender_takes)?
  */
@@ -520,7 +551,7 @@ static inline void reap(struct shm_ep *ep)
 	if (atomic_load_explicit(&ep->rx->rq_done, memory_order_relaxed) !=
 	    ep->rq_reaped)
 		reap_rq(ep);
-	if (ep->state != SHM_EP_ERROR &&
+	if (ep->state != SHM_EP_ERROR && sq_wanted(ep) &&
 	    atomic_load_explicit(&ep->tx->sq_exec, memory_order_relaxed) !=
 		    ep->sq_reaped)
 		reap_sq(ep);
@@ -575,6 +606,10 @@ static int sq_put(struct shm_ep *ep, const struct rcx_wr *wr)
 	}
 	if (!recv_op(wr->op))
 		ep->sq_own = t + 1;
+	if (!inl || !recv_op(wr->op))
+		ep->sq_slow = t + 1;
+	if (q->signaled)
+		ep->sq_sig = t + 1;
 	atomic_store_explicit(&q->seq, t + 1, memory_order_release);
 	atomic_store_explicit(&ep->tx->sq_tail, t + 1, memory_order_relaxed);
 	return 0;
@@ -631,9 +666,16 @@ static bool sq_idle(struct shm_ep *ep)
 	if (ep->pend || ep->state != SHM_EP_CONNECTED || !ep->peer_seg)
 		return false;
 	e = atomic_load_explicit(&tx->sq_exec, memory_order_acquire);
-	return e == ep->sq_reaped &&
-	       e == atomic_load_explicit(&tx->sq_tail, memory_order_relaxed) &&
-	       !atomic_load(&ep->cseg->dead[0]) &&
+	if (e != atomic_load_explicit(&tx->sq_tail, memory_order_relaxed))
+		return false;
+	if (e != ep->sq_reaped) {
+		/* run, not reaped yet (sq_want): reaped now */
+		reap_sq(ep);
+		shm_cq_kick(ep->dev);
+		if (ep->state != SHM_EP_CONNECTED)
+			return false;
+	}
+	return !atomic_load(&ep->cseg->dead[0]) &&
 	       !atomic_load(&ep->cseg->dead[1]);
 }
 
@@ -793,7 +835,11 @@ static bool send_fast(struct shm_ep *ep, const struct rcx_wr *wr)
 	    ep->pend || ep->state != SHM_EP_CONNECTED || !ep->peer_seg)
 		return false;
 	t = atomic_load_explicit(&tx->sq_tail, memory_order_relaxed);
-	return t == atomic_load_explicit(&tx->sq_exec, memory_order_relaxed) &&
+	/* behind entries the receiver runs alone, unsignaled: no look at
+	 * how far they ran (sq_want) */
+	return (!sq_want(ep, t) ||
+		t == atomic_load_explicit(&tx->sq_exec,
+					  memory_order_relaxed)) &&
 	       t - ep->sq_reaped < ep->attr.max_send_wr &&
 	       t - ep->sq_reaped < SHM_SQ &&
 	       !atomic_load_explicit(&ep->cseg->dead[0],
@@ -902,19 +948,28 @@ int shm_post_recv(struct rcx_ep *e, struct rcx_wr *wr, struct rcx_wr **bad)
 static inline __attribute__((always_inline)) bool quiet(struct shm_ep *ep)
 {
 	struct shm_dir *rx = ep->rx, *tx = ep->tx;
-	uint32_t te = atomic_load_explicit(&tx->sq_exec, memory_order_relaxed);
+	uint32_t tt = atomic_load_explicit(&tx->sq_tail, memory_order_relaxed);
+	uint32_t te;
 
-	if (ep->pend || te != ep->sq_reaped ||
+	if (ep->pend ||
 	    atomic_load_explicit(&rx->rq_done, memory_order_relaxed) !=
 		    ep->rq_reaped)
 		return false;
-	/* ours, waiting for the peer to run them: nothing to do here,
-	 * unless a side is dead (they fail then) */
-	if (te != atomic_load_explicit(&tx->sq_tail, memory_order_relaxed) &&
-	    (!rx_exec(&tx->sq[te % SHM_SQ]) || sender_takes(ep, te) ||
-	     atomic_load_explicit(&ep->cseg->dead[0], memory_order_relaxed) ||
-	     atomic_load_explicit(&ep->cseg->dead[1], memory_order_relaxed)))
-		return false;
+	/* ours, the peer's to run alone, unsignaled: no look (sq_want) */
+	if (sq_want(ep, tt)) {
+		te = atomic_load_explicit(&tx->sq_exec, memory_order_relaxed);
+		if (te != ep->sq_reaped)
+			return false;
+		/* ours, waiting for the peer to run them: nothing to do
+		 * here, unless a side is dead (they fail then) */
+		if (te != tt &&
+		    (!rx_exec(&tx->sq[te % SHM_SQ]) || sender_takes(ep, te) ||
+		     atomic_load_explicit(&ep->cseg->dead[0],
+					  memory_order_relaxed) ||
+		     atomic_load_explicit(&ep->cseg->dead[1],
+					  memory_order_relaxed)))
+			return false;
+	}
 	return !published(
 		rx, atomic_load_explicit(&rx->sq_exec, memory_order_relaxed));
 }
@@ -938,7 +993,8 @@ static __attribute__((noinline)) void ep_work(struct shm_ep *ep)
 			peer_work_fenced(ep);
 		}
 	}
-	exec_dir(ep, ep->tx);
+	if (sq_wanted(ep))
+		exec_dir(ep, ep->tx);
 	reap(ep);
 }
 
