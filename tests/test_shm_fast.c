@@ -342,9 +342,12 @@ static uint32_t poll_looks(int *got)
 	return sd->looks - l0;
 }
 
-/* a[1] sends 8 bytes to b[1]: both completions, within the time-out */
-static void work_message(struct rcx_ep *a, struct rcx_ep *b, uint32_t *most,
-			 uint64_t *marks)
+/*
+ * a sends 8 bytes to b (signaled or not): its completions, within the
+ * time-out; *marks: the map after the post, *after: after the polls
+ */
+static void work_message(struct rcx_ep *a, struct rcx_ep *b, bool sig,
+			 uint32_t *most, uint64_t *marks, uint64_t *after)
 {
 	static uint64_t src = 9, dst;
 	struct rcx_wr rw = { .wr_id = 2,
@@ -353,7 +356,7 @@ static void work_message(struct rcx_ep *a, struct rcx_ep *b, uint32_t *most,
 			     .length = sizeof(dst) };
 	struct rcx_wr sw = { .wr_id = 1,
 			     .op = RCX_OP_SEND,
-			     .flags = RCX_WR_SIGNALED,
+			     .flags = sig ? RCX_WR_SIGNALED : 0,
 			     .addr = (uintptr_t)&src,
 			     .length = sizeof(src) };
 	struct shm_dev *sd = (struct shm_dev *)dev;
@@ -369,20 +372,21 @@ static void work_message(struct rcx_ep *a, struct rcx_ep *b, uint32_t *most,
 	/* the marks the post left in the map, before a poll takes them */
 	*marks = atomic_load(&sd->seg->work);
 	end = tu_now_ms() + SF_TMO_MS;
-	while (done < 2 && tu_now_ms() < end) {
+	while (done < 1 + sig && tu_now_ms() < end) {
 		n = poll_looks(&got);
 		*most = n > *most ? n : *most;
 		done += got > 0;
 	}
-	CU_ASSERT_EQUAL(done, 2);
+	*after = atomic_load(&sd->seg->work);
+	CU_ASSERT_EQUAL(done, 1 + sig);
 	CU_ASSERT_EQUAL(dst, 9);
 }
 
 static void test_work_map(void)
 {
 	struct rcx_ep *a[SF_PAIRS], *b[SF_PAIRS];
+	uint64_t marks, after;
 	uint32_t most;
-	uint64_t marks;
 	int i, got;
 
 	CU_ASSERT_FATAL(2 * SF_PAIRS >= SHM_WORK_MIN);
@@ -395,11 +399,13 @@ static void test_work_map(void)
 		poll_looks(&got);
 	CU_ASSERT_EQUAL(poll_looks(&got), 0);
 	CU_ASSERT_EQUAL(got, 0);
-	work_message(a[1], b[1], &most, &marks);
+	work_message(a[1], b[1], true, &most, &marks, &after);
 	/* a[1] and b[1], not the four others */
 	CU_ASSERT(most <= 2);
-	/* watched now: each pass looks at them, and at nothing else */
-	CU_ASSERT_EQUAL(poll_looks(&got), 2);
+	/* b[1] watched now (its receive completed): each pass looks at
+	 * it, and at nothing else once a[1] had no more work */
+	poll_looks(&got);
+	CU_ASSERT_EQUAL(poll_looks(&got), 1);
 	/* found nothing long enough, a device watches no more */
 	for (i = 0; i < SHM_WATCH_IDLE; i++)
 		poll_looks(&got);
@@ -411,17 +417,20 @@ static void test_work_map(void)
 }
 
 /*
- * A message to an endpoint its device watches (it had work) leaves no
- * mark in the map (a line the waiter polls, written by the sender and
- * taken back by the waiter: two transfers per message): the waiter's
- * pass looks at the endpoint anyway. Once the watches went (nothing
- * found long enough), a message marks again, and arrives.
+ * A message to an endpoint its device watches (a receive of its
+ * completed) leaves no mark in the map (a line the waiter polls, written
+ * by the sender and taken back by the waiter: two transfers per
+ * message): the waiter's pass looks at the endpoint anyway. Nor does
+ * the run of an unsignaled message mark the sender's endpoint, which is
+ * not watched: it has nothing to take (sq_want). Once b[1] had no work
+ * long enough, it is watched no more, and a message marks again, and
+ * arrives.
  */
 static void test_work_watched(void)
 {
 	struct shm_dev *sd = (struct shm_dev *)dev;
 	struct rcx_ep *a[SF_PAIRS], *b[SF_PAIRS];
-	uint64_t bbit, marks;
+	uint64_t abit, bbit, marks, after;
 	uint32_t most;
 	int i, got;
 
@@ -430,23 +439,30 @@ static void test_work_watched(void)
 	CU_ASSERT_FATAL(sd->work_on);
 	for (i = 0; i < 8; i++)
 		poll_looks(&got);
+	abit = 1ull << shm_work_bit(((struct shm_ep *)a[1])->id);
 	bbit = 1ull << shm_work_bit(((struct shm_ep *)b[1])->id);
+	CU_ASSERT_NOT_EQUAL_FATAL(abit, bbit);
 	/* not watched yet: the first message marks b[1]'s bit */
-	work_message(a[1], b[1], &most, &marks);
+	work_message(a[1], b[1], false, &most, &marks, &after);
 	CU_ASSERT(marks & bbit);
 	CU_ASSERT(((struct shm_ep *)b[1])->watched);
-	CU_ASSERT(((struct shm_ep *)a[1])->watched);
-	/* watched: no mark, the message arrives all the same */
+	/* watched: no mark, the message arrives all the same; its run
+	 * leaves none for the sender either */
 	for (i = 0; i < 3; i++) {
-		work_message(a[1], b[1], &most, &marks);
+		work_message(a[1], b[1], false, &most, &marks, &after);
 		CU_ASSERT_EQUAL(marks, 0);
-		CU_ASSERT(most <= 2);
+		CU_ASSERT_EQUAL(after & abit, 0);
+		CU_ASSERT(most <= 2); /* b[1], a[1] posted to */
 	}
+	CU_ASSERT(!((struct shm_ep *)a[1])->watched);
+	/* a signaled one: the sender's completion, and its mark */
+	work_message(a[1], b[1], true, &most, &marks, &after);
+	CU_ASSERT_EQUAL(marks, 0);
 	for (i = 0; i <= SHM_WATCH_IDLE; i++)
 		poll_looks(&got);
 	CU_ASSERT(!((struct shm_ep *)b[1])->watched);
 	CU_ASSERT_EQUAL(sd->nwatch, 0);
-	work_message(a[1], b[1], &most, &marks);
+	work_message(a[1], b[1], true, &most, &marks, &after);
 	CU_ASSERT(marks & bbit);
 	/* an endpoint destroyed while watched leaves the watch */
 	CU_ASSERT(((struct shm_ep *)b[1])->watched);

@@ -100,17 +100,18 @@
  * polls, and the peer then exchanges it back: two transfers of that line
  * between the CPUs, and the entry's line after them, on the path of
  * every message (a bound channel's pair of endpoints and the group's
- * connection make three: a channel's ping-pong took 1.3 to 1.5 times
+ * connection make three: a channel's ping-pong took 1.3 to 1.6 times
  * p2p's, with one endpoint and no map). So a poll by the map looks at
  * every pass, besides what the map names, at up to SHM_WATCH endpoints
- * of its own that had work (the first to have it), and says so in the
- * connection segment (watch[side]); a peer that finds it set leaves no
- * mark: the entry's line is the one the waiter polls, as without the
- * map. The watches go when a poll found no completion SHM_WATCH_IDLE
- * times in a row (a multiple of SHM_YIELD_EVERY: shm_idle looks), and
- * with the endpoint: each cleared before a seq_cst fence and a look at
- * its endpoint in the next pass (shm_unwatch), so a peer either sees it
- * cleared and marks, or the look finds the change.
+ * of its own where a receive completed (the first to have one), and
+ * says so in the connection segment (watch[side]); a peer that finds it
+ * set leaves no mark: the entry's line is the one the waiter polls, as
+ * without the map. (A sender needs no watch: the receiver marks its
+ * endpoint only for the entries it asked a mark for, see sq_want.) An
+ * endpoint that had no work in SHM_WATCH_IDLE of those passes in a row,
+ * or is destroyed, is watched no more: cleared, then a seq_cst fence
+ * and a look at it in the next pass (shm_unwatch), so a peer either
+ * sees it cleared and marks, or the look finds the change.
  */
 #define SHM_WATCH      4
 #define SHM_WATCH_IDLE 4096
@@ -164,7 +165,7 @@ struct shm_sqe {
 	uint8_t op;			   /* enum rcx_op */
 	uint8_t signaled;		   /* a completion is wanted */
 	uint8_t inl;			   /* the payload is in data[] */
-	uint8_t pad;
+	uint8_t notify; /* the sender wants a mark when it has run */
 	uint32_t len;
 	uint32_t imm; /* host order */
 	/* written by the executor on error only (0 when posted) */
@@ -345,9 +346,10 @@ struct shm_ep {
 	 * SHM_WORK_MIN; bit 0 while peer_ep is not known) */
 	uint64_t wmask, peer_wmask;
 	int state;
-	int side;	 /* 0 connector, 1 acceptor */
-	bool disc_event; /* DISCONNECTED already reported */
-	bool watched;	 /* in dev->watch (see SHM_WATCH) */
+	int side;	     /* 0 connector, 1 acceptor */
+	bool disc_event;     /* DISCONNECTED already reported */
+	bool watched;	     /* in dev->watch (see SHM_WATCH) */
+	uint32_t watch_idle; /* passes in a row it had no work, watched */
 	pid_t peer_pid;
 	uint32_t peer_dev;
 	int pidfd;
@@ -370,10 +372,10 @@ struct shm_ep {
 	uint32_t sq_reaped;	 /* tx: completions taken up to here */
 	uint32_t rq_reaped;	 /* rx: receive completions taken */
 	uint32_t sq_own;	 /* tx: 1 + the last WRITE, READ, atomic */
-	uint32_t sq_sig;	 /* tx: 1 + the last signaled entry */
-	uint32_t sq_slow;	 /* tx: 1 + the last entry not rx_exec */
-	uint32_t ran_now;	 /* WRs that run_now ran (a count) */
-	uint64_t *rq_wr_id;	 /* rx: wr_id of each posted receive */
+	/* tx: 1 + the last entry signaled or not rx_exec (sq_want) */
+	uint32_t sq_note;
+	uint32_t ran_now;   /* WRs that run_now ran (a count) */
+	uint64_t *rq_wr_id; /* rx: wr_id of each posted receive */
 	struct shm_pend *pend, *pend_tail;
 	uint32_t npend;
 	uint8_t pdata[SHM_PDATA];
@@ -499,6 +501,7 @@ static inline void shm_watch(struct shm_dev *dev, struct shm_ep *ep)
 	if (ep->watched || dev->nwatch == SHM_WATCH || !ep->cseg)
 		return;
 	ep->watched = true;
+	ep->watch_idle = 0;
 	dev->watch[dev->nwatch++] = ep;
 	atomic_store_explicit(&ep->cseg->watch[ep->side].on, 1,
 			      memory_order_relaxed);

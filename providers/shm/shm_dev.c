@@ -108,12 +108,6 @@ void shm_idle(struct shm_dev *dev)
 	uint32_t cpu;
 	int c;
 
-	if (dev->idle == SHM_WATCH_IDLE && dev->nwatch) {
-		while (dev->nwatch)
-			shm_unwatch(dev, dev->watch[0]);
-		/* before the next pass's loads (see SHM_WATCH) */
-		atomic_thread_fence(memory_order_seq_cst);
-	}
 	if (dev->pause) {
 		dev->pause -= dev->pause < SHM_YIELD_EVERY ? dev->pause
 							   : SHM_YIELD_EVERY;

@@ -355,14 +355,17 @@ static bool sender_takes(const struct shm_ep *ep, uint32_t e)
  * the queue not reaped, or a side dead (an entry of ours failed: its
  * completion). Unsignaled rx_exec entries are reaped with the next.
  */
+static inline bool sq_many(const struct shm_ep *ep, uint32_t n)
+{
+	return n >= SHM_SQ_LAZY || 2 * n >= ep->attr.max_send_wr;
+}
+
 static inline bool sq_want(const struct shm_ep *ep, uint32_t t)
 {
 	uint32_t n = t - ep->sq_reaped;
 
 	return n &&
-	       (ep->sq_sig - 1 - ep->sq_reaped < n ||
-		ep->sq_slow - 1 - ep->sq_reaped < n || n >= SHM_SQ_LAZY ||
-		2 * n >= ep->attr.max_send_wr ||
+	       (ep->sq_note - 1 - ep->sq_reaped < n || sq_many(ep, n) ||
 		atomic_load_explicit(&ep->cseg->dead[0],
 				     memory_order_relaxed) ||
 		atomic_load_explicit(&ep->cseg->dead[1], memory_order_relaxed));
@@ -420,7 +423,7 @@ static int exec_run(struct shm_ep *ep, struct shm_dir *d)
 	int sside = snd ? ep->side : !ep->side, n = 0, st;
 	uint32_t e, rd;
 	struct shm_sqe *q;
-	bool st_stop = false, left = false, looked = true;
+	bool st_stop = false, left = false, looked = true, tell = false;
 
 again:
 	/* the caller has just seen it runnable (exec_dir) */
@@ -457,6 +460,9 @@ again:
 			q->status = st;
 		atomic_store_explicit(&d->sq_exec, ++e, memory_order_release);
 		n++;
+		/* the receiver's completions, or the sender's that it asked
+		 * for (sq_want): the other process has work to take */
+		tell |= snd || q->notify || st;
 		if (st) {
 			/* an error completion puts the sender in error */
 			atomic_store(&cs->dead[sside], 1);
@@ -471,7 +477,7 @@ again:
 	 */
 	atomic_store_explicit(&d->lock, 0, memory_order_release);
 	atomic_thread_fence(memory_order_seq_cst);
-	if (n || left) /* the other process has work to take */
+	if (tell || left)
 		peer_work_fenced(ep);
 	/*
 	 * A WR or a receive that came while we held the lock found it taken
@@ -606,10 +612,12 @@ static int sq_put(struct shm_ep *ep, const struct rcx_wr *wr)
 	}
 	if (!recv_op(wr->op))
 		ep->sq_own = t + 1;
-	if (!inl || !recv_op(wr->op))
-		ep->sq_slow = t + 1;
-	if (q->signaled)
-		ep->sq_sig = t + 1;
+	/* what sq_want looks for: a mark when it has run (exec_run) */
+	q->notify = q->signaled || !inl || !recv_op(wr->op);
+	if (q->notify)
+		ep->sq_note = t + 1;
+	else
+		q->notify = sq_many(ep, t + 1 - ep->sq_reaped);
 	atomic_store_explicit(&q->seq, t + 1, memory_order_release);
 	atomic_store_explicit(&ep->tx->sq_tail, t + 1, memory_order_relaxed);
 	return 0;
@@ -974,10 +982,13 @@ static inline __attribute__((always_inline)) bool quiet(struct shm_ep *ep)
 		rx, atomic_load_explicit(&rx->sq_exec, memory_order_relaxed));
 }
 
-/* ep_progress past its checks: a call only where there is work */
-static __attribute__((noinline)) void ep_work(struct shm_ep *ep)
+/*
+ * ep_progress past its checks: a call only where there is work. True
+ * when a receive completed.
+ */
+static __attribute__((noinline)) bool ep_work(struct shm_ep *ep)
 {
-	uint32_t t;
+	uint32_t t, r0 = ep->rq_reaped;
 
 	exec_dir(ep, ep->rx);
 	if (ep->pend) {
@@ -996,19 +1007,21 @@ static __attribute__((noinline)) void ep_work(struct shm_ep *ep)
 	if (sq_wanted(ep))
 		exec_dir(ep, ep->tx);
 	reap(ep);
+	return ep->rq_reaped != r0;
 }
 
 /*
  * inlined into the poll's loop: an endpoint with nothing to do costs
- * its loads, no call. True when it had work: the next pass looks again.
+ * its loads, no call. 0: it had none; 1: work (the next pass looks
+ * again); 2: a receive of its completed (a pass by the map watches it:
+ * see SHM_WATCH).
  */
-static inline __attribute__((always_inline)) bool ep_progress(struct shm_ep *ep)
+static inline __attribute__((always_inline)) int ep_progress(struct shm_ep *ep)
 {
 	if (ep->state == SHM_EP_ERROR || !ep->cseg || !ep->peer_seg ||
 	    quiet(ep))
-		return false;
-	ep_work(ep);
-	return true;
+		return 0;
+	return 1 + ep_work(ep);
 }
 
 void shm_ep_kill(struct shm_ep *ep)
@@ -1100,25 +1113,41 @@ int shm_ep_query(const struct rcx_ep *e, struct rcx_ep_info *info)
 static void progress_every(struct shm_dev *dev)
 {
 	struct shm_ep *ep;
+	int r;
 
 	for (ep = dev->eps; ep; ep = ep->next) {
 		if (ep->watched)
 			continue; /* progress_watched's */
 		dev->looks++;
-		if (ep_progress(ep)) {
+		r = ep_progress(ep);
+		if (r)
 			dev->again |= ep->wmask;
+		if (r > 1)
 			shm_watch(dev, ep);
-		}
 	}
 }
 
-/* The watched endpoints (see SHM_WATCH): every pass looks at them. */
+/*
+ * The watched endpoints (see SHM_WATCH): every pass looks at them; one
+ * that had no work SHM_WATCH_IDLE times in a row is watched no more.
+ */
 static inline void progress_watched(struct shm_dev *dev)
 {
+	struct shm_ep *ep;
 	uint32_t i;
 
-	for (i = 0; i < dev->nwatch; i++, dev->looks++)
-		ep_progress(dev->watch[i]);
+	for (i = 0; i < dev->nwatch; dev->looks++) {
+		ep = dev->watch[i];
+		if (ep_progress(ep)) {
+			ep->watch_idle = 0;
+		} else if (++ep->watch_idle == SHM_WATCH_IDLE) {
+			shm_unwatch(dev, ep); /* dev->watch[i]: another */
+			/* before the next pass's loads (see SHM_WATCH) */
+			atomic_thread_fence(memory_order_seq_cst);
+			continue;
+		}
+		i++;
+	}
 }
 
 /* The queues of the endpoints the work map and dev->again name. */
@@ -1128,6 +1157,7 @@ static inline void progress_work(struct shm_dev *dev)
 	uint64_t bits = dev->again;
 	struct shm_ep *ep;
 	uint32_t b;
+	int r;
 
 	/* the exchange's acquire: the peer's change before its mark */
 	if (atomic_load_explicit(w, memory_order_relaxed))
@@ -1147,10 +1177,11 @@ static inline void progress_work(struct shm_dev *dev)
 			if (ep->watched)
 				continue;
 			dev->looks++;
-			if (ep_progress(ep)) {
+			r = ep_progress(ep);
+			if (r)
 				shm_work_again(dev, b);
+			if (r > 1)
 				shm_watch(dev, ep);
-			}
 		}
 	} while (bits);
 }
