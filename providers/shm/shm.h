@@ -103,12 +103,12 @@
  * connection make three: a channel's ping-pong took 1.3 to 1.6 times
  * p2p's, with one endpoint and no map). So a poll by the map looks at
  * every pass, besides what the map names, at up to SHM_WATCH endpoints
- * of its own where a receive completed (the first to have one), and
- * says so in the connection segment (watch[side]); a peer that finds it
- * set leaves no mark: the entry's line is the one the waiter polls, as
- * without the map. (A sender needs no watch: the receiver marks its
- * endpoint only for the entries it asked a mark for, see sq_want.) An
- * endpoint that had no work in SHM_WATCH_IDLE of those passes in a row,
+ * of its own that had work (the first to have it), and says so in the
+ * connection segment (watch[side]); a peer that finds it set leaves no
+ * mark: the entry's line is the one the waiter polls, as without the
+ * map. (A sender that asked for no mark, see sq_want, has no work when
+ * its entries run: a channel's sending end is not watched for those.)
+ * An endpoint that had no work in SHM_WATCH_IDLE of those passes in a row,
  * or is destroyed, is watched no more: cleared, then a seq_cst fence
  * and a look at it in the next pass (shm_unwatch), so a peer either
  * sees it cleared and marks, or the look finds the change.

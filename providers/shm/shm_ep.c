@@ -982,13 +982,10 @@ static inline __attribute__((always_inline)) bool quiet(struct shm_ep *ep)
 		rx, atomic_load_explicit(&rx->sq_exec, memory_order_relaxed));
 }
 
-/*
- * ep_progress past its checks: a call only where there is work. True
- * when a receive completed.
- */
-static __attribute__((noinline)) bool ep_work(struct shm_ep *ep)
+/* ep_progress past its checks: a call only where there is work */
+static __attribute__((noinline)) void ep_work(struct shm_ep *ep)
 {
-	uint32_t t, r0 = ep->rq_reaped;
+	uint32_t t;
 
 	exec_dir(ep, ep->rx);
 	if (ep->pend) {
@@ -1007,21 +1004,19 @@ static __attribute__((noinline)) bool ep_work(struct shm_ep *ep)
 	if (sq_wanted(ep))
 		exec_dir(ep, ep->tx);
 	reap(ep);
-	return ep->rq_reaped != r0;
 }
 
 /*
  * inlined into the poll's loop: an endpoint with nothing to do costs
- * its loads, no call. 0: it had none; 1: work (the next pass looks
- * again); 2: a receive of its completed (a pass by the map watches it:
- * see SHM_WATCH).
+ * its loads, no call. True when it had work: the next pass looks again.
  */
-static inline __attribute__((always_inline)) int ep_progress(struct shm_ep *ep)
+static inline __attribute__((always_inline)) bool ep_progress(struct shm_ep *ep)
 {
 	if (ep->state == SHM_EP_ERROR || !ep->cseg || !ep->peer_seg ||
 	    quiet(ep))
-		return 0;
-	return 1 + ep_work(ep);
+		return false;
+	ep_work(ep);
+	return true;
 }
 
 void shm_ep_kill(struct shm_ep *ep)
@@ -1113,17 +1108,15 @@ int shm_ep_query(const struct rcx_ep *e, struct rcx_ep_info *info)
 static void progress_every(struct shm_dev *dev)
 {
 	struct shm_ep *ep;
-	int r;
 
 	for (ep = dev->eps; ep; ep = ep->next) {
 		if (ep->watched)
 			continue; /* progress_watched's */
 		dev->looks++;
-		r = ep_progress(ep);
-		if (r)
+		if (ep_progress(ep)) {
 			dev->again |= ep->wmask;
-		if (r > 1)
 			shm_watch(dev, ep);
+		}
 	}
 }
 
@@ -1157,7 +1150,6 @@ static inline void progress_work(struct shm_dev *dev)
 	uint64_t bits = dev->again;
 	struct shm_ep *ep;
 	uint32_t b;
-	int r;
 
 	/* the exchange's acquire: the peer's change before its mark */
 	if (atomic_load_explicit(w, memory_order_relaxed))
@@ -1177,11 +1169,10 @@ static inline void progress_work(struct shm_dev *dev)
 			if (ep->watched)
 				continue;
 			dev->looks++;
-			r = ep_progress(ep);
-			if (r)
+			if (ep_progress(ep)) {
 				shm_work_again(dev, b);
-			if (r > 1)
 				shm_watch(dev, ep);
+			}
 		}
 	} while (bits);
 }
