@@ -13,8 +13,10 @@
  *   its status, to its cb, and so does the core's direct poll (cq_peek)
  *   through its found;
  * - a device with SHM_WORK_MIN endpoints or more polls by its work map:
- *   a poll with nothing to do looks at no endpoint, and a message looks
- *   at the two of its connection only.
+ *   a poll with nothing to do looks at no endpoint but those it watches
+ *   (none once it found nothing long enough), and a message looks at the
+ *   two of its connection only; a message to a watched endpoint leaves
+ *   no mark in the map.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -340,7 +342,12 @@ static uint32_t poll_looks(int *got)
 	return sd->looks - l0;
 }
 
-static void test_work_map(void)
+/*
+ * a sends 8 bytes to b (signaled or not): its completions, within the
+ * time-out; *marks: the map after the post, *after: after the polls
+ */
+static void work_message(struct rcx_ep *a, struct rcx_ep *b, bool sig,
+			 uint32_t *most, uint64_t *marks, uint64_t *after)
 {
 	static uint64_t src = 9, dst;
 	struct rcx_wr rw = { .wr_id = 2,
@@ -349,14 +356,38 @@ static void test_work_map(void)
 			     .length = sizeof(dst) };
 	struct rcx_wr sw = { .wr_id = 1,
 			     .op = RCX_OP_SEND,
-			     .flags = RCX_WR_SIGNALED,
+			     .flags = sig ? RCX_WR_SIGNALED : 0,
 			     .addr = (uintptr_t)&src,
 			     .length = sizeof(src) };
-	struct rcx_ep *a[SF_PAIRS], *b[SF_PAIRS];
+	struct shm_dev *sd = (struct shm_dev *)dev;
 	struct rcx_wr *bad;
 	long long end;
-	uint32_t most = 0, n;
-	int i, got, done = 0;
+	uint32_t n;
+	int got, done = 0;
+
+	dst = 0;
+	*most = 0;
+	CU_ASSERT_EQUAL(ops->post_recv(b, &rw, &bad), 0);
+	CU_ASSERT_EQUAL(ops->post_send(a, &sw, &bad), 0);
+	/* the marks the post left in the map, before a poll takes them */
+	*marks = atomic_load(&sd->seg->work);
+	end = tu_now_ms() + SF_TMO_MS;
+	while (done < 1 + sig && tu_now_ms() < end) {
+		n = poll_looks(&got);
+		*most = n > *most ? n : *most;
+		done += got > 0;
+	}
+	*after = atomic_load(&sd->seg->work);
+	CU_ASSERT_EQUAL(done, 1 + sig);
+	CU_ASSERT_EQUAL(dst, 9);
+}
+
+static void test_work_map(void)
+{
+	struct rcx_ep *a[SF_PAIRS], *b[SF_PAIRS];
+	uint64_t marks, after;
+	uint32_t most;
+	int i, got;
 
 	CU_ASSERT_FATAL(2 * SF_PAIRS >= SHM_WORK_MIN);
 	for (i = 0; i < SF_PAIRS; i++)
@@ -368,23 +399,199 @@ static void test_work_map(void)
 		poll_looks(&got);
 	CU_ASSERT_EQUAL(poll_looks(&got), 0);
 	CU_ASSERT_EQUAL(got, 0);
-	CU_ASSERT_EQUAL(ops->post_recv(b[1], &rw, &bad), 0);
-	CU_ASSERT_EQUAL(ops->post_send(a[1], &sw, &bad), 0);
-	end = tu_now_ms() + SF_TMO_MS;
-	while (done < 2 && tu_now_ms() < end) {
-		n = poll_looks(&got);
-		most = n > most ? n : most;
-		done += got > 0;
-	}
-	CU_ASSERT_EQUAL(done, 2);
-	CU_ASSERT_EQUAL(dst, 9);
+	work_message(a[1], b[1], true, &most, &marks, &after);
 	/* a[1] and b[1], not the four others */
 	CU_ASSERT(most <= 2);
-	for (i = 0; i < 8; i++)
+	/* watched now (both had work): each pass looks at them, and at
+	 * nothing else */
+	CU_ASSERT_EQUAL(poll_looks(&got), 2);
+	/* found nothing long enough, a device watches no more */
+	for (i = 0; i < SHM_WATCH_IDLE; i++)
 		poll_looks(&got);
 	CU_ASSERT_EQUAL(poll_looks(&got), 0);
 	for (i = 0; i < SF_PAIRS; i++)
 		pair_close(a[i], b[i]);
+	while (ops->cq_poll(dev, &(struct rcx_cqe){ 0 }, 1) > 0)
+		;
+}
+
+/*
+ * A message to an endpoint its device watches (it had work) leaves no
+ * mark in the map (a line the waiter polls, written by the sender and
+ * taken back by the waiter: two transfers per message): the waiter's
+ * pass looks at the endpoint anyway. Nor does the run of an unsignaled
+ * message mark the sender's endpoint: it has nothing to take (sq_want),
+ * so it has no work and is not watched. Once b[1] had no work long
+ * enough, it is watched no more, and a message marks again, and
+ * arrives.
+ */
+static void test_work_watched(void)
+{
+	struct shm_dev *sd = (struct shm_dev *)dev;
+	struct rcx_ep *a[SF_PAIRS], *b[SF_PAIRS];
+	uint64_t abit, bbit, marks, after;
+	uint32_t most;
+	int i, got;
+
+	for (i = 0; i < SF_PAIRS; i++)
+		CU_ASSERT_EQUAL_FATAL(pair_connect(&a[i], &b[i]), 0);
+	CU_ASSERT_FATAL(sd->work_on);
+	for (i = 0; i < 8; i++)
+		poll_looks(&got);
+	abit = 1ull << shm_work_bit(((struct shm_ep *)a[1])->id);
+	bbit = 1ull << shm_work_bit(((struct shm_ep *)b[1])->id);
+	CU_ASSERT_NOT_EQUAL_FATAL(abit, bbit);
+	/* not watched yet: the first message marks b[1]'s bit */
+	work_message(a[1], b[1], false, &most, &marks, &after);
+	CU_ASSERT(marks & bbit);
+	CU_ASSERT(((struct shm_ep *)b[1])->watched);
+	/* watched: no mark, the message arrives all the same; its run
+	 * leaves none for the sender either */
+	for (i = 0; i < 3; i++) {
+		work_message(a[1], b[1], false, &most, &marks, &after);
+		CU_ASSERT_EQUAL(marks, 0);
+		CU_ASSERT_EQUAL(after & abit, 0);
+		CU_ASSERT(most <= 2); /* b[1], a[1] posted to */
+	}
+	CU_ASSERT(!((struct shm_ep *)a[1])->watched);
+	/* a signaled one: the sender's completion, and its mark */
+	work_message(a[1], b[1], true, &most, &marks, &after);
+	CU_ASSERT_EQUAL(marks, 0);
+	for (i = 0; i <= SHM_WATCH_IDLE; i++)
+		poll_looks(&got);
+	CU_ASSERT(!((struct shm_ep *)b[1])->watched);
+	CU_ASSERT_EQUAL(sd->nwatch, 0);
+	work_message(a[1], b[1], true, &most, &marks, &after);
+	CU_ASSERT(marks & bbit);
+	/* an endpoint destroyed while watched leaves the watch */
+	CU_ASSERT(((struct shm_ep *)b[1])->watched);
+	for (i = 0; i < SF_PAIRS; i++)
+		pair_close(a[i], b[i]);
+	CU_ASSERT_EQUAL(sd->nwatch, 0);
+	while (ops->cq_poll(dev, &(struct rcx_cqe){ 0 }, 1) > 0)
+		;
+}
+
+/*
+ * An inline payload is written past the entry's first line first, then
+ * that line (see sq_put): every length around the line's share
+ * (SHM_SQE_HEAD) and up to SHM_INLINE arrives whole, for SEND and
+ * WRITE_IMM.
+ */
+static void test_inline_lengths(void)
+{
+	static const uint32_t lens[] = {
+		0,  1,	  SHM_SQE_HEAD - 1, SHM_SQE_HEAD, SHM_SQE_HEAD + 1, 64,
+		65, 1000, SHM_INLINE - 1,   SHM_INLINE,
+	};
+	static uint8_t src[SHM_INLINE], dst[SHM_INLINE + 1];
+	struct rcx_ep *a, *b;
+	struct rcx_wr *bad;
+	struct rcx_mr *mr;
+	unsigned int i, k;
+
+	CU_ASSERT_EQUAL_FATAL(pair_connect(&a, &b), 0);
+	CU_ASSERT_EQUAL_FATAL(
+		ops->mr_reg(dev, dst, sizeof(dst),
+			    RCX_ACCESS_LOCAL_WRITE | RCX_ACCESS_REMOTE_WRITE,
+			    &mr),
+		0);
+	for (k = 0; k < 2; k++)
+		for (i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
+			struct rcx_wr rw = { .wr_id = 2,
+					     .op = RCX_OP_RECV,
+					     .addr = (uintptr_t)dst,
+					     .length = sizeof(dst) };
+			struct rcx_wr sw = {
+				.wr_id = 1,
+				.op = k ? RCX_OP_WRITE_IMM : RCX_OP_SEND,
+				.flags = RCX_WR_SIGNALED,
+				.addr = (uintptr_t)src,
+				.length = lens[i],
+				.remote_addr = (uintptr_t)dst,
+				.rkey = ops->mr_rkey(mr),
+			};
+
+			memset(src, (int)(i + 16 * k + 1), sizeof(src));
+			memset(dst, 0, sizeof(dst));
+			CU_ASSERT_EQUAL(ops->post_recv(b, &rw, &bad), 0);
+			CU_ASSERT_EQUAL(ops->post_send(a, &sw, &bad), 0);
+			CU_ASSERT_EQUAL(wait_cqe(2), 0);
+			CU_ASSERT_EQUAL(wait_cqe(1), 0);
+			CU_ASSERT(!memcmp(dst, src, lens[i]));
+			/* nothing past the payload */
+			CU_ASSERT_EQUAL(dst[lens[i]], 0);
+		}
+	ops->mr_dereg(mr);
+	pair_close(a, b);
+	while (ops->cq_poll(dev, &(struct rcx_cqe){ 0 }, 1) > 0)
+		;
+}
+
+/*
+ * The sender does not look at how far the receiver ran its unsignaled
+ * inline SENDs on every poll (the word the receiver writes per message:
+ * held by the sender's polls, each write waited for its line): they are
+ * reaped with the next signaled one. One that fails completes all the
+ * same, with its error.
+ */
+static void test_lazy_reap(void)
+{
+	static uint64_t src[4] = { 7, 8, 9, 10 }, dst[4];
+	struct rcx_ep *a, *b;
+	struct shm_ep *sa;
+	struct rcx_wr *bad;
+	struct rcx_cqe c;
+	int i, k, got = 0;
+
+	CU_ASSERT_EQUAL_FATAL(pair_connect(&a, &b), 0);
+	sa = (struct shm_ep *)a;
+	for (i = 0; i < 4; i++) {
+		struct rcx_wr rw = { .wr_id = 10 + i,
+				     .op = RCX_OP_RECV,
+				     .addr = (uintptr_t)&dst[i],
+				     .length = sizeof(dst[i]) };
+		struct rcx_wr sw = { .wr_id = 20 + i,
+				     .op = RCX_OP_SEND,
+				     /* the last one signaled */
+				     .flags = i == 3 ? RCX_WR_SIGNALED : 0,
+				     .addr = (uintptr_t)&src[i],
+				     .length = sizeof(src[i]) };
+
+		CU_ASSERT_EQUAL(ops->post_recv(b, &rw, &bad), 0);
+		if (i < 3) {
+			CU_ASSERT_EQUAL(ops->post_send(a, &sw, &bad), 0);
+			CU_ASSERT_EQUAL(wait_cqe(10 + i), 0);
+			CU_ASSERT_EQUAL(dst[i], src[i]);
+			/* run by the receiver, polled many times: not
+			 * reaped (no completion wanted) */
+			for (k = 0; k < 100; k++)
+				got += ops->cq_poll(dev, &c, 1);
+			CU_ASSERT_EQUAL(got, 0);
+			CU_ASSERT_EQUAL(sa->sq_reaped, 0);
+		} else {
+			CU_ASSERT_EQUAL(ops->post_send(a, &sw, &bad), 0);
+			CU_ASSERT_EQUAL(wait_cqe(10 + i), 0);
+			CU_ASSERT_EQUAL(wait_cqe(20 + i), 0);
+			CU_ASSERT_EQUAL(sa->sq_reaped, 4);
+		}
+	}
+	/* an unsignaled SEND longer than its receive: its error comes */
+	{
+		struct rcx_wr rw = { .wr_id = 30,
+				     .op = RCX_OP_RECV,
+				     .addr = (uintptr_t)&dst[0],
+				     .length = 4 };
+		struct rcx_wr sw = { .wr_id = 31,
+				     .op = RCX_OP_SEND,
+				     .addr = (uintptr_t)&src[0],
+				     .length = sizeof(src[0]) };
+
+		CU_ASSERT_EQUAL(ops->post_recv(b, &rw, &bad), 0);
+		CU_ASSERT_EQUAL(ops->post_send(a, &sw, &bad), 0);
+		CU_ASSERT_EQUAL(wait_cqe(31), RCX_ERR_REMOTE_OP);
+	}
+	pair_close(a, b);
 	while (ops->cq_poll(dev, &(struct rcx_cqe){ 0 }, 1) > 0)
 		;
 }
@@ -395,6 +602,9 @@ static const CU_TestInfo tests[] = {
 	{ "dispatch_ok_and_cb", test_dispatch },
 	{ "peek_polls_and_hands_over", test_peek },
 	{ "work_map_polls_busy_endpoints_only", test_work_map },
+	{ "work_map_no_mark_for_watched", test_work_watched },
+	{ "inline_payload_lengths", test_inline_lengths },
+	{ "unsignaled_reaped_lazily", test_lazy_reap },
 	CU_TEST_INFO_NULL,
 };
 

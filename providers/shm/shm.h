@@ -53,14 +53,16 @@
 #include <stdatomic.h>
 #include <poll.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <sys/socket.h>
 #include <sys/types.h>
 #include <sys/un.h>
 #include "../provider.h"
 
-#define SHM_MAGIC    0x72637873686d3035ull /* "rcxshm05" */
+#define SHM_MAGIC    0x72637873686d3036ull /* "rcxshm06" */
 #define SHM_INLINE   4096
 #define SHM_SQ	     128  /* send queue entries, a power of two */
+#define SHM_SQ_LAZY  32	  /* entries left unreaped at most (sq_want) */
 #define SHM_RQ	     4096 /* posted receives, a power of two */
 #define SHM_MR_MAX   8192
 #define SHM_MR_PROBE 8 /* slots a key may take, from key & (MAX-1) */
@@ -93,6 +95,26 @@
  */
 #define SHM_WORK_BITS 64
 #define SHM_WORK_MIN  3
+/*
+ * Watched endpoints: a mark is a read-modify-write of a line the peer
+ * polls, and the peer then exchanges it back: two transfers of that line
+ * between the CPUs, and the entry's line after them, on the path of
+ * every message (a bound channel's pair of endpoints and the group's
+ * connection make three: a channel's ping-pong took 1.3 to 1.6 times
+ * p2p's, with one endpoint and no map). So a poll by the map looks at
+ * every pass, besides what the map names, at up to SHM_WATCH endpoints
+ * of its own that had work (the first to have it), and says so in the
+ * connection segment (watch[side]); a peer that finds it set leaves no
+ * mark: the entry's line is the one the waiter polls, as without the
+ * map. (A sender that asked for no mark, see sq_want, has no work when
+ * its entries run: a channel's sending end is not watched for those.)
+ * An endpoint that had no work in SHM_WATCH_IDLE of those passes in a row,
+ * or is destroyed, is watched no more: cleared, then a seq_cst fence
+ * and a look at it in the next pass (shm_unwatch), so a peer either
+ * sees it cleared and marks, or the look finds the change.
+ */
+#define SHM_WATCH      4
+#define SHM_WATCH_IDLE 4096
 /*
  * Peers of one host may share a CPU (more processes than CPUs, a busy
  * host): a waiter that spins there holds the CPU the peer it waits for
@@ -143,7 +165,7 @@ struct shm_sqe {
 	uint8_t op;			   /* enum rcx_op */
 	uint8_t signaled;		   /* a completion is wanted */
 	uint8_t inl;			   /* the payload is in data[] */
-	uint8_t pad;
+	uint8_t notify; /* the sender wants a mark when it has run */
 	uint32_t len;
 	uint32_t imm; /* host order */
 	/* written by the executor on error only (0 when posted) */
@@ -155,6 +177,9 @@ struct shm_sqe {
 	uint64_t addr; /* in the sender */
 	uint64_t compare_add, swap;
 };
+
+/* the bytes of an inline payload in the entry's first line */
+#define SHM_SQE_HEAD (64 - offsetof(struct shm_sqe, data))
 
 /* A posted receive, filled in by the executor of the SEND it takes. */
 struct shm_rqe {
@@ -194,6 +219,11 @@ struct shm_conn_seg {
 	uint64_t magic;
 	/* a side whose endpoint went into error (index: 0 connector) */
 	_Atomic uint32_t dead[2];
+	/* side s polls its endpoint every pass: no mark (see SHM_WATCH);
+	 * a line each, written by its side only, seldom */
+	struct {
+		_Alignas(64) _Atomic uint32_t on;
+	} watch[2];
 	struct shm_dir dir[2];
 };
 
@@ -316,8 +346,10 @@ struct shm_ep {
 	 * SHM_WORK_MIN; bit 0 while peer_ep is not known) */
 	uint64_t wmask, peer_wmask;
 	int state;
-	int side;	 /* 0 connector, 1 acceptor */
-	bool disc_event; /* DISCONNECTED already reported */
+	int side;	     /* 0 connector, 1 acceptor */
+	bool disc_event;     /* DISCONNECTED already reported */
+	bool watched;	     /* in dev->watch (see SHM_WATCH) */
+	uint32_t watch_idle; /* passes in a row it had no work, watched */
 	pid_t peer_pid;
 	uint32_t peer_dev;
 	int pidfd;
@@ -340,8 +372,10 @@ struct shm_ep {
 	uint32_t sq_reaped;	 /* tx: completions taken up to here */
 	uint32_t rq_reaped;	 /* rx: receive completions taken */
 	uint32_t sq_own;	 /* tx: 1 + the last WRITE, READ, atomic */
-	uint32_t ran_now;	 /* WRs that run_now ran (a count) */
-	uint64_t *rq_wr_id;	 /* rx: wr_id of each posted receive */
+	/* tx: 1 + the last entry signaled or not rx_exec (sq_want) */
+	uint32_t sq_note;
+	uint32_t ran_now;   /* WRs that run_now ran (a count) */
+	uint64_t *rq_wr_id; /* rx: wr_id of each posted receive */
 	struct shm_pend *pend, *pend_tail;
 	uint32_t npend;
 	uint8_t pdata[SHM_PDATA];
@@ -372,6 +406,9 @@ struct shm_dev {
 	bool work_on;
 	uint64_t again;
 	uint32_t looks; /* endpoints the map's passes looked at (a count) */
+	/* looked at in every pass of the map's (see SHM_WATCH) */
+	struct shm_ep *watch[SHM_WATCH];
+	uint32_t nwatch;
 	struct shm_ep *by_bit[SHM_WORK_BITS];
 	/* the completion queue: [cq_head, cq_tail), cq_cap a power of 2 */
 	struct shm_cq_ent {
@@ -449,9 +486,25 @@ static inline void shm_set_peer_ep(struct shm_ep *ep, uint32_t peer_ep)
  */
 static inline void shm_work_mark(struct shm_ep *ep)
 {
-	if (atomic_load_explicit(&ep->peer_seg->work_on, memory_order_relaxed))
+	/* none for an endpoint the peer watches: its passes look at it */
+	if (atomic_load_explicit(&ep->peer_seg->work_on,
+				 memory_order_relaxed) &&
+	    !atomic_load_explicit(&ep->cseg->watch[!ep->side].on,
+				  memory_order_relaxed))
 		atomic_fetch_or_explicit(&ep->peer_seg->work, ep->peer_wmask,
 					 memory_order_release);
+}
+
+/* ep had work in a pass by the map: watch it, if there is room */
+static inline void shm_watch(struct shm_dev *dev, struct shm_ep *ep)
+{
+	if (ep->watched || dev->nwatch == SHM_WATCH || !ep->cseg)
+		return;
+	ep->watched = true;
+	ep->watch_idle = 0;
+	dev->watch[dev->nwatch++] = ep;
+	atomic_store_explicit(&ep->cseg->watch[ep->side].on, 1,
+			      memory_order_relaxed);
 }
 
 /* shm_dev.c */
@@ -573,6 +626,11 @@ void shm_mem_name(pid_t pid, uint32_t dev, uint32_t id, char *buf, size_t len);
 long long shm_coarse_ms(void);
 /* an empty poll (dev->idle of them in a row): perhaps yield the CPU */
 void shm_idle(struct shm_dev *dev);
+/*
+ * ep watched no more (see SHM_WATCH): the next pass looks at it; before
+ * that pass, a seq_cst fence of the caller's (one for several)
+ */
+void shm_unwatch(struct shm_dev *dev, struct shm_ep *ep);
 /* is shm_idle due after this many empty polls in a row? */
 static inline bool shm_idle_due(uint32_t idle)
 {

@@ -153,6 +153,8 @@ static void ep_unlink(struct shm_ep *ep)
 {
 	struct shm_ep **p;
 
+	if (ep->watched)
+		shm_unwatch(ep->dev, ep);
 	for (p = &ep->dev->by_bit[shm_work_bit(ep->id)]; *p;
 	     p = &(*p)->bit_next)
 		if (*p == ep) {

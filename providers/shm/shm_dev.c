@@ -87,6 +87,21 @@ long long shm_coarse_ms(void)
 	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
 }
 
+void shm_unwatch(struct shm_dev *dev, struct shm_ep *ep)
+{
+	uint32_t i;
+
+	for (i = 0; i < dev->nwatch && dev->watch[i] != ep; i++)
+		;
+	if (i == dev->nwatch)
+		return;
+	dev->watch[i] = dev->watch[--dev->nwatch];
+	ep->watched = false;
+	atomic_store_explicit(&ep->cseg->watch[ep->side].on, 0,
+			      memory_order_relaxed);
+	shm_work_again(dev, shm_work_bit(ep->id));
+}
+
 void shm_idle(struct shm_dev *dev)
 {
 	const struct shm_ep *ep;

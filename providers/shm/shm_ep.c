@@ -345,6 +345,40 @@ static bool sender_takes(const struct shm_ep *ep, uint32_t e)
 }
 
 /*
+ * Must the sender look at how far its queue ran (sq_exec, t its tail)?
+ * The receiver writes that word for each entry it runs: a sender that
+ * loaded it on every poll held its line, and each of those writes then
+ * waited for the line to come back, on the receiver's way to its reply.
+ * So the sender looks when something needs it only: a completion wanted
+ * (a signaled entry), an entry the receiver does not run alone (a WR of
+ * the sender's, a payload out of its entry), SHM_SQ_LAZY entries or half
+ * the queue not reaped, or a side dead (an entry of ours failed: its
+ * completion). Unsignaled rx_exec entries are reaped with the next.
+ */
+static inline bool sq_many(const struct shm_ep *ep, uint32_t n)
+{
+	return n >= SHM_SQ_LAZY || 2 * n >= ep->attr.max_send_wr;
+}
+
+static inline bool sq_want(const struct shm_ep *ep, uint32_t t)
+{
+	uint32_t n = t - ep->sq_reaped;
+
+	return n &&
+	       (ep->sq_note - 1 - ep->sq_reaped < n || sq_many(ep, n) ||
+		atomic_load_explicit(&ep->cseg->dead[0],
+				     memory_order_relaxed) ||
+		atomic_load_explicit(&ep->cseg->dead[1], memory_order_relaxed));
+}
+
+/* sq_want at the send queue's tail */
+static inline bool sq_wanted(const struct shm_ep *ep)
+{
+	return sq_want(ep, atomic_load_explicit(&ep->tx->sq_tail,
+						memory_order_relaxed));
+}
+
+/*
  * Could d's next WR run here now: there, no side dead, its receive
  * posted, and ours to run (see sender_takes)?
  */
@@ -389,7 +423,7 @@ static int exec_run(struct shm_ep *ep, struct shm_dir *d)
 	int sside = snd ? ep->side : !ep->side, n = 0, st;
 	uint32_t e, rd;
 	struct shm_sqe *q;
-	bool st_stop = false, left = false, looked = true;
+	bool st_stop = false, left = false, looked = true, tell = false;
 
 again:
 	/* the caller has just seen it runnable (exec_dir) */
@@ -426,6 +460,9 @@ again:
 			q->status = st;
 		atomic_store_explicit(&d->sq_exec, ++e, memory_order_release);
 		n++;
+		/* the receiver's completions, or the sender's that it asked
+		 * for (sq_want): the other process has work to take */
+		tell |= snd || q->notify || st;
 		if (st) {
 			/* an error completion puts the sender in error */
 			atomic_store(&cs->dead[sside], 1);
@@ -440,7 +477,7 @@ again:
 	 */
 	atomic_store_explicit(&d->lock, 0, memory_order_release);
 	atomic_thread_fence(memory_order_seq_cst);
-	if (n || left) /* the other process has work to take */
+	if (tell || left)
 		peer_work_fenced(ep);
 	/*
 	 * A WR or a receive that came while we held the lock found it taken
@@ -520,7 +557,7 @@ static inline void reap(struct shm_ep *ep)
 	if (atomic_load_explicit(&ep->rx->rq_done, memory_order_relaxed) !=
 	    ep->rq_reaped)
 		reap_rq(ep);
-	if (ep->state != SHM_EP_ERROR &&
+	if (ep->state != SHM_EP_ERROR && sq_wanted(ep) &&
 	    atomic_load_explicit(&ep->tx->sq_exec, memory_order_relaxed) !=
 		    ep->sq_reaped)
 		reap_sq(ep);
@@ -532,6 +569,7 @@ static int sq_put(struct shm_ep *ep, const struct rcx_wr *wr)
 	uint32_t t =
 		atomic_load_explicit(&ep->tx->sq_tail, memory_order_relaxed);
 	struct shm_sqe *q;
+	bool inl;
 
 	if (t - ep->sq_reaped == SHM_SQ) {
 		reap_sq(ep);
@@ -539,6 +577,19 @@ static int sq_put(struct shm_ep *ep, const struct rcx_wr *wr)
 			return -EAGAIN;
 	}
 	q = &ep->tx->sq[t % SHM_SQ];
+	/* inline: the buffer is the caller's again when the post returns */
+	inl = wr->length <= SHM_INLINE && wr->op != RCX_OP_READ &&
+	      wr->op != RCX_OP_FADD && wr->op != RCX_OP_CSWAP &&
+	      ((wr->flags & RCX_WR_INLINE) || recv_op(wr->op));
+	/*
+	 * The payload past the first line first: the first line, which the
+	 * receiver polls, is written in one burst after it (written before
+	 * a long copy, it went to the polling receiver and back for seq).
+	 */
+	if (inl && wr->length > SHM_SQE_HEAD)
+		memcpy(q->data + SHM_SQE_HEAD,
+		       (const uint8_t *)(uintptr_t)wr->addr + SHM_SQE_HEAD,
+		       wr->length - SHM_SQE_HEAD);
 	q->op = wr->op;
 	q->signaled = !!(wr->flags & RCX_WR_SIGNALED);
 	q->len = wr->length;
@@ -547,22 +598,26 @@ static int sq_put(struct shm_ep *ep, const struct rcx_wr *wr)
 	q->wr_id = wr->wr_id;
 	q->raddr = wr->remote_addr;
 	q->rkey = wr->rkey;
-	/* inline: the buffer is the caller's again when the post returns */
-	q->inl = wr->length <= SHM_INLINE && wr->op != RCX_OP_READ &&
-		 wr->op != RCX_OP_FADD && wr->op != RCX_OP_CSWAP &&
-		 ((wr->flags & RCX_WR_INLINE) || recv_op(wr->op));
+	q->inl = inl;
 	/* the payload's address, and the operands of an atomic, only where
 	 * they are read (see payload): no store to the entry's last line
 	 * but wr_id's for an inline one */
-	if (q->inl && wr->length) {
-		memcpy(q->data, (void *)(uintptr_t)wr->addr, wr->length);
-	} else if (!q->inl) {
+	if (inl && wr->length) {
+		memcpy(q->data, (void *)(uintptr_t)wr->addr,
+		       wr->length < SHM_SQE_HEAD ? wr->length : SHM_SQE_HEAD);
+	} else if (!inl) {
 		q->addr = wr->addr;
 		q->compare_add = wr->compare_add;
 		q->swap = wr->swap;
 	}
 	if (!recv_op(wr->op))
 		ep->sq_own = t + 1;
+	/* what sq_want looks for: a mark when it has run (exec_run) */
+	q->notify = q->signaled || !inl || !recv_op(wr->op);
+	if (q->notify)
+		ep->sq_note = t + 1;
+	else
+		q->notify = sq_many(ep, t + 1 - ep->sq_reaped);
 	atomic_store_explicit(&q->seq, t + 1, memory_order_release);
 	atomic_store_explicit(&ep->tx->sq_tail, t + 1, memory_order_relaxed);
 	return 0;
@@ -619,9 +674,16 @@ static bool sq_idle(struct shm_ep *ep)
 	if (ep->pend || ep->state != SHM_EP_CONNECTED || !ep->peer_seg)
 		return false;
 	e = atomic_load_explicit(&tx->sq_exec, memory_order_acquire);
-	return e == ep->sq_reaped &&
-	       e == atomic_load_explicit(&tx->sq_tail, memory_order_relaxed) &&
-	       !atomic_load(&ep->cseg->dead[0]) &&
+	if (e != atomic_load_explicit(&tx->sq_tail, memory_order_relaxed))
+		return false;
+	if (e != ep->sq_reaped) {
+		/* run, not reaped yet (sq_want): reaped now */
+		reap_sq(ep);
+		shm_cq_kick(ep->dev);
+		if (ep->state != SHM_EP_CONNECTED)
+			return false;
+	}
+	return !atomic_load(&ep->cseg->dead[0]) &&
 	       !atomic_load(&ep->cseg->dead[1]);
 }
 
@@ -781,7 +843,11 @@ static bool send_fast(struct shm_ep *ep, const struct rcx_wr *wr)
 	    ep->pend || ep->state != SHM_EP_CONNECTED || !ep->peer_seg)
 		return false;
 	t = atomic_load_explicit(&tx->sq_tail, memory_order_relaxed);
-	return t == atomic_load_explicit(&tx->sq_exec, memory_order_relaxed) &&
+	/* behind entries the receiver runs alone, unsignaled: no look at
+	 * how far they ran (sq_want) */
+	return (!sq_want(ep, t) ||
+		t == atomic_load_explicit(&tx->sq_exec,
+					  memory_order_relaxed)) &&
 	       t - ep->sq_reaped < ep->attr.max_send_wr &&
 	       t - ep->sq_reaped < SHM_SQ &&
 	       !atomic_load_explicit(&ep->cseg->dead[0],
@@ -890,19 +956,28 @@ int shm_post_recv(struct rcx_ep *e, struct rcx_wr *wr, struct rcx_wr **bad)
 static inline __attribute__((always_inline)) bool quiet(struct shm_ep *ep)
 {
 	struct shm_dir *rx = ep->rx, *tx = ep->tx;
-	uint32_t te = atomic_load_explicit(&tx->sq_exec, memory_order_relaxed);
+	uint32_t tt = atomic_load_explicit(&tx->sq_tail, memory_order_relaxed);
+	uint32_t te;
 
-	if (ep->pend || te != ep->sq_reaped ||
+	if (ep->pend ||
 	    atomic_load_explicit(&rx->rq_done, memory_order_relaxed) !=
 		    ep->rq_reaped)
 		return false;
-	/* ours, waiting for the peer to run them: nothing to do here,
-	 * unless a side is dead (they fail then) */
-	if (te != atomic_load_explicit(&tx->sq_tail, memory_order_relaxed) &&
-	    (!rx_exec(&tx->sq[te % SHM_SQ]) || sender_takes(ep, te) ||
-	     atomic_load_explicit(&ep->cseg->dead[0], memory_order_relaxed) ||
-	     atomic_load_explicit(&ep->cseg->dead[1], memory_order_relaxed)))
-		return false;
+	/* ours, the peer's to run alone, unsignaled: no look (sq_want) */
+	if (sq_want(ep, tt)) {
+		te = atomic_load_explicit(&tx->sq_exec, memory_order_relaxed);
+		if (te != ep->sq_reaped)
+			return false;
+		/* ours, waiting for the peer to run them: nothing to do
+		 * here, unless a side is dead (they fail then) */
+		if (te != tt &&
+		    (!rx_exec(&tx->sq[te % SHM_SQ]) || sender_takes(ep, te) ||
+		     atomic_load_explicit(&ep->cseg->dead[0],
+					  memory_order_relaxed) ||
+		     atomic_load_explicit(&ep->cseg->dead[1],
+					  memory_order_relaxed)))
+			return false;
+	}
 	return !published(
 		rx, atomic_load_explicit(&rx->sq_exec, memory_order_relaxed));
 }
@@ -926,7 +1001,8 @@ static __attribute__((noinline)) void ep_work(struct shm_ep *ep)
 			peer_work_fenced(ep);
 		}
 	}
-	exec_dir(ep, ep->tx);
+	if (sq_wanted(ep))
+		exec_dir(ep, ep->tx);
 	reap(ep);
 }
 
@@ -1033,9 +1109,38 @@ static void progress_every(struct shm_dev *dev)
 {
 	struct shm_ep *ep;
 
-	for (ep = dev->eps; ep; ep = ep->next, dev->looks++)
-		if (ep_progress(ep))
+	for (ep = dev->eps; ep; ep = ep->next) {
+		if (ep->watched)
+			continue; /* progress_watched's */
+		dev->looks++;
+		if (ep_progress(ep)) {
 			dev->again |= ep->wmask;
+			shm_watch(dev, ep);
+		}
+	}
+}
+
+/*
+ * The watched endpoints (see SHM_WATCH): every pass looks at them; one
+ * that had no work SHM_WATCH_IDLE times in a row is watched no more.
+ */
+static inline void progress_watched(struct shm_dev *dev)
+{
+	struct shm_ep *ep;
+	uint32_t i;
+
+	for (i = 0; i < dev->nwatch; dev->looks++) {
+		ep = dev->watch[i];
+		if (ep_progress(ep)) {
+			ep->watch_idle = 0;
+		} else if (++ep->watch_idle == SHM_WATCH_IDLE) {
+			shm_unwatch(dev, ep); /* dev->watch[i]: another */
+			/* before the next pass's loads (see SHM_WATCH) */
+			atomic_thread_fence(memory_order_seq_cst);
+			continue;
+		}
+		i++;
+	}
 }
 
 /* The queues of the endpoints the work map and dev->again name. */
@@ -1049,6 +1154,7 @@ static inline void progress_work(struct shm_dev *dev)
 	/* the exchange's acquire: the peer's change before its mark */
 	if (atomic_load_explicit(w, memory_order_relaxed))
 		bits |= atomic_exchange_explicit(w, 0, memory_order_acq_rel);
+	progress_watched(dev);
 	if (!bits)
 		return;
 	dev->again = 0;
@@ -1059,9 +1165,15 @@ static inline void progress_work(struct shm_dev *dev)
 	do {
 		b = (uint32_t)__builtin_ctzll(bits);
 		bits &= bits - 1;
-		for (ep = dev->by_bit[b]; ep; ep = ep->bit_next, dev->looks++)
-			if (ep_progress(ep))
+		for (ep = dev->by_bit[b]; ep; ep = ep->bit_next) {
+			if (ep->watched)
+				continue;
+			dev->looks++;
+			if (ep_progress(ep)) {
 				shm_work_again(dev, b);
+				shm_watch(dev, ep);
+			}
+		}
 	} while (bits);
 }
 
