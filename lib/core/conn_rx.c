@@ -242,22 +242,102 @@ static inline __attribute__((always_inline)) void rx_imm(struct rcx_ctx *ctx,
 	rx_tail(ctx, c, b, true);
 }
 
-/* rcx__conn_on_rx of a message received while c is up, straight from the poll */
+/* rx_imm out of line: rcx__conn_on_rx_ok keeps no frame */
+static __attribute__((noinline)) void rx_imm_any(struct rcx_ctx *ctx,
+						 struct rcx__conn *c,
+						 struct rcx__rxbuf *b,
+						 uint32_t byte_len,
+						 uint32_t imm)
+{
+	rx_imm(ctx, c, b, byte_len, imm);
+}
+
+/*
+ * rcx__conn_on_rx_ok's delivery past its common case: nothing to copy
+ * (a receive of 0 bytes), a hook to run (a continuation, a done hook, a
+ * release) or the buffer not to hold (a batch to post, something waiting
+ * to be sent, credits due). The data first, then the hooks
+ * (rcx__req_complete's), then the buffer as rx_imm's tail does.
+ */
+static __attribute__((noinline)) void rx_imm_rest(struct rcx_ctx *ctx,
+						  struct rcx__conn *c,
+						  struct rcx__rxbuf *b,
+						  struct rcx_req *r, size_t n)
+{
+	if (n)
+		memcpy(r->buf, b->data, n);
+	if (r->done || r->cont || r->user_freed)
+		rcx__req_complete_hooks(r);
+	if (RCX__UNLIKELY(c->state != RCX__CONN_UP))
+		return;
+	if (c->nhold + 1 < c->rx_batch && !c->backlog &&
+	    c->owed < (int)(ctx->cfg.rx_depth / 2)) {
+		c->rx_hold[c->nhold++] = b->pwr;
+		return;
+	}
+	rx_tail(ctx, c, b, true);
+}
+
+/*
+ * rcx__conn_on_rx of a message received while c is up, straight from the
+ * poll. An eager message in the immediate that the head of the posted
+ * receives takes (rx_imm and rcx__p2p_eager_first, decided before
+ * anything changes) is delivered here; in the common case (no hook, its
+ * buffer held for the next batch: nothing here can change c, and the
+ * buffer goes back to the device only with its batch, after the copy)
+ * the copy is the last step and the handler keeps no frame. Everything
+ * else is rx_imm or rx_msg.
+ */
 void rcx__conn_on_rx_ok(struct rcx_ctx *ctx, struct rcx__wrctx *w,
 			uint32_t byte_len, uint32_t imm, int has_imm)
 {
 	struct rcx__rxbuf *b = (struct rcx__rxbuf *)w;
 	struct rcx__conn *c = b->conn;
+	struct rcx_req **head, *r;
+	uint8_t cid;
+	int32_t tag;
+	size_t n;
 
 	if (RCX__UNLIKELY(c->state != RCX__CONN_UP)) {
 		rcx__wc_ok_slow(ctx, w, byte_len, imm, has_imm);
 		return;
 	}
 	c->rx_posted--;
-	if (RCX__LIKELY(has_imm))
-		rx_imm(ctx, c, b, byte_len, imm);
-	else
+	if (RCX__UNLIKELY(!has_imm)) {
 		rx_msg(ctx, b, byte_len, imm, has_imm);
+		return;
+	}
+	cid = (uint8_t)(imm >> IMM_CID_SHIFT & 7);
+	head = &c->g->posted[cid];
+	tag = (int32_t)(imm & IMM_TAG_MAX);
+	if (RCX__UNLIKELY(!byte_len || byte_len > ctx->cfg.eager_size ||
+			  ctx->am[cid] || !(r = *head) ||
+			  !rcx__p2p_matches(r, c->peer, tag))) {
+		rx_imm_any(ctx, c, b, byte_len, imm);
+		return;
+	}
+	c->rx_seq++;
+	c->credits += (int)(imm >> 26);
+	ctx->st.eager_rx_msgs++;
+	ctx->st.eager_rx_bytes += byte_len;
+	r->status.source = c->peer;
+	r->status.tag = tag;
+	*head = r->next;
+	if (!r->next)
+		c->g->posted_tail[cid] = NULL;
+	r->next = NULL;
+	n = byte_len < r->len ? byte_len : r->len;
+	r->status.count = n;
+	r->status.error = byte_len > r->len ? RCX_ERR_TRUNCATE : 0;
+	r->state = RCX__REQ_DONE;
+	if (RCX__UNLIKELY(!n || r->done || r->cont || r->user_freed ||
+			  c->nhold + 1 >= c->rx_batch || c->backlog ||
+			  c->owed >= (int)(ctx->cfg.rx_depth / 2))) {
+		rx_imm_rest(ctx, c, b, r, n);
+		return;
+	}
+	c->rx_hold[c->nhold++] = b->pwr;
+	memcpy(r->buf, b->data, n);
 }
 
 /* A message in b (byte_len bytes) on a connection that is up. */
