@@ -26,11 +26,13 @@
  * run. Continuations of async-signal-safe requests go to a lock-free stack
  * instead, which rcx_cont_progress_signal can take from a signal handler.
  *
- * The dominant case (c->fast, decided at registration: one non-persistent
- * request still to complete, a continuation request neither poll-only nor
- * signal-safe, a pooled object) has one round that closes when its
- * request completes. Its completion (fast_complete) copies the status
- * out and releases the request without the round machinery; it is on no
+ * The dominant case (c->fast, decided at registration: a continuation
+ * that is not persistent on one request still to complete, a
+ * continuation request neither poll-only nor signal-safe, a pooled
+ * object) has one round that closes when its request completes. Its
+ * completion (fast_complete) copies the status out and releases the
+ * request (a persistent one: inactive again) without the round
+ * machinery; it is on no
  * list of its continuation request (teardown finds a waiting one through
  * the request pool). On an application thread outside a callback and a
  * test with a budget, with no signal-safe request and no exported fd
@@ -42,7 +44,9 @@
  * its dispatch); a test's direct poll leaves it to the rest of a later
  * pass. Otherwise it is queued, and progress that finds it alone and
  * first runs it without the general loop. fast_finish puts it back in
- * the pool. Everything else about it (tests on its continuation request,
+ * the pool. An execution of the general paths for a continuation
+ * request that is neither poll-only nor signal-safe waits in
+ * ctx->cont_now the same way (cont_enqueue) when it can. Everything else about it (tests on its continuation request,
  * max_poll, the progress thread, teardown) takes the general paths, which
  * handle it as any other.
  *
@@ -323,6 +327,9 @@ CONT_HOT void cont_enqueue(struct rcx_ctx *ctx, struct cont *c)
 		cr->nsig++;
 		stack_push(&cs->sig_ready, c);
 		rcx__cont_ready_inc(ctx);
+	} else if (cr->plain && !(tl.g.any | cs->extra) && !ctx->cont_now) {
+		/* as fast_complete's: runs when the dispatch returns */
+		ctx->cont_now = c;
 	} else {
 		fifo_push(cr, c);
 		if (!cr->poll_only)
@@ -614,8 +621,9 @@ static void xfd_drain(struct rcx_ctx *ctx, struct cstate *cs, bool signalled)
 
 /*
  * A fast continuation's request completed: cont_check's close and enqueue
- * for its one link, the request released (rcx owns it). From here on the
- * continuation is only on its FIFO, reached by no request and on no list:
+ * for its one link, the request released (rcx owns it) or, persistent,
+ * inactive again (the user's). From here on the continuation is only in
+ * ctx->cont_now or on its FIFO, reached by no request and on no list:
  * nothing reads its round state (links, nwait, counted, queued) again,
  * so it is left as it was; fast_finish frees it.
  */
@@ -627,6 +635,12 @@ CONT_HOT void fast_complete(struct rcx_ctx *ctx, struct rcx_req *r,
 
 	*c->dst = r->status;
 	r->cont = NULL;
+	if (r->persistent) {
+		/* the continuation takes the completion: inactive, restartable
+		 * (its link's req is stale from here: nothing reads it) */
+		r->state = RCX__REQ_INACTIVE;
+		r = NULL;
+	}
 	if (RCX__LIKELY(!(tl.g.any | cs->extra) && !ctx->cont_now)) {
 		/* runs when the dispatch returns (run_now) */
 		ctx->cont_now = c;
@@ -635,13 +649,14 @@ CONT_HOT void fast_complete(struct rcx_ctx *ctx, struct rcx_req *r,
 		rl_ready(ctx, cs, cr);
 	}
 	cs_ring(ctx, cs, true);
-	rcx__req_release(r); /* last: fewer registers to keep over the call */
+	if (r)
+		rcx__req_release(r); /* last: fewer registers over the call */
 }
 
 /*
- * The fast continuation in ctx->cont_now (lock held): a completion of
- * the pass's dispatch made it ready on an application thread outside a
- * callback and a budgeted test, and nothing ran it since. It runs now
+ * The continuation in ctx->cont_now (lock held): a completion (of the
+ * pass's dispatch, mostly) made it ready on an application thread
+ * outside a callback and a budgeted test, and nothing ran it since. It runs now
  * unless this thread may not run it any more (inside a callback or a
  * test with a budget, a connection event's handler, a signal-safe
  * request or the exported fd since): then it is queued as any other.
@@ -657,8 +672,7 @@ static int run_now(struct rcx_ctx *ctx)
 		rl_ready(ctx, cs, c->cr);
 		return 0;
 	}
-	cont_call(ctx, c);
-	fast_finish(ctx, c);
+	cont_run(ctx, c);
 	return 1;
 }
 

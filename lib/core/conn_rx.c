@@ -252,6 +252,17 @@ static __attribute__((noinline)) void rx_imm_any(struct rcx_ctx *ctx,
 	rx_imm(ctx, c, b, byte_len, imm);
 }
 
+/* rcx__conn_on_rx_ok's delivery with a hook to run (a continuation, a
+ * done hook, a release), its buffer held: the data, then the hooks
+ * (rcx__req_complete's) */
+static __attribute__((noinline)) void rx_imm_hooks(struct rcx_req *r,
+						   const uint8_t *data,
+						   size_t n)
+{
+	memcpy(r->buf, data, n);
+	rcx__req_complete_hooks(r);
+}
+
 /*
  * rcx__conn_on_rx_ok's delivery past its common case: nothing to copy
  * (a receive of 0 bytes), a hook to run (a continuation, a done hook, a
@@ -282,11 +293,11 @@ static __attribute__((noinline)) void rx_imm_rest(struct rcx_ctx *ctx,
  * rcx__conn_on_rx of a message received while c is up, straight from the
  * poll. An eager message in the immediate that the head of the posted
  * receives takes (rx_imm and rcx__p2p_eager_first, decided before
- * anything changes) is delivered here; in the common case (no hook, its
- * buffer held for the next batch: nothing here can change c, and the
- * buffer goes back to the device only with its batch, after the copy)
- * the copy is the last step and the handler keeps no frame. Everything
- * else is rx_imm or rx_msg.
+ * anything changes) is delivered here; in the common case (its buffer
+ * held for the next batch: nothing here can change c, and the buffer
+ * goes back to the device only with its batch, after the copy) the copy
+ * is the last step, or the hooks after it, and the handler keeps no
+ * frame. Everything else is rx_imm or rx_msg.
  */
 void rcx__conn_on_rx_ok(struct rcx_ctx *ctx, struct rcx__wrctx *w,
 			uint32_t byte_len, uint32_t imm, int has_imm)
@@ -330,13 +341,18 @@ void rcx__conn_on_rx_ok(struct rcx_ctx *ctx, struct rcx__wrctx *w,
 	r->status.count = n;
 	r->status.error = byte_len > r->len ? RCX_ERR_TRUNCATE : 0;
 	r->state = RCX__REQ_DONE;
-	if (RCX__UNLIKELY(!n || r->done || r->cont || r->user_freed ||
-			  c->nhold + 1 >= c->rx_batch || c->backlog ||
+	if (RCX__UNLIKELY(!n || c->nhold + 1 >= c->rx_batch || c->backlog ||
 			  c->owed >= (int)(ctx->cfg.rx_depth / 2))) {
 		rx_imm_rest(ctx, c, b, r, n);
 		return;
 	}
+	/* held before a hook runs: one that breaks the connection leaves it
+	 * to the next endpoint, which takes every buffer (on_ready) */
 	c->rx_hold[c->nhold++] = b->pwr;
+	if (RCX__UNLIKELY(r->done || r->cont || r->user_freed)) {
+		rx_imm_hooks(r, b->data, n);
+		return;
+	}
 	memcpy(r->buf, b->data, n);
 }
 
