@@ -635,12 +635,6 @@ CONT_HOT void fast_complete(struct rcx_ctx *ctx, struct rcx_req *r,
 
 	*c->dst = r->status;
 	r->cont = NULL;
-	if (r->persistent) {
-		/* the continuation takes the completion: inactive, restartable
-		 * (its link's req is stale from here: nothing reads it) */
-		r->state = RCX__REQ_INACTIVE;
-		r = NULL;
-	}
 	if (RCX__LIKELY(!(tl.g.any | cs->extra) && !ctx->cont_now)) {
 		/* runs when the dispatch returns (run_now) */
 		ctx->cont_now = c;
@@ -649,7 +643,11 @@ CONT_HOT void fast_complete(struct rcx_ctx *ctx, struct rcx_req *r,
 		rl_ready(ctx, cs, cr);
 	}
 	cs_ring(ctx, cs, true);
-	if (r)
+	if (RCX__UNLIKELY(r->persistent))
+		/* the continuation takes the completion: inactive, restartable
+		 * (its link's req is stale from here: nothing reads it) */
+		r->state = RCX__REQ_INACTIVE;
+	else
 		rcx__req_release(r); /* last: fewer registers over the call */
 }
 
