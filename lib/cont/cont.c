@@ -668,6 +668,7 @@ static int run_now(struct rcx_ctx *ctx)
 	if (RCX__UNLIKELY((tl.g.any | cs->extra) || ctx->in_cm)) {
 		fifo_push(c->cr, c);
 		rl_ready(ctx, cs, c->cr);
+		cs_ring(ctx, cs, true); /* the exported fd may be new */
 		return 0;
 	}
 	cont_run(ctx, c);
@@ -1243,7 +1244,7 @@ RCX_API int rcx_cont_event_fd(struct rcx_ctx *ctx)
 		cs->notify |= cs->xfd >= 0;
 		if (cs->xfd < 0)
 			ret = -errno;
-		else if (ctx->cont_ready)
+		else if (ctx->cont_ready || ctx->cont_now)
 			cs_ring(ctx, cs, true); /* queued before: say so */
 	}
 	if (!ret)
