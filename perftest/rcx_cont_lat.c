@@ -23,7 +23,9 @@
 
 struct pingpong {
 	struct rcx_group *g;
-	struct rcx_req *cr; /* the continuation request */
+	struct rcx_req *cr;	 /* the continuation request */
+	struct rcx_req *sc, *rc; /* --mode chan: the channels */
+	bool chan, sent;
 	struct rcx_status st;
 	char *sb, *rb;
 	size_t size;
@@ -42,7 +44,12 @@ static void post_recv(struct pingpong *p)
 
 	p->left--;
 	pt_count_on(PT_RECV_START);
-	PT_CHECK(rcx_irecv(p->g, p->rb, p->size, p->peer, 1, &r));
+	if (p->chan) {
+		r = p->rc;
+		PT_CHECK(rcx_start(r));
+	} else {
+		PT_CHECK(rcx_irecv(p->g, p->rb, p->size, p->peer, 1, &r));
+	}
 	PT_CHECK(rcx_continue(&r, cont_recv_cb, p, 0, &p->st, p->cr));
 	pt_count_off();
 }
@@ -51,6 +58,17 @@ static void post_send(struct pingpong *p)
 {
 	struct rcx_req *s;
 
+	if (p->chan) {
+		/* the last start's completion, before the next start */
+		if (p->sent)
+			PT_CHECK(rcx_wait(&p->sc, RCX_STATUS_IGNORE));
+		p->sent = true;
+		pt_count_on(PT_SEND_START);
+		PT_CHECK(rcx_start(p->sc));
+		pt_count_off();
+		pt_count_sent();
+		return;
+	}
 	pt_count_on(PT_SEND_START);
 	PT_CHECK(rcx_isend(p->g, p->sb, p->size, p->peer, 1, &s));
 	PT_CHECK(rcx_req_free(&s));
@@ -129,9 +147,39 @@ static void count_body(void *arg, long i)
 	count_drive(p, pt_ctx());
 }
 
+/* --mode chan: a send and a receive channel to the peer */
+static void chan_bind(struct pingpong *p, struct rcx_req **si,
+		      struct rcx_req **ri)
+{
+	struct rcx_req *eph[2];
+	struct rcx_info *info;
+
+	PT_CHECK(rcx_info_create(&info));
+	PT_CHECK(rcx_info_set(info, RCX_CHAN_PROTOCOL, "send"));
+	PT_CHECK(rcx_send_init(p->g, p->sb, p->size, p->peer, 1, si));
+	PT_CHECK(rcx_recv_init(p->g, p->rb, p->size, p->peer, 1, ri));
+	PT_CHECK(rcx_ibind(*si, info, &p->sc, &eph[0]));
+	PT_CHECK(rcx_ibind(*ri, info, &p->rc, &eph[1]));
+	PT_CHECK(rcx_waitall(2, eph, RCX_STATUSES_IGNORE));
+	rcx_info_free(&info);
+}
+
+static void chan_free(struct pingpong *p, struct rcx_req **si,
+		      struct rcx_req **ri)
+{
+	struct rcx_req *ch[2] = { p->sc, p->rc };
+
+	if (p->sent)
+		PT_CHECK(rcx_wait(&p->sc, RCX_STATUS_IGNORE));
+	PT_CHECK(rcx_bind_free(ch, 2));
+	rcx_req_free(si);
+	rcx_req_free(ri);
+}
+
 static void run(const struct pt_opts *o, struct rcx_group *g, size_t size)
 {
 	bool wait = o->extra && !strcmp(o->extra, "wait");
+	struct rcx_req *si = NULL, *ri = NULL;
 	struct pingpong p = { .g = g, .size = size };
 	struct rcx_ctx *ctx = pt_ctx();
 	double *t = pt_calloc(o->iters, sizeof(double)), t0;
@@ -143,6 +191,9 @@ static void run(const struct pt_opts *o, struct rcx_group *g, size_t size)
 	p.client = rcx_group_rank(g) == 1;
 	p.sb = pt_calloc(1, size + 1);
 	p.rb = pt_calloc(1, size + 1);
+	p.chan = o->extra && !strcmp(o->extra, "chan");
+	if (p.chan)
+		chan_bind(&p, &si, &ri);
 	PT_CHECK(rcx_continue_init(ctx, NULL, &p.cr));
 	PT_CHECK(rcx_group_barrier(g));
 	if (o->count) {
@@ -171,6 +222,8 @@ static void run(const struct pt_opts *o, struct rcx_group *g, size_t size)
 	PT_CHECK(rcx_wait(&p.cr, RCX_STATUS_IGNORE));
 	PT_CHECK(rcx_req_free(&p.cr));
 	PT_CHECK(rcx_group_barrier(g));
+	if (p.chan)
+		chan_free(&p, &si, &ri);
 	free(p.sb);
 	free(p.rb);
 	free(t);
@@ -181,10 +234,12 @@ static const struct pt_tool tool = {
 	.what = "Ping-pong latency (half round trip) with the reply posted "
 		"from a\ncontinuation, against ib_send_lat and rcx_send_lat.",
 	.proto = "eager up to RCX_EAGER_SIZE, replies from continuations",
-	.modes = "progress|wait",
+	.modes = "progress|wait|chan",
 	.help = "progress (default): loops call rcx_progress\n"
 		"                              wait: loops wait on the "
-		"continuation request\n",
+		"continuation request\n"
+		"                              chan: as progress, on bound "
+		"channels\n",
 	.flags = PT_COUNT,
 	.min_size = 1,
 	.run = run,

@@ -757,6 +757,7 @@ static const CU_TestInfo tests[] = {
 	{ "wire_progress_thread", test_wire_thread },
 	{ "wire_chan_persistent", test_wire_chan },
 	{ "wire_chan_ibind", test_wire_chan_ibind },
+	{ "wire_now", test_wire_now },
 	CU_TEST_INFO_NULL,
 };
 

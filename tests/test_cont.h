@@ -82,5 +82,6 @@ void test_wire_mixed(void);
 void test_wire_thread(void);
 void test_wire_chan(void);
 void test_wire_chan_ibind(void);
+void test_wire_now(void);
 
 #endif

@@ -5,7 +5,8 @@
  * persistent continuations, one continuation over 64 requests of mixed
  * kinds, the progress thread, and bound channels: continuations attached
  * to each start of a channel, persistent ones attached once, and ones on
- * the ephemeral request of rcx_ibind (test_cont.h).
+ * the ephemeral request of rcx_ibind (test_cont.h); continuations that
+ * run as soon as the dispatch that completed their request returns.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -593,6 +594,107 @@ static void sc_chan_ibind(struct tp_job *j)
 	free(p);
 }
 
+/*
+ * ---- continuations made ready by a completion run when the dispatch
+ * that found it returns (no queue): also when that dispatch was a test's
+ * direct poll of another request, when a second one is ready in the same
+ * batch, and when a callback polls again from inside.
+ */
+
+#define NOW_ROUNDS 50
+
+struct now {
+	struct tp_job *j;
+	int ack; /* what cb_ack sends back */
+	int nest, acks, bad;
+	struct rcx_status st1, st2;
+};
+
+/* polls from inside a callback: what it finds waits for this to end */
+static void now_nest_cb(struct rcx_status *sts, void *arg)
+{
+	struct now *w = arg;
+	int i;
+
+	if (sts != &w->st1 || sts->error || sts->tag != 1 ||
+	    sts->count != sizeof(int))
+		w->bad++;
+	for (i = 0; i < 4; i++)
+		if (rcx_progress(w->j->ctx) < 0)
+			w->bad++;
+	w->nest++;
+}
+
+/* the peer sends tag 4 only once this has run */
+static void now_ack_cb(struct rcx_status *sts, void *arg)
+{
+	struct now *w = arg;
+	struct rcx_req *s;
+
+	if (sts != &w->st2 || sts->error || sts->tag != 2)
+		w->bad++;
+	w->acks++;
+	if (rcx_isend(w->j->g, &w->ack, sizeof(int), 1 - w->j->rank, 5, &s) ||
+	    rcx_req_free(&s))
+		w->bad++;
+}
+
+static void now_recv(struct tp_job *j, struct now *w, struct rcx_req *cr,
+		     int *v)
+{
+	struct rcx_req *r1, *r2, *r3, *r4;
+	int peer = 1 - j->rank, flag = 0, round = w->acks;
+
+	TP_CHECK_OK(rcx_irecv(j->g, &v[0], sizeof(int), peer, 1, &r1));
+	TP_CHECK_OK(rcx_continue(&r1, now_nest_cb, w, 0, &w->st1, cr));
+	TP_CHECK_OK(rcx_irecv(j->g, &v[1], sizeof(int), peer, 2, &r2));
+	TP_CHECK_OK(rcx_continue(&r2, now_ack_cb, w, 0, &w->st2, cr));
+	TP_CHECK_OK(rcx_irecv(j->g, &v[2], sizeof(int), peer, 3, &r3));
+	TP_CHECK_OK(rcx_irecv(j->g, &v[3], sizeof(int), peer, 4, &r4));
+	/* only tests of r4: they must run both continuations (tag 4 comes
+	 * after the acknowledgement; the job's time-out ends a hang) */
+	while (!flag)
+		if (!TP_CHECK_OK(rcx_test(&r4, &flag, RCX_STATUS_IGNORE)))
+			return;
+	TP_CHECK_OK(rcx_wait(&r3, RCX_STATUS_IGNORE));
+	TP_CHECK_EQ(w->acks, round + 1);
+	TP_CHECK_EQ(w->nest, round + 1);
+	TP_CHECK_EQ(v[0], round * 4 + 1);
+	TP_CHECK_EQ(v[1], round * 4 + 2);
+	TP_CHECK_EQ(v[2], round * 4 + 3);
+	TP_CHECK_EQ(v[3], round * 4 + 4);
+}
+
+static void sc_now(struct tp_job *j)
+{
+	struct now w = { .j = j };
+	struct rcx_req *cr;
+	int peer = 1 - j->rank, v[4], i, k;
+
+	TP_CHECK_OK(rcx_continue_init(j->ctx, NULL, &cr));
+	TP_CHECK_OK(rcx_group_barrier(j->g));
+	for (i = 0; i < NOW_ROUNDS; i++) {
+		if (j->rank == 1) {
+			now_recv(j, &w, cr, v);
+			continue;
+		}
+		/* back to back: one poll of the peer may find them all */
+		for (k = 0; k < 3; k++) {
+			v[k] = i * 4 + k + 1;
+			TP_CHECK_OK(rcx_send(j->g, &v[k], sizeof(int), peer,
+					     k + 1));
+		}
+		TP_CHECK_OK(rcx_recv(j->g, &v[3], sizeof(int), peer, 5, NULL));
+		v[3] = i * 4 + 4;
+		TP_CHECK_OK(rcx_send(j->g, &v[3], sizeof(int), peer, 4));
+	}
+	TP_CHECK_EQ(w.bad, 0);
+	/* every continuation ran: the continuation request is complete */
+	TP_CHECK(rcx_wait(&cr, RCX_STATUS_IGNORE) == 0);
+	TP_CHECK_OK(rcx_req_free(&cr));
+	TP_CHECK_OK(rcx_group_barrier(j->g));
+}
+
 static const struct tp_scenario scenarios[] = {
 	{ .name = "pingpong", .run = sc_pingpong, .size = 2 },
 	{ .name = "mixed", .run = sc_mixed, .size = 2 },
@@ -602,6 +704,7 @@ static const struct tp_scenario scenarios[] = {
 	  .size = 2 },
 	{ .name = "chan", .run = sc_chan, .size = 2 },
 	{ .name = "chan_ibind", .run = sc_chan_ibind, .size = 2 },
+	{ .name = "now", .run = sc_now, .size = 2 },
 };
 
 static int peer_main(int argc, char **argv)
@@ -642,4 +745,9 @@ void test_wire_chan(void)
 void test_wire_chan_ibind(void)
 {
 	job("chan_ibind", 180);
+}
+
+void test_wire_now(void)
+{
+	job("now", 180);
 }

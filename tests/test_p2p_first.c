@@ -3,10 +3,11 @@
  * Point-to-point's fast paths: an eager message that the head of the
  * posted receives takes without the matching walk (a wildcard head, a
  * head that does not match, a queue emptied and posted again,
- * unexpected messages pending, truncation, a receive of nothing), sent by
- * rcx_isend's fast path (its status). Rank 0 receives; ranks 1 and 2
- * send, each only when rank 0 tells it to, so that rank 0 knows which
- * receives are posted when each message arrives.
+ * unexpected messages pending, truncation, a receive of nothing, a head
+ * freed while it waits), sent by rcx_isend's fast path (its status).
+ * Rank 0 receives; ranks 1 and 2 send, each only when rank 0 tells it
+ * to, so that rank 0 knows which receives are posted when each message
+ * arrives.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +27,8 @@ enum {
 	PF_BESIDE,   /* posted first, with PF_UNEXP pending */
 	PF_ANYTAG,   /* to an ANY_TAG head, with PF_UNEXP pending */
 	PF_NOTHING,  /* to a receive of 0 bytes */
+	PF_FREED,    /* to a head freed while it waits */
+	PF_AFTER,    /* to the receive after it, once it is in */
 };
 
 /* one message of len bytes of a sender: tag is its salt too */
@@ -39,6 +42,7 @@ static const struct pf_msg pf_msgs[] = {
 	{ 2, PF_ANY, 24 },   { 1, PF_TRUNC, 40 },  { 1, PF_AGAIN, 16 },
 	{ 2, PF_SECOND, 8 }, { 1, PF_FIRST, 12 },  { 1, PF_UNEXP, 20 },
 	{ 2, PF_BESIDE, 8 }, { 2, PF_ANYTAG, 64 }, { 1, PF_NOTHING, 8 },
+	{ 1, PF_FREED, 24 }, { 1, PF_AFTER, 8 },
 };
 #define PF_N  (int)TP_COUNT(pf_msgs)
 #define PF_SZ 64
@@ -177,6 +181,18 @@ static void pf_receiver(struct tp_job *j)
 	TP_CHECK_OK(rcx_irecv(j->g, NULL, 0, 1, PF_NOTHING, &r[3]));
 	pf_go(j, PF_NOTHING);
 	pf_got(j, &r[3], NULL, 0, PF_NOTHING, "head of 0 bytes");
+
+	/* a head freed while it waits: its message still lands, and the
+	 * one after it (same sender, so in after it) goes to the next */
+	memset(b[0], FILL, PF_SZ + GUARD);
+	memset(b[1], FILL, PF_SZ + GUARD);
+	TP_CHECK_OK(rcx_irecv(j->g, b[0], 32, 1, PF_FREED, &r[0]));
+	TP_CHECK_OK(rcx_req_free(&r[0]));
+	TP_CHECK_OK(rcx_irecv(j->g, b[1], 32, 1, PF_AFTER, &r[1]));
+	pf_go(j, PF_FREED);
+	pf_go(j, PF_AFTER);
+	pf_got(j, &r[1], b[1], 32, PF_AFTER, "the receive after a freed one");
+	check_data(b[0], 24, true, 1, j->rank, PF_FREED, "a freed head");
 out:
 	for (i = 0; i < 3; i++)
 		free(b[i]);

@@ -26,16 +26,27 @@
  * run. Continuations of async-signal-safe requests go to a lock-free stack
  * instead, which rcx_cont_progress_signal can take from a signal handler.
  *
- * The dominant case (c->fast, decided at registration: one non-persistent
- * request still to complete, a continuation request neither poll-only nor
- * signal-safe, a pooled object) has one round that closes when its
- * request completes. Its completion (fast_complete) copies the status
- * out, queues it and releases the request without the round machinery;
- * it is on no list of its continuation request (teardown finds a waiting
- * one through the request pool); progress that finds it alone and first
- * on an application thread, with no budget and no signal-safe request,
- * runs it without the general loop, and fast_finish puts it back in the
- * pool. Everything else about it (tests on its continuation request,
+ * The dominant case (c->fast, decided at registration: a continuation
+ * that is not persistent on one request still to complete, a
+ * continuation request neither poll-only nor signal-safe, a pooled
+ * object) has one round that closes when its request completes. Its
+ * completion (fast_complete) copies the status out and releases the
+ * request (a persistent one: inactive again) without the round
+ * machinery; it is on no
+ * list of its continuation request (teardown finds a waiting one through
+ * the request pool). On an application thread outside a callback and a
+ * test with a budget, with no signal-safe request and no exported fd
+ * (the proposal's default: any application thread in a call of the
+ * library may run it), it is not queued: it waits in ctx->cont_now, and
+ * the progress pass whose dispatch completed the request runs it as
+ * soon as the dispatch returns (run_now; a callback may poll, and a
+ * provider's batch of completions would not survive a poll from inside
+ * its dispatch); a test's direct poll leaves it to the rest of a later
+ * pass. Otherwise it is queued, and progress that finds it alone and
+ * first runs it without the general loop. fast_finish puts it back in
+ * the pool. An execution of the general paths for a continuation
+ * request that is neither poll-only nor signal-safe waits in
+ * ctx->cont_now the same way (cont_enqueue) when it can. Everything else about it (tests on its continuation request,
  * max_poll, the progress thread, teardown) takes the general paths, which
  * handle it as any other.
  *
@@ -316,6 +327,9 @@ CONT_HOT void cont_enqueue(struct rcx_ctx *ctx, struct cont *c)
 		cr->nsig++;
 		stack_push(&cs->sig_ready, c);
 		rcx__cont_ready_inc(ctx);
+	} else if (cr->plain && !(tl.g.any | cs->extra) && !ctx->cont_now) {
+		/* as fast_complete's: runs when the dispatch returns */
+		ctx->cont_now = c;
 	} else {
 		fifo_push(cr, c);
 		if (!cr->poll_only)
@@ -607,8 +621,9 @@ static void xfd_drain(struct rcx_ctx *ctx, struct cstate *cs, bool signalled)
 
 /*
  * A fast continuation's request completed: cont_check's close and enqueue
- * for its one link, the request released (rcx owns it). From here on the
- * continuation is only on its FIFO, reached by no request and on no list:
+ * for its one link, the request released (rcx owns it) or, persistent,
+ * inactive again (the user's). From here on the continuation is only in
+ * ctx->cont_now or on its FIFO, reached by no request and on no list:
  * nothing reads its round state (links, nwait, counted, queued) again,
  * so it is left as it was; fast_finish frees it.
  */
@@ -620,10 +635,44 @@ CONT_HOT void fast_complete(struct rcx_ctx *ctx, struct rcx_req *r,
 
 	*c->dst = r->status;
 	r->cont = NULL;
-	fifo_push(cr, c);
-	rl_ready(ctx, cs, cr);
+	if (RCX__LIKELY(!(tl.g.any | cs->extra) && !ctx->cont_now)) {
+		/* runs when the dispatch returns (run_now) */
+		ctx->cont_now = c;
+	} else {
+		fifo_push(cr, c);
+		rl_ready(ctx, cs, cr);
+	}
 	cs_ring(ctx, cs, true);
-	rcx__req_release(r); /* last: fewer registers to keep over the call */
+	if (RCX__UNLIKELY(r->persistent))
+		/* the continuation takes the completion: inactive, restartable
+		 * (its link's req is stale from here: nothing reads it) */
+		r->state = RCX__REQ_INACTIVE;
+	else
+		rcx__req_release(r); /* last: fewer registers over the call */
+}
+
+/*
+ * The continuation in ctx->cont_now (lock held): a completion (of the
+ * pass's dispatch, mostly) made it ready on an application thread
+ * outside a callback and a budgeted test, and nothing ran it since. It runs now
+ * unless this thread may not run it any more (inside a callback or a
+ * test with a budget, a connection event's handler, a signal-safe
+ * request or the exported fd since): then it is queued as any other.
+ */
+static int run_now(struct rcx_ctx *ctx)
+{
+	struct cstate *cs = ctx->cont_state;
+	struct cont *c = ctx->cont_now;
+
+	ctx->cont_now = NULL;
+	if (RCX__UNLIKELY((tl.g.any | cs->extra) || ctx->in_cm)) {
+		fifo_push(c->cr, c);
+		rl_ready(ctx, cs, c->cr);
+		cs_ring(ctx, cs, true); /* the exported fd may be new */
+		return 0;
+	}
+	cont_run(ctx, c);
+	return 1;
 }
 
 static __attribute__((noinline)) void complete_general(struct rcx_req *r)
@@ -735,10 +784,14 @@ static __attribute__((noinline)) int progress_general(struct rcx_ctx *ctx,
 int rcx__cont_progress(struct rcx_ctx *ctx)
 {
 	struct cstate *cs = ctx->cont_state;
-	struct creq *cr = cs->rl_head;
+	struct creq *cr;
 	struct cont *c;
-	int n;
+	int k = 0, n;
 
+	/* a completion's, queued (run_now) or made by a callback above */
+	if (ctx->cont_now)
+		k = run_now(ctx);
+	cr = cs->rl_head;
 	/*
 	 * The common case: one ready, a fast one at the head of the first
 	 * ready FIFO, on an application thread that is not in a callback or
@@ -750,9 +803,9 @@ int rcx__cont_progress(struct rcx_ctx *ctx)
 		fifo_take(cr);
 		cont_call(ctx, c);
 		fast_finish(ctx, c);
-		return 1;
+		return k + 1;
 	}
-	n = progress_general(ctx, cs);
+	n = k + progress_general(ctx, cs);
 	/* not a tail call (see rcx__cont_complete) */
 	__asm__ volatile("" ::: "memory");
 	return n;
@@ -1098,6 +1151,8 @@ static bool drain_all(struct rcx_ctx *ctx, struct cstate *cs)
 	struct cont *c;
 	bool ran = false;
 
+	if (ctx->cont_now && run_now(ctx))
+		ran = true;
 	finish_signalled(ctx, cs);
 	for (cr = cs->crs; cr; cr = cr->next) {
 		while ((c = fifo_pop(ctx, cr))) {
@@ -1189,7 +1244,7 @@ RCX_API int rcx_cont_event_fd(struct rcx_ctx *ctx)
 		cs->notify |= cs->xfd >= 0;
 		if (cs->xfd < 0)
 			ret = -errno;
-		else if (ctx->cont_ready)
+		else if (ctx->cont_ready || ctx->cont_now)
 			cs_ring(ctx, cs, true); /* queued before: say so */
 	}
 	if (!ret)
@@ -1274,4 +1329,5 @@ const struct rcx__req_hooks rcx__cont_req_hooks = {
 	.complete = rcx__cont_complete,
 	.start = rcx__cont_start,
 	.detach = rcx__cont_detach,
+	.run_now = run_now,
 };

@@ -247,8 +247,8 @@ static int cont_register(int n, struct rcx_req **reqs, rcx_continue_cb *cb,
 		}
 	}
 	rcx__cont_count(c);
-	c->fast = n == 1 && c->nwait && !c->links[0].req->persistent &&
-		  cr->plain && c->pooled;
+	c->fast =
+		n == 1 && c->nwait && !c->persistent && cr->plain && c->pooled;
 	if (c->fast) {
 		c->dst = statuses ? statuses : &c->links[0].st;
 	} else {

@@ -34,18 +34,6 @@
 #include "lib/core/core.h"
 #include "lib/core/conn_int.h"
 
-static void on_rx(struct rcx_ctx *ctx, struct rcx__wrctx *w,
-		  const struct rcx_cqe *cqe);
-static void on_rx_ok(struct rcx_ctx *ctx, struct rcx__wrctx *w,
-		     uint32_t byte_len, uint32_t imm, int has_imm);
-static void rx_msg(struct rcx_ctx *ctx, struct rcx__rxbuf *b, uint32_t byte_len,
-		   uint32_t imm, int has_imm);
-static inline __attribute__((always_inline)) void rx_imm(struct rcx_ctx *ctx,
-							 struct rcx__conn *c,
-							 struct rcx__rxbuf *b,
-							 uint32_t byte_len,
-							 uint32_t imm);
-
 /* An eager message of a point-to-point send goes with its header in the
  * immediate when it fits (conn_int.h). */
 static bool imm_fits(const struct rcx__conn *c, const struct rcx__hdr *h)
@@ -53,47 +41,6 @@ static bool imm_fits(const struct rcx__conn *c, const struct rcx__hdr *h)
 	return h->type == RCX__MSG_EAGER && h->len && !h->gid &&
 	       (uint32_t)h->tag <= IMM_TAG_MAX &&
 	       (unsigned int)c->owed <= IMM_CREDITS_MAX;
-}
-
-static int post_rx(struct rcx__conn *c, struct rcx__rxbuf *b)
-{
-	int ret = c->ctx->ops->pwr_post_recv(c->ep, &b->pwr, 1);
-
-	if (!ret)
-		c->rx_posted++;
-	return ret;
-}
-
-/*
- * The buffer of a message that spent a credit: held until rx_batch are,
- * then all posted in one call (one provider call, one doorbell) and
- * their credits owed to the peer. The others' go back at once: they
- * spent no credit, and the reserve for them must stay posted. A list
- * refused part-way counts what went (its completions come, flushed at
- * the latest) and keeps the rest held for the next endpoint (on_ready).
- */
-static int repost_rx(struct rcx__conn *c, struct rcx__rxbuf *b, bool credit)
-{
-	int ret, n, k;
-
-	if (!credit || c->rx_batch == 1) {
-		ret = post_rx(c, b);
-		if (!ret && credit)
-			c->owed++;
-		return ret;
-	}
-	c->rx_hold[c->nhold++] = b->pwr;
-	if (c->nhold < c->rx_batch)
-		return 0;
-	n = c->nhold;
-	ret = c->ctx->ops->pwr_post_list(c->ep, c->rx_hold, n, 1, &k);
-	c->rx_posted += k;
-	c->owed += k;
-	c->nhold = (uint8_t)(n - k);
-	if (RCX__UNLIKELY(ret) && k)
-		memmove(c->rx_hold, c->rx_hold + k,
-			(size_t)c->nhold * sizeof(c->rx_hold[0]));
-	return ret;
 }
 
 static void pwr_drop(struct rcx_ctx *ctx, struct rcx_pwr **p)
@@ -175,7 +122,7 @@ static int on_ready(struct rcx_ep *ep, void *arg)
 	c->ep = ep;
 	c->nhold = 0; /* held buffers too: every one goes to the new ep */
 	for (i = 0; i < c->ctx->cfg.rx_depth; i++) {
-		ret = post_rx(c, &c->rx[i]);
+		ret = rcx__conn_post_rx(c, &c->rx[i]);
 		if (ret)
 			return ret;
 	}
@@ -366,8 +313,8 @@ static int conn_ring(struct rcx__conn *c)
 	if (ret)
 		goto err;
 	for (i = 0; i < n; i++) {
-		c->rx[i].wrc.cb = on_rx;
-		c->rx[i].wrc.ok = on_rx_ok;
+		c->rx[i].wrc.cb = rcx__conn_on_rx;
+		c->rx[i].wrc.ok = rcx__conn_on_rx_ok;
 		c->rx[i].conn = c;
 		c->rx[i].data = c->rx_mem + i * ss;
 	}
@@ -981,6 +928,11 @@ static int post_msg(struct rcx__conn *c, struct rcx_req *r, uint8_t type)
 	return 0;
 }
 
+int rcx__conn_credit_send(struct rcx__conn *c)
+{
+	return post_msg(c, NULL, RCX__MSG_CREDIT);
+}
+
 int rcx__conn_bye(struct rcx__conn *c)
 {
 	return c->ctx->tx_free ? post_msg(c, NULL, RCX__MSG_BYE) : -EAGAIN;
@@ -1007,17 +959,6 @@ static void sent(struct rcx__conn *c, struct rcx_req *r)
 static bool can_send(const struct rcx__conn *c)
 {
 	return c->credits > 0 && c->ctx->tx_free;
-}
-
-/*
- * Receive credits owed to the peer that no message of ours will carry
- * soon: half the ring was reposted, and we have nothing to send or no
- * credit to send it with. Returned in a CREDIT message.
- */
-static bool credit_due(const struct rcx__conn *c)
-{
-	return c->owed >= (int)c->ctx->cfg.rx_depth / 2 &&
-	       (!c->backlog || c->credits == 0);
 }
 
 int rcx__conn_send(struct rcx__conn *c, struct rcx_req *r)
@@ -1076,255 +1017,12 @@ void rcx__conn_drain(struct rcx_ctx *ctx)
 			r->next = NULL;
 			sent(c, r);
 		}
-		if (c->state == RCX__CONN_UP && credit_due(c) && ctx->tx_free)
+		if (c->state == RCX__CONN_UP && rcx__conn_credit_due(c) &&
+		    ctx->tx_free)
 			post_msg(c, NULL, RCX__MSG_CREDIT);
-		if (!c->backlog && !c->replay && !credit_due(c))
+		if (!c->backlog && !c->replay && !rcx__conn_credit_due(c))
 			pending_del(c);
 	}
-}
-
-bool rcx__hdr_ok(const struct rcx__hdr *h, uint32_t byte_len, size_t eager_size)
-{
-	if (byte_len < sizeof(*h))
-		return false;
-	if (h->type == RCX__MSG_EAGER &&
-	    (h->len > eager_size || byte_len < sizeof(*h) + h->len))
-		return false;
-	return h->cid < RCX__CID_MAX && h->type && h->type <= RCX__MSG_BYE;
-}
-
-static void on_rx(struct rcx_ctx *ctx, struct rcx__wrctx *w,
-		  const struct rcx_cqe *cqe)
-{
-	struct rcx__rxbuf *b = (struct rcx__rxbuf *)w;
-	struct rcx__conn *c = b->conn;
-
-	c->rx_posted--;
-	/* the first message on a reconnection's new endpoint: it is up */
-	if (!cqe->status && c->state == RCX__CONN_RECONN &&
-	    c->re_phase == RE_NEW)
-		rcx__conn_reconn_up(c);
-	/*
-	 * The peer's first message can complete before our ESTABLISHED
-	 * event is polled; it only sends once connected, so we are too.
-	 * (Dropping it here lost the message and its receive buffer.)
-	 */
-	if (!cqe->status && c->state == RCX__CONN_CONNECTING) {
-		c->state = RCX__CONN_UP;
-		rcx__fail_tell(c);
-	}
-	/* a message that arrived on a broken endpoint is taken all the same
-	 * (its sender saw it complete: it will not send it again) */
-	if (cqe->status ||
-	    (c->state != RCX__CONN_UP && c->state != RCX__CONN_RECONN)) {
-		/* flushed or broken: the peer is gone (or we are closing) */
-		rcx__stats_cqe(&ctx->st, cqe->status);
-		if (cqe->status)
-			rcx__conn_wc_error(c, cqe->status);
-		return;
-	}
-	if (cqe->has_imm && c->state == RCX__CONN_UP)
-		rx_imm(ctx, c, b, cqe->byte_len, cqe->imm);
-	else
-		rx_msg(ctx, b, cqe->byte_len, cqe->imm, cqe->has_imm);
-}
-
-/* the header an eager message carried in its immediate (imm_fits) */
-static void imm_hdr(const struct rcx__conn *c, uint32_t imm, uint32_t byte_len,
-		    struct rcx__hdr *h)
-{
-	memset(h, 0, sizeof(*h));
-	h->type = RCX__MSG_EAGER;
-	h->cid = (uint8_t)(imm >> IMM_CID_SHIFT & 7);
-	h->credits = (uint16_t)(imm >> 26);
-	h->tag = (int32_t)(imm & IMM_TAG_MAX);
-	h->len = byte_len;
-	h->seq = c->rx_seq;
-}
-
-/* What h says to do, once its number and credits are taken. */
-static void rx_deliver(struct rcx_ctx *ctx, struct rcx__conn *c,
-		       const struct rcx__hdr *h, const uint8_t *payload)
-{
-	switch (h->type) {
-	case RCX__MSG_EAGER:
-		if (ctx->am[h->cid]) {
-			ctx->am[h->cid](c, h, payload);
-			break;
-		}
-		/* fall through */
-	case RCX__MSG_RTS:
-		rcx__p2p_arrived(c->g, c->peer, c, h, payload);
-		break;
-	case RCX__MSG_FIN:
-		rcx__p2p_fin(c, h->id);
-		break;
-	case RCX__MSG_BYE:
-		/* it left on purpose: its disconnect is no failure. What it
-		 * sent came before this (one RC connection delivers in
-		 * order): receives still posted for it can never match. */
-		rcx__conn_left(c);
-		break;
-	}
-}
-
-/* b's message is taken, c still up: b goes back, credits go out. */
-static __attribute__((noinline)) void rx_tail(struct rcx_ctx *ctx,
-					      struct rcx__conn *c,
-					      struct rcx__rxbuf *b, bool credit)
-{
-	/* a CREDIT or BYE spent no credit: it earns none back (returning
-	 * one would let the peer send past our receives into RNR NAKs) */
-	int ret = repost_rx(c, b, credit);
-
-	/* the device refused it: no sign of the peer's death, a break */
-	if (RCX__UNLIKELY(ret)) {
-		rcx__log(RCX__LOG_WARN, "conn",
-			 "peer %d: receive buffers refused by the device (%s)",
-			 c->peer, rcx_strerror(ret));
-		(void)rcx__conn_wc_error(c, RCX_ERR_TRANSPORT);
-		return;
-	}
-	if (c->backlog)
-		rcx__conn_pending_add(c);
-	/*
-	 * Nothing of ours to piggyback on: return credits explicitly, or as
-	 * soon as a send slot is free (the peer may have no credit left to
-	 * send what would make us answer: waiting for it deadlocks both).
-	 */
-	if (credit_due(c)) {
-		if (ctx->tx_free)
-			post_msg(c, NULL, RCX__MSG_CREDIT);
-		else
-			rcx__conn_pending_add(c);
-	}
-}
-
-/* an eager message in the immediate that the posted head did not take */
-static __attribute__((noinline)) void rx_imm_slow(struct rcx_ctx *ctx,
-						  struct rcx__conn *c,
-						  struct rcx__rxbuf *b,
-						  uint32_t byte_len,
-						  uint32_t imm)
-{
-	struct rcx__hdr ih;
-
-	imm_hdr(c, imm, byte_len, &ih);
-	ih.seq--; /* its number was taken already */
-	rx_deliver(ctx, c, &ih, b->data);
-}
-
-static __attribute__((noinline)) void rx_imm_bad(struct rcx__conn *c,
-						 uint32_t byte_len)
-{
-	rcx__log(RCX__LOG_ERROR, "conn", "peer %d: eager message of %u bytes",
-		 c->peer, byte_len);
-	rcx__conn_fail(c, RCX_ERR_PROTO);
-}
-
-/*
- * An eager message whose header was the immediate, on a connection that
- * is up: its number is the next one and its group the connection's own
- * (imm_fits), so it is taken without a header; the head of the posted
- * receives takes it when it matches (rcx__p2p_eager_first), anything
- * else is matched as every message is. Its buffer is held for the next
- * batch in line (rx_tail's common case: no batch to post, nothing
- * waiting to be sent, no credit due); the rest in rx_tail.
- */
-static inline __attribute__((always_inline)) void rx_imm(struct rcx_ctx *ctx,
-							 struct rcx__conn *c,
-							 struct rcx__rxbuf *b,
-							 uint32_t byte_len,
-							 uint32_t imm)
-{
-	uint8_t cid = (uint8_t)(imm >> IMM_CID_SHIFT & 7);
-
-	if (RCX__UNLIKELY(!byte_len || byte_len > ctx->cfg.eager_size)) {
-		rx_imm_bad(c, byte_len);
-		return;
-	}
-	c->rx_seq++;
-	c->credits += (int)(imm >> 26);
-	ctx->st.eager_rx_msgs++;
-	ctx->st.eager_rx_bytes += byte_len;
-	if (RCX__UNLIKELY(ctx->am[cid]) ||
-	    !rcx__p2p_eager_first(c->g, c->peer, cid,
-				  (int32_t)(imm & IMM_TAG_MAX), b->data,
-				  byte_len))
-		rx_imm_slow(ctx, c, b, byte_len, imm);
-	if (RCX__UNLIKELY(c->state != RCX__CONN_UP))
-		return;
-	if (RCX__LIKELY(c->nhold + 1 < c->rx_batch && !c->backlog &&
-			c->owed < (int)ctx->cfg.rx_depth / 2)) {
-		c->rx_hold[c->nhold++] = b->pwr;
-		return;
-	}
-	rx_tail(ctx, c, b, true);
-}
-
-/* on_rx of a message received while c is up, straight from the poll */
-static void on_rx_ok(struct rcx_ctx *ctx, struct rcx__wrctx *w,
-		     uint32_t byte_len, uint32_t imm, int has_imm)
-{
-	struct rcx__rxbuf *b = (struct rcx__rxbuf *)w;
-	struct rcx__conn *c = b->conn;
-
-	if (RCX__UNLIKELY(c->state != RCX__CONN_UP)) {
-		rcx__wc_ok_slow(ctx, w, byte_len, imm, has_imm);
-		return;
-	}
-	c->rx_posted--;
-	if (RCX__LIKELY(has_imm))
-		rx_imm(ctx, c, b, byte_len, imm);
-	else
-		rx_msg(ctx, b, byte_len, imm, has_imm);
-}
-
-/* A message in b (byte_len bytes) on a connection that is up. */
-static void rx_msg(struct rcx_ctx *ctx, struct rcx__rxbuf *b, uint32_t byte_len,
-		   uint32_t imm, int has_imm)
-{
-	struct rcx__conn *c = b->conn;
-	const struct rcx__hdr *h = (const void *)b->data;
-	const uint8_t *payload = (const uint8_t *)(h + 1);
-	struct rcx__hdr ih;
-	bool dup = false;
-	int ret;
-
-	if (has_imm) {
-		imm_hdr(c, imm, byte_len, &ih);
-		h = &ih;
-		payload = b->data;
-	}
-	if (has_imm ? !byte_len || byte_len > ctx->cfg.eager_size
-		    : !rcx__hdr_ok(h, byte_len, ctx->cfg.eager_size)) {
-		rcx__conn_fail(c, RCX_ERR_PROTO);
-		return;
-	}
-	if (rcx__needs_credit(h->type)) {
-		ret = (int32_t)(h->seq - c->rx_seq);
-		/* a number past the next one: a message was lost */
-		if (ret > 0) {
-			rcx__log(RCX__LOG_ERROR, "conn",
-				 "peer %d: message %u where %u was due",
-				 c->peer, h->seq, c->rx_seq);
-			rcx__conn_fail(c, RCX_ERR_PROTO);
-			return;
-		}
-		dup = ret < 0; /* sent again after a reconnection: had it */
-		if (dup)
-			RCX__LOG(RCX__LOG_DEBUG, "conn",
-				 "peer %d: message %u again: dropped", c->peer,
-				 h->seq);
-		c->rx_seq += !dup;
-	}
-	c->credits += h->credits;
-	if (!dup) {
-		rcx__stats_rx(&ctx->st, h);
-		rx_deliver(ctx, c, h, payload);
-	}
-	if (c->state == RCX__CONN_UP)
-		rx_tail(ctx, c, b, rcx__needs_credit(h->type));
 }
 
 /* Connection events: establish, fail, and queue incoming requests. */

@@ -176,4 +176,25 @@ void rcx__conn_reconn_on_cm(struct rcx__conn *c, const struct rcx_cm_event *ev);
 void rcx__conn_reconn_refused(struct rcx__conn *c, int status);
 bool rcx__conn_settle(struct rcx__conn *c);
 
+/*
+ * Receive credits owed to the peer that no message of ours will carry
+ * soon: half the ring was reposted, and we have nothing to send or no
+ * credit to send it with. Returned in a CREDIT message.
+ */
+static inline bool rcx__conn_credit_due(const struct rcx__conn *c)
+{
+	return c->owed >= (int)c->ctx->cfg.rx_depth / 2 &&
+	       (!c->backlog || c->credits == 0);
+}
+
+/* the receive side (conn_rx.c): a receive buffer posted; a completion of
+ * one (wrc.cb), and a successful one straight from the poll (wrc.ok) */
+int rcx__conn_post_rx(struct rcx__conn *c, struct rcx__rxbuf *b);
+void rcx__conn_on_rx(struct rcx_ctx *ctx, struct rcx__wrctx *w,
+		     const struct rcx_cqe *cqe);
+void rcx__conn_on_rx_ok(struct rcx_ctx *ctx, struct rcx__wrctx *w,
+			uint32_t byte_len, uint32_t imm, int has_imm);
+/* the credits owed to the peer, in a CREDIT message */
+int rcx__conn_credit_send(struct rcx__conn *c);
+
 #endif

@@ -453,6 +453,8 @@ struct rcx__req_hooks {
 	void (*start)(struct rcx_req *r);
 	/* r goes back to the pool: detach (rcx__req_put) */
 	void (*detach)(struct rcx_req *r);
+	/* ctx->cont_now is set: run it (or queue it); 1 when it ran */
+	int (*run_now)(struct rcx_ctx *ctx);
 };
 extern const struct rcx__req_hooks *const rcx__req_hooks;
 
@@ -1067,6 +1069,12 @@ struct rcx_ctx {
 	/* continuations: cont.c's state, and what is ready to run */
 	void *cont_state;
 	int cont_ready;
+	/*
+	 * A continuation whose request a completion made ready, to run as
+	 * soon as the dispatch returns (no queue, no rest of the pass): by
+	 * progress, or by the rest of a pass (a test's direct poll found it)
+	 */
+	void *cont_now;
 	/* windows: WRs posted with a fence, not completed (win.c: kick) */
 	uint32_t win_fenced;
 	long long kick_at_us;
