@@ -15,10 +15,7 @@
 /* the step's slot into its elements of the result, on this CPU */
 static void reduce(struct bcoll *b, const struct bc_step *s)
 {
-	size_t es = rcx__dtype_size(b->d.dtype);
-
-	rcx__dtype_fold(b->d.dtype, b->d.op, (uint8_t *)b->d.buf + s->off * es,
-			bc_slot(b, s), s->cnt);
+	rcx__dtype_fold(b->d.dtype, b->d.op, s->acc, bc_slot(b, s), s->cnt);
 }
 
 /* ---- the walk through the steps */
@@ -136,9 +133,11 @@ void rcx__bcoll_ch_done(struct rcx_req *r)
 		return;
 	}
 	if (lazy) {
-		/* collected: a walk may wait for it to post the step's next
-		 * send; after the start, nothing does */
-		if (b->req->state != RCX__REQ_ACTIVE)
+		/* collected: only a walk stopped at this step, waiting for it
+		 * to post the step's next send, goes on (nothing else waits
+		 * for a lazy send: not b->left, not the start's end) */
+		if (b->req->state != RCX__REQ_ACTIVE ||
+		    &b->steps[b->cur] != s || (s->flags & BC_POSTED))
 			return;
 	} else if (r == s->send) {
 		s->flags |= BC_SENT;
@@ -208,20 +207,27 @@ static int bc_start(struct rcx_req *r)
 		alltoall_own(b);
 	b->cur = 0;
 	b->left = b->nwait;
-	for (i = 0; i < b->nsteps; i++)
-		b->steps[i].flags = 0;
-	/* the receives first: their credits let the peers write */
+	/*
+	 * The receives first: their credits let the peers write. One that
+	 * completes at its start (its message came a start early) only
+	 * records its flag (busy): the walk starts once every step's flags
+	 * are this start's.
+	 */
+	b->busy = true;
 	for (i = 0; i < b->nsteps; i++) {
-		struct rcx_req *c = b->steps[i].recv;
+		struct bc_step *s = &b->steps[i];
 
-		if (!c)
+		s->flags = 0;
+		if (!s->recv)
 			continue;
-		ret = c->ops->start(c);
+		ret = s->recv->ops->start(s->recv);
 		if (RCX__UNLIKELY(ret)) {
+			b->busy = false;
 			rcx__bcoll_fail(b, ret);
 			return 0; /* the start completed in error */
 		}
 	}
+	b->busy = false;
 	advance(b);
 	return 0;
 }

@@ -292,7 +292,9 @@ static int bind_plan(struct bcoll *b, const struct bc_plan *p, size_t slot)
 		s->b = b;
 		s->reduce = p[i].reduce;
 		s->wait_send = p[i].wait_send;
-		s->off = p[i].off;
+		if (s->reduce) /* where reduce() folds: fixed at bind */
+			s->acc = (uint8_t *)b->d.buf +
+				 p[i].off * rcx__dtype_size(b->d.dtype);
 		s->cnt = p[i].cnt ? p[i].cnt : b->d.count;
 		if (p[i].to >= 0) {
 			len = p[i].slen ? p[i].slen : slot;

@@ -88,8 +88,9 @@ struct bc_step {
 	const void *sbuf;
 	uint8_t *stage;
 	size_t stlen;
-	size_t off, cnt; /* the elements of the result it reduces */
-	bool reduce;	 /* reduce the slot into the result */
+	uint8_t *acc; /* the elements of the result it reduces (cnt) */
+	size_t cnt;
+	bool reduce; /* reduce the slot into the result */
 	bool wait_send;
 	/* the send reads a slot of the collective's own that turns (a
 	 * stage, the barrier's token): a start does not wait for its
