@@ -62,13 +62,14 @@ static bool hold_unposted(struct bcoll *b)
 static void advance(struct bcoll *b)
 {
 	struct bc_step *s;
-	int ret;
+	int cur, ret;
 
 	if (b->busy)
 		return;
 	b->busy = true;
-	while (b->cur < b->nsteps && !b->error) {
-		s = &b->steps[b->cur];
+	/* the hooks that fire meanwhile change flags, left and error */
+	for (cur = b->cur; cur < b->nsteps && !b->error; cur++) {
+		s = &b->steps[cur];
 		if (s->send && !(s->flags & BC_POSTED)) {
 			/* a lazy send of the last start not collected yet:
 			 * its completion walks on (rcx__bcoll_ch_done) */
@@ -79,23 +80,23 @@ static void advance(struct bcoll *b)
 				memcpy(s->stage + bc_slot_idx(b) * s->stlen,
 				       s->sbuf, s->stlen);
 			ret = s->send->ops->start(s->send);
-			if (ret) {
+			if (RCX__UNLIKELY(ret)) {
+				b->cur = cur;
 				b->busy = false;
 				rcx__bcoll_fail(b, ret);
 				return;
 			}
 		}
-		if (s->recv && !(s->flags & BC_RECVD))
-			break;
-		if (s->send && s->wait_send && !(s->flags & BC_SENT))
+		if ((s->flags & s->need) != s->need)
 			break;
 		if (s->reduce)
 			reduce(b, s);
-		b->cur++;
 	}
+	b->cur = cur;
 	b->busy = false;
-	if (b->cur == b->nsteps && !b->left && !b->error &&
-	    b->req->state == RCX__REQ_ACTIVE && !hold_unposted(b)) {
+	if (cur == b->nsteps && !b->left && !b->error &&
+	    b->req->state == RCX__REQ_ACTIVE &&
+	    (b->nwait == b->nch || !hold_unposted(b))) {
 		b->req->status.count = b->len;
 		rcx__req_complete(b->req, 0);
 	}
