@@ -32,8 +32,10 @@ static void reduce(struct bcoll *b, const struct bc_step *s)
  * since). Channels complete from
  * progress, or (a receive whose message came a start early, slots that
  * turn) inside bc_start's start of the channel, after the start's state is
- * set; a hook that fires while the walk runs only records its flag: the
- * loop sees it.
+ * set; a hook that fires while the walk runs, or while bc_start starts
+ * the receives, only records its flag: the loop sees it. A lazy send's
+ * completion walks on only where the walk stopped at its step, waiting
+ * to post the step's send: nothing else waits for it.
  */
 /*
  * Before the start completes: a lazy send still waiting to be posted
