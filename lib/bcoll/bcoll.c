@@ -15,10 +15,7 @@
 /* the step's slot into its elements of the result, on this CPU */
 static void reduce(struct bcoll *b, const struct bc_step *s)
 {
-	size_t es = rcx__dtype_size(b->d.dtype);
-
-	rcx__dtype_fold(b->d.dtype, b->d.op, (uint8_t *)b->d.buf + s->off * es,
-			bc_slot(b, s), s->cnt);
+	rcx__dtype_fold(b->d.dtype, b->d.op, s->acc, bc_slot(b, s), s->cnt);
 }
 
 /* ---- the walk through the steps */
@@ -35,8 +32,10 @@ static void reduce(struct bcoll *b, const struct bc_step *s)
  * since). Channels complete from
  * progress, or (a receive whose message came a start early, slots that
  * turn) inside bc_start's start of the channel, after the start's state is
- * set; a hook that fires while the walk runs only records its flag: the
- * loop sees it.
+ * set; a hook that fires while the walk runs, or while bc_start starts
+ * the receives, only records its flag: the loop sees it. A lazy send's
+ * completion walks on only where the walk stopped at its step, waiting
+ * to post the step's send: nothing else waits for it.
  */
 /*
  * Before the start completes: a lazy send still waiting to be posted
@@ -65,13 +64,14 @@ static bool hold_unposted(struct bcoll *b)
 static void advance(struct bcoll *b)
 {
 	struct bc_step *s;
-	int ret;
+	int cur, ret;
 
 	if (b->busy)
 		return;
 	b->busy = true;
-	while (b->cur < b->nsteps && !b->error) {
-		s = &b->steps[b->cur];
+	/* the hooks that fire meanwhile change flags, left and error */
+	for (cur = b->cur; cur < b->nsteps && !b->error; cur++) {
+		s = &b->steps[cur];
 		if (s->send && !(s->flags & BC_POSTED)) {
 			/* a lazy send of the last start not collected yet:
 			 * its completion walks on (rcx__bcoll_ch_done) */
@@ -82,23 +82,23 @@ static void advance(struct bcoll *b)
 				memcpy(s->stage + bc_slot_idx(b) * s->stlen,
 				       s->sbuf, s->stlen);
 			ret = s->send->ops->start(s->send);
-			if (ret) {
+			if (RCX__UNLIKELY(ret)) {
+				b->cur = cur;
 				b->busy = false;
 				rcx__bcoll_fail(b, ret);
 				return;
 			}
 		}
-		if (s->recv && !(s->flags & BC_RECVD))
-			break;
-		if (s->send && s->wait_send && !(s->flags & BC_SENT))
+		if ((s->flags & s->need) != s->need)
 			break;
 		if (s->reduce)
 			reduce(b, s);
-		b->cur++;
 	}
+	b->cur = cur;
 	b->busy = false;
-	if (b->cur == b->nsteps && !b->left && !b->error &&
-	    b->req->state == RCX__REQ_ACTIVE && !hold_unposted(b)) {
+	if (cur == b->nsteps && !b->left && !b->error &&
+	    b->req->state == RCX__REQ_ACTIVE &&
+	    (b->nwait == b->nch || !hold_unposted(b))) {
 		b->req->status.count = b->len;
 		rcx__req_complete(b->req, 0);
 	}
@@ -136,9 +136,11 @@ void rcx__bcoll_ch_done(struct rcx_req *r)
 		return;
 	}
 	if (lazy) {
-		/* collected: a walk may wait for it to post the step's next
-		 * send; after the start, nothing does */
-		if (b->req->state != RCX__REQ_ACTIVE)
+		/* collected: only a walk stopped at this step, waiting for it
+		 * to post the step's next send, goes on (nothing else waits
+		 * for a lazy send: not b->left, not the start's end) */
+		if (b->req->state != RCX__REQ_ACTIVE ||
+		    &b->steps[b->cur] != s || (s->flags & BC_POSTED))
 			return;
 	} else if (r == s->send) {
 		s->flags |= BC_SENT;
@@ -208,20 +210,27 @@ static int bc_start(struct rcx_req *r)
 		alltoall_own(b);
 	b->cur = 0;
 	b->left = b->nwait;
-	for (i = 0; i < b->nsteps; i++)
-		b->steps[i].flags = 0;
-	/* the receives first: their credits let the peers write */
+	/*
+	 * The receives first: their credits let the peers write. One that
+	 * completes at its start (its message came a start early) only
+	 * records its flag (busy): the walk starts once every step's flags
+	 * are this start's.
+	 */
+	b->busy = true;
 	for (i = 0; i < b->nsteps; i++) {
-		struct rcx_req *c = b->steps[i].recv;
+		struct bc_step *s = &b->steps[i];
 
-		if (!c)
+		s->flags = 0;
+		if (!s->recv)
 			continue;
-		ret = c->ops->start(c);
+		ret = s->recv->ops->start(s->recv);
 		if (RCX__UNLIKELY(ret)) {
+			b->busy = false;
 			rcx__bcoll_fail(b, ret);
 			return 0; /* the start completed in error */
 		}
 	}
+	b->busy = false;
 	advance(b);
 	return 0;
 }

@@ -279,6 +279,7 @@ static int bind_plan(struct bcoll *b, const struct bc_plan *p, size_t slot)
 	uint8_t *next = b->scratch;
 	void *sbuf;
 	int i, n = 0, lazy = 0, ret;
+	bool wait_send;
 
 	ret = rcx_info_create(&ci);
 	if (ret)
@@ -291,8 +292,10 @@ static int bind_plan(struct bcoll *b, const struct bc_plan *p, size_t slot)
 
 		s->b = b;
 		s->reduce = p[i].reduce;
-		s->wait_send = p[i].wait_send;
-		s->off = p[i].off;
+		wait_send = p[i].wait_send;
+		if (s->reduce) /* where reduce() folds: fixed at bind */
+			s->acc = (uint8_t *)b->d.buf +
+				 p[i].off * rcx__dtype_size(b->d.dtype);
 		s->cnt = p[i].cnt ? p[i].cnt : b->d.count;
 		if (p[i].to >= 0) {
 			len = p[i].slen ? p[i].slen : slot;
@@ -305,7 +308,7 @@ static int bind_plan(struct bcoll *b, const struct bc_plan *p, size_t slot)
 				next += len * (size_t)b->nslots;
 				/* the send reads its stage: the result
 				 * may change under it */
-				s->wait_send = false;
+				wait_send = false;
 			}
 			/* a slot of ours that turns (stage, token): its
 			 * completion is collected at the next start */
@@ -330,6 +333,8 @@ static int bind_plan(struct bcoll *b, const struct bc_plan *p, size_t slot)
 				break;
 			s->recv = b->ch[n++];
 		}
+		s->need = (s->recv ? BC_RECVD : 0) |
+			  (s->send && wait_send ? BC_SENT : 0);
 	}
 	rcx_info_free(&ci);
 	if (n && rcx_waitall(n, eph, st) && !ret)

@@ -74,7 +74,7 @@ struct bcoll;
 
 /*
  * One step: post the send (if any), then wait for the receive (if any)
- * and, when wait_send, for the send's completion; then reduce the
+ * and, when it waits for it, for the send's completion; then reduce the
  * received slot into the result (when reduce) and go on.
  */
 struct bc_step {
@@ -88,9 +88,12 @@ struct bc_step {
 	const void *sbuf;
 	uint8_t *stage;
 	size_t stlen;
-	size_t off, cnt; /* the elements of the result it reduces */
-	bool reduce;	 /* reduce the slot into the result */
-	bool wait_send;
+	uint8_t *acc; /* the elements of the result it reduces (cnt) */
+	size_t cnt;
+	bool reduce; /* reduce the slot into the result */
+	/* the flags the step waits for: BC_RECVD, and BC_SENT where it
+	 * waits for its send (bc_plan.wait_send) */
+	uint8_t need;
 	/* the send reads a slot of the collective's own that turns (a
 	 * stage, the barrier's token): a start does not wait for its
 	 * completion; the next start's post of the step does */
