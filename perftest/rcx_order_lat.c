@@ -103,8 +103,8 @@ static void json_pair(const char *key, double *samples, long n)
 	struct pt_stats st;
 
 	pt_stats(samples, n, &st);
-	fprintf(pt_out(), ",\"%s_median\":%.2f,\"%s_p99\":%.2f", key, st.median,
-		key, st.p99);
+	fprintf(pt_out(), ",\"%s_median\":%.2f,\"%s_p99\":%.2f,\"%s_min\":%.2f",
+		key, st.median, key, st.p99, key, st.min);
 }
 
 static void report_json(const struct pt_opts *o, size_t size, double **s)
