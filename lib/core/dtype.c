@@ -14,14 +14,12 @@
 
 enum { K_INT = 1, K_FLOAT, K_PAIR };
 
-typedef void fold_fn(int op, void *acc, const void *in, size_t n);
-
 struct dtype {
 	const char *name;
 	uint8_t size;
 	uint8_t align;
 	uint8_t kind;
-	fold_fn *fold;
+	rcx__fold_fn *fold;
 };
 
 /* one loop per operation, so the compiler vectorises each */
@@ -220,6 +218,20 @@ int rcx__dtype_check(const char *area, const char *fn, int dtype, int op,
 			 rcx__op_name(op), op, rcx__dtype_name(dtype),
 			 use == RCX__DT_REDUCE ? " in a reduction" : "");
 	return -EINVAL;
+}
+
+rcx__fold_fn *rcx__dtype_folder(int dtype)
+{
+	const struct dtype *t = type(dtype);
+
+	return t ? t->fold : NULL;
+}
+
+bool rcx__dtype_aligned(int dtype, const void *p)
+{
+	const struct dtype *t = type(dtype);
+
+	return t && !((uintptr_t)p % t->align);
 }
 
 /* elements bounced at a time when acc or in is not aligned for the type */
