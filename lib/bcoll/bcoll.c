@@ -16,7 +16,7 @@
 static void reduce(struct bcoll *b, const struct bc_step *s)
 {
 	if (RCX__LIKELY(s->fold))
-		s->fold(b->d.op, s->acc, bc_slot(b, s), s->cnt);
+		s->fold(s->acc, bc_slot(b, s), s->cnt);
 	else
 		rcx__dtype_fold(b->d.dtype, b->d.op, s->acc, bc_slot(b, s),
 				s->cnt);

@@ -270,10 +270,10 @@ static void unbind(struct rcx_ctx *ctx, struct rcx_req **ch, int n)
 }
 
 /*
- * The fold a reducing step runs each start: its type's, chosen once,
- * where the result's elements and every slot the step reads are aligned
- * for the type (a slot's stride is whole elements); else NULL, the
- * general one, which bounces.
+ * The fold a reducing step runs each start: its type's and operation's,
+ * chosen once, where the result's elements and every slot the step
+ * reads are aligned for the type (a slot's stride is whole elements);
+ * else NULL, the general one, which bounces.
  */
 static rcx__fold_fn *fold_of(const struct bcoll *b, const struct bc_step *s)
 {
@@ -281,7 +281,7 @@ static rcx__fold_fn *fold_of(const struct bcoll *b, const struct bc_step *s)
 
 	if (!rcx__dtype_aligned(t, s->acc) || !rcx__dtype_aligned(t, s->slot))
 		return NULL;
-	return rcx__dtype_folder(t);
+	return rcx__dtype_folder(t, b->d.op);
 }
 
 /* the schedule's channels, in plan order; first error */
