@@ -15,7 +15,11 @@
 /* the step's slot into its elements of the result, on this CPU */
 static void reduce(struct bcoll *b, const struct bc_step *s)
 {
-	rcx__dtype_fold(b->d.dtype, b->d.op, s->acc, bc_slot(b, s), s->cnt);
+	if (RCX__LIKELY(s->fold))
+		s->fold(s->acc, bc_slot(b, s), s->cnt);
+	else
+		rcx__dtype_fold(b->d.dtype, b->d.op, s->acc, bc_slot(b, s),
+				s->cnt);
 }
 
 /* ---- the walk through the steps */

@@ -269,6 +269,21 @@ static void unbind(struct rcx_ctx *ctx, struct rcx_req **ch, int n)
 		rcx_bind_free(ch, n);
 }
 
+/*
+ * The fold a reducing step runs each start: its type's and operation's,
+ * chosen once, where the result's elements and every slot the step
+ * reads are aligned for the type (a slot's stride is whole elements);
+ * else NULL, the general one, which bounces.
+ */
+static rcx__fold_fn *fold_of(const struct bcoll *b, const struct bc_step *s)
+{
+	int t = b->d.dtype;
+
+	if (!rcx__dtype_aligned(t, s->acc) || !rcx__dtype_aligned(t, s->slot))
+		return NULL;
+	return rcx__dtype_folder(t, b->d.op);
+}
+
 /* the schedule's channels, in plan order; first error */
 static int bind_plan(struct bcoll *b, const struct bc_plan *p, size_t slot)
 {
@@ -335,6 +350,8 @@ static int bind_plan(struct bcoll *b, const struct bc_plan *p, size_t slot)
 		}
 		s->need = (s->recv ? BC_RECVD : 0) |
 			  (s->send && wait_send ? BC_SENT : 0);
+		if (s->reduce)
+			s->fold = fold_of(b, s);
 	}
 	rcx_info_free(&ci);
 	if (n && rcx_waitall(n, eph, st) && !ret)

@@ -90,6 +90,10 @@ struct bc_step {
 	size_t stlen;
 	uint8_t *acc; /* the elements of the result it reduces (cnt) */
 	size_t cnt;
+	/* the fold of the type and operation, chosen at bind where acc and
+	 * every slot are aligned for the type; NULL: rcx__dtype_fold (it
+	 * bounces) */
+	rcx__fold_fn *fold;
 	bool reduce; /* reduce the slot into the result */
 	/* the flags the step waits for: BC_RECVD, and BC_SENT where it
 	 * waits for its send (bc_plan.wait_send) */

@@ -14,124 +14,109 @@
 
 enum { K_INT = 1, K_FLOAT, K_PAIR };
 
-typedef void fold_fn(int op, void *acc, const void *in, size_t n);
+/* the operations with a fold: the reductions (REPLACE and NO_OP are
+ * rcx__dtype_fold's own) */
+#define NOPS (RCX_MINLOC + 1)
 
 struct dtype {
 	const char *name;
 	uint8_t size;
 	uint8_t align;
 	uint8_t kind;
-	fold_fn *fold;
+	rcx__fold_fn *fold[NOPS]; /* by operation; NULL: does not apply */
 };
 
-/* one loop per operation, so the compiler vectorises each */
-#define LOOP(expr)                                         \
-	do {                                               \
-		for (i = 0; i < n; i++) {                  \
-			__typeof__(*a) x = a[i], y = b[i]; \
-			a[i] = (expr);                     \
-		}                                          \
-	} while (0)
+/*
+ * One function per type and operation: the compiler vectorises each
+ * loop, and a caller that runs the same fold again and again picks it
+ * once (rcx__dtype_folder).
+ */
+#define FN(name, T, expr)                                     \
+	static void name(void *acc, const void *in, size_t n) \
+	{                                                     \
+		T *a = acc;                                   \
+		const T *b = in;                              \
+		size_t i;                                     \
+		for (i = 0; i < n; i++) {                     \
+			T x = a[i], y = b[i];                 \
+			a[i] = (expr);                        \
+		}                                             \
+	}
 
 /* SUM, PROD, MIN, MAX on T (U: the type the arithmetic wraps in) */
-#define ARITH(T, U)                     \
-	case RCX_SUM:                   \
-		LOOP((T)((U)x + (U)y)); \
-		break;                  \
-	case RCX_PROD:                  \
-		LOOP((T)((U)x * (U)y)); \
-		break;                  \
-	case RCX_MIN:                   \
-		LOOP(y < x ? y : x);    \
-		break;                  \
-	case RCX_MAX:                   \
-		LOOP(y > x ? y : x);    \
-		break;
-
-#define BITS(T)                   \
-	case RCX_BAND:            \
-		LOOP((T)(x & y)); \
-		break;            \
-	case RCX_BOR:             \
-		LOOP((T)(x | y)); \
-		break;            \
-	case RCX_BXOR:            \
-		LOOP((T)(x ^ y)); \
-		break;
-
-#define FOLD(name, T, cases)                                                  \
-	static void name(int op, void *acc, const void *in, size_t n)         \
-	{                                                                     \
-		T *a = acc;                                                   \
-		const T *b = in;                                              \
-		size_t i;                                                     \
-		switch (op) {                                                 \
-			cases case RCX_REPLACE : memcpy(a, b, n * sizeof(T)); \
-			break;                                                \
-		}                                                             \
-	}
+#define ARITH(p, T, U)                    \
+	FN(p##_sum, T, (T)((U)x + (U)y))  \
+	FN(p##_prod, T, (T)((U)x * (U)y)) \
+	FN(p##_min, T, y < x ? y : x)     \
+	FN(p##_max, T, y > x ? y : x)
+#define INT(p, T, U)                \
+	ARITH(p, T, U)              \
+	FN(p##_band, T, (T)(x & y)) \
+	FN(p##_bor, T, (T)(x | y))  \
+	FN(p##_bxor, T, (T)(x ^ y))
 
 /*
  * MAXLOC, MINLOC on value-index pairs: the larger (smaller) value and
  * its index; of equal values the lower index (MPI 5.9.4).
  */
-#define LOC(T)                                                                 \
-	case RCX_MAXLOC:                                                       \
-		LOOP(y.value > x.value ||                                      \
-				     (y.value == x.value && y.index < x.index) \
-			     ? y                                               \
-			     : x);                                             \
-		break;                                                         \
-	case RCX_MINLOC:                                                       \
-		LOOP(y.value < x.value ||                                      \
-				     (y.value == x.value && y.index < x.index) \
-			     ? y                                               \
-			     : x);                                             \
-		break;
+#define WINS(cmp) \
+	(y.value cmp x.value || (y.value == x.value && y.index < x.index))
+#define LOC(p, T)                          \
+	FN(p##_maxloc, T, WINS(>) ? y : x) \
+	FN(p##_minloc, T, WINS(<) ? y : x)
 
 /* the integers: arithmetic wraps (in unsigned int below 32 bits, so
  * that no promotion to int overflows) */
-FOLD(fold_i8, int8_t, ARITH(int8_t, unsigned int) BITS(int8_t))
-FOLD(fold_u8, uint8_t, ARITH(uint8_t, unsigned int) BITS(uint8_t))
-FOLD(fold_i16, int16_t, ARITH(int16_t, unsigned int) BITS(int16_t))
-FOLD(fold_u16, uint16_t, ARITH(uint16_t, unsigned int) BITS(uint16_t))
-FOLD(fold_i32, int32_t, ARITH(int32_t, uint32_t) BITS(int32_t))
-FOLD(fold_u32, uint32_t, ARITH(uint32_t, uint32_t) BITS(uint32_t))
-FOLD(fold_i64, int64_t, ARITH(int64_t, uint64_t) BITS(int64_t))
-FOLD(fold_u64, uint64_t, ARITH(uint64_t, uint64_t) BITS(uint64_t))
-FOLD(fold_f32, float, ARITH(float, float))
-FOLD(fold_f64, double, ARITH(double, double))
-FOLD(fold_ld, long double, ARITH(long double, long double))
-FOLD(fold_fi, struct rcx_float_int, LOC(struct rcx_float_int))
-FOLD(fold_di, struct rcx_double_int, LOC(struct rcx_double_int))
-FOLD(fold_li, struct rcx_long_int, LOC(struct rcx_long_int))
-FOLD(fold_2i, struct rcx_2int, LOC(struct rcx_2int))
-FOLD(fold_si, struct rcx_short_int, LOC(struct rcx_short_int))
-FOLD(fold_ldi, struct rcx_long_double_int, LOC(struct rcx_long_double_int))
+INT(i8, int8_t, unsigned int)
+INT(u8, uint8_t, unsigned int)
+INT(i16, int16_t, unsigned int)
+INT(u16, uint16_t, unsigned int)
+INT(i32, int32_t, uint32_t)
+INT(u32, uint32_t, uint32_t)
+INT(i64, int64_t, uint64_t)
+INT(u64, uint64_t, uint64_t)
+ARITH(f32, float, float)
+ARITH(f64, double, double)
+ARITH(ld, long double, long double)
+LOC(fi, struct rcx_float_int)
+LOC(di, struct rcx_double_int)
+LOC(li, struct rcx_long_int)
+LOC(two_i, struct rcx_2int)
+LOC(si, struct rcx_short_int)
+LOC(ldi, struct rcx_long_double_int)
 
-#define DT(e, T, k, f)                           \
-	[e] = {                                  \
-		#e, sizeof(T), alignof(T), k, f, \
+/* a type's row of folds */
+#define R_ARITH(p)                                                       \
+	[RCX_SUM] = p##_sum, [RCX_PROD] = p##_prod, [RCX_MIN] = p##_min, \
+	[RCX_MAX] = p##_max
+#define R_INT(p)                                                \
+	R_ARITH(p), [RCX_BAND] = p##_band, [RCX_BOR] = p##_bor, \
+		    [RCX_BXOR] = p##_bxor
+#define R_LOC(p) [RCX_MAXLOC] = p##_maxloc, [RCX_MINLOC] = p##_minloc
+
+#define DT(e, T, k, ...)                                       \
+	[e] = {                                                \
+		#e, sizeof(T), alignof(T), k, { __VA_ARGS__ }, \
 	}
 
 static const struct dtype types[] = {
-	DT(RCX_INT32, int32_t, K_INT, fold_i32),
-	DT(RCX_INT64, int64_t, K_INT, fold_i64),
-	DT(RCX_UINT64, uint64_t, K_INT, fold_u64),
-	DT(RCX_FLOAT, float, K_FLOAT, fold_f32),
-	DT(RCX_DOUBLE, double, K_FLOAT, fold_f64),
-	DT(RCX_INT8, int8_t, K_INT, fold_i8),
-	DT(RCX_UINT8, uint8_t, K_INT, fold_u8),
-	DT(RCX_INT16, int16_t, K_INT, fold_i16),
-	DT(RCX_UINT16, uint16_t, K_INT, fold_u16),
-	DT(RCX_UINT32, uint32_t, K_INT, fold_u32),
-	DT(RCX_LONG_DOUBLE, long double, K_FLOAT, fold_ld),
-	DT(RCX_FLOAT_INT, struct rcx_float_int, K_PAIR, fold_fi),
-	DT(RCX_DOUBLE_INT, struct rcx_double_int, K_PAIR, fold_di),
-	DT(RCX_LONG_INT, struct rcx_long_int, K_PAIR, fold_li),
-	DT(RCX_2INT, struct rcx_2int, K_PAIR, fold_2i),
-	DT(RCX_SHORT_INT, struct rcx_short_int, K_PAIR, fold_si),
-	DT(RCX_LONG_DOUBLE_INT, struct rcx_long_double_int, K_PAIR, fold_ldi),
+	DT(RCX_INT32, int32_t, K_INT, R_INT(i32)),
+	DT(RCX_INT64, int64_t, K_INT, R_INT(i64)),
+	DT(RCX_UINT64, uint64_t, K_INT, R_INT(u64)),
+	DT(RCX_FLOAT, float, K_FLOAT, R_ARITH(f32)),
+	DT(RCX_DOUBLE, double, K_FLOAT, R_ARITH(f64)),
+	DT(RCX_INT8, int8_t, K_INT, R_INT(i8)),
+	DT(RCX_UINT8, uint8_t, K_INT, R_INT(u8)),
+	DT(RCX_INT16, int16_t, K_INT, R_INT(i16)),
+	DT(RCX_UINT16, uint16_t, K_INT, R_INT(u16)),
+	DT(RCX_UINT32, uint32_t, K_INT, R_INT(u32)),
+	DT(RCX_LONG_DOUBLE, long double, K_FLOAT, R_ARITH(ld)),
+	DT(RCX_FLOAT_INT, struct rcx_float_int, K_PAIR, R_LOC(fi)),
+	DT(RCX_DOUBLE_INT, struct rcx_double_int, K_PAIR, R_LOC(di)),
+	DT(RCX_LONG_INT, struct rcx_long_int, K_PAIR, R_LOC(li)),
+	DT(RCX_2INT, struct rcx_2int, K_PAIR, R_LOC(two_i)),
+	DT(RCX_SHORT_INT, struct rcx_short_int, K_PAIR, R_LOC(si)),
+	DT(RCX_LONG_DOUBLE_INT, struct rcx_long_double_int, K_PAIR, R_LOC(ldi)),
 };
 
 static const char *const ops[] = {
@@ -222,6 +207,22 @@ int rcx__dtype_check(const char *area, const char *fn, int dtype, int op,
 	return -EINVAL;
 }
 
+rcx__fold_fn *rcx__dtype_folder(int dtype, int op)
+{
+	const struct dtype *t = type(dtype);
+
+	if (!t || op < 0 || op >= NOPS)
+		return NULL;
+	return t->fold[op];
+}
+
+bool rcx__dtype_aligned(int dtype, const void *p)
+{
+	const struct dtype *t = type(dtype);
+
+	return t && !((uintptr_t)p % t->align);
+}
+
 /* elements bounced at a time when acc or in is not aligned for the type */
 #define BOUNCE 512
 
@@ -229,14 +230,22 @@ void rcx__dtype_fold(int dtype, int op, void *acc, const void *in, size_t n)
 {
 	alignas(max_align_t) uint8_t x[BOUNCE], y[BOUNCE];
 	const struct dtype *t = type(dtype);
+	rcx__fold_fn *f;
 	uint8_t *a = acc;
 	const uint8_t *b = in;
 	size_t per, k;
 
-	if (!t || op == RCX_NO_OP || !n)
+	if (!t || !n)
+		return;
+	if (op == RCX_REPLACE) {
+		memcpy(acc, in, n * t->size);
+		return;
+	}
+	f = rcx__dtype_folder(dtype, op); /* NULL: NO_OP */
+	if (!f)
 		return;
 	if (!((uintptr_t)acc % t->align) && !((uintptr_t)in % t->align)) {
-		t->fold(op, acc, in, n);
+		f(acc, in, n);
 		return;
 	}
 	per = BOUNCE / t->size;
@@ -244,7 +253,7 @@ void rcx__dtype_fold(int dtype, int op, void *acc, const void *in, size_t n)
 		k = n < per ? n : per;
 		memcpy(x, a, k * t->size);
 		memcpy(y, b, k * t->size);
-		t->fold(op, x, y, k);
+		f(x, y, k);
 		memcpy(a, x, k * t->size);
 	}
 }

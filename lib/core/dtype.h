@@ -40,4 +40,18 @@ const char *rcx__op_name(int op);
  */
 void rcx__dtype_fold(int dtype, int op, void *acc, const void *in, size_t n);
 
+/*
+ * The fold of one type and reduction, for a caller that runs the same
+ * one again and again (a bound collective's steps): chosen once, it
+ * skips the look-up of the type, the operation's switch and the
+ * alignment test. acc and in must be aligned for the type
+ * (rcx__dtype_aligned).
+ */
+typedef void rcx__fold_fn(void *acc, const void *in, size_t n);
+/* the fold of op on dtype; NULL when op is no reduction on dtype
+ * (rcx__dtype_ok's RCX__DT_REDUCE) */
+rcx__fold_fn *rcx__dtype_folder(int dtype, int op);
+/* Is p aligned for dtype's elements? false when dtype is not a type */
+bool rcx__dtype_aligned(int dtype, const void *p);
+
 #endif
