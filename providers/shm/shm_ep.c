@@ -826,12 +826,13 @@ static int post_one(struct shm_ep *ep, const struct rcx_wr *wr)
 /*
  * The wakeups a post owes: the peer's (a fence), with its endpoint's work
  * bit when an entry was published (work), a thread of ours (none); and
- * the next pass of ours looks at ep.
+ * the next pass of ours looks at ep when the post left it something to
+ * look for (again).
  */
 static inline void post_wake(struct shm_dev *dev, struct shm_ep *ep, bool wake,
-			     bool work)
+			     bool work, bool again)
 {
-	if (dev->work_on)
+	if (dev->work_on && again)
 		dev->again |= ep->wmask;
 	if (wake) {
 		atomic_thread_fence(memory_order_seq_cst);
@@ -888,12 +889,19 @@ int shm_post_send(struct rcx_ep *e, struct rcx_wr *wr, struct rcx_wr **bad)
 		if (wr->flags & RCX_WR_SIGNALED)
 			cqe_push(ep, wr->wr_id, wr->op, 0, wr->length);
 		/* a waiter of the peer's may sleep until a write lands */
-		post_wake(dev, ep, wr->op == RCX_OP_WRITE, false);
+		/* nothing left here: no entry, its completion queued */
+		post_wake(dev, ep, wr->op == RCX_OP_WRITE, false, false);
 		return 0;
 	}
 	if (send_fast(ep, wr)) {
 		/* the receiver may sleep: wake it */
-		post_wake(dev, ep, true, true);
+		/* nothing to look for here unless the entry asked for a
+		 * mark (sq_want: the peer leaves none where we watch the
+		 * endpoint, which is then looked at until it is reaped) */
+		t0 = atomic_load_explicit(&ep->tx->sq_tail,
+					  memory_order_relaxed) -
+		     1;
+		post_wake(dev, ep, true, true, ep->tx->sq[t0 % SHM_SQ].notify);
 		return 0;
 	}
 	t0 = ep->cseg ? atomic_load_explicit(&ep->tx->sq_tail,
@@ -919,7 +927,7 @@ int shm_post_send(struct rcx_ep *e, struct rcx_wr *wr, struct rcx_wr **bad)
 		}
 		wake &= ep->peer_seg != NULL;
 	}
-	post_wake(dev, ep, wake, work);
+	post_wake(dev, ep, wake, work, true);
 	return ret;
 }
 
