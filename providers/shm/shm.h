@@ -59,7 +59,7 @@
 #include <sys/un.h>
 #include "../provider.h"
 
-#define SHM_MAGIC    0x72637873686d3036ull /* "rcxshm06" */
+#define SHM_MAGIC    0x72637873686d3037ull /* "rcxshm07" */
 #define SHM_INLINE   4096
 #define SHM_SQ	     128  /* send queue entries, a power of two */
 #define SHM_SQ_LAZY  32	  /* entries left unreaped at most (sq_want) */
@@ -101,20 +101,28 @@
  * between the CPUs, and the entry's line after them, on the path of
  * every message (a bound channel's pair of endpoints and the group's
  * connection make three: a channel's ping-pong took 1.3 to 1.6 times
- * p2p's, with one endpoint and no map). So a poll by the map looks at
- * every pass, besides what the map names, at up to SHM_WATCH endpoints
- * of its own that had work (the first to have it), and says so in the
+ * p2p's, with one endpoint and no map). So a poll by the map looks, every
+ * pass, besides what the map names, at up to SHM_WATCH endpoints of its
+ * own that had work (the first to have it), and says so in the
  * connection segment (watch[side]); a peer that finds it set leaves no
- * mark: the entry's line is the one the waiter polls, as without the
- * map. (A sender that asked for no mark, see sq_want, has no work when
- * its entries run: a channel's sending end is not watched for those.)
- * An endpoint that had no work in SHM_WATCH_IDLE of those passes in a row,
- * or is destroyed, is watched no more: cleared, then a seq_cst fence
- * and a look at it in the next pass (shm_unwatch), so a peer either
- * sees it cleared and marks, or the look finds the change.
+ * mark for an entry it published: the entry's line is the one the waiter
+ * polls, as without the map. That look is one load per endpoint, of the
+ * seq of the peer's next entry (struct shm_watch, noted at each full look
+ * of the endpoint), not the endpoint's whole state (an empty test looked
+ * at every word of each: 220 instructions with three). What else the
+ * peer changes is marked all the same (a WR of ours the peer ran that
+ * wants a completion is looked for by us: a watched endpoint with one
+ * outstanding, see sq_want, is looked at in full every pass until it is
+ * reaped): a WR the peer ran itself into our queues (its entry's seq
+ * is then behind us) and a side dead. An endpoint that had no work for
+ * SHM_WATCH_IDLE passes (shm_watch_expire, looked for once in
+ * SHM_WATCH_CHECK passes with work, and in shm_idle), or is destroyed, is watched no more: cleared, then a seq_cst fence and a
+ * full look at it in the next pass (shm_unwatch), so a peer either sees
+ * it cleared and marks, or the look finds the change.
  */
-#define SHM_WATCH      4
-#define SHM_WATCH_IDLE 4096
+#define SHM_WATCH	4
+#define SHM_WATCH_IDLE	4096
+#define SHM_WATCH_CHECK 512 /* a power of two */
 /*
  * Peers of one host may share a CPU (more processes than CPUs, a busy
  * host): a waiter that spins there holds the CPU the peer it waits for
@@ -349,7 +357,8 @@ struct shm_ep {
 	int side;	     /* 0 connector, 1 acceptor */
 	bool disc_event;     /* DISCONNECTED already reported */
 	bool watched;	     /* in dev->watch (see SHM_WATCH) */
-	uint32_t watch_idle; /* passes in a row it had no work, watched */
+	uint32_t wslot;	     /* its entry there */
+	uint32_t watch_pass; /* dev->wpass when it last had work, watched */
 	pid_t peer_pid;
 	uint32_t peer_dev;
 	int pidfd;
@@ -406,9 +415,18 @@ struct shm_dev {
 	bool work_on;
 	uint64_t again;
 	uint32_t looks; /* endpoints the map's passes looked at (a count) */
-	/* looked at in every pass of the map's (see SHM_WATCH) */
-	struct shm_ep *watch[SHM_WATCH];
+	/* looked at in every pass of the map's (see SHM_WATCH): the seq
+	 * word of the peer's next entry, and its value when published; a
+	 * slot not used, wnone and 1 (no loop: shm_watch_hit) */
+	const _Atomic uint32_t *wseq[SHM_WATCH];
+	uint32_t wwant[SHM_WATCH];
+	struct shm_watch {
+		uint64_t wmask;
+		struct shm_ep *ep;
+	} watch[SHM_WATCH];
 	uint32_t nwatch;
+	_Atomic uint32_t wnone; /* 0 */
+	uint32_t wpass;		/* passes by the map (see shm_watch_expire) */
 	struct shm_ep *by_bit[SHM_WORK_BITS];
 	/* the completion queue: [cq_head, cq_tail), cq_cap a power of 2 */
 	struct shm_cq_ent {
@@ -483,16 +501,54 @@ static inline void shm_set_peer_ep(struct shm_ep *ep, uint32_t peer_ep)
  * the wakeup after this needs too): either the peer's switch to the map
  * sees the change in the full pass that follows it, or this sees the
  * switch; the map's acquire orders the peer's loads after the change.
+ * Only a change the peer's look at a watched endpoint finds (an entry
+ * published, see SHM_WATCH) may go unmarked: all says whether this is
+ * one of the others.
  */
-static inline void shm_work_mark(struct shm_ep *ep)
+static inline void shm_work_mark(struct shm_ep *ep, bool all)
 {
-	/* none for an endpoint the peer watches: its passes look at it */
 	if (atomic_load_explicit(&ep->peer_seg->work_on,
 				 memory_order_relaxed) &&
-	    !atomic_load_explicit(&ep->cseg->watch[!ep->side].on,
-				  memory_order_relaxed))
+	    (all || !atomic_load_explicit(&ep->cseg->watch[!ep->side].on,
+					  memory_order_relaxed)))
 		atomic_fetch_or_explicit(&ep->peer_seg->work, ep->peer_wmask,
 					 memory_order_release);
+}
+
+/*
+ * After a full look at a watched ep: the seq word its next look loads,
+ * that of the peer's next entry to run here (published: the endpoint is
+ * looked at in full).
+ */
+static inline void shm_watch_note(struct shm_dev *dev, struct shm_ep *ep)
+{
+	uint32_t e =
+		atomic_load_explicit(&ep->rx->sq_exec, memory_order_relaxed);
+
+	dev->wseq[ep->wslot] = &ep->rx->sq[e % SHM_SQ].seq;
+	dev->wwant[ep->wslot] = e + 1;
+}
+
+/* a slot of dev->watch not used: its load never finds a match */
+static inline void shm_watch_none(struct shm_dev *dev, uint32_t i)
+{
+	dev->wseq[i] = &dev->wnone;
+	dev->wwant[i] = 1;
+	dev->watch[i] = (struct shm_watch){ 0 };
+}
+
+/* Did a peer publish the next entry of a watched endpoint? Loads only. */
+static inline bool shm_watch_hit(const struct shm_dev *dev)
+{
+	_Static_assert(SHM_WATCH == 4, "one load per slot, no loop");
+	return atomic_load_explicit(dev->wseq[0], memory_order_relaxed) ==
+		       dev->wwant[0] ||
+	       atomic_load_explicit(dev->wseq[1], memory_order_relaxed) ==
+		       dev->wwant[1] ||
+	       atomic_load_explicit(dev->wseq[2], memory_order_relaxed) ==
+		       dev->wwant[2] ||
+	       atomic_load_explicit(dev->wseq[3], memory_order_relaxed) ==
+		       dev->wwant[3];
 }
 
 /* ep had work in a pass by the map: watch it, if there is room */
@@ -501,8 +557,11 @@ static inline void shm_watch(struct shm_dev *dev, struct shm_ep *ep)
 	if (ep->watched || dev->nwatch == SHM_WATCH || !ep->cseg)
 		return;
 	ep->watched = true;
-	ep->watch_idle = 0;
-	dev->watch[dev->nwatch++] = ep;
+	ep->watch_pass = dev->wpass;
+	ep->wslot = dev->nwatch++;
+	dev->watch[ep->wslot].ep = ep;
+	dev->watch[ep->wslot].wmask = ep->wmask;
+	shm_watch_note(dev, ep);
 	atomic_store_explicit(&ep->cseg->watch[ep->side].on, 1,
 			      memory_order_relaxed);
 }
@@ -522,7 +581,12 @@ int shm_cq_push(struct shm_dev *dev, const struct shm_ep *ep,
  */
 int shm_cq_add(struct shm_dev *dev, const struct shm_ep *ep,
 	       const struct rcx_cqe *c);
-void shm_cq_kick(struct shm_dev *dev);
+void shm_cq_kick_now(struct shm_dev *dev);
+static inline void shm_cq_kick(struct shm_dev *dev)
+{
+	if (dev->cq_added)
+		shm_cq_kick_now(dev);
+}
 /* double the completion queue (it is full): 0, or -ENOMEM */
 int shm_cq_grow(struct shm_dev *dev);
 /*
@@ -631,6 +695,13 @@ void shm_idle(struct shm_dev *dev);
  * that pass, a seq_cst fence of the caller's (one for several)
  */
 void shm_unwatch(struct shm_dev *dev, struct shm_ep *ep);
+/*
+ * The watched endpoints with no work for SHM_WATCH_IDLE of dev->wpass, a
+ * clock of passes (one for each pass that had work, SHM_YIELD_EVERY for
+ * each shm_idle of the empty ones): watched no more, and looked at in
+ * full in the next pass.
+ */
+void shm_watch_expire(struct shm_dev *dev);
 /* is shm_idle due after this many empty polls in a row? */
 static inline bool shm_idle_due(uint32_t idle)
 {

@@ -91,15 +91,41 @@ void shm_unwatch(struct shm_dev *dev, struct shm_ep *ep)
 {
 	uint32_t i;
 
-	for (i = 0; i < dev->nwatch && dev->watch[i] != ep; i++)
-		;
-	if (i == dev->nwatch)
+	if (!ep->watched)
 		return;
-	dev->watch[i] = dev->watch[--dev->nwatch];
+	i = ep->wslot;
+	dev->nwatch--;
+	if (i != dev->nwatch) {
+		dev->watch[i] = dev->watch[dev->nwatch];
+		dev->wseq[i] = dev->wseq[dev->nwatch];
+		dev->wwant[i] = dev->wwant[dev->nwatch];
+		dev->watch[i].ep->wslot = i;
+	}
+	shm_watch_none(dev, dev->nwatch);
 	ep->watched = false;
 	atomic_store_explicit(&ep->cseg->watch[ep->side].on, 0,
 			      memory_order_relaxed);
 	shm_work_again(dev, shm_work_bit(ep->id));
+}
+
+void shm_watch_expire(struct shm_dev *dev)
+{
+	struct shm_ep *ep;
+	uint32_t i;
+	bool gone = false;
+
+	for (i = 0; i < dev->nwatch;) {
+		ep = dev->watch[i].ep;
+		if (dev->wpass - ep->watch_pass >= SHM_WATCH_IDLE) {
+			shm_unwatch(dev, ep); /* dev->watch[i]: another */
+			gone = true;
+			continue;
+		}
+		i++;
+	}
+	/* before the next pass's loads (see SHM_WATCH) */
+	if (gone)
+		atomic_thread_fence(memory_order_seq_cst);
 }
 
 void shm_idle(struct shm_dev *dev)
@@ -108,6 +134,11 @@ void shm_idle(struct shm_dev *dev)
 	uint32_t cpu;
 	int c;
 
+	/* the watch's clock: these empty polls (see shm_watch_expire) */
+	if (dev->nwatch) {
+		dev->wpass += SHM_YIELD_EVERY;
+		shm_watch_expire(dev);
+	}
 	if (dev->pause) {
 		dev->pause -= dev->pause < SHM_YIELD_EVERY ? dev->pause
 							   : SHM_YIELD_EVERY;
@@ -260,10 +291,8 @@ int shm_cq_push(struct shm_dev *dev, const struct shm_ep *ep,
 	return ret;
 }
 
-void shm_cq_kick(struct shm_dev *dev)
+void shm_cq_kick_now(struct shm_dev *dev)
 {
-	if (!dev->cq_added)
-		return;
 	dev->cq_added = false;
 	/* no fence: see shm_cq_add in shm.h */
 	shm_kick_fenced(dev, dev->seg, &dev->kaddr, dev->kaddr_len);
@@ -360,6 +389,7 @@ static int dev_open(const struct rcx_dev_attr *attr, struct rcx_dev **out)
 {
 	struct shm_dev *dev;
 	int ret = -ENOMEM;
+	uint32_t i;
 
 	if (attr && attr->name && *attr->name && strcmp(attr->name, "shm"))
 		return -ENODEV;
@@ -370,6 +400,8 @@ static int dev_open(const struct rcx_dev_attr *attr, struct rcx_dev **out)
 	dev->pid = getpid();
 	dev->num = atomic_fetch_add(&dev_count, 1);
 	dev->cq_cap = SHM_CQ_MIN;
+	for (i = 0; i < SHM_WATCH; i++)
+		shm_watch_none(dev, i);
 	dev->streak = SHM_YIELD_STREAK;
 	if (attr && attr->cq_size > SHM_CQ_MIN)
 		while (dev->cq_cap < (uint32_t)attr->cq_size)

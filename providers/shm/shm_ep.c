@@ -371,6 +371,16 @@ static inline bool sq_want(const struct shm_ep *ep, uint32_t t)
 		atomic_load_explicit(&ep->cseg->dead[1], memory_order_relaxed));
 }
 
+/* sq_want but for a side dead (which is marked: see SHM_WATCH) */
+static inline bool sq_want_own(const struct shm_ep *ep)
+{
+	uint32_t n =
+		atomic_load_explicit(&ep->tx->sq_tail, memory_order_relaxed) -
+		ep->sq_reaped;
+
+	return n && (ep->sq_note - 1 - ep->sq_reaped < n || sq_many(ep, n));
+}
+
 /* sq_want at the send queue's tail */
 static inline bool sq_wanted(const struct shm_ep *ep)
 {
@@ -400,10 +410,13 @@ static inline __attribute__((always_inline)) bool runnable(
 		       atomic_load_explicit(&d->rq_tail, memory_order_acquire);
 }
 
-/* The peer has work here (after a seq_cst fence): its bit, a wakeup. */
-static void peer_work_fenced(struct shm_ep *ep)
+/*
+ * The peer has work here (after a seq_cst fence): its bit (all: even
+ * where it watches the endpoint, see shm_work_mark), a wakeup.
+ */
+static void peer_work_fenced(struct shm_ep *ep, bool all)
 {
-	shm_work_mark(ep);
+	shm_work_mark(ep, all);
 	shm_kick_fenced(ep->dev, ep->peer_seg, &ep->peer_kaddr,
 			ep->peer_kaddr_len);
 }
@@ -424,6 +437,7 @@ static int exec_run(struct shm_ep *ep, struct shm_dir *d)
 	uint32_t e, rd;
 	struct shm_sqe *q;
 	bool st_stop = false, left = false, looked = true, tell = false;
+	bool all = false;
 
 again:
 	/* the caller has just seen it runnable (exec_dir) */
@@ -461,8 +475,10 @@ again:
 		atomic_store_explicit(&d->sq_exec, ++e, memory_order_release);
 		n++;
 		/* the receiver's completions, or the sender's that it asked
-		 * for (sq_want): the other process has work to take */
-		tell |= snd || q->notify || st;
+		 * for (sq_want): the other process has work to take; a look
+		 * at a watched endpoint finds the latter only (SHM_WATCH) */
+		tell |= q->notify;
+		all |= snd || st;
 		if (st) {
 			/* an error completion puts the sender in error */
 			atomic_store(&cs->dead[sside], 1);
@@ -477,8 +493,8 @@ again:
 	 */
 	atomic_store_explicit(&d->lock, 0, memory_order_release);
 	atomic_thread_fence(memory_order_seq_cst);
-	if (tell || left)
-		peer_work_fenced(ep);
+	if (tell || left || all)
+		peer_work_fenced(ep, all);
 	/*
 	 * A WR or a receive that came while we held the lock found it taken
 	 * and left the work to us: look again now that it is free.
@@ -810,17 +826,18 @@ static int post_one(struct shm_ep *ep, const struct rcx_wr *wr)
 /*
  * The wakeups a post owes: the peer's (a fence), with its endpoint's work
  * bit when an entry was published (work), a thread of ours (none); and
- * the next pass of ours looks at ep.
+ * the next pass of ours looks at ep when the post left it something to
+ * look for (again).
  */
 static inline void post_wake(struct shm_dev *dev, struct shm_ep *ep, bool wake,
-			     bool work)
+			     bool work, bool again)
 {
-	if (dev->work_on)
+	if (dev->work_on && again)
 		dev->again |= ep->wmask;
 	if (wake) {
 		atomic_thread_fence(memory_order_seq_cst);
 		if (work)
-			shm_work_mark(ep);
+			shm_work_mark(ep, false);
 		shm_kick_fenced(dev, ep->peer_seg, &ep->peer_kaddr,
 				ep->peer_kaddr_len);
 	}
@@ -872,12 +889,19 @@ int shm_post_send(struct rcx_ep *e, struct rcx_wr *wr, struct rcx_wr **bad)
 		if (wr->flags & RCX_WR_SIGNALED)
 			cqe_push(ep, wr->wr_id, wr->op, 0, wr->length);
 		/* a waiter of the peer's may sleep until a write lands */
-		post_wake(dev, ep, wr->op == RCX_OP_WRITE, false);
+		/* nothing left here: no entry, its completion queued */
+		post_wake(dev, ep, wr->op == RCX_OP_WRITE, false, false);
 		return 0;
 	}
 	if (send_fast(ep, wr)) {
 		/* the receiver may sleep: wake it */
-		post_wake(dev, ep, true, true);
+		/* nothing to look for here unless the entry asked for a
+		 * mark (sq_want: the peer leaves none where we watch the
+		 * endpoint, which is then looked at until it is reaped) */
+		t0 = atomic_load_explicit(&ep->tx->sq_tail,
+					  memory_order_relaxed) -
+		     1;
+		post_wake(dev, ep, true, true, ep->tx->sq[t0 % SHM_SQ].notify);
 		return 0;
 	}
 	t0 = ep->cseg ? atomic_load_explicit(&ep->tx->sq_tail,
@@ -903,7 +927,7 @@ int shm_post_send(struct rcx_ep *e, struct rcx_wr *wr, struct rcx_wr **bad)
 		}
 		wake &= ep->peer_seg != NULL;
 	}
-	post_wake(dev, ep, wake, work);
+	post_wake(dev, ep, wake, work, true);
 	return ret;
 }
 
@@ -998,7 +1022,7 @@ static __attribute__((noinline)) void ep_work(struct shm_ep *ep)
 		if (t != atomic_load_explicit(&ep->tx->sq_tail,
 					      memory_order_relaxed)) {
 			atomic_thread_fence(memory_order_seq_cst);
-			peer_work_fenced(ep);
+			peer_work_fenced(ep, false);
 		}
 	}
 	if (sq_wanted(ep))
@@ -1032,7 +1056,7 @@ void shm_ep_kill(struct shm_ep *ep)
 	unlock(&cs->dir[0]);
 	if (ep->peer_seg) {
 		atomic_thread_fence(memory_order_seq_cst);
-		peer_work_fenced(ep);
+		peer_work_fenced(ep, true);
 	}
 }
 
@@ -1103,90 +1127,104 @@ int shm_ep_query(const struct rcx_ep *e, struct rcx_ep_info *info)
 	return 0;
 }
 
-/* Every endpoint's queues (a pass of a device that polls by the map:
- * the next looks again at those that had work) */
-static void progress_every(struct shm_dev *dev)
+/*
+ * A full look at ep in a pass by the map: true when the next pass looks
+ * again (it had work; or it is watched and waits for a completion the
+ * peer leaves no mark for, see SHM_WATCH).
+ */
+static inline __attribute__((always_inline)) bool look(struct shm_dev *dev,
+						       struct shm_ep *ep)
+{
+	bool work;
+
+	dev->looks++;
+	work = ep_progress(ep);
+	if (work)
+		shm_watch(dev, ep);
+	if (!ep->watched)
+		return work;
+	if (work)
+		ep->watch_pass = dev->wpass;
+	shm_watch_note(dev, ep);
+	return work || sq_want_own(ep);
+}
+
+/* The endpoints of the bits (bit 0: all of them), in full. */
+static __attribute__((noinline)) void progress_bits(struct shm_dev *dev,
+						    uint64_t bits)
 {
 	struct shm_ep *ep;
+	uint32_t b;
 
-	for (ep = dev->eps; ep; ep = ep->next) {
-		if (ep->watched)
-			continue; /* progress_watched's */
-		dev->looks++;
-		if (ep_progress(ep)) {
-			dev->again |= ep->wmask;
-			shm_watch(dev, ep);
-		}
+	dev->again = 0;
+	if (bits & 1) {
+		for (ep = dev->eps; ep; ep = ep->next)
+			if (look(dev, ep))
+				dev->again |= ep->wmask;
+	} else {
+		do {
+			b = (uint32_t)__builtin_ctzll(bits);
+			bits &= bits - 1;
+			for (ep = dev->by_bit[b]; ep; ep = ep->bit_next)
+				if (look(dev, ep))
+					shm_work_again(dev, b);
+		} while (bits);
 	}
+	/* the watch's clock: a pass with work (see shm_idle for others) */
+	if (!(++dev->wpass & (SHM_WATCH_CHECK - 1)))
+		shm_watch_expire(dev);
 }
 
 /*
- * The watched endpoints (see SHM_WATCH): every pass looks at them; one
- * that had no work SHM_WATCH_IDLE times in a row is watched no more.
+ * What the next pass looks at in full: the endpoints the work map and
+ * dev->again name, and the watched ones whose peer published their next
+ * entry (one load each, see SHM_WATCH). Loads only.
  */
-static inline void progress_watched(struct shm_dev *dev)
-{
-	struct shm_ep *ep;
-	uint32_t i;
-
-	for (i = 0; i < dev->nwatch; dev->looks++) {
-		ep = dev->watch[i];
-		if (ep_progress(ep)) {
-			ep->watch_idle = 0;
-		} else if (++ep->watch_idle == SHM_WATCH_IDLE) {
-			shm_unwatch(dev, ep); /* dev->watch[i]: another */
-			/* before the next pass's loads (see SHM_WATCH) */
-			atomic_thread_fence(memory_order_seq_cst);
-			continue;
-		}
-		i++;
-	}
-}
-
-/* The queues of the endpoints the work map and dev->again name. */
-static inline void progress_work(struct shm_dev *dev)
+static inline __attribute__((always_inline)) uint64_t work_bits(
+	struct shm_dev *dev)
 {
 	_Atomic uint64_t *w = &dev->seg->work;
 	uint64_t bits = dev->again;
-	struct shm_ep *ep;
-	uint32_t b;
+	uint32_t i;
 
 	/* the exchange's acquire: the peer's change before its mark */
 	if (atomic_load_explicit(w, memory_order_relaxed))
 		bits |= atomic_exchange_explicit(w, 0, memory_order_acq_rel);
-	progress_watched(dev);
-	if (!bits)
-		return;
-	dev->again = 0;
-	if (bits & 1) {
-		progress_every(dev);
-		return;
-	}
-	do {
-		b = (uint32_t)__builtin_ctzll(bits);
-		bits &= bits - 1;
-		for (ep = dev->by_bit[b]; ep; ep = ep->bit_next) {
-			if (ep->watched)
-				continue;
-			dev->looks++;
-			if (ep_progress(ep)) {
-				shm_work_again(dev, b);
-				shm_watch(dev, ep);
-			}
-		}
-	} while (bits);
+	if (shm_watch_hit(dev))
+		for (i = 0; i < dev->nwatch; i++)
+			if (atomic_load_explicit(dev->wseq[i],
+						 memory_order_relaxed) ==
+			    dev->wwant[i])
+				bits |= dev->watch[i].wmask;
+	return bits;
 }
 
-/* Run the endpoints' queues: the completions land in dev->cq. */
-static inline void progress_all(struct shm_dev *dev)
+/* Every endpoint's queues (fewer than SHM_WORK_MIN: no map) */
+static __attribute__((noinline)) void progress_each(struct shm_dev *dev)
 {
 	struct shm_ep *ep;
 
+	for (ep = dev->eps; ep; ep = ep->next)
+		ep_progress(ep);
+}
+
+/* Run the endpoints' queues: the completions land in dev->cq. */
+static inline __attribute__((always_inline)) void progress_all(
+	struct shm_dev *dev)
+{
+	uint64_t bits;
+
+	/*
+	 * A pass that finds nothing: loads only, no call, nor a wakeup owed
+	 * (every call that queues a completion ends with shm_cq_kick).
+	 */
 	if (dev->work_on) {
-		progress_work(dev);
+		bits = work_bits(dev);
+		if (!bits)
+			return;
+		progress_bits(dev, bits);
 	} else {
-		for (ep = dev->eps; ep; ep = ep->next)
-			ep_progress(ep);
+		progress_each(dev);
 	}
 	shm_cq_kick(dev);
 }
