@@ -51,6 +51,8 @@ host_setup() {
 			as_root modprobe -q dummy 2>/dev/null || true
 			as_root ip link add "$NETDEV" type dummy 2>/dev/null &&
 				made_dummy=1
+			((!made_dummy)) || as_root ip link set "$NETDEV" mtu "$MTU" ||
+				say "warning: cannot set the MTU of $NETDEV to $MTU"
 		fi
 		if [[ -e /sys/class/net/$NETDEV ]]; then
 			dev=$NETDEV
