@@ -404,12 +404,13 @@ static __attribute__((noinline)) void call_unlocked(struct rcx_ctx *ctx,
 /*
  * Call a taken execution's callback: the lock is released around it (it
  * may call rcx); the thread is marked as inside a callback. ctx->mt is
- * tested once (rcx__lock and rcx__unlock would test it each).
+ * tested once (rcx__lock and rcx__unlock would test it each). pt: this
+ * is the progress thread (a constant where the caller knows it).
  */
-CONT_HOT void cont_call(struct rcx_ctx *ctx, struct cont *c)
+CONT_HOT void cont_call_as(struct rcx_ctx *ctx, struct cont *c, bool pt)
 {
 	tl.g.in_cb++;
-	rcx__stats_cont(&ctx->st, tl.g.progress);
+	rcx__stats_cont(&ctx->st, pt);
 	if (RCX__LIKELY(!ctx->mt))
 		c->cb(c->statuses, c->cb_data);
 	else
@@ -417,14 +418,24 @@ CONT_HOT void cont_call(struct rcx_ctx *ctx, struct cont *c)
 	tl.g.in_cb--;
 }
 
-/* Run a taken execution and finish it. */
-CONT_HOT void cont_run(struct rcx_ctx *ctx, struct cont *c)
+CONT_HOT void cont_call(struct rcx_ctx *ctx, struct cont *c)
 {
-	cont_call(ctx, c);
+	cont_call_as(ctx, c, tl.g.progress);
+}
+
+/* Run a taken execution and finish it. */
+CONT_HOT void cont_run_as(struct rcx_ctx *ctx, struct cont *c, bool pt)
+{
+	cont_call_as(ctx, c, pt);
 	if (RCX__LIKELY(c->fast))
 		fast_finish(ctx, c);
 	else
 		finish_general(ctx, c);
+}
+
+CONT_HOT void cont_run(struct rcx_ctx *ctx, struct cont *c)
+{
+	cont_run_as(ctx, c, tl.g.progress);
 }
 
 /* ---- taking ready executions (lock held) */
@@ -619,36 +630,76 @@ static void xfd_drain(struct rcx_ctx *ctx, struct cstate *cs, bool signalled)
 
 /* ---- core hooks */
 
+/* rcx__req_release of a request whose ops release something */
+static __attribute__((noinline)) void release_ops(struct rcx_req *r)
+{
+	rcx__req_release(r);
+}
+
+/*
+ * The request of a fast continuation, its status taken: released (rcx
+ * owns it) or, persistent, inactive again (the user's). A call here is
+ * the last step: the callers keep no frame.
+ */
+CONT_HOT void fast_req_done(struct rcx_req *r)
+{
+	const struct rcx__req_ops *ops = r->ops;
+
+	if (RCX__UNLIKELY(r->persistent))
+		/* the continuation takes the completion: inactive, restartable
+		 * (its link's req is stale from here: nothing reads it) */
+		r->state = RCX__REQ_INACTIVE;
+	else if (RCX__UNLIKELY(ops && ops->release))
+		release_ops(r);
+	else
+		rcx__req_free_ops(r, NULL);
+}
+
+/*
+ * fast_complete when the continuation cannot wait in ctx->cont_now
+ * (another one waits there, this thread may not run it, a signal-safe
+ * request or the exported fd exists) or somebody listens for rings:
+ * queued, or in ctx->cont_now, and rung.
+ */
+static __attribute__((noinline)) void fast_queue(struct rcx_ctx *ctx,
+						 struct rcx_req *r,
+						 struct cont *c)
+{
+	struct cstate *cs = ctx->cont_state;
+
+	if (!(tl.g.any | cs->extra) && !ctx->cont_now) {
+		ctx->cont_now = c;
+	} else {
+		fifo_push(c->cr, c);
+		rl_ready(ctx, cs, c->cr);
+	}
+	cs_ring(ctx, cs, true);
+	fast_req_done(r);
+}
+
 /*
  * A fast continuation's request completed: cont_check's close and enqueue
- * for its one link, the request released (rcx owns it) or, persistent,
- * inactive again (the user's). From here on the continuation is only in
- * ctx->cont_now or on its FIFO, reached by no request and on no list:
- * nothing reads its round state (links, nwait, counted, queued) again,
- * so it is left as it was; fast_finish frees it.
+ * for its one link, then its request done with (fast_req_done). From
+ * here on the continuation is only in ctx->cont_now or on its FIFO,
+ * reached by no request and on no list: nothing reads its round state
+ * (links, nwait, counted, queued) again, so it is left as it was;
+ * fast_finish frees it.
  */
 CONT_HOT void fast_complete(struct rcx_ctx *ctx, struct rcx_req *r,
 			    struct cont *c)
 {
 	struct cstate *cs = ctx->cont_state;
-	struct creq *cr = c->cr;
 
 	*c->dst = r->status;
 	r->cont = NULL;
-	if (RCX__LIKELY(!(tl.g.any | cs->extra) && !ctx->cont_now)) {
-		/* runs when the dispatch returns (run_now) */
-		ctx->cont_now = c;
-	} else {
-		fifo_push(cr, c);
-		rl_ready(ctx, cs, cr);
+	if (RCX__UNLIKELY((tl.g.any | cs->extra | cs->notify) ||
+			  ctx->cont_now)) {
+		fast_queue(ctx, r, c);
+		return;
 	}
-	cs_ring(ctx, cs, true);
-	if (RCX__UNLIKELY(r->persistent))
-		/* the continuation takes the completion: inactive, restartable
-		 * (its link's req is stale from here: nothing reads it) */
-		r->state = RCX__REQ_INACTIVE;
-	else
-		rcx__req_release(r); /* last: fewer registers over the call */
+	/* runs when the dispatch returns (run_now) */
+	ctx->cont_now = c;
+	fast_req_done(r);
 }
 
 /*
@@ -665,13 +716,13 @@ static int run_now(struct rcx_ctx *ctx)
 	struct cont *c = ctx->cont_now;
 
 	ctx->cont_now = NULL;
-	if (RCX__UNLIKELY((tl.g.any | cs->extra) || ctx->in_cm)) {
+	if (RCX__UNLIKELY(tl.g.any | cs->extra | ctx->in_cm)) {
 		fifo_push(c->cr, c);
 		rl_ready(ctx, cs, c->cr);
 		cs_ring(ctx, cs, true); /* the exported fd may be new */
 		return 0;
 	}
-	cont_run(ctx, c);
+	cont_run_as(ctx, c, false); /* tl.g.progress is 0 here */
 	return 1;
 }
 
@@ -703,14 +754,10 @@ void rcx__cont_complete(struct rcx_req *r)
 {
 	struct cont *c = r->cont->c;
 
-	if (RCX__LIKELY(c->fast)) {
+	if (RCX__LIKELY(c->fast))
 		fast_complete(r->ctx, r, c);
-		return;
-	}
-	complete_general(r);
-	/* not a tail call: callgrind's --toggle-collect (perftest/compare)
-	 * counts what runs inside this function */
-	__asm__ volatile("" ::: "memory");
+	else
+		complete_general(r);
 }
 
 void rcx__cont_start(struct rcx_req *r)
@@ -806,7 +853,8 @@ int rcx__cont_progress(struct rcx_ctx *ctx)
 		return k + 1;
 	}
 	n = k + progress_general(ctx, cs);
-	/* not a tail call (see rcx__cont_complete) */
+	/* not a tail call: callgrind's --toggle-collect counts what runs
+	 * inside this function */
 	__asm__ volatile("" ::: "memory");
 	return n;
 }

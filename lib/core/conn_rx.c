@@ -271,7 +271,7 @@ static __attribute__((noinline)) void rx_imm_hooks(struct rcx_req *r,
 						   size_t n)
 {
 	memcpy(r->buf, data, n);
-	rcx__req_complete_hooks(r);
+	rcx__req_run_hooks(r);
 }
 
 /*
@@ -289,7 +289,7 @@ static __attribute__((noinline)) void rx_imm_rest(struct rcx_ctx *ctx,
 	if (n)
 		memcpy(r->buf, b->data, n);
 	if (r->done || r->cont || r->user_freed)
-		rcx__req_complete_hooks(r);
+		rcx__req_run_hooks(r);
 	if (RCX__UNLIKELY(c->state != RCX__CONN_UP))
 		return;
 	if (rx_may_hold(ctx, c)) {

@@ -196,13 +196,6 @@ struct rcx_req *rcx__req_get(struct rcx_ctx *ctx, int kind,
 void rcx__req_put(struct rcx_req *req);
 /* done hook, continuation, release of a freed one (rcx__req_complete) */
 void rcx__req_complete_hooks(struct rcx_req *req);
-static inline void rcx__req_complete(struct rcx_req *req, int error)
-{
-	req->status.error = error;
-	req->state = RCX__REQ_DONE;
-	if (RCX__UNLIKELY(req->done || req->cont || req->user_freed))
-		rcx__req_complete_hooks(req);
-}
 /* fn on every live request (teardown); fn gets and puts none */
 void rcx__req_each(struct rcx_ctx *ctx,
 		   void (*fn)(struct rcx_req *r, void *arg), void *arg);
@@ -457,6 +450,25 @@ struct rcx__req_hooks {
 	int (*run_now)(struct rcx_ctx *ctx);
 };
 extern const struct rcx__req_hooks *const rcx__req_hooks;
+
+/*
+ * rcx__req_complete_hooks of a completed request that has one: a
+ * continuation alone (the common case) goes straight to its hook.
+ */
+static inline void rcx__req_run_hooks(struct rcx_req *req)
+{
+	if (req->cont && !req->done)
+		rcx__req_hooks->complete(req);
+	else
+		rcx__req_complete_hooks(req);
+}
+static inline void rcx__req_complete(struct rcx_req *req, int error)
+{
+	req->status.error = error;
+	req->state = RCX__REQ_DONE;
+	if (RCX__UNLIKELY(req->done || req->cont || req->user_freed))
+		rcx__req_run_hooks(req);
+}
 
 /* the hooks of every feature that has one (features.c: the core's loops) */
 void rcx__feats_cm_poll(struct rcx_ctx *ctx, long long now_us);

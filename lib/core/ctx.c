@@ -686,16 +686,25 @@ RCX_API int rcx_ctx_address(struct rcx_ctx *ctx, char *addr, size_t len)
 	return copy_out(ctx->addr, addr, len);
 }
 
-RCX_API int rcx_progress(struct rcx_ctx *ctx)
+/* rcx_progress on a RCX_THREAD_MULTIPLE context */
+static __attribute__((noinline)) int progress_locked(struct rcx_ctx *ctx)
 {
 	int n;
 
+	pthread_mutex_lock(&ctx->lock);
+	n = rcx__progress(ctx);
+	pthread_mutex_unlock(&ctx->lock);
+	return n;
+}
+
+RCX_API int rcx_progress(struct rcx_ctx *ctx)
+{
 	if (!rcx__ctx_live(ctx))
 		return -EINVAL;
-	rcx__lock(ctx);
-	n = rcx__progress(ctx);
-	rcx__unlock(ctx);
-	return n;
+	/* one thread: the pass inlined, no lock (no frame of its own) */
+	if (RCX__LIKELY(!ctx->mt))
+		return progress(ctx, NULL);
+	return progress_locked(ctx);
 }
 
 RCX_API int rcx_ctx_event_fd(struct rcx_ctx *ctx)
