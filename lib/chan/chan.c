@@ -698,8 +698,8 @@ static __attribute__((noinline)) int start_not_up(struct rcx_req *r,
  * ping-pong's reply, by a whole post; written by the next pass it goes
  * after that, and the peer needs it only later. The WR reads the credit
  * word when it is posted: starts made before the pass share one write,
- * which carries the latest count. (A message that arrives before its
- * start is never one whose start writes a credit: it needs that credit.)
+ * which carries the latest count. A start whose message is there already
+ * completes at once, and its test runs no pass: it writes the credit.
  */
 static __attribute__((noinline)) void credit_later(struct chan *c)
 {
@@ -768,7 +768,8 @@ static __attribute__((noinline)) int wrecv_start(struct chan *c)
 		next_slot(c);
 	*c->credit_w = c->count;
 	if (credit_due(c)) {
-		if (c->set->credit_later)
+		/* a message there already: no reply comes before its test */
+		if (c->set->credit_later && !c->early)
 			credit_later(c);
 		else
 			ret = credit_post(c);
