@@ -19,7 +19,7 @@
  *    progress polled it, and the receiver's start fails too.
  * write_imm on verbs: a receiver's start leaves its credit to the next
  * progress pass (lib/chan/chan.c credit_later).
- *  - late_credit (fault provider): a ping-pong on a channel of 4 slots
+ *  - late_credit (fault provider): a ping-pong on a channel of 8 slots
  *    each way; the replying end's receive start posts nothing, its
  *    reply's WRITE_IMM goes first and the credit after it, in the wait
  *    of the reply.
@@ -54,7 +54,7 @@
 #define VAL(k)	 (1000 + (uint64_t)(k))
 #define PING_TAG 95
 #define PONG_TAG 96
-#define LATE_N	 12 /* write_imm messages of the late credit cases */
+#define LATE_N	 16 /* write_imm messages of the late credit cases */
 #define LATE_K	 4  /* the receive whose credit is late: the 5th */
 
 static struct chset *set_of(struct rcx_req *ch)
@@ -294,7 +294,7 @@ static bool late_here(struct rcx_req *ch)
 	return !(rcx__obj_ops(set_of(ch)->ep)->caps & RCX_PROV_WRITE_WAKES);
 }
 
-/* a write_imm channel of 4 slots each way: ping 0 -> 1, pong 1 -> 0 */
+/* a write_imm channel of 8 slots each way: ping 0 -> 1, pong 1 -> 0 */
 static bool pingpong_open(struct tp_job *j, uint64_t *pi, uint64_t *po,
 			  struct rcx_info **info, struct rcx_req **init,
 			  struct rcx_req **ch)
@@ -303,7 +303,7 @@ static bool pingpong_open(struct tp_job *j, uint64_t *pi, uint64_t *po,
 
 	TP_CHECK_OK(rcx_info_create(info));
 	TP_CHECK_OK(rcx_info_set(*info, RCX_CHAN_PROTOCOL, "write_imm"));
-	TP_CHECK_OK(rcx_info_set(*info, RCX_CHAN_SLOTS, "4"));
+	TP_CHECK_OK(rcx_info_set(*info, RCX_CHAN_SLOTS, "8"));
 	if (j->rank == 0) {
 		TP_CHECK_OK(
 			rcx_send_init(j->g, pi, 8, peer, PING_TAG, &init[0]));
@@ -321,31 +321,31 @@ static bool pingpong_open(struct tp_job *j, uint64_t *pi, uint64_t *po,
 
 /*
  * Rank 1's k-th round: ping k came; it starts the receive of ping k + 1
- * (its start k + 2), then sends pong k. A window of 4 slots: late (verbs),
- * a credit every 2 starts, the 1st, 3rd ...: such a start posts nothing,
+ * (its start k + 2), then sends pong k. A window of 8 slots: late (verbs),
+ * a credit every 4 starts, the 1st, 5th ...: such a start posts nothing,
  * the pong's WRITE_IMM goes and then the credit, in the pong's wait
- * (rank 0 needs it 2 pings later). Else (shm) a credit every 4 starts,
+ * (rank 0 needs it 4 pings later). Else (shm) a credit every 8 starts,
  * written by the start.
  */
 static void pong(struct rcx_req **ch, uint64_t *pi, uint64_t *po, int k)
 {
 	struct rcx_ep *rep = set_of(ch[0])->ep, *sep = set_of(ch[1])->ep;
 	bool late = late_here(ch[0]);
-	bool due = late ? k % 2 == 1 : k % 4 == 3;
+	bool due = late ? k % 4 == 3 : k % 8 == 7;
 	struct rcx_fault_wr r[2], w[2];
 	struct rcx_status st;
 	size_t seq;
 
 	TP_CHECK_OK(rcx_wait(&ch[0], &st));
-	TP_CHECK_EQ(st.slot, k % 4);
-	TP_CHECK_EQ(pi[k % 4], VAL(k));
+	TP_CHECK_EQ(st.slot, k % 8);
+	TP_CHECK_EQ(pi[k % 8], VAL(k));
 	seq = rcx__fault_log_count();
 	if (k + 1 < LATE_N) {
 		TP_CHECK_OK(rcx_start(ch[0]));
 		TP_CHECK_EQ(posted_on(rep, seq, r), due && !late ? 1 : 0);
 		TP_CHECK_EQ(to_chan(ch[0])->credit_late, due && late);
 	}
-	po[k % 4] = VAL(k) + 1;
+	po[k % 8] = VAL(k) + 1;
 	TP_CHECK_OK(rcx_start(ch[1]));
 	TP_CHECK_OK(rcx_wait(&ch[1], &st));
 	TP_CHECK_EQ(st.error, 0);
@@ -365,7 +365,7 @@ static void sc_late_credit(struct tp_job *j)
 {
 	struct rcx_info *info = NULL;
 	struct rcx_req *init[2] = { NULL, NULL }, *ch[2] = { NULL, NULL };
-	uint64_t pi[4] = { 0 }, po[4] = { 0 };
+	uint64_t pi[8] = { 0 }, po[8] = { 0 };
 	struct rcx_status st;
 	int k;
 
@@ -379,12 +379,12 @@ static void sc_late_credit(struct tp_job *j)
 			continue;
 		}
 		TP_CHECK_OK(rcx_start(ch[1]));
-		pi[k % 4] = VAL(k);
+		pi[k % 8] = VAL(k);
 		TP_CHECK_OK(rcx_start(ch[0]));
 		TP_CHECK_OK(rcx_wait(&ch[0], &st));
 		TP_CHECK_OK(rcx_wait(&ch[1], &st));
-		TP_CHECK_EQ(st.slot, k % 4);
-		TP_CHECK_EQ(po[k % 4], VAL(k) + 1);
+		TP_CHECK_EQ(st.slot, k % 8);
+		TP_CHECK_EQ(po[k % 8], VAL(k) + 1);
 	}
 	TP_CHECK_OK(rcx_group_barrier(j->g));
 	ts_world_none_failed(j);
@@ -396,7 +396,7 @@ out:
 }
 
 /*
- * write_imm on 4 slots (a window of 4: late, the 1st, 3rd, 5th ...
+ * write_imm on 8 slots (a window of 8: late, the 1st, 5th, 9th ...
  * receive starts write the credit), rank 0 sends LATE_N messages, the
  * (LATE_K + 1)th once rank 1 started its receive, which leaves its
  * credit late; then (how) happens before any progress: its outcome.
@@ -416,7 +416,7 @@ static int late_round(struct tp_job *j, uint64_t *buf, struct rcx_req **ch,
 			if (k == LATE_K)
 				TP_CHECK_OK(rcx_recv(j->g, &go, sizeof(go), 1,
 						     GO_TAG, NULL));
-			buf[k % 4] = VAL(k);
+			buf[k % 8] = VAL(k);
 			ret = rcx_start(*ch);
 			if (!ret)
 				ret = ts_chan_outcome(ch, &st);
@@ -437,7 +437,7 @@ static int late_round(struct tp_job *j, uint64_t *buf, struct rcx_req **ch,
 			TP_CHECK_OK(rcx_send(j->g, &go, sizeof(go), 0, GO_TAG));
 		}
 		ret = ts_chan_outcome(ch, &st);
-		*bad += !ret && (st.slot != k % 4 || buf[k % 4] != VAL(k));
+		*bad += !ret && (st.slot != k % 8 || buf[k % 8] != VAL(k));
 	}
 	return ret;
 }
@@ -461,11 +461,11 @@ static void late_case(struct tp_job *j, void (*how)(struct chset *s),
 {
 	struct rcx_info *info = NULL;
 	struct rcx_req *init = NULL, *ch = NULL;
-	uint64_t buf[4] = { 0 };
+	uint64_t buf[8] = { 0 };
 	int bad = 0, ret;
 	bool late;
 
-	if (!ts_chan_open(j->g, "write_imm", "4", buf, &info, &init, &ch))
+	if (!ts_chan_open(j->g, "write_imm", "8", buf, &info, &init, &ch))
 		goto out;
 	late = late_here(ch);
 	ret = late_round(j, buf, &ch, how, &bad);

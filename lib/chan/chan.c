@@ -25,7 +25,7 @@
  *    (inline, mostly unsignaled; W > 1 when the channel has slots of its
  *    own to spare) and the sender posts message k only when
  *    ready > k - (W - 1): into a slot given back. The receiver writes
- *    its credit once in W starts, once in W / 2 from W = 4 on: then each
+ *    its credit once in W starts, once in W / 2 from W = 8 on: then each
  *    credit comes W / 2 messages before it is needed, and on verbs the
  *    next progress pass writes it, after what the program posts
  *    meanwhile (credit_later). docs/design.md has the arithmetic.

@@ -308,13 +308,15 @@ static inline int ch_window(unsigned long slots, int n)
  * write_imm: the receiver writes its credit at its 1st start and every
  * this many after: once in the window (the credit of start k lets
  * message k go), or, where the next pass writes it (late: verbs, whose
- * post does the packet's work on rxe) and the window is 4 or more, once
+ * post does the packet's work on rxe) and the window is 8 or more, once
  * in half of it, so each credit comes window / 2 messages before the
  * sender needs it and may follow the receiver's reply (credit_later).
+ * Smaller windows (a bound collective's 2 or 4 slots) keep their credit
+ * in the start.
  */
 static inline int ch_credit_every(int window, bool late)
 {
-	return late && window >= 4 ? window / 2 : window;
+	return late && window >= 8 ? window / 2 : window;
 }
 
 static inline struct chan *to_chan(struct rcx_req *r)
