@@ -17,7 +17,21 @@
  *  - unsig_error (fault provider, no remake): an unsignaled send fails;
  *    its start stays complete, the error comes at the next start once
  *    progress polled it, and the receiver's start fails too.
+ * write_imm on verbs: a receiver's start leaves its credit to the next
+ * progress pass (lib/chan/chan.c credit_later).
+ *  - late_credit (fault provider): a ping-pong on a channel of 8 slots
+ *    each way; the replying end's receive start posts nothing, its
+ *    reply's WRITE_IMM goes first and the credit after it, in the wait
+ *    of the reply.
+ *  - late_remake (fault provider, a remake): the receiver's set breaks
+ *    with a late credit not written, in the middle of the stream; the
+ *    remake gives the sender its count: every message arrives once, in
+ *    order.
+ *  - late_refused (fault provider, no remake): the late credit's post is
+ *    refused; the start that made it, and the sender's start waiting for
+ *    it, fail with RCX_ERR_TRANSPORT.
  */
+#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,14 +44,18 @@
 #include "tu_mp.h"
 #include "test_stop.h"
 
-#define GO_TAG	94
-#define EARLY_N 1000 /* on one slot; a tenth on 4 */
-#define BURST_N 12   /* under CH_UNACK: all of them early */
-#define PRE_N	3    /* messages in step before a replay's burst */
-#define UNACK_N 6    /* sent, not received, when the set breaks */
-#define POST_N	5    /* after the remake */
-#define GARBAGE 0xdeadbeefdeadbeefull
-#define VAL(k)	(1000 + (uint64_t)(k))
+#define GO_TAG	 94
+#define EARLY_N	 1000 /* on one slot; a tenth on 4 */
+#define BURST_N	 12   /* under CH_UNACK: all of them early */
+#define PRE_N	 3    /* messages in step before a replay's burst */
+#define UNACK_N	 6    /* sent, not received, when the set breaks */
+#define POST_N	 5    /* after the remake */
+#define GARBAGE	 0xdeadbeefdeadbeefull
+#define VAL(k)	 (1000 + (uint64_t)(k))
+#define PING_TAG 95
+#define PONG_TAG 96
+#define LATE_N	 16 /* write_imm messages of the late credit cases */
+#define LATE_K	 4  /* the receive whose credit is late: the 5th */
 
 static struct chset *set_of(struct rcx_req *ch)
 {
@@ -251,11 +269,235 @@ out:
 	ts_chan_close(j, &ch, &init, &info);
 }
 
+/* the sends and writes posted on ep from record seq on (receives left
+ * out): how many, and the first two */
+static size_t posted_on(const struct rcx_ep *ep, size_t seq,
+			struct rcx_fault_wr *first)
+{
+	struct rcx_fault_wr w;
+	size_t n = 0;
+
+	for (; seq < rcx__fault_log_count(); seq++)
+		if (!rcx__fault_log_get(seq, &w) && w.ep == ep &&
+		    w.op != RCX_OP_RECV && n++ < 2)
+			first[n - 1] = w;
+	return n;
+}
+
+/*
+ * Is a write_imm receiver's credit of ch late? Where the provider's write
+ * does not wake the peer (verbs: the credit goes with an immediate);
+ * where it does (shm), the start writes it.
+ */
+static bool late_here(struct rcx_req *ch)
+{
+	return !(rcx__obj_ops(set_of(ch)->ep)->caps & RCX_PROV_WRITE_WAKES);
+}
+
+/* a write_imm channel of 8 slots each way: ping 0 -> 1, pong 1 -> 0 */
+static bool pingpong_open(struct tp_job *j, uint64_t *pi, uint64_t *po,
+			  struct rcx_info **info, struct rcx_req **init,
+			  struct rcx_req **ch)
+{
+	int peer = 1 - j->rank;
+
+	TP_CHECK_OK(rcx_info_create(info));
+	TP_CHECK_OK(rcx_info_set(*info, RCX_CHAN_PROTOCOL, "write_imm"));
+	TP_CHECK_OK(rcx_info_set(*info, RCX_CHAN_SLOTS, "8"));
+	if (j->rank == 0) {
+		TP_CHECK_OK(
+			rcx_send_init(j->g, pi, 8, peer, PING_TAG, &init[0]));
+		TP_CHECK_OK(
+			rcx_recv_init(j->g, po, 8, peer, PONG_TAG, &init[1]));
+	} else {
+		TP_CHECK_OK(
+			rcx_recv_init(j->g, pi, 8, peer, PING_TAG, &init[0]));
+		TP_CHECK_OK(
+			rcx_send_init(j->g, po, 8, peer, PONG_TAG, &init[1]));
+	}
+	return TP_CHECK_OK(rcx_bind(init[0], *info, &ch[0])) &&
+	       TP_CHECK_OK(rcx_bind(init[1], *info, &ch[1]));
+}
+
+/*
+ * Rank 1's k-th round: ping k came; it starts the receive of ping k + 1
+ * (its start k + 2), then sends pong k. A window of 8 slots: late (verbs),
+ * a credit every 4 starts, the 1st, 5th ...: such a start posts nothing,
+ * the pong's WRITE_IMM goes and then the credit, in the pong's wait
+ * (rank 0 needs it 4 pings later). Else (shm) a credit every 8 starts,
+ * written by the start.
+ */
+static void pong(struct rcx_req **ch, uint64_t *pi, uint64_t *po, int k)
+{
+	struct rcx_ep *rep = set_of(ch[0])->ep, *sep = set_of(ch[1])->ep;
+	bool late = late_here(ch[0]);
+	bool due = late ? k % 4 == 3 : k % 8 == 7;
+	struct rcx_fault_wr r[2], w[2];
+	struct rcx_status st;
+	size_t seq;
+
+	TP_CHECK_OK(rcx_wait(&ch[0], &st));
+	TP_CHECK_EQ(st.slot, k % 8);
+	TP_CHECK_EQ(pi[k % 8], VAL(k));
+	seq = rcx__fault_log_count();
+	if (k + 1 < LATE_N) {
+		TP_CHECK_OK(rcx_start(ch[0]));
+		TP_CHECK_EQ(posted_on(rep, seq, r), due && !late ? 1 : 0);
+		TP_CHECK_EQ(to_chan(ch[0])->credit_late, due && late);
+	}
+	po[k % 8] = VAL(k) + 1;
+	TP_CHECK_OK(rcx_start(ch[1]));
+	TP_CHECK_OK(rcx_wait(&ch[1], &st));
+	TP_CHECK_EQ(st.error, 0);
+	TP_CHECK(!to_chan(ch[0])->credit_late);
+	if (k + 1 == LATE_N || !due)
+		return;
+	/* one write each: late, the pong first and the credit after it */
+	TP_CHECK_EQ(posted_on(sep, seq, w), 1);
+	TP_CHECK_EQ(posted_on(rep, seq, r), 1);
+	TP_CHECK_EQ(w[0].seq < r[0].seq, late);
+	TP_CHECK_EQ(w[0].op, RCX_OP_WRITE_IMM);
+	if (late)
+		TP_CHECK_EQ(r[0].op, RCX_OP_WRITE_IMM);
+}
+
+static void sc_late_credit(struct tp_job *j)
+{
+	struct rcx_info *info = NULL;
+	struct rcx_req *init[2] = { NULL, NULL }, *ch[2] = { NULL, NULL };
+	uint64_t pi[8] = { 0 }, po[8] = { 0 };
+	struct rcx_status st;
+	int k;
+
+	if (!pingpong_open(j, pi, po, &info, init, ch))
+		goto out;
+	if (j->rank == 1)
+		TP_CHECK_OK(rcx_start(ch[0]));
+	for (k = 0; k < LATE_N; k++) {
+		if (j->rank == 1) {
+			pong(ch, pi, po, k);
+			continue;
+		}
+		TP_CHECK_OK(rcx_start(ch[1]));
+		pi[k % 8] = VAL(k);
+		TP_CHECK_OK(rcx_start(ch[0]));
+		TP_CHECK_OK(rcx_wait(&ch[0], &st));
+		TP_CHECK_OK(rcx_wait(&ch[1], &st));
+		TP_CHECK_EQ(st.slot, k % 8);
+		TP_CHECK_EQ(po[k % 8], VAL(k) + 1);
+	}
+	TP_CHECK_OK(rcx_group_barrier(j->g));
+	ts_world_none_failed(j);
+	TP_CHECK_OK(rcx_bind_free(ch, 2));
+out:
+	rcx_req_free(&init[0]);
+	rcx_req_free(&init[1]);
+	rcx_info_free(&info);
+}
+
+/*
+ * write_imm on 8 slots (a window of 8: late, the 1st, 5th, 9th ...
+ * receive starts write the credit), rank 0 sends LATE_N messages, the
+ * (LATE_K + 1)th once rank 1 started its receive, which leaves its
+ * credit late; then (how) happens before any progress: its outcome.
+ * The others are received in order. Where the start writes the credit
+ * (not late_here), nothing happens.
+ */
+static int late_round(struct tp_job *j, uint64_t *buf, struct rcx_req **ch,
+		      void (*how)(struct chset *s), int *bad)
+{
+	struct rcx_status st;
+	uint64_t go = 0;
+	int k, ret = 0;
+
+	for (k = 0; k < LATE_N && !ret; k++) {
+		if (j->rank == 0) {
+			/* message LATE_K + 1 goes once its start was made */
+			if (k == LATE_K)
+				TP_CHECK_OK(rcx_recv(j->g, &go, sizeof(go), 1,
+						     GO_TAG, NULL));
+			buf[k % 8] = VAL(k);
+			ret = rcx_start(*ch);
+			if (!ret)
+				ret = ts_chan_outcome(ch, &st);
+			continue;
+		}
+		TP_CHECK_OK(rcx_start(*ch));
+		if (k == LATE_K) {
+			/* its message is not there yet: late, if ever */
+			TP_CHECK_EQ(to_chan(*ch)->credit_late, late_here(*ch));
+			rcx__lock(j->ctx);
+			if (late_here(*ch))
+				how(set_of(*ch));
+			rcx__unlock(j->ctx);
+			/* a pass: it writes a late credit (the message needs
+			 * the go, an eager send may complete with no pass) */
+			TP_CHECK(rcx_progress(j->ctx) >= 0);
+			TP_CHECK(!to_chan(*ch)->credit_late);
+			TP_CHECK_OK(rcx_send(j->g, &go, sizeof(go), 0, GO_TAG));
+		}
+		ret = ts_chan_outcome(ch, &st);
+		*bad += !ret && (st.slot != k % 8 || buf[k % 8] != VAL(k));
+	}
+	return ret;
+}
+
+static void break_set(struct chset *s)
+{
+	rcx__chan_set_fail(s, RCX_ERR_TRANSPORT);
+	TP_CHECK_EQ(s->state, SET_REMAKE);
+	/* the remake has the late credit no more */
+	TP_CHECK(!s->ch[0].credit_late);
+}
+
+static void refuse_credit(struct chset *s)
+{
+	rcx__fault_post_fail(&s->obj, 0, 0, -EIO);
+}
+
+/* late_round with how: a remake (every message arrives) or a failure */
+static void late_case(struct tp_job *j, void (*how)(struct chset *s),
+		      bool remake)
+{
+	struct rcx_info *info = NULL;
+	struct rcx_req *init = NULL, *ch = NULL;
+	uint64_t buf[8] = { 0 };
+	int bad = 0, ret;
+	bool late;
+
+	if (!ts_chan_open(j->g, "write_imm", "8", buf, &info, &init, &ch))
+		goto out;
+	late = late_here(ch);
+	ret = late_round(j, buf, &ch, how, &bad);
+	TP_CHECK_EQ(ret, late && !remake ? RCX_ERR_TRANSPORT : 0);
+	TP_CHECK_EQ(bad, 0);
+	if (remake) {
+		TP_CHECK_OK(rcx_group_barrier(j->g));
+		TP_CHECK_EQ(set_of(ch)->rm_gen, late ? 1u : 0u);
+	}
+	TP_CHECK_EQ(set_of(ch)->state, late && !remake ? SET_FAILED : SET_UP);
+out:
+	ts_chan_close(j, &ch, &init, &info);
+}
+
+static void sc_late_remake(struct tp_job *j)
+{
+	late_case(j, break_set, true);
+}
+
+static void sc_late_refused(struct tp_job *j)
+{
+	late_case(j, refuse_credit, false);
+}
+
 static const struct tp_scenario scenarios[] = {
 	{ .name = "early", .run = sc_early, .size = 2 },
 	{ .name = "free_burst", .run = sc_free_burst, .size = 2 },
 	TS_FAULT_SC("replay", sc_replay, remake_env),
 	TS_FAULT_SC("unsig_error", sc_unsig_error, no_remake_env),
+	TS_FAULT_SC("late_credit", sc_late_credit, no_remake_env),
+	TS_FAULT_SC("late_remake", sc_late_remake, remake_env),
+	TS_FAULT_SC("late_refused", sc_late_refused, no_remake_env),
 };
 
 static int peer_main(int argc, char **argv)
@@ -276,12 +518,18 @@ CS_TEST(early)
 CS_TEST(free_burst)
 CS_TEST(replay)
 CS_TEST(unsig_error)
+CS_TEST(late_credit)
+CS_TEST(late_remake)
+CS_TEST(late_refused)
 
 static const CU_TestInfo tests[] = {
 	{ "inline_send_done_at_start_buffer_reused_stream", test_early },
 	{ "free_right_after_burst_of_early_starts", test_free_burst },
 	{ "remake_replays_unacknowledged_from_copies", test_replay },
 	{ "unsignaled_send_error_at_next_start", test_unsig_error },
+	{ "write_imm_credit_follows_the_reply", test_late_credit },
+	{ "write_imm_remake_with_a_late_credit", test_late_remake },
+	{ "write_imm_late_credit_refused_fails_both", test_late_refused },
 	CU_TEST_INFO_NULL,
 };
 

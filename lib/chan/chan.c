@@ -22,12 +22,13 @@
  *    receives (the RNR retries hold the rest back).
  *  - write_imm protocol: RDMA WRITE has no such guard, so the receiver's
  *    starts RDMA-WRITE its start count into the sender's ready[] word
- *    (inline, mostly unsignaled; once in a window of W starts, W > 1 when
- *    the channel has slots of its own to spare) and the sender posts
- *    message k only when ready > k - (W - 1): into a slot given back. On
- *    RC the credit write precedes later traffic of the same QP, so a
- *    receiver that starts its receive before replying never delays the
- *    peer. docs/design.md has the arithmetic.
+ *    (inline, mostly unsignaled; W > 1 when the channel has slots of its
+ *    own to spare) and the sender posts message k only when
+ *    ready > k - (W - 1): into a slot given back. The receiver writes
+ *    its credit once in W starts, once in W / 2 from W = 8 on: then each
+ *    credit comes W / 2 messages before it is needed, and on verbs the
+ *    next progress pass writes it, after what the program posts
+ *    meanwhile (credit_later). docs/design.md has the arithmetic.
  */
 #include <errno.h>
 #include <endian.h>
@@ -410,12 +411,12 @@ static __attribute__((noinline)) void early_done(struct chan *c)
 	rcx__req_complete(r, 0);
 }
 
-/* write_imm receiver: does this start write the credit? (1 in window) */
+/* write_imm receiver: does this start write the credit? (ch_credit_every) */
 static inline bool credit_due(struct chan *c)
 {
 	if (--c->credit_in)
 		return false;
-	c->credit_in = (uint32_t)c->set->window;
+	c->credit_in = (uint32_t)c->set->credit_every;
 	return true;
 }
 
@@ -687,18 +688,92 @@ static __attribute__((noinline)) int start_not_up(struct rcx_req *r,
 }
 
 /*
+ * write_imm receiver whose credit goes as a WRITE with immediate (verbs)
+ * and comes window - credit_every messages before the sender needs it:
+ * the start's credit is written by the next progress pass (the test or
+ * wait of any request, a blocking wait's pass before it sleeps), not by
+ * the start. Where the posting call does the packet's whole work (rxe:
+ * requester, responder and acknowledgement in the call), a credit the
+ * start posted would hold back what the program posts next, a
+ * ping-pong's reply, by a whole post; written by the next pass it goes
+ * after that, and the peer needs it only later. The WR reads the credit
+ * word when it is posted: starts made before the pass share one write,
+ * which carries the latest count. A start whose message is there already
+ * completes at once, and its test runs no pass: it writes the credit.
+ */
+static __attribute__((noinline)) void credit_later(struct chan *c)
+{
+	struct rcx_ctx *ctx = c->set->ctx;
+
+	if (c->credit_late)
+		return;
+	c->credit_late = true;
+	c->next_credit = ctx->chan_credits;
+	ctx->chan_credits = c;
+	rcx__chan_work(ctx);
+}
+
+/* the late credit of c, taken off the list: written (post) or dropped */
+static void credit_late_end(struct chan *c, bool post)
+{
+	struct chset *s = c->set;
+
+	c->credit_late = false;
+	if (!post || s->state != SET_UP)
+		return;
+	/* a post that fails here is no process failure */
+	if (credit_post(c))
+		rcx__chan_set_fail(s, RCX_ERR_TRANSPORT);
+}
+
+void rcx__chan_credits_post(struct rcx_ctx *ctx)
+{
+	struct chan *c;
+
+	/* a failure may take others off the list: one at a time */
+	while ((c = ctx->chan_credits)) {
+		ctx->chan_credits = c->next_credit;
+		credit_late_end(c, true);
+	}
+	rcx__chan_work(ctx);
+}
+
+void rcx__chan_credits_of(struct chset *s, bool post)
+{
+	struct chan **pp = (struct chan **)&s->ctx->chan_credits, *c;
+
+	while ((c = *pp)) {
+		if (c->set != s) {
+			pp = &c->next_credit;
+			continue;
+		}
+		*pp = c->next_credit;
+		credit_late_end(c, post);
+		/* a failure's remake drops the rest of s's */
+		pp = (struct chan **)&s->ctx->chan_credits;
+	}
+	rcx__chan_work(s->ctx);
+}
+
+/*
  * write_imm receiver: the credit (one in window starts), and a message
  * that came before the start completes it
  */
 static __attribute__((noinline)) int wrecv_start(struct chan *c)
 {
-	int ret;
+	int ret = 0;
 
 	c->count++;
 	if (c->multi)
 		next_slot(c);
 	*c->credit_w = c->count;
-	ret = credit_due(c) ? credit_post(c) : 0;
+	if (credit_due(c)) {
+		/* a message there already: no reply comes before its test */
+		if (c->set->credit_later && !c->early)
+			credit_later(c);
+		else
+			ret = credit_post(c);
+	}
 	if (RCX__UNLIKELY(ret))
 		return start_failed(c->req, ret);
 	if (RCX__UNLIKELY(c->early))
@@ -848,7 +923,7 @@ void rcx__chan_undefer(struct chset *s)
 			pp = &c->next_deferred;
 		}
 	}
-	rcx__chan_work(s->ctx);
+	rcx__chan_credits_of(s, false);
 }
 
 /*
@@ -1289,6 +1364,9 @@ void rcx__chan_set_fast(struct chset *s)
 	bool imm = s->proto == RCX_CHAN_WRITE_IMM;
 	int i;
 
+	s->credit_every = ch_credit_every(s->window, imm && s->credit_imm);
+	s->credit_later = imm && !s->is_send && s->credit_imm &&
+			  s->credit_every < s->window;
 	for (i = 0; i < s->n; i++) {
 		struct chan *c = &s->ch[i];
 

@@ -1137,6 +1137,9 @@ static int chan_feat_progress(struct rcx_ctx *ctx, int *ran)
 	(void)ran;
 	if (ctx->chan_deferred)
 		rcx__chan_progress(ctx);
+	/* after the senders: a credit follows what the program posted */
+	if (ctx->chan_credits)
+		rcx__chan_credits_post(ctx);
 	/*
 	 * A free or rebind done completes a request: work. Not from inside
 	 * a connection event's handler, whose object a step may destroy (a

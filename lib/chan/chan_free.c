@@ -46,6 +46,11 @@ static void free_mark(struct rcx_req **chans, int n)
 		if (--s->live)
 			continue;
 		if (s->state == SET_UP) {
+			/* the starts made get their credits, as before a free
+			 * they would have */
+			rcx__chan_credits_of(s, true);
+		}
+		if (s->state == SET_UP) {
 			s->state = SET_FREEING;
 			if (s->ctx->ops->pwr_post(s->ep, &s->free_wr, 1))
 				s->ctl->peer_free = 1;
@@ -415,5 +420,6 @@ void rcx__chan_fini(struct rcx_ctx *ctx)
 	while (ctx->chan_sets)
 		rcx__chan_set_destroy(ctx->chan_sets);
 	ctx->chan_deferred = NULL;
+	ctx->chan_credits = NULL;
 	rcx__chan_work(ctx);
 }

@@ -23,7 +23,7 @@
  * receiver's starts when each channel has that many slots of its own
  * (at most CH_WINDOW, and CH_WINDOW_WRS messages for the whole set)
  */
-#define CH_WINDOW     8
+#define CH_WINDOW     16
 #define CH_WINDOW_WRS 256
 /* most bytes one fused WRITE_IMM carries */
 #define CH_FUSE_MAX (1u << 20)
@@ -145,6 +145,10 @@ struct chan {
 	struct rcx_pwr *credit_sig; /* the same, signaled */
 	struct chan *next_deferred;
 	bool deferred;
+	/* write_imm receiver: its credit waits for the next progress pass
+	 * (on ctx->chan_credits, linked by next_credit; chan.c credit_later) */
+	bool credit_late;
+	struct chan *next_credit;
 	uint8_t fuse_m; /* deferred: first of this many started as one */
 	bool freed;
 	/* CH_RECV: its receive was still posted when the set failed (no
@@ -213,6 +217,10 @@ struct chset {
 	 * sender's completion queue gets an entry, and credit_wakes is set
 	 */
 	bool credit_imm;
+	/* write_imm receiver: a start's credit is written by the next
+	 * progress pass, after what the program posts meanwhile (chan.c
+	 * credit_later): where credit_imm, and credits come early */
+	bool credit_later;
 	struct rcx__reg *reg; /* the slot region */
 	struct chctl *ctl;
 	struct rcx__reg *ctl_reg;
@@ -224,9 +232,10 @@ struct chset {
 	struct rcx__wrctx zwrc;
 	struct rcx_pwr *zrecv[CH_ZBATCH]; /* one post list */
 	int zposted;
-	int window;   /* write_imm: see CH_WINDOW */
-	int zmin;     /* keep more than this many posted: n * window */
-	int inflight; /* signaled sends not completed */
+	int window;	  /* write_imm: see CH_WINDOW */
+	int credit_every; /* write_imm receiver: see ch_credit_every */
+	int zmin;	  /* keep more than this many posted: n * window */
+	int inflight;	  /* signaled sends not completed */
 	/* send protocol sender: its messages in flight (NULL: none yet) */
 	struct chring *ring;
 	/* their unsignaled WRs' completions (only a failure's comes) */
@@ -295,6 +304,21 @@ static inline int ch_window(unsigned long slots, int n)
 	return p < 1 ? 1 : (int)p;
 }
 
+/*
+ * write_imm: the receiver writes its credit at its 1st start and every
+ * this many after: once in the window (the credit of start k lets
+ * message k go), or, where the next pass writes it (late: verbs, whose
+ * post does the packet's work on rxe) and the window is 8 or more, once
+ * in half of it, so each credit comes window / 2 messages before the
+ * sender needs it and may follow the receiver's reply (credit_later).
+ * Smaller windows (a bound collective's 2 or 4 slots) keep their credit
+ * in the start.
+ */
+static inline int ch_credit_every(int window, bool late)
+{
+	return late && window >= 8 ? window / 2 : window;
+}
+
 static inline struct chan *to_chan(struct rcx_req *r)
 {
 	return r->obj;
@@ -325,7 +349,8 @@ void rcx__chan_member_gone(struct rcx_group *g);
 static inline void rcx__chan_work(struct rcx_ctx *ctx)
 {
 	rcx__feat_work(ctx, RCX__FEAT_CHAN,
-		       ctx->chan_deferred != NULL || ctx->chan_ops != NULL);
+		       ctx->chan_deferred != NULL || ctx->chan_ops != NULL ||
+			       ctx->chan_credits != NULL);
 }
 
 extern const struct rcx__req_ops rcx__chan_ops;
@@ -349,8 +374,13 @@ void rcx__chan_tell_broken(struct chset *s, int err);
 void rcx__chan_set_wire(struct chset *s);
 /* s's WRs are prepared: set its channels' fast path */
 void rcx__chan_set_fast(struct chset *s);
-/* take s's channels off the context's deferred list */
+/* take s's channels off the context's deferred list (and their late
+ * credits off its credit list: a remake or a failure has them no more) */
 void rcx__chan_undefer(struct chset *s);
+/* write the late credits: every one (progress), or s's (post: before its
+ * free write; else dropped) */
+void rcx__chan_credits_post(struct rcx_ctx *ctx);
+void rcx__chan_credits_of(struct chset *s, bool post);
 /*
  * send protocol sender: s's unsignaled tail is wanted back (a free, a
  * drain, a remake): a zero-length signaled RDMA WRITE follows it, counted

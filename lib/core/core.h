@@ -1071,10 +1071,12 @@ struct rcx_ctx {
 	/*
 	 * State the features keep per context; the core never reads it.
 	 * Channels: bound sets (chan_bind.c), senders waiting for receiver
-	 * credit (chan.c), nonblocking frees and rebinds under way.
+	 * credit (chan.c), receivers' credits the next pass writes (chan.c),
+	 * nonblocking frees and rebinds under way.
 	 */
 	void *chan_sets;
 	void *chan_deferred;
+	void *chan_credits;
 	void *chan_ops;
 	uint32_t bind_seq;
 	int chan_conn_due; /* senders answered, waiting for the connection */
