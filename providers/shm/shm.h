@@ -116,9 +116,10 @@
  * reaped): a WR the peer ran itself into our queues (its entry's seq
  * is then behind us) and a side dead. An endpoint that had no work for
  * SHM_WATCH_IDLE passes (shm_watch_expire, looked for once in
- * SHM_WATCH_CHECK passes with work, and in shm_idle), or is destroyed, is watched no more: cleared, then a seq_cst fence and a
- * full look at it in the next pass (shm_unwatch), so a peer either sees
- * it cleared and marks, or the look finds the change.
+ * SHM_WATCH_CHECK passes with work, and in shm_idle), or is destroyed,
+ * is watched no more: cleared, then a seq_cst fence and a full look at
+ * it in the next pass (shm_unwatch), so a peer either sees it cleared
+ * and marks, or the look finds the change.
  */
 #define SHM_WATCH	4
 #define SHM_WATCH_IDLE	4096
