@@ -45,11 +45,11 @@ static void free_mark(struct rcx_req **chans, int n)
 		c->req = NULL; /* the handle may be reused (rebind) */
 		if (--s->live)
 			continue;
-		if (s->state == SET_UP) {
-			/* the starts made get their credits, as before a free
-			 * they would have */
+		/* the starts made get their late credits, as they would
+		 * have before a free; a refused post fails the set, so the
+		 * state is read again below */
+		if (s->state == SET_UP)
 			rcx__chan_credits_of(s, true);
-		}
 		if (s->state == SET_UP) {
 			s->state = SET_FREEING;
 			if (s->ctx->ops->pwr_post(s->ep, &s->free_wr, 1))
