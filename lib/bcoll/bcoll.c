@@ -49,13 +49,15 @@ static void reduce(struct bcoll *b, const struct bc_step *s)
  */
 static bool hold_unposted(struct bcoll *b)
 {
+	uint64_t m = b->lazy_out;
 	struct bc_step *s;
-	int i;
 
-	for (i = 0; i < b->nsteps; i++) {
-		s = &b->steps[i];
-		if (s->lazy && s->send && (s->flags & BC_POSTED) &&
-		    !(s->flags & BC_HOLD) &&
+	/* only the lazy sends still out (not the others: no loop over
+	 * every step) */
+	while (m) {
+		s = &b->steps[__builtin_ctzll(m)];
+		m &= m - 1;
+		if ((s->flags & (BC_POSTED | BC_HOLD)) == BC_POSTED &&
 		    s->send->state == RCX__REQ_ACTIVE &&
 		    rcx__chan_unposted(s->send)) {
 			s->flags |= BC_HOLD;
@@ -68,13 +70,13 @@ static bool hold_unposted(struct bcoll *b)
 static void advance(struct bcoll *b)
 {
 	struct bc_step *s;
-	int cur, ret;
+	int cur, n = b->nsteps, ret;
 
 	if (b->busy)
 		return;
 	b->busy = true;
 	/* the hooks that fire meanwhile change flags, left and error */
-	for (cur = b->cur; cur < b->nsteps && !b->error; cur++) {
+	for (cur = b->cur; cur < n; cur++) {
 		s = &b->steps[cur];
 		if (s->send && !(s->flags & BC_POSTED)) {
 			/* a lazy send of the last start not collected yet:
@@ -82,6 +84,8 @@ static void advance(struct bcoll *b)
 			if (RCX__UNLIKELY(s->send->state == RCX__REQ_ACTIVE))
 				break;
 			s->flags |= BC_POSTED;
+			if (s->lazy)
+				b->lazy_out |= 1ULL << cur;
 			if (s->stage)
 				memcpy(s->stage + bc_slot_idx(b) * s->stlen,
 				       s->sbuf, s->stlen);
@@ -92,6 +96,9 @@ static void advance(struct bcoll *b)
 				rcx__bcoll_fail(b, ret);
 				return;
 			}
+			/* a start that completed at once may have failed */
+			if (RCX__UNLIKELY(b->error))
+				break;
 		}
 		if ((s->flags & s->need) != s->need)
 			break;
@@ -100,7 +107,7 @@ static void advance(struct bcoll *b)
 	}
 	b->cur = cur;
 	b->busy = false;
-	if (cur == b->nsteps && !b->left && !b->error &&
+	if (cur == n && !b->left && !b->error &&
 	    b->req->state == RCX__REQ_ACTIVE &&
 	    (b->nwait == b->nch || !hold_unposted(b))) {
 		b->req->status.count = b->len;
@@ -119,45 +126,64 @@ static bool token_ok(const struct bcoll *b, const struct bc_step *s)
 	return t == b->starts;
 }
 
+/* a channel of b completed in error (err): a step's peer is gone
+ * (flushed, or no answer any more) */
+static __attribute__((noinline)) void ch_failed(struct bcoll *b, int err)
+{
+	if (err == RCX_ERR_FLUSHED || err == RCX_ERR_TRANSPORT)
+		err = RCX_ERR_PROC_FAILED;
+	rcx__bcoll_fail(b, err);
+}
+
+static __attribute__((noinline)) void token_bad(struct bcoll *b)
+{
+	RCX__LOG(RCX__LOG_ERROR, "bcoll",
+		 "barrier start %llu received another start's token",
+		 (unsigned long long)b->starts);
+	rcx__bcoll_fail(b, RCX_ERR_PROTO);
+}
+
 void rcx__bcoll_ch_done(struct rcx_req *r)
 {
 	struct bc_step *s = r->done_arg;
 	struct bcoll *b = s->b;
-	int err = r->status.error;
-	bool lazy = s->lazy && r == s->send && !(s->flags & BC_HOLD);
+	int i = s->idx;
 
 	/* the channel is ours: inactive again, ready for the next start */
 	r->state = RCX__REQ_INACTIVE;
-	if (b->error)
+	if (RCX__UNLIKELY(b->error))
 		return; /* failed: what still completes changes nothing */
-	if (!lazy)
-		b->left--;
-	if (RCX__UNLIKELY(err)) {
-		/* a step's peer is gone: flushed, or no answer any more */
-		if (err == RCX_ERR_FLUSHED || err == RCX_ERR_TRANSPORT)
-			err = RCX_ERR_PROC_FAILED;
-		rcx__bcoll_fail(b, err);
+	if (RCX__UNLIKELY(r->status.error)) {
+		ch_failed(b, r->status.error);
 		return;
 	}
-	if (lazy) {
-		/* collected: only a walk stopped at this step, waiting for it
-		 * to post the step's next send, goes on (nothing else waits
-		 * for a lazy send: not b->left, not the start's end) */
-		if (b->req->state != RCX__REQ_ACTIVE ||
-		    &b->steps[b->cur] != s || (s->flags & BC_POSTED))
-			return;
-	} else if (r == s->send) {
-		s->flags |= BC_SENT;
-	} else {
-		s->flags |= BC_RECVD;
-		if (RCX__UNLIKELY(!token_ok(b, s))) {
-			RCX__LOG(RCX__LOG_ERROR, "bcoll",
-				 "barrier start %llu received another start's "
-				 "token",
-				 (unsigned long long)b->starts);
-			rcx__bcoll_fail(b, RCX_ERR_PROTO);
+	if (r == s->send && s->lazy) {
+		b->lazy_out &= ~(1ULL << i);
+		if (RCX__UNLIKELY(s->flags & BC_HOLD)) {
+			b->left--; /* held: this start waited for it */
+			s->flags |= BC_SENT;
+		} else if (b->cur != i || (s->flags & BC_POSTED) ||
+			   b->req->state != RCX__REQ_ACTIVE) {
+			/* collected: only a walk stopped at this step,
+			 * waiting for it to post the step's next send, goes
+			 * on (nothing else waits for a lazy send: not
+			 * b->left, not the start's end) */
 			return;
 		}
+	} else if (r == s->send) {
+		b->left--;
+		s->flags |= BC_SENT;
+	} else {
+		b->left--;
+		s->flags |= BC_RECVD;
+		if (RCX__UNLIKELY(!token_ok(b, s))) {
+			token_bad(b);
+			return;
+		}
+		/* arrived before the walk got to its step: the walk takes
+		 * it when it gets there */
+		if (i > b->cur)
+			return;
 	}
 	advance(b);
 }

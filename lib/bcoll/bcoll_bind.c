@@ -306,6 +306,7 @@ static int bind_plan(struct bcoll *b, const struct bc_plan *p, size_t slot)
 		struct bc_step *s = &b->steps[i];
 
 		s->b = b;
+		s->idx = i;
 		s->reduce = p[i].reduce;
 		wait_send = p[i].wait_send;
 		if (s->reduce) /* where reduce() folds: fixed at bind */

@@ -79,6 +79,7 @@ struct bcoll;
  */
 struct bc_step {
 	struct bcoll *b;
+	int idx;	      /* of b->steps */
 	struct rcx_req *send; /* a bound channel, or NULL */
 	struct rcx_req *recv; /* a bound channel, started with the collective */
 	const void *slot;     /* where the receive lands: its first slot */
@@ -131,6 +132,9 @@ struct bcoll {
 	int nch;   /* channels (every step's send and receive) */
 	int nwait; /* of them, those a start waits for (not lazy) */
 	int left;  /* channel completions this start still waits for */
+	/* the steps whose lazy send is posted and not complete (bit i:
+	 * step i; BC_MAX_STEPS bits) */
+	uint64_t lazy_out;
 	int error; /* failed: every later start returns it */
 	bool busy; /* inside advance */
 	uint64_t starts;
