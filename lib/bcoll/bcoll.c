@@ -229,7 +229,8 @@ static int bc_start(struct rcx_req *r)
 	r->state = RCX__REQ_ACTIVE;
 	r->status.error = 0;
 	b->starts++;
-	b->token[bc_slot_idx(b)] = b->starts; /* what this start's send reads */
+	b->si = (size_t)((b->starts - 1) & (uint64_t)(b->nslots - 1));
+	b->token[b->si] = b->starts; /* what this start's send reads */
 	if ((b->d.kind == BC_ALLREDUCE || b->d.kind == BC_REDUCE) &&
 	    b->d.sendbuf != RCX_IN_PLACE)
 		memcpy(b->d.buf, b->d.sendbuf, b->len);

@@ -138,16 +138,17 @@ struct bcoll {
 	int error; /* failed: every later start returns it */
 	bool busy; /* inside advance */
 	uint64_t starts;
+	size_t si;	     /* this start's slot (bc_slot_idx) */
 	struct rcx_req **ch; /* [nch] */
 	struct bc_step steps[];
 };
 
 /* this start's slot (nslots 1 or a power of two): start k takes slot
  * k - 1 mod nslots, as its channels do (start k of a channel uses slot
- * k - 1 mod slots at both ends) */
+ * k - 1 mod slots at both ends); set by the start (b->si) */
 static inline size_t bc_slot_idx(const struct bcoll *b)
 {
-	return (size_t)((b->starts - 1) & (uint64_t)(b->nslots - 1));
+	return b->si;
 }
 
 /* where this start's receive of step s landed */
