@@ -24,6 +24,8 @@ static void reduce(struct bcoll *b, const struct bc_step *s)
 
 /* ---- the walk through the steps */
 
+static void ch_failed(struct bcoll *b, int err);
+
 /*
  * Go through the steps whose conditions hold: post each step's send, and
  * go past it once its receive (and, when it waits for it, its send) is
@@ -61,10 +63,34 @@ static bool hold_unposted(struct bcoll *b)
 		    s->send->state == RCX__REQ_ACTIVE &&
 		    rcx__chan_unposted(s->send)) {
 			s->flags |= BC_HOLD;
+			s->send->done = rcx__bcoll_ch_done; /* waited for */
 			b->left++;
 		}
 	}
 	return b->left != 0;
+}
+
+/*
+ * A lazy send's channel has no completion hook (bind_plan): its
+ * completion only makes it inactive again (done, not ACTIVE), at no cost
+ * on the start's path. Before the step posts it again: still in flight,
+ * the hook is set so its completion walks on (true: the walk stops
+ * here); completed in error, the collective fails (the peer's failure
+ * reaches it this way where no receive of ours is from that peer).
+ */
+static bool lazy_busy(struct bcoll *b, struct bc_step *s)
+{
+	struct rcx_req *c = s->send;
+
+	if (c->state == RCX__REQ_ACTIVE) {
+		c->done = rcx__bcoll_ch_done;
+		return true;
+	}
+	if (RCX__UNLIKELY(c->status.error)) {
+		ch_failed(b, c->status.error);
+		return true;
+	}
+	return false;
 }
 
 static void advance(struct bcoll *b)
@@ -81,7 +107,7 @@ static void advance(struct bcoll *b)
 		if (s->send && !(s->flags & BC_POSTED)) {
 			/* a lazy send of the last start not collected yet:
 			 * its completion walks on (rcx__bcoll_ch_done) */
-			if (RCX__UNLIKELY(s->send->state == RCX__REQ_ACTIVE))
+			if (s->lazy && RCX__UNLIKELY(lazy_busy(b, s)))
 				break;
 			s->flags |= BC_POSTED;
 			if (s->lazy)
@@ -158,6 +184,7 @@ void rcx__bcoll_ch_done(struct rcx_req *r)
 		return;
 	}
 	if (r == s->send && s->lazy) {
+		r->done = NULL; /* set for this completion alone */
 		b->lazy_out &= ~(1ULL << i);
 		if (RCX__UNLIKELY(s->flags & BC_HOLD)) {
 			b->left--; /* held: this start waited for it */
@@ -241,6 +268,7 @@ static int bc_start(struct rcx_req *r)
 		alltoall_own(b);
 	b->cur = 0;
 	b->left = b->nwait;
+	b->lazy_out = 0;
 	/*
 	 * The receives first: their credits let the peers write. One that
 	 * completes at its start (its message came a start early) only

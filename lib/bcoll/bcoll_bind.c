@@ -525,7 +525,9 @@ RCX_API int rcx_bind_coll(struct rcx_req *init, const struct rcx_info *info,
 		struct bc_step *s = &b->steps[i];
 
 		if (s->send) {
-			s->send->done = rcx__bcoll_ch_done;
+			/* a lazy send's completion needs no hook but where
+			 * something waits for it (bcoll.c, lazy_busy) */
+			s->send->done = s->lazy ? NULL : rcx__bcoll_ch_done;
 			s->send->done_arg = s;
 		}
 		if (s->recv) {

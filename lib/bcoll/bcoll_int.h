@@ -132,8 +132,8 @@ struct bcoll {
 	int nch;   /* channels (every step's send and receive) */
 	int nwait; /* of them, those a start waits for (not lazy) */
 	int left;  /* channel completions this start still waits for */
-	/* the steps whose lazy send is posted and not complete (bit i:
-	 * step i; BC_MAX_STEPS bits) */
+	/* the steps whose lazy send this start posted (bit i: step i;
+	 * BC_MAX_STEPS bits), less those whose completion was seen */
 	uint64_t lazy_out;
 	int error; /* failed: every later start returns it */
 	bool busy; /* inside advance */
