@@ -63,6 +63,35 @@ static inline struct rcx__txslot *txq_head_done(struct rcx_ctx *ctx,
 	return u;
 }
 
+/*
+ * The head of c's txq up to s (or the whole txq, s not in it) went out,
+ * no mark among them: back to the pool in one splice. Per slot only
+ * what marks it free (its conn) and the count; the slots go to the pool
+ * in the order they were posted.
+ */
+static inline void txq_done_upto(struct rcx_ctx *ctx, struct rcx__conn *c,
+				 struct rcx__txslot *s)
+{
+	struct rcx__txslot *head = c->txq, *u = head;
+	int n = 1;
+
+	if (!u)
+		return;
+	for (;;) {
+		u->conn = NULL;
+		if (u == s || !u->next)
+			break;
+		u = u->next;
+		n++;
+	}
+	c->txq = u->next;
+	if (!c->txq)
+		c->txq_end = &c->txq;
+	c->tx_inflight -= n;
+	u->next = ctx->tx_free;
+	ctx->tx_free = head;
+}
+
 /* on_tx of a send that went out: its slot is free again, and those
  * posted before it */
 static void on_tx_ok(struct rcx_ctx *ctx, struct rcx__wrctx *w,
@@ -78,8 +107,13 @@ static void on_tx_ok(struct rcx_ctx *ctx, struct rcx__wrctx *w,
 	 * never taken (it is on the free list) and no connection owns it */
 	if (RCX__UNLIKELY(!c))
 		return;
-	while (c->txq && txq_head_done(ctx, c) != s)
-		;
+	/* a mark in the txq: slot by slot, as mark_done does */
+	if (RCX__UNLIKELY(c->mark_upto != NULL)) {
+		while (c->txq && txq_head_done(ctx, c) != s)
+			;
+		return;
+	}
+	txq_done_upto(ctx, c, s);
 }
 
 static void on_tx(struct rcx_ctx *ctx, struct rcx__wrctx *w,

@@ -516,8 +516,12 @@ struct rcx__withdrawn {
 	uint32_t id;
 };
 
-/* receive buffers reposted in one call at most (conn.c, on_rx) */
-#define RCX__RX_BATCH 8
+/*
+ * receive buffers reposted in one call at most (conn.c, on_rx): the
+ * call, the list's link and the credits' bookkeeping are paid once per
+ * batch (at most half the peer's credits: conn.c)
+ */
+#define RCX__RX_BATCH 16
 
 struct rcx__conn {
 	struct rcx__epobj obj; /* first: the endpoint's ep_ctx */
