@@ -308,6 +308,12 @@ int rcx__chan_ring_replay(struct chset *s, const uint64_t *cnt)
 					  (size_t)(i & q->mask) * q->dlen);
 		/* inline: the copy needs no registration */
 		*c->wr_addr = src;
+		if (c->mode == CH_WSEND) {
+			*c->wr_raddr =
+				s->peer_data + (uint64_t)e->slot * c->stride;
+			*c->wr_imm = htobe32(c->imm_hi |
+					     (uint32_t)(e->count & 0xffff));
+		}
 		s->inflight++;
 		ret = s->ctx->ops->pwr_post(s->ep, &c->pwr, 1);
 		if (ret)
@@ -333,7 +339,7 @@ static inline void send_prep(struct chan *c)
 	if (c->mode == CH_WSEND)
 		*c->wr_imm = htobe32(c->imm_hi | (uint32_t)(c->count & 0xffff));
 	c->set->inflight++;
-	if (c->mode == CH_SEND)
+	if (c->set->ring)
 		ring_push(c->set, c, true, false);
 }
 
@@ -589,7 +595,7 @@ static void start_undo(struct chan *c)
 	struct chset *s = c->set;
 
 	c->count--;
-	if (c->mode == CH_SEND) {
+	if (c->is_send && s->ring) {
 		ring_undo(s);
 	} else if (c->is_send) {
 		s->inflight--;
@@ -642,10 +648,11 @@ static __attribute__((noinline)) int start_failed(struct rcx_req *r, int err)
 }
 
 /*
- * send protocol, a message that goes inline: its entry and copy in the
- * ring, the post (unsignaled but one in CH_SIG_EVERY: the entry's unsig
- * is then 0), and the start is complete. A call of its own, so the other
- * starts keep a small frame; only the channel is kept across the calls.
+ * A message that goes inline (send protocol; write_imm with its credit):
+ * its entry and copy in the ring, the post (unsignaled but one in
+ * CH_SIG_EVERY: the entry's unsig is then 0), and the start is complete.
+ * A call of its own, so the other starts keep a small frame; only the
+ * channel is kept across the calls.
  */
 static __attribute__((noinline)) int send_early(struct chan *c)
 {
@@ -660,7 +667,13 @@ static __attribute__((noinline)) int send_early(struct chan *c)
 	if (c->multi) {
 		off = next_slot(c);
 		*(sig ? c->wr_addr : c->uwr_addr) = (uintptr_t)c->buf + off;
+		if (c->mode == CH_WSEND)
+			*(sig ? c->wr_raddr : c->uwr_raddr) =
+				c->set->peer_data + off;
 	}
+	if (c->mode == CH_WSEND)
+		*(sig ? c->wr_imm : c->uwr_imm) =
+			htobe32(c->imm_hi | (uint32_t)(c->count & 0xffff));
 	ring_push(c->set, c, sig, true);
 	memcpy(q->data + (size_t)(t & q->mask) * q->dlen, c->buf + off, c->len);
 	if (RCX__UNLIKELY(!c->set->ring->unsig)) {
@@ -811,6 +824,8 @@ static int chan_start(struct rcx_req *r)
 			defer(c); /* no credit yet: posted by progress */
 			return 0;
 		}
+		if (c->upwr != NULL && s->ring->early < CH_UNACK)
+			return send_early(c);
 		send_prep(c);
 		ret = post_send1(c);
 	} else {
@@ -993,7 +1008,7 @@ static void on_chan_wc(struct rcx_ctx *ctx, struct rcx__wrctx *w,
 	struct chan *c = (struct chan *)w;
 	struct rcx_req *r = c->req;
 
-	if (c->mode == CH_SEND && !cqe->status) {
+	if (c->is_send && c->set->ring && !cqe->status) {
 		on_ring_ok(ctx, w, cqe->byte_len, cqe->imm, cqe->has_imm);
 		return;
 	}
@@ -1388,7 +1403,7 @@ void rcx__chan_set_fast(struct chset *s)
 			c->req->peek = rcx__req_peek(s->ctx);
 		if (s->is_send) {
 			c->mode = imm ? CH_WSEND : CH_SEND;
-			c->wrc.ok = imm ? on_send_ok : on_ring_ok;
+			c->wrc.ok = s->ring ? on_ring_ok : on_send_ok;
 			c->ready = &ready(s)[i];
 			c->imm_hi = CH_IMM(i, 1, 0);
 		} else {
@@ -1404,8 +1419,11 @@ void rcx__chan_set_fast(struct chset *s)
 		memset(&c->ud, 0, sizeof(c->ud));
 		if (c->upwr && ops->pwr_direct(s->ep, c->upwr, 0, &c->ud))
 			memset(&c->ud, 0, sizeof(c->ud));
-		if (c->upwr)
+		if (c->upwr) {
 			c->uwr_addr = c->upwr->addr;
+			c->uwr_raddr = c->upwr->remote_addr;
+			c->uwr_imm = c->upwr->imm_be;
+		}
 		if (c->pwr) {
 			c->wr_addr = c->pwr->addr;
 			c->wr_raddr = c->pwr->remote_addr;
