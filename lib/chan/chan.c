@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Bound channels: the fast path (bind, free and rebind are in
- * chan_bind.c).
+ * chan_bind.c; a write_imm receiver's immediates in chan_imm.c).
  *
  * Decided at bind time: memory registered once, a prepared WR per
  * channel; rcx_start patches an address (and the immediate) and posts
@@ -19,7 +19,8 @@
  *    signaled completion retires it (IBA 10.8.6: it follows every WR
  *    posted before it), for a remake to send again. CH_UNACK bounds the
  *    copies, and so how far the sender runs ahead of the receiver's
- *    receives (the RNR retries hold the rest back).
+ *    receives (the RNR retries hold the rest back). A write_imm sender's
+ *    inline message does the same once its credit is there.
  *  - write_imm protocol: RDMA WRITE has no such guard, so the receiver's
  *    starts RDMA-WRITE its start count into the sender's ready[] word
  *    (inline, mostly unsignaled; W > 1 when the channel has slots of its
@@ -66,20 +67,6 @@ bool rcx__chan_peer_dead(const struct chset *s)
 	c = rcx__chan_set_conn(s);
 	return c && c->state == RCX__CONN_FAILED &&
 	       !rcx__err_transport(c->error);
-}
-
-/*
- * The error an error completion (status) of s's reports. A flush only
- * says the queue pair went to error first; on a set still up nothing of
- * ours put it there (a remake or a failure would have): the transport
- * did, or the peer's end, which is a death only when known to be one
- * (a transport failure is not a process failure by itself).
- */
-static int wc_err(const struct chset *s, int status)
-{
-	if (status != RCX_ERR_FLUSHED)
-		return status;
-	return rcx__chan_peer_dead(s) ? RCX_ERR_PROC_FAILED : RCX_ERR_TRANSPORT;
 }
 
 void rcx__chan_set_fail(struct chset *s, int err)
@@ -1142,118 +1129,6 @@ static void on_recv_ok(struct rcx_ctx *ctx, struct rcx__wrctx *w,
 	rcx__req_complete(r, 0);
 }
 
-int rcx__chan_zrecv_post(struct chset *s)
-{
-	int k, ret = s->ctx->ops->pwr_post_list(s->ep, s->zrecv, CH_ZBATCH, 1,
-						&k);
-
-	/*
-	 * Those that went are counted, exactly (a list refused part-way
-	 * says how far it went): a set waits for the flush of every
-	 * receive it counts before it goes or is remade.
-	 */
-	s->zposted += k;
-	return ret;
-}
-
-/* write_imm receiver: channel c received its message */
-static inline void imm_done(struct chset *s, struct chan *c)
-{
-	struct rcx_req *r = c->req;
-
-	r->status.slot = c->cur_slot;
-	r->status.count = s->peer_len;
-	rcx__req_complete(r, 0);
-}
-
-/*
- * write_imm receiver: does channel c's start wait for its message? One
- * held while the set is remade (chan_remake.c) is not made yet: a
- * message that arrives meanwhile came before it.
- */
-static inline bool imm_waits(const struct chan *c)
-{
-	return c->req && c->req->state == RCX__REQ_ACTIVE && !c->held;
-}
-
-/*
- * write_imm receiver: one immediate for m channels from c (fused by the
- * sender), or one for a channel not started yet: its sender may be up to
- * lag messages ahead, more breaks the protocol (then nothing completes
- * but in error). Off the fast path's frame.
- */
-static __attribute__((noinline)) void imm_slow(struct chset *s, struct chan *c,
-					       int m)
-{
-	int t;
-
-	for (t = 0; t < m; t++)
-		if (c[t].req && !imm_waits(&c[t]) && c[t].early >= c[t].lag) {
-			rcx__chan_set_fail(s, RCX_ERR_PROTO);
-			return;
-		}
-	for (t = 0; t < m; t++) {
-		if (!c[t].req)
-			continue; /* freed, its bundle still up: dropped */
-		if (imm_waits(&c[t]))
-			imm_done(s, &c[t]);
-		else
-			c[t].early++;
-	}
-	/* after: the messages came, and a remake counts them as received */
-	if (s->zposted <= s->zmin && rcx__chan_zrecv_post(s))
-		rcx__chan_set_fail(s, RCX_ERR_TRANSPORT);
-}
-
-static inline struct chset *zwrc_set(struct rcx__wrctx *w)
-{
-	return (struct chset *)((char *)w - offsetof(struct chset, zwrc));
-}
-
-/*
- * write_imm receiver: an immediate of a set that is not up, or one that
- * names no channel. Being remade, what arrived on the broken queue pair
- * counts; a start held meanwhile is not made yet (imm_slow).
- */
-static __attribute__((noinline)) void imm_odd(struct chset *s, uint32_t imm,
-					      int has_imm)
-{
-	unsigned int idx = imm >> 24, m = ((imm >> 16) & 0xff) + 1;
-
-	if (s->state != SET_UP && s->state != SET_REMAKE)
-		return;
-	if (!has_imm || idx + m > (unsigned int)s->n)
-		rcx__chan_set_fail(s, RCX_ERR_PROTO);
-	else
-		imm_slow(s, &s->ch[idx], (int)m);
-}
-
-/*
- * write_imm receiver: an immediate names the channel (and how many); a
- * successful completion of one of the set's zero-length receives
- */
-static void on_imm_ok(struct rcx_ctx *ctx, struct rcx__wrctx *w,
-		      uint32_t byte_len, uint32_t imm, int has_imm)
-{
-	struct chset *s = zwrc_set(w);
-	unsigned int idx = imm >> 24, m = ((imm >> 16) & 0xff) + 1;
-	struct chan *c;
-
-	s->zposted--;
-	if (RCX__UNLIKELY(s->state != SET_UP || !has_imm ||
-			  idx + m > (unsigned int)s->n)) {
-		imm_odd(s, imm, has_imm);
-		return;
-	}
-	c = &s->ch[idx];
-	if (RCX__UNLIKELY(m > 1 || !c->req ||
-			  c->req->state != RCX__REQ_ACTIVE ||
-			  s->zposted <= s->zmin))
-		imm_slow(s, c, (int)m);
-	else
-		imm_done(s, c);
-}
-
 /*
  * write_imm sender with credit_imm: the receives its credits take are
  * given back in batches while the set lives (a credit that found none
@@ -1305,21 +1180,6 @@ static void on_credit_ok(struct rcx_ctx *ctx, struct rcx__wrctx *w,
 	rcx__chan_work(ctx);
 }
 
-/* ... and any completion of a set's zero-length receive */
-static void on_imm(struct rcx_ctx *ctx, struct rcx__wrctx *w,
-		   const struct rcx_cqe *cqe)
-{
-	struct chset *s = zwrc_set(w);
-
-	if (RCX__LIKELY(!cqe->status)) {
-		w->ok(ctx, w, cqe->byte_len, cqe->imm, cqe->has_imm);
-		return;
-	}
-	s->zposted--;
-	rcx__stats_cqe(&ctx->st, cqe->status);
-	rcx__chan_set_fail(s, wc_err(s, cqe->status));
-}
-
 static void on_ctl_wc(struct rcx_ctx *ctx, struct rcx__wrctx *w,
 		      const struct rcx_cqe *cqe)
 {
@@ -1359,8 +1219,8 @@ void rcx__chan_set_wire(struct chset *s)
 {
 	int i;
 
-	s->zwrc.cb = on_imm;
-	s->zwrc.ok = s->is_send ? on_credit_ok : on_imm_ok;
+	s->zwrc.cb = rcx__chan_on_imm;
+	s->zwrc.ok = s->is_send ? on_credit_ok : rcx__chan_on_imm_ok;
 	s->fuse_wrc.cb = on_fuse_wc;
 	s->credit_wrc.cb = on_ctl_wc;
 	s->free_wrc.cb = on_free_wc;

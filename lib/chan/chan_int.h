@@ -370,6 +370,19 @@ void rcx__chan_set_fail(struct chset *s, int err);
 /* is s's peer known dead here (failed in the group, or its end gone)? */
 bool rcx__chan_peer_dead(const struct chset *s);
 /*
+ * The error an error completion (status) of s's reports. A flush only
+ * says the queue pair went to error first; on a set still up nothing of
+ * ours put it there (a remake or a failure would have): the transport
+ * did, or the peer's end, which is a death only when known to be one
+ * (a transport failure is not a process failure by itself).
+ */
+static inline int wc_err(const struct chset *s, int status)
+{
+	if (status != RCX_ERR_FLUSHED)
+		return status;
+	return rcx__chan_peer_dead(s) ? RCX_ERR_PROC_FAILED : RCX_ERR_TRANSPORT;
+}
+/*
  * s failed with err (set_fail): a failure of the transport (the queue
  * pair's retries ran out) on a peer that may well live goes to the peer
  * too, over the group's connection, so that its end of the set fails
@@ -411,8 +424,20 @@ void rcx__chan_ring_free(struct chset *s);
  * complete (cnt[i] of them) go again, in order; the others are retired
  */
 int rcx__chan_ring_replay(struct chset *s, const uint64_t *cnt);
-/* post s's zero-length receives (CH_ZBATCH: those posted are counted) */
+/* chan_imm.c: post s's zero-length receives (CH_ZBATCH: those posted
+ * are counted) */
 int rcx__chan_zrecv_post(struct chset *s);
+/* ... their completions: any (cb), a successful one of a receiver (ok) */
+void rcx__chan_on_imm(struct rcx_ctx *ctx, struct rcx__wrctx *w,
+		      const struct rcx_cqe *cqe);
+void rcx__chan_on_imm_ok(struct rcx_ctx *ctx, struct rcx__wrctx *w,
+			 uint32_t byte_len, uint32_t imm, int has_imm);
+
+/* the set of a zero-length receive's completion */
+static inline struct chset *zwrc_set(struct rcx__wrctx *w)
+{
+	return (struct chset *)((char *)w - offsetof(struct chset, zwrc));
+}
 
 /*
  * chan_remake.c: a set whose queue pair the transport gave up on while
