@@ -654,13 +654,14 @@ static __attribute__((noinline)) int send_early(struct chan *c)
 	if (c->multi) {
 		off = next_slot(c);
 		*(sig ? c->wr_addr : c->uwr_addr) = (uintptr_t)c->buf + off;
-		if (c->mode == CH_WSEND)
+	}
+	if (c->mode == CH_WSEND) {
+		if (c->multi)
 			*(sig ? c->wr_raddr : c->uwr_raddr) =
 				c->set->peer_data + off;
-	}
-	if (c->mode == CH_WSEND)
 		*(sig ? c->wr_imm : c->uwr_imm) =
 			htobe32(c->imm_hi | (uint32_t)(c->count & 0xffff));
+	}
 	ring_push(c->set, c, sig, true);
 	memcpy(q->data + (size_t)(t & q->mask) * q->dlen, c->buf + off, c->len);
 	if (RCX__UNLIKELY(!c->set->ring->unsig)) {
