@@ -21,8 +21,9 @@
  * progress pass (lib/chan/chan.c credit_later).
  *  - late_credit (fault provider): a ping-pong on a channel of 8 slots
  *    each way; the replying end's receive start posts nothing, its
- *    reply's WRITE_IMM goes first and the credit after it, in the wait
- *    of the reply.
+ *    reply's WRITE_IMM goes first and the credit after it, in the next
+ *    pass (the reply's wait, or, the reply done at its post, the next
+ *    call).
  *  - late_remake (fault provider, a remake): the receiver's set breaks
  *    with a late credit not written, in the middle of the stream; the
  *    remake gives the sender its count: every message arrives once, in
@@ -298,7 +299,8 @@ static bool pingpong_open(struct tp_job *j, uint64_t *pi, uint64_t *po,
  * Rank 1's k-th round: ping k came; it starts the receive of ping k + 1
  * (its start k + 2), then sends pong k. A window of 8 slots: late (verbs),
  * a credit every 4 starts, the 1st, 5th ...: such a start posts nothing,
- * the pong's WRITE_IMM goes and then the credit, in the pong's wait
+ * the pong's WRITE_IMM goes and then the credit, in the next pass: the
+ * pong's wait, or (the pong done at its post: no pass) the next call
  * (rank 0 needs it 4 pings later). Else (shm) a credit every 8 starts,
  * written by the start.
  */
@@ -324,6 +326,7 @@ static void pong(struct rcx_req **ch, uint64_t *pi, uint64_t *po, int k)
 	TP_CHECK_OK(rcx_start(ch[1]));
 	TP_CHECK_OK(rcx_wait(&ch[1], &st));
 	TP_CHECK_EQ(st.error, 0);
+	TP_CHECK(rcx_progress(set_of(ch[0])->ctx) >= 0);
 	TP_CHECK(!to_chan(ch[0])->credit_late);
 	if (k + 1 == LATE_N || !due)
 		return;
