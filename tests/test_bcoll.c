@@ -1180,7 +1180,11 @@ static void test_kill_asleep(void)
 static void test_late(void)
 {
 	setenv("RCX_RUN_FT", "1", 1);
+	/* nothing inline: a sender's start waits for its WRITE_IMM's
+	 * completion (an inline one completes at the post, unsignaled) */
+	setenv("RCX_INLINE", "0", 1);
 	CU_ASSERT_EQUAL(tu_mp_run(2, "bcoll", "late", 120), 0);
+	unsetenv("RCX_INLINE");
 	unsetenv("RCX_RUN_FT");
 }
 

@@ -21,8 +21,9 @@
  * progress pass (lib/chan/chan.c credit_later).
  *  - late_credit (fault provider): a ping-pong on a channel of 8 slots
  *    each way; the replying end's receive start posts nothing, its
- *    reply's WRITE_IMM goes first and the credit after it, in the wait
- *    of the reply.
+ *    reply's WRITE_IMM goes first and the credit after it, in the next
+ *    pass (the reply's wait, or, the reply done at its post, the next
+ *    call).
  *  - late_remake (fault provider, a remake): the receiver's set breaks
  *    with a late credit not written, in the middle of the stream; the
  *    remake gives the sender its count: every message arrives once, in
@@ -30,6 +31,19 @@
  *  - late_refused (fault provider, no remake): the late credit's post is
  *    refused; the start that made it, and the sender's start waiting for
  *    it, fail with RCX_ERR_TRANSPORT.
+ * A write_imm sender whose message goes inline, once the receiver's
+ * credit is there, completes its start at the post too, the WRITE_IMM
+ * unsignaled but one in CH_SIG_EVERY, a copy in the set's ring.
+ *  - wimm_early: a stream (200 messages on one slot, then on 4), each
+ *    started once its credit came: done when rcx_start returns, the
+ *    buffer rewritten at once; the receiver gets each as it was at its
+ *    start, once, in order.
+ *  - wimm_remake (fault provider, a remake): the sender's set breaks
+ *    right after such a start, in the middle of the stream: every
+ *    message arrives once, in order, the starts made meanwhile held.
+ *  - wimm_unsig_error (fault provider, no remake): an unsignaled
+ *    WRITE_IMM fails; its start stays complete, the next one fails, and
+ *    so does the receiver's.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -121,17 +135,25 @@ static int recv_one(struct rcx_req **ch, uint64_t *buf, int slots, int k)
 	       buf[k % slots] != VAL(k);
 }
 
-static void early_round(struct tp_job *j, const char *slots, int nmsg)
+static int wimm_send(struct tp_job *j, struct rcx_req **ch, uint64_t *buf,
+		     int slots, int k);
+
+/* a stream of nmsg on proto: rank 0 rewrites the slot of each start done
+ * at the post (write_imm: each started once its credit is there) */
+static void early_round(struct tp_job *j, const char *proto, const char *slots,
+			int nmsg)
 {
 	struct rcx_info *info = NULL;
 	struct rcx_req *init = NULL, *ch = NULL;
 	uint64_t buf[4] = { 0 };
 	int k, n = atoi(slots), bad = 0, early = 0;
 
-	if (!ts_chan_open(j->g, "send", slots, buf, &info, &init, &ch))
+	if (!ts_chan_open(j->g, proto, slots, buf, &info, &init, &ch))
 		goto out;
 	for (k = 0; k < nmsg; k++) {
-		if (j->rank == 0)
+		if (j->rank == 0 && strcmp(proto, "send"))
+			early += wimm_send(j, &ch, buf, n, k);
+		else if (j->rank == 0)
 			early += send_early(&ch, buf, n, k);
 		else
 			bad += recv_one(&ch, buf, n, k);
@@ -146,8 +168,8 @@ out:
 
 static void sc_early(struct tp_job *j)
 {
-	early_round(j, "1", EARLY_N);
-	early_round(j, "4", EARLY_N / 10);
+	early_round(j, "send", "1", EARLY_N);
+	early_round(j, "send", "4", EARLY_N / 10);
 }
 
 static void sc_free_burst(struct tp_job *j)
@@ -223,52 +245,6 @@ out:
 	ts_chan_close(j, &ch, &init, &info);
 }
 
-static void sc_unsig_error(struct tp_job *j)
-{
-	struct rcx_info *info = NULL;
-	struct rcx_req *init = NULL, *ch = NULL;
-	uint64_t buf[1] = { 0 };
-	struct rcx_status st;
-	long long end = tu_now_ms() + 30000;
-	int k, flag = 0, ret;
-
-	if (!ts_chan_open(j->g, "send", "1", buf, &info, &init, &ch))
-		goto out;
-	for (k = 0; k < PRE_N; k++) {
-		if (j->rank == 0)
-			send_early(&ch, buf, 1, k);
-		else
-			TP_CHECK_EQ(recv_one(&ch, buf, 1, k), 0);
-	}
-	if (j->rank == 0) {
-		/* the next send goes unsignaled; its completion fails */
-		TP_CHECK(set_of(ch)->ring->unsig + 1 < CH_SIG_EVERY);
-		rcx__fault_fail_next(&set_of(ch)->obj, RCX_ERR_TRANSPORT);
-		buf[0] = VAL(k);
-		TP_CHECK_OK(rcx_start(ch));
-		TP_CHECK_EQ(ch->state, RCX__REQ_DONE);
-		/* progress polls the failed completion: the set fails */
-		while (set_of(ch)->state != SET_FAILED && tu_now_ms() < end)
-			rcx_ctx_wait(j->ctx, 10);
-		TP_CHECK_EQ(set_of(ch)->state, SET_FAILED);
-		/* the start completed stays so; the next one fails */
-		TP_CHECK_OK(rcx_test(&ch, &flag, &st));
-		TP_CHECK_EQ(flag, 1);
-		TP_CHECK_EQ(st.error, 0);
-		TP_CHECK_EQ(rcx_start(ch), RCX_ERR_TRANSPORT);
-	} else {
-		/* the message arrived (the fault lies about its completion);
-		 * the next receive learns of the break, at its start or
-		 * after */
-		TP_CHECK_EQ(recv_one(&ch, buf, 1, k), 0);
-		ret = rcx_start(ch);
-		TP_CHECK_EQ(ret ? ret : ts_chan_outcome(&ch, &st),
-			    RCX_ERR_TRANSPORT);
-	}
-out:
-	ts_chan_close(j, &ch, &init, &info);
-}
-
 /* the sends and writes posted on ep from record seq on (receives left
  * out): how many, and the first two */
 static size_t posted_on(const struct rcx_ep *ep, size_t seq,
@@ -323,7 +299,8 @@ static bool pingpong_open(struct tp_job *j, uint64_t *pi, uint64_t *po,
  * Rank 1's k-th round: ping k came; it starts the receive of ping k + 1
  * (its start k + 2), then sends pong k. A window of 8 slots: late (verbs),
  * a credit every 4 starts, the 1st, 5th ...: such a start posts nothing,
- * the pong's WRITE_IMM goes and then the credit, in the pong's wait
+ * the pong's WRITE_IMM goes and then the credit, in the next pass: the
+ * pong's wait, or (the pong done at its post: no pass) the next call
  * (rank 0 needs it 4 pings later). Else (shm) a credit every 8 starts,
  * written by the start.
  */
@@ -349,6 +326,7 @@ static void pong(struct rcx_req **ch, uint64_t *pi, uint64_t *po, int k)
 	TP_CHECK_OK(rcx_start(ch[1]));
 	TP_CHECK_OK(rcx_wait(&ch[1], &st));
 	TP_CHECK_EQ(st.error, 0);
+	TP_CHECK(rcx_progress(set_of(ch[0])->ctx) >= 0);
 	TP_CHECK(!to_chan(ch[0])->credit_late);
 	if (k + 1 == LATE_N || !due)
 		return;
@@ -490,6 +468,162 @@ static void sc_late_refused(struct tp_job *j)
 	late_case(j, refuse_credit, false);
 }
 
+/* Rank 0, write_imm: progress until message k's credit is there. */
+static bool wimm_credit(struct tp_job *j, struct rcx_req *ch)
+{
+	const struct chan *c = to_chan(ch);
+	long long end = tu_now_ms() + 30000;
+
+	while (!(*c->ready && *c->ready + c->lag > c->count) &&
+	       tu_now_ms() < end)
+		TP_CHECK(rcx_progress(j->ctx) >= 0);
+	return TP_CHECK(*c->ready + c->lag > c->count);
+}
+
+/*
+ * Rank 0, write_imm: message k once its credit came. With room in the
+ * ring the start is done on return (no poll ran): the slot is rewritten
+ * at once, and a test finds it done. Else it is waited for.
+ */
+static int wimm_send(struct tp_job *j, struct rcx_req **ch, uint64_t *buf,
+		     int slots, int k)
+{
+	struct chring *q = set_of(*ch)->ring;
+	bool room = TP_CHECK(q != NULL) && q->early < CH_UNACK;
+	struct rcx_status st;
+	int flag = 0;
+
+	if (!wimm_credit(j, *ch))
+		return 0;
+	buf[k % slots] = VAL(k);
+	if (!room) {
+		TP_CHECK_OK(rcx_start(*ch));
+		TP_CHECK_OK(rcx_wait(ch, &st));
+		buf[k % slots] = GARBAGE;
+		return 0;
+	}
+	TP_CHECK_OK(rcx_start(*ch));
+	TP_CHECK_EQ((*ch)->state, RCX__REQ_DONE);
+	buf[k % slots] = GARBAGE;
+	TP_CHECK_OK(rcx_test(ch, &flag, &st));
+	TP_CHECK_EQ(flag, 1);
+	TP_CHECK_EQ(st.error, 0);
+	TP_CHECK_EQ(st.slot, k % slots);
+	TP_CHECK_EQ(st.count, 8);
+	return 1;
+}
+
+static void sc_wimm_early(struct tp_job *j)
+{
+	early_round(j, "write_imm", "1", EARLY_N / 5);
+	early_round(j, "write_imm", "4", EARLY_N / 5);
+}
+
+static void sc_wimm_remake(struct tp_job *j)
+{
+	struct rcx_info *info = NULL;
+	struct rcx_req *init = NULL, *ch = NULL;
+	uint64_t buf[4] = { 0 };
+	int k, bad = 0;
+
+	if (!ts_chan_open(j->g, "write_imm", "4", buf, &info, &init, &ch))
+		goto out;
+	for (k = 0; k < PRE_N + UNACK_N + POST_N; k++) {
+		if (j->rank == 1) {
+			bad += recv_one(&ch, buf, 4, k);
+			continue;
+		}
+		if (k < PRE_N + UNACK_N) {
+			wimm_send(j, &ch, buf, 4, k);
+			continue;
+		}
+		if (k == PRE_N + UNACK_N) {
+			/* early starts in the ring, unsignaled ones among
+			 * them: the set breaks */
+			TP_CHECK(set_of(ch)->ring &&
+				 set_of(ch)->ring->early > 0);
+			rcx__lock(j->ctx);
+			rcx__chan_set_fail(set_of(ch), RCX_ERR_TRANSPORT);
+			rcx__unlock(j->ctx);
+			TP_CHECK_EQ(set_of(ch)->state, SET_REMAKE);
+		}
+		send_held(&ch, buf, 4, k);
+	}
+	TP_CHECK_EQ(bad, 0);
+	TP_CHECK_OK(rcx_group_barrier(j->g));
+	TP_CHECK_EQ(set_of(ch)->rm_gen, 1u);
+	TP_CHECK_EQ(set_of(ch)->state, SET_UP);
+out:
+	ts_chan_close(j, &ch, &init, &info);
+}
+
+/*
+ * An unsignaled send (proto "send") or WRITE_IMM fails: its start stays
+ * complete, the set fails once progress polled it, the next start fails,
+ * and so does the receiver's.
+ */
+static void unsig_round(struct tp_job *j, const char *proto)
+{
+	struct rcx_info *info = NULL;
+	struct rcx_req *init = NULL, *ch = NULL;
+	uint64_t buf[1] = { 0 };
+	struct rcx_status st;
+	long long end = tu_now_ms() + 30000;
+	bool wimm = strcmp(proto, "write_imm") == 0;
+	int k, flag = 0, ret;
+
+	if (!ts_chan_open(j->g, proto, "1", buf, &info, &init, &ch))
+		goto out;
+	for (k = 0; k < PRE_N; k++) {
+		if (j->rank == 1)
+			TP_CHECK_EQ(recv_one(&ch, buf, 1, k), 0);
+		else if (wimm)
+			wimm_send(j, &ch, buf, 1, k);
+		else
+			send_early(&ch, buf, 1, k);
+	}
+	if (j->rank == 0) {
+		if (wimm && !wimm_credit(j, ch))
+			goto out;
+		/* the next one goes unsignaled; its completion fails */
+		TP_CHECK(set_of(ch)->ring &&
+			 set_of(ch)->ring->unsig + 1 < CH_SIG_EVERY);
+		rcx__fault_fail_next(&set_of(ch)->obj, RCX_ERR_TRANSPORT);
+		buf[0] = VAL(k);
+		TP_CHECK_OK(rcx_start(ch));
+		TP_CHECK_EQ(ch->state, RCX__REQ_DONE);
+		/* progress polls the failed completion: the set fails */
+		while (set_of(ch)->state != SET_FAILED && tu_now_ms() < end)
+			rcx_ctx_wait(j->ctx, 10);
+		TP_CHECK_EQ(set_of(ch)->state, SET_FAILED);
+		/* the start completed stays so; the next one fails */
+		TP_CHECK_OK(rcx_test(&ch, &flag, &st));
+		TP_CHECK_EQ(flag, 1);
+		TP_CHECK_EQ(st.error, 0);
+		TP_CHECK_EQ(rcx_start(ch), RCX_ERR_TRANSPORT);
+	} else {
+		/* the message arrived (the fault lies about its completion);
+		 * the next receive learns of the break, at its start or
+		 * after */
+		TP_CHECK_EQ(recv_one(&ch, buf, 1, k), 0);
+		ret = rcx_start(ch);
+		TP_CHECK_EQ(ret ? ret : ts_chan_outcome(&ch, &st),
+			    RCX_ERR_TRANSPORT);
+	}
+out:
+	ts_chan_close(j, &ch, &init, &info);
+}
+
+static void sc_unsig_error(struct tp_job *j)
+{
+	unsig_round(j, "send");
+}
+
+static void sc_wimm_unsig_error(struct tp_job *j)
+{
+	unsig_round(j, "write_imm");
+}
+
 static const struct tp_scenario scenarios[] = {
 	{ .name = "early", .run = sc_early, .size = 2 },
 	{ .name = "free_burst", .run = sc_free_burst, .size = 2 },
@@ -498,6 +632,9 @@ static const struct tp_scenario scenarios[] = {
 	TS_FAULT_SC("late_credit", sc_late_credit, no_remake_env),
 	TS_FAULT_SC("late_remake", sc_late_remake, remake_env),
 	TS_FAULT_SC("late_refused", sc_late_refused, no_remake_env),
+	{ .name = "wimm_early", .run = sc_wimm_early, .size = 2 },
+	TS_FAULT_SC("wimm_remake", sc_wimm_remake, remake_env),
+	TS_FAULT_SC("wimm_unsig_error", sc_wimm_unsig_error, no_remake_env),
 };
 
 static int peer_main(int argc, char **argv)
@@ -521,6 +658,9 @@ CS_TEST(unsig_error)
 CS_TEST(late_credit)
 CS_TEST(late_remake)
 CS_TEST(late_refused)
+CS_TEST(wimm_early)
+CS_TEST(wimm_remake)
+CS_TEST(wimm_unsig_error)
 
 static const CU_TestInfo tests[] = {
 	{ "inline_send_done_at_start_buffer_reused_stream", test_early },
@@ -530,6 +670,9 @@ static const CU_TestInfo tests[] = {
 	{ "write_imm_credit_follows_the_reply", test_late_credit },
 	{ "write_imm_remake_with_a_late_credit", test_late_remake },
 	{ "write_imm_late_credit_refused_fails_both", test_late_refused },
+	{ "write_imm_inline_done_at_start_with_credit", test_wimm_early },
+	{ "write_imm_remake_with_early_starts", test_wimm_remake },
+	{ "write_imm_unsignaled_error_at_next_start", test_wimm_unsig_error },
 	CU_TEST_INFO_NULL,
 };
 

@@ -43,9 +43,10 @@ bool ts_chan_open(struct rcx_group *g, const char *proto, const char *slots,
 /* Test *ch until done or 30 s: its outcome, -ETIMEDOUT for a hang. */
 int ts_chan_outcome(struct rcx_req **ch, struct rcx_status *st);
 /*
- * A sender of the send protocol whose message goes inline completes its
- * start at the post (lib/chan/chan.c): a break reaches it once a progress
- * call has polled it. ts_chan_early: *ch is such a sender;
+ * A sender whose message goes inline completes its start at the post
+ * (lib/chan/chan.c; write_imm: when its credit is there): a break reaches
+ * it once a progress call has polled it. ts_chan_early: *ch is such a
+ * sender;
  * ts_chan_start_broken: progress until *ch's set failed (30 s at most),
  * then start *ch: its outcome (RCX_ERR_TRANSPORT once it failed).
  */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Bound channels: the fast path (bind, free and rebind are in
- * chan_bind.c).
+ * chan_bind.c; a write_imm receiver's immediates in chan_imm.c).
  *
  * Decided at bind time: memory registered once, a prepared WR per
  * channel; rcx_start patches an address (and the immediate) and posts
@@ -19,7 +19,8 @@
  *    signaled completion retires it (IBA 10.8.6: it follows every WR
  *    posted before it), for a remake to send again. CH_UNACK bounds the
  *    copies, and so how far the sender runs ahead of the receiver's
- *    receives (the RNR retries hold the rest back).
+ *    receives (the RNR retries hold the rest back). A write_imm sender's
+ *    inline message does the same once its credit is there.
  *  - write_imm protocol: RDMA WRITE has no such guard, so the receiver's
  *    starts RDMA-WRITE its start count into the sender's ready[] word
  *    (inline, mostly unsignaled; W > 1 when the channel has slots of its
@@ -66,20 +67,6 @@ bool rcx__chan_peer_dead(const struct chset *s)
 	c = rcx__chan_set_conn(s);
 	return c && c->state == RCX__CONN_FAILED &&
 	       !rcx__err_transport(c->error);
-}
-
-/*
- * The error an error completion (status) of s's reports. A flush only
- * says the queue pair went to error first; on a set still up nothing of
- * ours put it there (a remake or a failure would have): the transport
- * did, or the peer's end, which is a death only when known to be one
- * (a transport failure is not a process failure by itself).
- */
-static int wc_err(const struct chset *s, int status)
-{
-	if (status != RCX_ERR_FLUSHED)
-		return status;
-	return rcx__chan_peer_dead(s) ? RCX_ERR_PROC_FAILED : RCX_ERR_TRANSPORT;
 }
 
 void rcx__chan_set_fail(struct chset *s, int err)
@@ -308,6 +295,12 @@ int rcx__chan_ring_replay(struct chset *s, const uint64_t *cnt)
 					  (size_t)(i & q->mask) * q->dlen);
 		/* inline: the copy needs no registration */
 		*c->wr_addr = src;
+		if (c->mode == CH_WSEND) {
+			*c->wr_raddr =
+				s->peer_data + (uint64_t)e->slot * c->stride;
+			*c->wr_imm = htobe32(c->imm_hi |
+					     (uint32_t)(e->count & 0xffff));
+		}
 		s->inflight++;
 		ret = s->ctx->ops->pwr_post(s->ep, &c->pwr, 1);
 		if (ret)
@@ -333,7 +326,7 @@ static inline void send_prep(struct chan *c)
 	if (c->mode == CH_WSEND)
 		*c->wr_imm = htobe32(c->imm_hi | (uint32_t)(c->count & 0xffff));
 	c->set->inflight++;
-	if (c->mode == CH_SEND)
+	if (c->set->ring)
 		ring_push(c->set, c, true, false);
 }
 
@@ -589,7 +582,7 @@ static void start_undo(struct chan *c)
 	struct chset *s = c->set;
 
 	c->count--;
-	if (c->mode == CH_SEND) {
+	if (c->is_send && s->ring) {
 		ring_undo(s);
 	} else if (c->is_send) {
 		s->inflight--;
@@ -642,10 +635,11 @@ static __attribute__((noinline)) int start_failed(struct rcx_req *r, int err)
 }
 
 /*
- * send protocol, a message that goes inline: its entry and copy in the
- * ring, the post (unsignaled but one in CH_SIG_EVERY: the entry's unsig
- * is then 0), and the start is complete. A call of its own, so the other
- * starts keep a small frame; only the channel is kept across the calls.
+ * A message that goes inline (send protocol; write_imm with its credit):
+ * its entry and copy in the ring, the post (unsignaled but one in
+ * CH_SIG_EVERY: the entry's unsig is then 0), and the start is complete.
+ * A call of its own, so the other starts keep a small frame; only the
+ * channel is kept across the calls.
  */
 static __attribute__((noinline)) int send_early(struct chan *c)
 {
@@ -660,6 +654,13 @@ static __attribute__((noinline)) int send_early(struct chan *c)
 	if (c->multi) {
 		off = next_slot(c);
 		*(sig ? c->wr_addr : c->uwr_addr) = (uintptr_t)c->buf + off;
+	}
+	if (c->mode == CH_WSEND) {
+		if (c->multi)
+			*(sig ? c->wr_raddr : c->uwr_raddr) =
+				c->set->peer_data + off;
+		*(sig ? c->wr_imm : c->uwr_imm) =
+			htobe32(c->imm_hi | (uint32_t)(c->count & 0xffff));
 	}
 	ring_push(c->set, c, sig, true);
 	memcpy(q->data + (size_t)(t & q->mask) * q->dlen, c->buf + off, c->len);
@@ -811,6 +812,8 @@ static int chan_start(struct rcx_req *r)
 			defer(c); /* no credit yet: posted by progress */
 			return 0;
 		}
+		if (c->upwr != NULL && s->ring->early < CH_UNACK)
+			return send_early(c);
 		send_prep(c);
 		ret = post_send1(c);
 	} else {
@@ -993,7 +996,7 @@ static void on_chan_wc(struct rcx_ctx *ctx, struct rcx__wrctx *w,
 	struct chan *c = (struct chan *)w;
 	struct rcx_req *r = c->req;
 
-	if (c->mode == CH_SEND && !cqe->status) {
+	if (c->is_send && c->set->ring && !cqe->status) {
 		on_ring_ok(ctx, w, cqe->byte_len, cqe->imm, cqe->has_imm);
 		return;
 	}
@@ -1127,118 +1130,6 @@ static void on_recv_ok(struct rcx_ctx *ctx, struct rcx__wrctx *w,
 	rcx__req_complete(r, 0);
 }
 
-int rcx__chan_zrecv_post(struct chset *s)
-{
-	int k, ret = s->ctx->ops->pwr_post_list(s->ep, s->zrecv, CH_ZBATCH, 1,
-						&k);
-
-	/*
-	 * Those that went are counted, exactly (a list refused part-way
-	 * says how far it went): a set waits for the flush of every
-	 * receive it counts before it goes or is remade.
-	 */
-	s->zposted += k;
-	return ret;
-}
-
-/* write_imm receiver: channel c received its message */
-static inline void imm_done(struct chset *s, struct chan *c)
-{
-	struct rcx_req *r = c->req;
-
-	r->status.slot = c->cur_slot;
-	r->status.count = s->peer_len;
-	rcx__req_complete(r, 0);
-}
-
-/*
- * write_imm receiver: does channel c's start wait for its message? One
- * held while the set is remade (chan_remake.c) is not made yet: a
- * message that arrives meanwhile came before it.
- */
-static inline bool imm_waits(const struct chan *c)
-{
-	return c->req && c->req->state == RCX__REQ_ACTIVE && !c->held;
-}
-
-/*
- * write_imm receiver: one immediate for m channels from c (fused by the
- * sender), or one for a channel not started yet: its sender may be up to
- * lag messages ahead, more breaks the protocol (then nothing completes
- * but in error). Off the fast path's frame.
- */
-static __attribute__((noinline)) void imm_slow(struct chset *s, struct chan *c,
-					       int m)
-{
-	int t;
-
-	for (t = 0; t < m; t++)
-		if (c[t].req && !imm_waits(&c[t]) && c[t].early >= c[t].lag) {
-			rcx__chan_set_fail(s, RCX_ERR_PROTO);
-			return;
-		}
-	for (t = 0; t < m; t++) {
-		if (!c[t].req)
-			continue; /* freed, its bundle still up: dropped */
-		if (imm_waits(&c[t]))
-			imm_done(s, &c[t]);
-		else
-			c[t].early++;
-	}
-	/* after: the messages came, and a remake counts them as received */
-	if (s->zposted <= s->zmin && rcx__chan_zrecv_post(s))
-		rcx__chan_set_fail(s, RCX_ERR_TRANSPORT);
-}
-
-static inline struct chset *zwrc_set(struct rcx__wrctx *w)
-{
-	return (struct chset *)((char *)w - offsetof(struct chset, zwrc));
-}
-
-/*
- * write_imm receiver: an immediate of a set that is not up, or one that
- * names no channel. Being remade, what arrived on the broken queue pair
- * counts; a start held meanwhile is not made yet (imm_slow).
- */
-static __attribute__((noinline)) void imm_odd(struct chset *s, uint32_t imm,
-					      int has_imm)
-{
-	unsigned int idx = imm >> 24, m = ((imm >> 16) & 0xff) + 1;
-
-	if (s->state != SET_UP && s->state != SET_REMAKE)
-		return;
-	if (!has_imm || idx + m > (unsigned int)s->n)
-		rcx__chan_set_fail(s, RCX_ERR_PROTO);
-	else
-		imm_slow(s, &s->ch[idx], (int)m);
-}
-
-/*
- * write_imm receiver: an immediate names the channel (and how many); a
- * successful completion of one of the set's zero-length receives
- */
-static void on_imm_ok(struct rcx_ctx *ctx, struct rcx__wrctx *w,
-		      uint32_t byte_len, uint32_t imm, int has_imm)
-{
-	struct chset *s = zwrc_set(w);
-	unsigned int idx = imm >> 24, m = ((imm >> 16) & 0xff) + 1;
-	struct chan *c;
-
-	s->zposted--;
-	if (RCX__UNLIKELY(s->state != SET_UP || !has_imm ||
-			  idx + m > (unsigned int)s->n)) {
-		imm_odd(s, imm, has_imm);
-		return;
-	}
-	c = &s->ch[idx];
-	if (RCX__UNLIKELY(m > 1 || !c->req ||
-			  c->req->state != RCX__REQ_ACTIVE ||
-			  s->zposted <= s->zmin))
-		imm_slow(s, c, (int)m);
-	else
-		imm_done(s, c);
-}
-
 /*
  * write_imm sender with credit_imm: the receives its credits take are
  * given back in batches while the set lives (a credit that found none
@@ -1290,21 +1181,6 @@ static void on_credit_ok(struct rcx_ctx *ctx, struct rcx__wrctx *w,
 	rcx__chan_work(ctx);
 }
 
-/* ... and any completion of a set's zero-length receive */
-static void on_imm(struct rcx_ctx *ctx, struct rcx__wrctx *w,
-		   const struct rcx_cqe *cqe)
-{
-	struct chset *s = zwrc_set(w);
-
-	if (RCX__LIKELY(!cqe->status)) {
-		w->ok(ctx, w, cqe->byte_len, cqe->imm, cqe->has_imm);
-		return;
-	}
-	s->zposted--;
-	rcx__stats_cqe(&ctx->st, cqe->status);
-	rcx__chan_set_fail(s, wc_err(s, cqe->status));
-}
-
 static void on_ctl_wc(struct rcx_ctx *ctx, struct rcx__wrctx *w,
 		      const struct rcx_cqe *cqe)
 {
@@ -1344,8 +1220,8 @@ void rcx__chan_set_wire(struct chset *s)
 {
 	int i;
 
-	s->zwrc.cb = on_imm;
-	s->zwrc.ok = s->is_send ? on_credit_ok : on_imm_ok;
+	s->zwrc.cb = rcx__chan_on_imm;
+	s->zwrc.ok = s->is_send ? on_credit_ok : rcx__chan_on_imm_ok;
 	s->fuse_wrc.cb = on_fuse_wc;
 	s->credit_wrc.cb = on_ctl_wc;
 	s->free_wrc.cb = on_free_wc;
@@ -1388,7 +1264,7 @@ void rcx__chan_set_fast(struct chset *s)
 			c->req->peek = rcx__req_peek(s->ctx);
 		if (s->is_send) {
 			c->mode = imm ? CH_WSEND : CH_SEND;
-			c->wrc.ok = imm ? on_send_ok : on_ring_ok;
+			c->wrc.ok = s->ring ? on_ring_ok : on_send_ok;
 			c->ready = &ready(s)[i];
 			c->imm_hi = CH_IMM(i, 1, 0);
 		} else {
@@ -1404,8 +1280,11 @@ void rcx__chan_set_fast(struct chset *s)
 		memset(&c->ud, 0, sizeof(c->ud));
 		if (c->upwr && ops->pwr_direct(s->ep, c->upwr, 0, &c->ud))
 			memset(&c->ud, 0, sizeof(c->ud));
-		if (c->upwr)
+		if (c->upwr) {
 			c->uwr_addr = c->upwr->addr;
+			c->uwr_raddr = c->upwr->remote_addr;
+			c->uwr_imm = c->upwr->imm_be;
+		}
 		if (c->pwr) {
 			c->wr_addr = c->pwr->addr;
 			c->wr_raddr = c->pwr->remote_addr;

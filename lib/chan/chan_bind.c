@@ -100,7 +100,12 @@ static int set_prepare(struct chset *s)
 	struct rcx_ep *ep = s->ep;
 	struct rcx_wr w;
 	uint32_t dlen = 0;
+	bool early = false;
 	int i, ret;
+	/* write_imm, contiguous slots: consecutive channels go as one */
+	bool fuse = s->is_send && s->proto == RCX_CHAN_WRITE_IMM && s->n > 1 &&
+		    s->ch[0].slots > 1 && s->ch[0].len > 0 &&
+		    s->ch[0].len == s->ch[0].stride;
 
 	/* a credit that does not wake by itself goes with an immediate */
 	s->credit_imm = s->proto == RCX_CHAN_WRITE_IMM &&
@@ -127,15 +132,17 @@ static int set_prepare(struct chset *s)
 			    c->len <= s->ctx->cfg.inline_size)
 				w.flags |= RCX_WR_INLINE;
 			ret = ops->pwr_create(ep, &w, 0, &c->pwr);
-			/* send protocol, inline: its start completes at the
-			 * post, the SEND goes unsignaled (chan.c) */
-			if (!ret && w.op == RCX_OP_SEND &&
-			    (w.flags & RCX_WR_INLINE)) {
+			/* inline: its start completes at the post, the WR
+			 * goes unsignaled, a copy in the ring (chan.c); not
+			 * where fused WRs, which the ring does not see, may
+			 * go between */
+			if (!ret && !fuse && (w.flags & RCX_WR_INLINE)) {
 				w.flags &= (uint8_t)~RCX_WR_SIGNALED;
 				w.wr_id = (uintptr_t)&s->uwrc;
 				ret = ops->pwr_create(ep, &w, 0, &c->upwr);
 				if (c->len > dlen)
 					dlen = (uint32_t)c->len;
+				early = true;
 			}
 		} else {
 			ret = 0;
@@ -184,9 +191,7 @@ static int set_prepare(struct chset *s)
 		}
 	}
 	/* contiguous slots: consecutive channels can go as one (chan.c) */
-	if (s->is_send && s->proto == RCX_CHAN_WRITE_IMM && s->n > 1 &&
-	    s->ch[0].slots > 1 && s->ch[0].len > 0 &&
-	    s->ch[0].len == s->ch[0].stride) {
+	if (fuse) {
 		memset(&w, 0, sizeof(w));
 		w.wr_id = (uintptr_t)&s->fuse_wrc;
 		w.op = RCX_OP_WRITE_IMM;
@@ -204,7 +209,7 @@ static int set_prepare(struct chset *s)
 		if (ret)
 			return ret;
 	}
-	if (s->is_send && s->proto == RCX_CHAN_SEND) {
+	if (s->is_send && (s->proto == RCX_CHAN_SEND || early)) {
 		ret = rcx__chan_ring_make(s, dlen);
 		if (ret)
 			return ret;

@@ -28,13 +28,15 @@
 /* most bytes one fused WRITE_IMM carries */
 #define CH_FUSE_MAX (1u << 20)
 /*
- * send protocol sender: a message that goes inline completes its start
+ * sender (send protocol; write_imm once its credit is there, where the
+ * set fuses no bundle): a message that goes inline completes its start
  * at the post (the buffer is the program's again), posted unsignaled but
  * one in CH_SIG_EVERY; a copy of it is kept until a signaled completion
  * retires it (a remake sends it again from there). At most CH_UNACK such
  * messages per set are not known to have arrived: a start past that goes
  * signaled and completes on its completion. So a sender runs at most
- * CH_UNACK messages (and a start per channel) ahead of the receiver.
+ * CH_UNACK messages (and a start per channel) ahead of the receiver (of
+ * write_imm, its credit bounds it first).
  */
 #define CH_UNACK     16
 #define CH_SIG_EVERY 8
@@ -62,7 +64,7 @@ struct chctl {
 struct chset;
 struct chan;
 
-/* send protocol sender: one message posted, not known to have arrived */
+/* sender with a ring: one message posted, not known to have arrived */
 struct chtx {
 	struct chan *c;
 	uint64_t count; /* c's start count of it */
@@ -73,8 +75,9 @@ struct chtx {
 };
 
 /*
- * send protocol sender: the set's messages in flight, in the order
- * posted (the queue pair's send queue completes in that order, IBA
+ * sender with a ring (every send protocol sender; a write_imm sender whose
+ * messages go inline and which fuses no bundle): the set's messages in
+ * flight, in the order posted (the queue pair's send queue completes in that order, IBA
  * 10.8.6: a signaled completion retires every WR posted before it)
  */
 struct chring {
@@ -116,17 +119,19 @@ struct chan {
 		struct ibv_send_wr *send;
 		struct ibv_recv_wr *recv;
 	} bad;
-	/* send protocol sender whose message goes inline: the same SEND
-	 * unsignaled (its completion comes only if it fails), and how the
-	 * driver posts it alone */
+	/* sender with a ring whose message goes inline: the same SEND or
+	 * WRITE_IMM unsignaled (its completion comes only if it fails), and
+	 * how the driver posts it alone */
 	struct rcx_pwr *upwr;
 	struct rcx_pwr_direct ud;
-	uint64_t *uwr_addr; /* upwr->addr */
-	uint64_t *wr_addr;  /* pwr->addr */
-	uint64_t *wr_raddr; /* pwr->remote_addr */
-	uint32_t *wr_imm;   /* pwr->imm_be */
-	uint64_t *ready;    /* write_imm sender: ready[idx] */
-	uint64_t *credit_w; /* write_imm receiver: credit_src[idx] */
+	uint64_t *uwr_addr;  /* upwr->addr */
+	uint64_t *uwr_raddr; /* upwr->remote_addr */
+	uint32_t *uwr_imm;   /* upwr->imm_be */
+	uint64_t *wr_addr;   /* pwr->addr */
+	uint64_t *wr_raddr;  /* pwr->remote_addr */
+	uint32_t *wr_imm;    /* pwr->imm_be */
+	uint64_t *ready;     /* write_imm sender: ready[idx] */
+	uint64_t *credit_w;  /* write_imm receiver: credit_src[idx] */
 	int idx;
 	uint8_t *buf;
 	size_t len; /* this end's length */
@@ -236,7 +241,8 @@ struct chset {
 	int credit_every; /* write_imm receiver: see ch_credit_every */
 	int zmin;	  /* keep more than this many posted: n * window */
 	int inflight;	  /* signaled sends not completed */
-	/* send protocol sender: its messages in flight (NULL: none yet) */
+	/* sender: its messages in flight (NULL: none yet, or a write_imm
+	 * set without one: each start completes on its completion) */
 	struct chring *ring;
 	/* their unsignaled WRs' completions (only a failure's comes) */
 	struct rcx__wrctx uwrc;
@@ -364,6 +370,19 @@ void rcx__chan_set_fail(struct chset *s, int err);
 /* is s's peer known dead here (failed in the group, or its end gone)? */
 bool rcx__chan_peer_dead(const struct chset *s);
 /*
+ * The error an error completion (status) of s's reports. A flush only
+ * says the queue pair went to error first; on a set still up nothing of
+ * ours put it there (a remake or a failure would have): the transport
+ * did, or the peer's end, which is a death only when known to be one
+ * (a transport failure is not a process failure by itself).
+ */
+static inline int wc_err(const struct chset *s, int status)
+{
+	if (status != RCX_ERR_FLUSHED)
+		return status;
+	return rcx__chan_peer_dead(s) ? RCX_ERR_PROC_FAILED : RCX_ERR_TRANSPORT;
+}
+/*
  * s failed with err (set_fail): a failure of the transport (the queue
  * pair's retries ran out) on a peer that may well live goes to the peer
  * too, over the group's connection, so that its end of the set fails
@@ -382,7 +401,7 @@ void rcx__chan_undefer(struct chset *s);
 void rcx__chan_credits_post(struct rcx_ctx *ctx);
 void rcx__chan_credits_of(struct chset *s, bool post);
 /*
- * send protocol sender: s's unsignaled tail is wanted back (a free, a
+ * sender with a ring: s's unsignaled tail is wanted back (a free, a
  * drain, a remake): a zero-length signaled RDMA WRITE follows it, counted
  * in inflight (it takes no receive of the peer's; on an endpoint in error
  * it flushes, after what was posted before it)
@@ -405,8 +424,20 @@ void rcx__chan_ring_free(struct chset *s);
  * complete (cnt[i] of them) go again, in order; the others are retired
  */
 int rcx__chan_ring_replay(struct chset *s, const uint64_t *cnt);
-/* post s's zero-length receives (CH_ZBATCH: those posted are counted) */
+/* chan_imm.c: post s's zero-length receives (CH_ZBATCH: those posted
+ * are counted) */
 int rcx__chan_zrecv_post(struct chset *s);
+/* ... their completions: any (cb), a successful one of a receiver (ok) */
+void rcx__chan_on_imm(struct rcx_ctx *ctx, struct rcx__wrctx *w,
+		      const struct rcx_cqe *cqe);
+void rcx__chan_on_imm_ok(struct rcx_ctx *ctx, struct rcx__wrctx *w,
+			 uint32_t byte_len, uint32_t imm, int has_imm);
+
+/* the set of a zero-length receive's completion */
+static inline struct chset *zwrc_set(struct rcx__wrctx *w)
+{
+	return (struct chset *)((char *)w - offsetof(struct chset, zwrc));
+}
 
 /*
  * chan_remake.c: a set whose queue pair the transport gave up on while
