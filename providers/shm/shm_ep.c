@@ -773,13 +773,18 @@ static bool run_direct(struct shm_ep *ep, const struct rcx_wr *wr)
 }
 
 /*
- * A WRITE or READ on memory of a segment of mem_alloc that the peer's
- * registration allows, when a WR posted now would run next (sq_idle):
- * the key checked in the peer's table, the segment mapped here, a
- * memcpy, with no entry built. -EAGAIN, with nothing done, for anything
- * else.
+ * A WRITE or READ that the peer's registration allows, when a WR posted
+ * now would run next (sq_idle): the key checked in the peer's table, and
+ * the copy the executor would make next, with no entry built. On a
+ * segment of mem_alloc, mapped here, a memcpy; on plain memory, where
+ * cma allows it, the one process_vm_writev / readv the ring's executor
+ * would make at post time (a rendezvous READ: no entry, no lock, no
+ * mark for the peer, no reap, no line of the connection segment
+ * written). -EAGAIN, with nothing done, for anything else, and for a
+ * cross-memory copy that failed: the ring runs it again and completes it
+ * with its error (a failed copy's bytes are undefined either way).
  */
-static int rw_now(struct shm_ep *ep, const struct rcx_wr *wr)
+static int rw_now(struct shm_ep *ep, const struct rcx_wr *wr, bool cma)
 {
 	bool put = wr->op == RCX_OP_WRITE;
 	struct shm_mem_ref ref;
@@ -795,8 +800,18 @@ static int rw_now(struct shm_ep *ep, const struct rcx_wr *wr)
 	t = ep->peer_pid == ep->dev->pid
 		    ? (void *)(uintptr_t)wr->remote_addr
 		    : shm_mem_peer(ep, &ref, wr->remote_addr);
+	if (!t && !cma)
+		return -EAGAIN;
+	if (!t && put)
+		return copy(ep, wr->remote_addr, false, wr->addr, true,
+			    wr->length)
+			       ? -EAGAIN
+			       : 0;
 	if (!t)
-		return -EAGAIN; /* plain memory: cross-memory attach */
+		return copy(ep, wr->addr, true, wr->remote_addr, false,
+			    wr->length)
+			       ? -EAGAIN
+			       : 0;
 	if (put)
 		memmove(t, (const void *)(uintptr_t)wr->addr, wr->length);
 	else
@@ -809,7 +824,7 @@ static int rw_now(struct shm_ep *ep, const struct rcx_wr *wr)
 static bool run_now(struct shm_ep *ep, const struct rcx_wr *wr)
 {
 	if (wr->op == RCX_OP_WRITE || wr->op == RCX_OP_READ) {
-		if (rw_now(ep, wr))
+		if (rw_now(ep, wr, true))
 			return false;
 	} else if (recv_op(wr->op) || !run_direct(ep, wr)) {
 		return false;
@@ -822,11 +837,12 @@ static bool run_now(struct shm_ep *ep, const struct rcx_wr *wr)
 	return true;
 }
 
-/* rw_now for a caller that takes no completion (ops->ep_rma_now) */
+/* rw_now for a caller that takes no completion (ops->ep_rma_now), on
+ * mapped memory only: no system call */
 int shm_ep_rma_now(struct rcx_ep *e, const struct rcx_wr *wr)
 {
 	struct shm_ep *ep = to_sep(e);
-	int ret = rw_now(ep, wr);
+	int ret = rw_now(ep, wr, false);
 
 	if (ret || wr->op != RCX_OP_WRITE)
 		return ret;
@@ -929,7 +945,7 @@ int shm_post_send(struct rcx_ep *e, struct rcx_wr *wr, struct rcx_wr **bad)
 	/* a lone WRITE or READ that runs at once (a channel's credit, a
 	 * put): no entry, no slot, nothing to execute or reap */
 	if ((wr->op == RCX_OP_WRITE || wr->op == RCX_OP_READ) && !wr->next &&
-	    !rw_now(ep, wr)) {
+	    !rw_now(ep, wr, true)) {
 		if (wr->flags & RCX_WR_SIGNALED)
 			cqe_push(ep, wr->wr_id, wr->op, 0, wr->length);
 		/* a waiter of the peer's may sleep until a write lands */
