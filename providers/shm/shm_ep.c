@@ -784,6 +784,18 @@ static bool run_direct(struct shm_ep *ep, const struct rcx_wr *wr)
  * cross-memory copy that failed: the ring runs it again and completes it
  * with its error (a failed copy's bytes are undefined either way).
  */
+/* rw_now's cross-memory copy (plain memory): out of its mapped path */
+static __attribute__((noinline)) int rw_cma(struct shm_ep *ep,
+					    const struct rcx_wr *wr, bool put)
+{
+	int st = put ? copy(ep, wr->remote_addr, false, wr->addr, true,
+			    wr->length)
+		     : copy(ep, wr->addr, true, wr->remote_addr, false,
+			    wr->length);
+
+	return st ? -EAGAIN : 0;
+}
+
 static int rw_now(struct shm_ep *ep, const struct rcx_wr *wr, bool cma)
 {
 	bool put = wr->op == RCX_OP_WRITE;
@@ -800,18 +812,8 @@ static int rw_now(struct shm_ep *ep, const struct rcx_wr *wr, bool cma)
 	t = ep->peer_pid == ep->dev->pid
 		    ? (void *)(uintptr_t)wr->remote_addr
 		    : shm_mem_peer(ep, &ref, wr->remote_addr);
-	if (!t && !cma)
-		return -EAGAIN;
-	if (!t && put)
-		return copy(ep, wr->remote_addr, false, wr->addr, true,
-			    wr->length)
-			       ? -EAGAIN
-			       : 0;
-	if (!t)
-		return copy(ep, wr->addr, true, wr->remote_addr, false,
-			    wr->length)
-			       ? -EAGAIN
-			       : 0;
+	if (__builtin_expect(!t, 0))
+		return cma ? rw_cma(ep, wr, put) : -EAGAIN;
 	if (put)
 		memmove(t, (const void *)(uintptr_t)wr->addr, wr->length);
 	else
