@@ -17,12 +17,17 @@
  *   watches cost it a load each, until it found nothing long enough),
  *   and a message looks at the two of its connection only; a message to
  *   a watched endpoint leaves no mark in the map, but a WR its peer ran
- *   into its queues does.
+ *   into its queues does;
+ * - a WRITE or READ of a peer process's plain memory, posted when
+ *   nothing of the endpoint's is outstanding, is the one cross-memory
+ *   copy at post time, with no ring entry.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include "providers/provider.h"
 #include "providers/shm/shm.h"
 #include "tu.h"
@@ -647,6 +652,150 @@ static void test_lazy_reap(void)
 		;
 }
 
+/* The peer process of rma_now_plain_memory: a buffer of plain memory. */
+struct sf_peer_buf {
+	uint64_t addr;
+	uint32_t rkey;
+};
+
+#define SF_CMA_LEN 65536
+
+/*
+ * The child: its own device, connected to ours; its buffer, registered,
+ * is told through wfd; it leaves when rfd says so (passive target: it
+ * runs no progress meanwhile). Exit status 0 when all went well.
+ */
+static int cma_peer(int wfd, int rfd)
+{
+	static uint8_t buf[SF_CMA_LEN];
+	struct rcx_ep_attr attr = { .max_send_wr = 16,
+				    .max_recv_wr = 16,
+				    .rnr_retry = 7 };
+	long long end = tu_now_ms() + SF_TMO_MS;
+	struct rcx_dev_attr da = { 0 };
+	struct rcx_cm_event ev;
+	struct sf_peer_buf m;
+	struct rcx_dev *cd;
+	struct rcx_ep *ep = NULL;
+	struct rcx_mr *mr;
+	bool est = false;
+	char c;
+	int ret;
+
+	if (ops->dev_open(&da, &cd))
+		return 1;
+	ret = ops->ep_connect(cd, laddr, &attr, NULL, 0, &ep);
+	while (!ret && !est && tu_now_ms() < end) {
+		ret = ops->cm_poll(cd, &ev);
+		est = ret > 0 && ev.type == RCX_CM_ESTABLISHED;
+		ret = ret > 0 && !est ? -1 : 0;
+	}
+	memset(buf, 0xa5, sizeof(buf));
+	if (!est ||
+	    ops->mr_reg(cd, buf, sizeof(buf),
+			RCX_ACCESS_LOCAL_WRITE | RCX_ACCESS_REMOTE_READ |
+				RCX_ACCESS_REMOTE_WRITE,
+			&mr))
+		return 2;
+	m.addr = (uintptr_t)buf;
+	m.rkey = ops->mr_rkey(mr);
+	if (write(wfd, &m, sizeof(m)) != sizeof(m) || read(rfd, &c, 1) != 1)
+		return 3;
+	ret = buf[0] == 0x3c && buf[SF_CMA_LEN - 1] == 0x3c ? 0 : 4;
+	ops->mr_dereg(mr);
+	ops->ep_destroy(ep);
+	ops->dev_close(cd);
+	return ret;
+}
+
+/* op of SF_CMA_LEN bytes between lb and the peer's buffer: its status,
+ * and whether it took a ring entry */
+static int cma_op(struct rcx_ep *b, uint8_t op, void *lb,
+		  const struct sf_peer_buf *m, bool *entry)
+{
+	struct shm_ep *sep = to_sep(b);
+	uint32_t t0 = atomic_load(&sep->tx->sq_tail);
+	struct rcx_wr w = {
+		.wr_id = 41,
+		.op = op,
+		.flags = RCX_WR_SIGNALED,
+		.addr = (uintptr_t)lb,
+		.length = SF_CMA_LEN,
+		.remote_addr = m->addr,
+		.rkey = m->rkey,
+	};
+	struct rcx_wr *bad;
+	int ret = ops->post_send(b, &w, &bad);
+
+	*entry = atomic_load(&sep->tx->sq_tail) != t0;
+	return ret ? ret : wait_cqe(41);
+}
+
+/*
+ * A READ, then a WRITE, of another process's plain memory (a rendezvous
+ * READ), posted with nothing of the endpoint's outstanding: each is the
+ * one process_vm_readv / writev the executor would make, run at post
+ * time with no ring entry (no line of the connection segment written,
+ * no lock, no mark for the peer), and completes with the data moved.
+ */
+static void test_rma_now_plain(void)
+{
+	static uint8_t lb[SF_CMA_LEN];
+	struct rcx_ep_attr attr = { .max_send_wr = 16,
+				    .max_recv_wr = 16,
+				    .rnr_retry = 7 };
+	int up[2], down[2], st = -1;
+	struct sf_peer_buf m = { 0 };
+	struct rcx_cm_event ev;
+	struct rcx_ep *b = NULL;
+	long long end;
+	bool entry;
+	pid_t pid;
+
+	CU_ASSERT_EQUAL_FATAL(pipe(up), 0);
+	CU_ASSERT_EQUAL_FATAL(pipe(down), 0);
+	pid = fork();
+	CU_ASSERT_FATAL(pid >= 0);
+	if (!pid) {
+		close(up[0]);
+		close(down[1]);
+		_exit(cma_peer(up[1], down[0]));
+	}
+	close(up[1]);
+	close(down[0]);
+	end = tu_now_ms() + SF_TMO_MS;
+	while (tu_now_ms() < end) {
+		if (ops->cm_poll(dev, &ev) <= 0)
+			continue;
+		if (ev.type == RCX_CM_ESTABLISHED)
+			break;
+		if (ev.type == RCX_CM_CONNECT_REQUEST) {
+			CU_ASSERT_EQUAL(ops->ep_accept(dev, ev.req, &attr, &b),
+					0);
+		}
+	}
+	CU_ASSERT_EQUAL(read(up[0], &m, sizeof(m)), (ssize_t)sizeof(m));
+	if (b && m.addr) {
+		CU_ASSERT_EQUAL(cma_op(b, RCX_OP_READ, lb, &m, &entry), 0);
+		CU_ASSERT(!entry);
+		CU_ASSERT(lb[0] == 0xa5 && lb[SF_CMA_LEN - 1] == 0xa5);
+		memset(lb, 0x3c, sizeof(lb));
+		CU_ASSERT_EQUAL(cma_op(b, RCX_OP_WRITE, lb, &m, &entry), 0);
+		CU_ASSERT(!entry);
+	}
+	/* the child waits for this unless it failed before (no buffer) */
+	if (m.addr)
+		CU_ASSERT_EQUAL(write(down[1], "x", 1), 1);
+	CU_ASSERT_EQUAL(waitpid(pid, &st, 0), pid);
+	CU_ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	if (b)
+		ops->ep_destroy(b);
+	close(up[0]);
+	close(down[1]);
+	while (ops->cq_poll(dev, &(struct rcx_cqe){ 0 }, 1) > 0)
+		;
+}
+
 static const CU_TestInfo tests[] = {
 	{ "write_key_checked_each_time", test_write_key_checked },
 	{ "write_imm_key_checked_each_time", test_write_imm_key_checked },
@@ -657,6 +806,7 @@ static const CU_TestInfo tests[] = {
 	{ "work_map_marks_watched_sender_ran", test_work_watched_sender_ran },
 	{ "inline_payload_lengths", test_inline_lengths },
 	{ "unsignaled_reaped_lazily", test_lazy_reap },
+	{ "rma_now_plain_memory", test_rma_now_plain },
 	CU_TEST_INFO_NULL,
 };
 
