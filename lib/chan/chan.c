@@ -756,6 +756,27 @@ static int chan_start(struct rcx_req *r)
 }
 
 /*
+ * chan_start of a send protocol receiver with one slot and the driver's
+ * own post, the set up: the receive's post and nothing else (the kind's
+ * start for these, rcx__chan_set_fast); anything else is chan_start's.
+ */
+static int chan_recv_start(struct rcx_req *r)
+{
+	struct chan *c = r->obj;
+	int ret;
+
+	if (RCX__UNLIKELY(c->set->state != SET_UP || c->multi || !c->d.recv))
+		return chan_start(r);
+	r->state = RCX__REQ_ACTIVE;
+	r->status.error = 0;
+	c->count++;
+	ret = c->d.recv(c->d.qp, c->d.rwr, &c->bad.recv);
+	if (RCX__UNLIKELY(ret))
+		return start_failed(c->req, -ret);
+	return 0;
+}
+
+/*
  * Start channels (reqs all of this kind): per set, one post list of the
  * senders that have credit or of the receives, or one credit write. A
  * list refused part-way: the channels whose WRs went are in flight, the
@@ -1005,11 +1026,24 @@ static void on_ring_ok(struct rcx_ctx *ctx, struct rcx__wrctx *w,
 	struct chset *s = ((struct chan *)w)->set;
 	struct chring *q = s->ring;
 
+	uint32_t n = q->tail - q->head;
+	const struct chtx *e = &q->e[(q->tail - 1) & q->mask];
+
 	(void)ctx;
 	(void)byte_len;
 	(void)imm;
 	(void)has_imm;
 	s->inflight--;
+	/*
+	 * Every entry an early start's copy, the last one signaled and the
+	 * n - 1 before it not (its prev counts them): this is the last's
+	 * completion, and all go at once with no start to complete.
+	 */
+	if (RCX__LIKELY(n && q->early == n && e->sig && e->prev == n - 1)) {
+		q->head = q->tail;
+		q->early = 0;
+		return;
+	}
 	while (q->head != q->tail && !ring_pop(q))
 		;
 }
@@ -1059,6 +1093,33 @@ static void on_recv_ok(struct rcx_ctx *ctx, struct rcx__wrctx *w,
 	r->status.slot = c->cur_slot;
 	r->status.count = byte_len;
 	rcx__req_complete(r, 0);
+}
+
+/*
+ * ... found by the direct poll of an rcx_test (rcx_wct.ok_test): the
+ * start under that test is reported here, with no return through the
+ * provider and the core. Anything else as on_recv_ok, then the report.
+ */
+static __attribute__((noinline)) int recv_test_other(struct rcx_ctx *ctx,
+						     struct rcx__wrctx *w,
+						     uint32_t byte_len)
+{
+	on_recv_ok(ctx, w, byte_len, 0, 0);
+	return rcx__peek_report(ctx, 1);
+}
+
+static int on_recv_test(struct rcx_ctx *ctx, struct rcx__wrctx *w,
+			uint32_t byte_len)
+{
+	struct chan *c = (struct chan *)w;
+	struct rcx_req *r = c->req;
+
+	if (RCX__UNLIKELY(r != *ctx->peek_rp || r->state != RCX__REQ_ACTIVE ||
+			  r->done || r->cont))
+		return recv_test_other(ctx, w, byte_len);
+	r->status.slot = c->cur_slot;
+	r->status.count = byte_len;
+	return rcx__peek_finish(ctx, r);
 }
 
 int rcx__chan_zrecv_post(struct chset *s)
@@ -1274,6 +1335,12 @@ const struct rcx__req_ops rcx__chan_ops = {
 	.start_many = chan_start_many,
 };
 
+/* ... a send protocol receiver's, once its set is up */
+static const struct rcx__req_ops chan_recv_ops = {
+	.start = chan_recv_start,
+	.start_many = chan_start_many,
+};
+
 void rcx__chan_set_wire(struct chset *s)
 {
 	int i;
@@ -1318,8 +1385,13 @@ void rcx__chan_set_fast(struct chset *s)
 		}
 		c->post = ops->pwr_post;
 		/* a test of the channel is the provider's direct poll */
-		if (c->req)
+		if (c->req) {
 			c->req->peek = rcx__req_peek(s->ctx);
+			c->req->ops = s->is_send || imm ? &rcx__chan_ops
+							: &chan_recv_ops;
+		}
+		/* a send protocol receiver's test reports from its handler */
+		c->wrc.ok_test = s->is_send || imm ? NULL : on_recv_test;
 		if (s->is_send) {
 			c->mode = imm ? CH_WSEND : CH_SEND;
 			c->wrc.ok = imm ? on_send_ok : on_ring_ok;

@@ -1300,6 +1300,23 @@ static inline const struct rcx_cq_peek *rcx__req_peek(struct rcx_ctx *ctx)
 {
 	return ctx->req_peek;
 }
+/*
+ * An ok_test (rcx_wct) whose completion finished r, the request under
+ * the test (r == *ctx->peek_rp, active, persistent, nothing attached,
+ * its status written but for error, 0 since its start): the test's
+ * report, what that rcx_test returns.
+ */
+static inline int rcx__peek_finish(struct rcx_ctx *ctx, struct rcx_req *r)
+{
+	struct rcx_status *st = ctx->peek_st;
+
+	ctx->polls_found++;
+	r->state = RCX__REQ_INACTIVE;
+	*ctx->peek_flag = 1;
+	if (st)
+		*st = r->status;
+	return 0;
+}
 /* block for events (lock held; dropped while sleeping) */
 int rcx__wait_events(struct rcx_ctx *ctx, int timeout_ms);
 /* the connection polls of a sleep (rcx__wait_events, and a feature's

@@ -394,18 +394,18 @@ static inline struct rcx_ctx *peek_ctx(const struct rcx_cq_peek *pk)
 }
 
 /*
- * the direct poll found got (or failed): its dispatch, then a report. Only
- * the context is kept across the dispatch (what the report needs waits in
- * it); a done persistent request is reported here, anything else by
- * test_inactive.
+ * The report of the rcx_test whose direct poll found got (or failed), its
+ * completions handed over. Only the context is kept across the hand-over
+ * (what the report needs waits in it); a done persistent request is
+ * reported here, anything else by test_inactive.
  */
-static __attribute__((noinline)) int test_found(struct rcx_ctx *ctx, int got)
+int rcx__peek_report(struct rcx_ctx *ctx, int got)
 {
 	struct rcx_status *st;
 	struct rcx_req *r;
 	int err;
 
-	if (ctx->peek.found(ctx->dev, ctx, got) > 0)
+	if (got > 0)
 		ctx->polls_found++;
 	r = *ctx->peek_rp;
 	if (r->state == RCX__REQ_ACTIVE)
@@ -419,6 +419,14 @@ static __attribute__((noinline)) int test_found(struct rcx_ctx *ctx, int got)
 		*st = r->status;
 	r->state = RCX__REQ_INACTIVE;
 	return st ? 0 : err;
+}
+
+/* the direct poll found got (or failed), a provider with no found_test:
+ * its dispatch, then the report */
+static __attribute__((noinline)) int test_found(struct rcx_ctx *ctx, int got)
+{
+	got = ctx->peek.found(ctx->dev, ctx, got);
+	return rcx__peek_report(ctx, got);
 }
 
 /* the rest of the progress pass is due: a whole pass, then a report */
@@ -477,9 +485,13 @@ RCX_API int rcx_test(struct rcx_req **rp, int *flag, struct rcx_status *st)
 	ctx->peek_flag = flag;
 	ctx->peek_st = st;
 	got = pk->poll(pk->cq, pk->n, pk->buf);
-	if (RCX__UNLIKELY(got))
-		return test_found(ctx, got);
-	return got;
+	if (RCX__LIKELY(!got))
+		return 0;
+	/* the hand-over and the report: where the provider can, one tail
+	 * call to the completion's own target, which reports */
+	if (RCX__LIKELY(pk->found_test != NULL))
+		return pk->found_test(ctx->dev, ctx, got);
+	return test_found(ctx, got);
 }
 
 RCX_API int rcx_wait(struct rcx_req **rp, struct rcx_status *st)
