@@ -170,9 +170,9 @@ struct rcx_cq_peek {
 	 * hands it over; the last, a success without an immediate whose
 	 * target has an ok_test, goes to that (a tail call: the target
 	 * reports); anything else as found does, then rcx__peek_report.
-	 * NULL: found, then the core's report.
+	 * NULL: the core's (found, then its report).
 	 */
-	int (*found_test)(struct rcx_dev *dev, struct rcx_ctx *ctx, int got);
+	int (*found_test)(struct rcx_ctx *ctx, struct rcx_dev *dev, int got);
 };
 
 /*

@@ -757,15 +757,15 @@ static int chan_start(struct rcx_req *r)
 
 /*
  * chan_start of a send protocol receiver with one slot and the driver's
- * own post, the set up: the receive's post and nothing else (the kind's
- * start for these, rcx__chan_set_fast); anything else is chan_start's.
+ * own post (the kind's start for these, rcx__chan_set_fast), the set
+ * up: the receive's post and nothing else; a set not up: chan_start.
  */
 static int chan_recv_start(struct rcx_req *r)
 {
 	struct chan *c = r->obj;
 	int ret;
 
-	if (RCX__UNLIKELY(c->set->state != SET_UP || c->multi || !c->d.recv))
+	if (RCX__UNLIKELY(c->set->state != SET_UP))
 		return chan_start(r);
 	r->state = RCX__REQ_ACTIVE;
 	r->status.error = 0;
@@ -1114,8 +1114,9 @@ static int on_recv_test(struct rcx_ctx *ctx, struct rcx__wrctx *w,
 	struct chan *c = (struct chan *)w;
 	struct rcx_req *r = c->req;
 
+	/* nothing attached: done and cont tested as one */
 	if (RCX__UNLIKELY(r != *ctx->peek_rp || r->state != RCX__REQ_ACTIVE ||
-			  r->done || r->cont))
+			  ((uintptr_t)r->done | (uintptr_t)r->cont)))
 		return recv_test_other(ctx, w, byte_len);
 	r->status.slot = c->cur_slot;
 	r->status.count = byte_len;
@@ -1385,11 +1386,8 @@ void rcx__chan_set_fast(struct chset *s)
 		}
 		c->post = ops->pwr_post;
 		/* a test of the channel is the provider's direct poll */
-		if (c->req) {
+		if (c->req)
 			c->req->peek = rcx__req_peek(s->ctx);
-			c->req->ops = s->is_send || imm ? &rcx__chan_ops
-							: &chan_recv_ops;
-		}
 		/* a send protocol receiver's test reports from its handler */
 		c->wrc.ok_test = s->is_send || imm ? NULL : on_recv_test;
 		if (s->is_send) {
@@ -1417,5 +1415,10 @@ void rcx__chan_set_fast(struct chset *s)
 			c->wr_raddr = c->pwr->remote_addr;
 			c->wr_imm = c->pwr->imm_be;
 		}
+		if (c->req)
+			c->req->ops =
+				c->mode == CH_RECV && !c->multi && c->d.recv
+					? &chan_recv_ops
+					: &rcx__chan_ops;
 	}
 }

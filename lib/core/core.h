@@ -1296,8 +1296,13 @@ static inline __attribute__((always_inline)) int rcx__progress_inl(
  * pass: the poll hands every completion on the queue to its object. A
  * persistent request that sets it has a start (rcx_start jumps to it).
  */
+int rcx__peek_found(struct rcx_ctx *ctx, struct rcx_dev *dev, int got);
 static inline const struct rcx_cq_peek *rcx__req_peek(struct rcx_ctx *ctx)
 {
+	/* a provider with no found_test gets the core's (found, the report):
+	 * rcx_test calls it with no test */
+	if (ctx->req_peek && !ctx->peek.found_test)
+		ctx->peek.found_test = rcx__peek_found;
 	return ctx->req_peek;
 }
 /*

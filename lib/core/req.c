@@ -207,10 +207,23 @@ static __attribute__((noinline)) int start_checked(struct rcx_req *r)
  * is persistent has a start (rcx__req_peek): its checks are its state and
  * its continuation, and the start is a jump.
  */
+/* persistent and inactive: the two adjacent bytes read as one */
+static inline bool idle_persistent(const struct rcx_req *r)
+{
+	static const uint8_t want[2] = { RCX__REQ_INACTIVE, 1 };
+	uint16_t have, w;
+
+	_Static_assert(offsetof(struct rcx_req, persistent) ==
+			       offsetof(struct rcx_req, state) + 1,
+		       "state and persistent adjacent");
+	memcpy(&have, &r->state, sizeof(have));
+	memcpy(&w, want, sizeof(w));
+	return have == w;
+}
+
 RCX_API int rcx_start(struct rcx_req *r)
 {
-	if (RCX__LIKELY(r && r->peek && r->persistent && !r->cont &&
-			r->state == RCX__REQ_INACTIVE))
+	if (RCX__LIKELY(r && r->peek && idle_persistent(r) && !r->cont))
 		return r->ops->start(r);
 	return start_checked(r);
 }
@@ -421,11 +434,11 @@ int rcx__peek_report(struct rcx_ctx *ctx, int got)
 	return st ? 0 : err;
 }
 
-/* the direct poll found got (or failed), a provider with no found_test:
- * its dispatch, then the report */
-static __attribute__((noinline)) int test_found(struct rcx_ctx *ctx, int got)
+/* the direct poll found got (or failed), a provider with no found_test
+ * (rcx__req_peek): its dispatch, then the report */
+int rcx__peek_found(struct rcx_ctx *ctx, struct rcx_dev *dev, int got)
 {
-	got = ctx->peek.found(ctx->dev, ctx, got);
+	got = ctx->peek.found(dev, ctx, got);
 	return rcx__peek_report(ctx, got);
 }
 
@@ -489,9 +502,7 @@ RCX_API int rcx_test(struct rcx_req **rp, int *flag, struct rcx_status *st)
 		return 0;
 	/* the hand-over and the report: where the provider can, one tail
 	 * call to the completion's own target, which reports */
-	if (RCX__LIKELY(pk->found_test != NULL))
-		return pk->found_test(ctx->dev, ctx, got);
-	return test_found(ctx, got);
+	return pk->found_test(ctx, ctx->dev, got);
 }
 
 RCX_API int rcx_wait(struct rcx_req **rp, struct rcx_status *st)

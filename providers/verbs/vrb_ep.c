@@ -510,8 +510,8 @@ static __attribute__((noinline)) int peek_many(struct vrb_dev *dev,
 
 	if (got < 0)
 		return rcx__peek_report(ctx, -EIO);
-	wc_many(dev, ctx, got - 1);
-	wc = &dev->wc[got - 1];
+	for (wc = dev->wc; wc != &dev->wc[got - 1]; wc++)
+		wc_one(ctx, wc);
 	t = (struct rcx_wct *)(uintptr_t)wc->wr_id;
 	if (wc->status != IBV_WC_SUCCESS || (wc->wc_flags & IBV_WC_WITH_IMM) ||
 	    !t->ok_test)
@@ -524,7 +524,7 @@ static __attribute__((noinline)) int peek_many(struct vrb_dev *dev,
  * immediate, goes to its target's ok_test, which reports the test: no
  * frame here, no rcx_cqe, no lookup.
  */
-static int peek_test(struct rcx_dev *d, struct rcx_ctx *ctx, int got)
+static int peek_test(struct rcx_ctx *ctx, struct rcx_dev *d, int got)
 {
 	const struct ibv_wc *wc = to_vdev(d)->wc;
 	struct rcx_wct *t = (struct rcx_wct *)(uintptr_t)wc->wr_id;
