@@ -597,7 +597,7 @@ static __attribute__((noinline)) int send_early(struct chan *c)
 	}
 	ring_push(c->set, c, sig, true);
 	memcpy(q->data + (size_t)(t & q->mask) * q->dlen, c->buf + off, c->len);
-	if (RCX__UNLIKELY(!c->set->ring->unsig)) {
+	if (RCX__UNLIKELY(sig)) {
 		c->set->inflight++;
 		ret = post_send1(c);
 	} else {

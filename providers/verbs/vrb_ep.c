@@ -510,12 +510,16 @@ static __attribute__((noinline)) int peek_many(struct vrb_dev *dev,
 
 	if (got < 0)
 		return rcx__peek_report(ctx, -EIO);
-	for (wc = dev->wc; wc != &dev->wc[got - 1]; wc++)
-		wc_one(ctx, wc);
+	wc = &dev->wc[got - 1];
 	t = (struct rcx_wct *)(uintptr_t)wc->wr_id;
 	if (wc->status != IBV_WC_SUCCESS || (wc->wc_flags & IBV_WC_WITH_IMM) ||
-	    !t->ok_test)
-		return peek_one(ctx, wc);
+	    !t->ok_test) {
+		/* all as found hands them over, in one loop */
+		wc_many(dev, ctx, got);
+		return rcx__peek_report(ctx, got);
+	}
+	for (wc = dev->wc; wc != &dev->wc[got - 1]; wc++)
+		wc_one(ctx, wc);
 	return t->ok_test(ctx, t, wc->byte_len);
 }
 
