@@ -129,8 +129,8 @@ struct rcx_wct {
 		   uint32_t imm, int has_imm);
 	/*
 	 * Optional: a successful completion without an immediate that the
-	 * direct poll of an rcx_test found (rcx_cq_peek.found_test), last of
-	 * what that poll found: ok's work, and the test's report (where the
+	 * direct poll of an rcx_test found (rcx_cq_peek.found_test): ok's
+	 * work, and the test's report (where the
 	 * completion is of another request: rcx__peek_report). Returns what
 	 * that rcx_test returns. NULL: ok, then rcx__peek_report.
 	 */
@@ -166,10 +166,10 @@ struct rcx_cq_peek {
 	int (*found)(struct rcx_dev *dev, struct rcx_ctx *ctx, int got);
 	/*
 	 * Optional: found and the test's report in one, what the rcx_test
-	 * that polled returns. Each completion but the last goes as found
-	 * hands it over; the last, a success without an immediate whose
-	 * target has an ok_test, goes to that (a tail call: the target
-	 * reports); anything else as found does, then rcx__peek_report.
+	 * that polled returns. A completion, a success without an
+	 * immediate whose target has an ok_test, may go to that (a tail
+	 * call: the target reports); anything else as found hands it over,
+	 * then rcx__peek_report.
 	 * NULL: the core's (found, then its report).
 	 */
 	int (*found_test)(struct rcx_ctx *ctx, struct rcx_dev *dev, int got);
