@@ -127,7 +127,23 @@ struct rcx_wct {
 	 */
 	void (*ok)(struct rcx_ctx *ctx, struct rcx_wct *t, uint32_t byte_len,
 		   uint32_t imm, int has_imm);
+	/*
+	 * Optional: a successful completion without an immediate that the
+	 * direct poll of an rcx_test found (rcx_cq_peek.found_test): ok's
+	 * work, and the test's report (where the
+	 * completion is of another request: rcx__peek_report). Returns what
+	 * that rcx_test returns. NULL: ok, then rcx__peek_report.
+	 */
+	int (*ok_test)(struct rcx_ctx *ctx, struct rcx_wct *t,
+		       uint32_t byte_len);
 };
+
+/*
+ * The report of the rcx_test whose direct poll found got completions
+ * (got < 0: the poll failed), all handed over: what that rcx_test
+ * returns. For a provider's found_test and a target's ok_test.
+ */
+int rcx__peek_report(struct rcx_ctx *ctx, int got);
 
 /*
  * The fastest poll: the core calls the driver's own poll of the device's
@@ -148,6 +164,15 @@ struct rcx_cq_peek {
 	struct ibv_wc *buf;
 	int n;
 	int (*found)(struct rcx_dev *dev, struct rcx_ctx *ctx, int got);
+	/*
+	 * Optional: found and the test's report in one, what the rcx_test
+	 * that polled returns. A completion, a success without an
+	 * immediate whose target has an ok_test, may go to that (a tail
+	 * call: the target reports); anything else as found hands it over,
+	 * then rcx__peek_report.
+	 * NULL: the core's (found, then its report).
+	 */
+	int (*found_test)(struct rcx_ctx *ctx, struct rcx_dev *dev, int got);
 };
 
 /*

@@ -903,6 +903,95 @@ static void sc_paths(void)
 	}
 }
 
+/*
+ * rank 1: wait outside rcx until the message v is in *b (no progress),
+ * where the device writes it by itself (verbs); elsewhere it lands in a
+ * progress pass (the tests below find it there)
+ */
+static void direct_landed(const uint64_t *b, uint64_t v)
+{
+	if (strcmp(ctx->ops->name, "verbs"))
+		return;
+	while (*(const volatile uint64_t *)b != v)
+		;
+}
+
+/* rank 1: test channel i (*ch) until it is done: 8 bytes from 0 */
+static void direct_done(struct rcx_req **ch, int i)
+{
+	struct rcx_status st;
+	int flag = 0;
+
+	memset(&st, 0x5a, sizeof(st));
+	while (!flag)
+		TP_CHECK_OK(rcx_test(ch, &flag, &st));
+	TP_CHECK_EQ(st.error, 0);
+	TP_CHECK_EQ(st.count, 8);
+	TP_CHECK_EQ(st.slot, 0);
+	TP_CHECK_EQ(st.source, 0);
+	TP_CHECK_EQ(st.tag, 21 + i);
+}
+
+/*
+ * 2 procs, two channels of the send protocol: the receiver tests
+ * one channel while the other's message is there, alone (the test's poll
+ * hands it to the other channel and reports the tested one not done) or
+ * with the tested one's before or after it (one poll finds both): each
+ * start is reported once, with its own status, and none before its
+ * message came.
+ */
+static void sc_direct(void)
+{
+	struct rcx_info *info = info_of("send", NULL, NULL);
+	struct rcx_req *ch[2];
+	uint64_t buf[2] = { 0 }, go = 0, v;
+	int r, t, o, a, k, flag;
+
+	ch[0] = bind_one(&buf[0], 8, 21, info, false);
+	ch[1] = bind_one(&buf[1], 8, 22, info, false);
+	rcx_info_free(&info);
+	for (r = 0; r < 8; r++) {
+		t = r &
+		    1; /* the channel tested first; o's message goes first */
+		o = 1 - t;
+		v = 100 + (uint64_t)r;
+		if (rank == 0) {
+			a = r < 6 ? o : t; /* from 6 on, t's goes first */
+			buf[0] = buf[1] = v;
+			TP_CHECK_OK(rcx_start(ch[a]));
+			TP_CHECK_OK(rcx_wait(&ch[a], RCX_STATUS_IGNORE));
+			if (r < 4) /* t's message once the peer tested */
+				TP_CHECK_OK(rcx_recv(g, &go, 8, 1, 23,
+						     RCX_STATUS_IGNORE));
+			TP_CHECK_OK(rcx_start(ch[1 - a]));
+			TP_CHECK_OK(rcx_wait(&ch[1 - a], RCX_STATUS_IGNORE));
+			continue;
+		}
+		TP_CHECK_OK(rcx_start(ch[0]));
+		TP_CHECK_OK(rcx_start(ch[1]));
+		direct_landed(&buf[o], v);
+		if (r < 4) {
+			/* t's message is not sent yet: never done */
+			for (k = 0; k < 20; k++) {
+				flag = -1;
+				TP_CHECK_OK(rcx_test(&ch[t], &flag,
+						     RCX_STATUS_IGNORE));
+				TP_CHECK_EQ(flag, 0);
+			}
+			direct_done(&ch[o], o);
+			TP_CHECK_OK(rcx_send(g, &go, 8, 0, 23));
+			direct_landed(&buf[t], v);
+			direct_done(&ch[t], t);
+		} else {
+			direct_landed(&buf[t], v);
+			direct_done(&ch[t], t);
+			direct_done(&ch[o], o);
+		}
+	}
+	TP_CHECK_OK(rcx_bind_free(&ch[0], 1));
+	TP_CHECK_OK(rcx_bind_free(&ch[1], 1));
+}
+
 /* Every array call that takes channels, on reqs[0..n-1]: -EINVAL. */
 static void chan_calls_refuse(int n, struct rcx_req **reqs)
 {
@@ -965,6 +1054,7 @@ static const struct {
 	{ "status", sc_status },
 	{ "twice", sc_twice },
 	{ "paths", sc_paths },
+	{ "direct", sc_direct },
 };
 
 static int peer_main(int argc, char **argv)
@@ -1054,6 +1144,11 @@ static void test_paths(void)
 	RUN(2, "paths", 120);
 }
 
+static void test_direct(void)
+{
+	RUN(2, "direct", 120);
+}
+
 static void test_twice(void)
 {
 	RUN(2, "twice", 120);
@@ -1074,6 +1169,7 @@ static const CU_TestInfo tests[] = {
 	{ "status_source_tag", test_status },
 	{ "same_channel_twice", test_twice },
 	{ "ok_and_cb_complete_alike", test_paths },
+	{ "direct_poll_hands_over_to_either", test_direct },
 	CU_TEST_INFO_NULL,
 };
 

@@ -185,72 +185,6 @@ void rcx__chan_ring_retire(struct chset *s, uint32_t upto)
 		ring_pop(q);
 }
 
-int rcx__chan_ring_make(struct chset *s, uint32_t dlen)
-{
-	uint32_t n = 1;
-	struct chring *q;
-
-	if (s->ring)
-		return 0;
-	while (n < (uint32_t)(CH_UNACK + s->n))
-		n <<= 1;
-	q = calloc(1, sizeof(*q));
-	if (!q)
-		return -ENOMEM;
-	q->e = calloc(n, sizeof(*q->e));
-	/* never NULL: a zero-length copy is made all the same */
-	q->data = malloc((size_t)n * (dlen ? dlen : 1));
-	if (!q->e || !q->data) {
-		free(q->data);
-		free(q->e);
-		free(q);
-		return -ENOMEM;
-	}
-	q->mask = n - 1;
-	q->dlen = dlen;
-	s->ring = q;
-	return 0;
-}
-
-void rcx__chan_ring_free(struct chset *s)
-{
-	if (!s->ring)
-		return;
-	free(s->ring->data);
-	free(s->ring->e);
-	free(s->ring);
-	s->ring = NULL;
-}
-
-void rcx__chan_mark(struct chset *s)
-{
-	struct rcx_wr wr, *bad;
-	int ret;
-
-	if (!s->ring || !s->ring->unsig || s->mark_busy || !s->ep)
-		return;
-	memset(&wr, 0, sizeof(wr));
-	wr.wr_id = (uintptr_t)&s->mark_wrc;
-	wr.op = RCX_OP_WRITE;
-	wr.flags = RCX_WR_SIGNALED;
-	/* zero bytes into the peer's control words: no receive taken */
-	wr.remote_addr = s->peer_ctl;
-	wr.rkey = s->peer_ctl_rkey;
-	ret = s->ctx->ops->post_send(s->ep, &wr, &bad);
-	if (ret) {
-		rcx__log(RCX__LOG_ERROR, "chan",
-			 "sending set of %d to rank %d: %u unsignaled sends "
-			 "not returned: %s",
-			 s->n, s->ch[0].peer, s->ring->unsig,
-			 rcx_strerror(ret));
-		return;
-	}
-	s->mark_busy = true;
-	s->mark_upto = s->ring->tail;
-	s->ring->unsig = 0;
-	s->inflight++;
-}
-
 /*
  * After a remake: the messages the receiver did not complete (cnt[i]:
  * channel i's completed) go again in the order first posted, signaled,
@@ -664,7 +598,7 @@ static __attribute__((noinline)) int send_early(struct chan *c)
 	}
 	ring_push(c->set, c, sig, true);
 	memcpy(q->data + (size_t)(t & q->mask) * q->dlen, c->buf + off, c->len);
-	if (RCX__UNLIKELY(!c->set->ring->unsig)) {
+	if (RCX__UNLIKELY(sig)) {
 		c->set->inflight++;
 		ret = post_send1(c);
 	} else {
@@ -821,6 +755,27 @@ static int chan_start(struct rcx_req *r)
 	}
 	if (RCX__UNLIKELY(ret))
 		return start_failed(c->req, ret);
+	return 0;
+}
+
+/*
+ * chan_start of a send protocol receiver with one slot and the driver's
+ * own post (the kind's start for these, rcx__chan_set_fast), the set
+ * up: the receive's post and nothing else; a set not up: chan_start.
+ */
+static int chan_recv_start(struct rcx_req *r)
+{
+	struct chan *c = r->obj;
+	int ret;
+
+	if (RCX__UNLIKELY(c->set->state != SET_UP))
+		return chan_start(r);
+	r->state = RCX__REQ_ACTIVE;
+	r->status.error = 0;
+	c->count++;
+	ret = c->d.recv(c->d.qp, c->d.rwr, &c->bad.recv);
+	if (RCX__UNLIKELY(ret))
+		return start_failed(c->req, -ret);
 	return 0;
 }
 
@@ -1074,11 +1029,24 @@ static void on_ring_ok(struct rcx_ctx *ctx, struct rcx__wrctx *w,
 	struct chset *s = ((struct chan *)w)->set;
 	struct chring *q = s->ring;
 
+	uint32_t n = q->tail - q->head;
+	const struct chtx *e = &q->e[(q->tail - 1) & q->mask];
+
 	(void)ctx;
 	(void)byte_len;
 	(void)imm;
 	(void)has_imm;
 	s->inflight--;
+	/*
+	 * Every entry an early start's copy, the last one signaled and the
+	 * n - 1 before it not (its prev counts them): this is the last's
+	 * completion, and all go at once with no start to complete.
+	 */
+	if (RCX__LIKELY(n && q->early == n && e->sig && e->prev == n - 1)) {
+		q->head = q->tail;
+		q->early = 0;
+		return;
+	}
 	while (q->head != q->tail && !ring_pop(q))
 		;
 }
@@ -1128,6 +1096,34 @@ static void on_recv_ok(struct rcx_ctx *ctx, struct rcx__wrctx *w,
 	r->status.slot = c->cur_slot;
 	r->status.count = byte_len;
 	rcx__req_complete(r, 0);
+}
+
+/*
+ * ... found by the direct poll of an rcx_test (rcx_wct.ok_test): the
+ * start under that test is reported here, with no return through the
+ * provider and the core. Anything else as on_recv_ok, then the report.
+ */
+static __attribute__((noinline)) int recv_test_other(struct rcx_ctx *ctx,
+						     struct rcx__wrctx *w,
+						     uint32_t byte_len)
+{
+	on_recv_ok(ctx, w, byte_len, 0, 0);
+	return rcx__peek_report(ctx, 1);
+}
+
+static int on_recv_test(struct rcx_ctx *ctx, struct rcx__wrctx *w,
+			uint32_t byte_len)
+{
+	struct chan *c = (struct chan *)w;
+	struct rcx_req *r = c->req;
+
+	/* nothing attached: done and cont tested as one */
+	if (RCX__UNLIKELY(r != *ctx->peek_rp || r->state != RCX__REQ_ACTIVE ||
+			  ((uintptr_t)r->done | (uintptr_t)r->cont)))
+		return recv_test_other(ctx, w, byte_len);
+	r->status.slot = c->cur_slot;
+	r->status.count = byte_len;
+	return rcx__peek_finish(ctx, r);
 }
 
 /*
@@ -1216,6 +1212,12 @@ const struct rcx__req_ops rcx__chan_ops = {
 	.start_many = chan_start_many,
 };
 
+/* ... a send protocol receiver's, once its set is up */
+static const struct rcx__req_ops chan_recv_ops = {
+	.start = chan_recv_start,
+	.start_many = chan_start_many,
+};
+
 void rcx__chan_set_wire(struct chset *s)
 {
 	int i;
@@ -1262,6 +1264,8 @@ void rcx__chan_set_fast(struct chset *s)
 		/* a test of the channel is the provider's direct poll */
 		if (c->req)
 			c->req->peek = rcx__req_peek(s->ctx);
+		/* a send protocol receiver's test reports from its handler */
+		c->wrc.ok_test = s->is_send || imm ? NULL : on_recv_test;
 		if (s->is_send) {
 			c->mode = imm ? CH_WSEND : CH_SEND;
 			c->wrc.ok = s->ring ? on_ring_ok : on_send_ok;
@@ -1290,5 +1294,10 @@ void rcx__chan_set_fast(struct chset *s)
 			c->wr_raddr = c->pwr->remote_addr;
 			c->wr_imm = c->pwr->imm_be;
 		}
+		if (c->req)
+			c->req->ops =
+				c->mode == CH_RECV && !c->multi && c->d.recv
+					? &chan_recv_ops
+					: &rcx__chan_ops;
 	}
 }

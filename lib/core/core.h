@@ -1300,9 +1300,31 @@ static inline __attribute__((always_inline)) int rcx__progress_inl(
  * pass: the poll hands every completion on the queue to its object. A
  * persistent request that sets it has a start (rcx_start jumps to it).
  */
+int rcx__peek_found(struct rcx_ctx *ctx, struct rcx_dev *dev, int got);
 static inline const struct rcx_cq_peek *rcx__req_peek(struct rcx_ctx *ctx)
 {
+	/* a provider with no found_test gets the core's (found, the report):
+	 * rcx_test calls it with no test */
+	if (ctx->req_peek && !ctx->peek.found_test)
+		ctx->peek.found_test = rcx__peek_found;
 	return ctx->req_peek;
+}
+/*
+ * An ok_test (rcx_wct) whose completion finished r, the request under
+ * the test (r == *ctx->peek_rp, active, persistent, nothing attached,
+ * its status written but for error, 0 since its start): the test's
+ * report, what that rcx_test returns.
+ */
+static inline int rcx__peek_finish(struct rcx_ctx *ctx, struct rcx_req *r)
+{
+	struct rcx_status *st = ctx->peek_st;
+
+	ctx->polls_found++;
+	r->state = RCX__REQ_INACTIVE;
+	*ctx->peek_flag = 1;
+	if (st)
+		*st = r->status;
+	return 0;
 }
 /* block for events (lock held; dropped while sleeping) */
 int rcx__wait_events(struct rcx_ctx *ctx, int timeout_ms);

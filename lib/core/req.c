@@ -207,10 +207,23 @@ static __attribute__((noinline)) int start_checked(struct rcx_req *r)
  * is persistent has a start (rcx__req_peek): its checks are its state and
  * its continuation, and the start is a jump.
  */
+/* persistent and inactive: the two adjacent bytes read as one */
+static inline bool idle_persistent(const struct rcx_req *r)
+{
+	static const uint8_t want[2] = { RCX__REQ_INACTIVE, 1 };
+	uint16_t have, w;
+
+	_Static_assert(offsetof(struct rcx_req, persistent) ==
+			       offsetof(struct rcx_req, state) + 1,
+		       "state and persistent adjacent");
+	memcpy(&have, &r->state, sizeof(have));
+	memcpy(&w, want, sizeof(w));
+	return have == w;
+}
+
 RCX_API int rcx_start(struct rcx_req *r)
 {
-	if (RCX__LIKELY(r && r->peek && r->persistent && !r->cont &&
-			r->state == RCX__REQ_INACTIVE))
+	if (RCX__LIKELY(r && r->peek && idle_persistent(r) && !r->cont))
 		return r->ops->start(r);
 	return start_checked(r);
 }
@@ -394,18 +407,18 @@ static inline struct rcx_ctx *peek_ctx(const struct rcx_cq_peek *pk)
 }
 
 /*
- * the direct poll found got (or failed): its dispatch, then a report. Only
- * the context is kept across the dispatch (what the report needs waits in
- * it); a done persistent request is reported here, anything else by
- * test_inactive.
+ * The report of the rcx_test whose direct poll found got (or failed), its
+ * completions handed over. Only the context is kept across the hand-over
+ * (what the report needs waits in it); a done persistent request is
+ * reported here, anything else by test_inactive.
  */
-static __attribute__((noinline)) int test_found(struct rcx_ctx *ctx, int got)
+int rcx__peek_report(struct rcx_ctx *ctx, int got)
 {
 	struct rcx_status *st;
 	struct rcx_req *r;
 	int err;
 
-	if (ctx->peek.found(ctx->dev, ctx, got) > 0)
+	if (got > 0)
 		ctx->polls_found++;
 	r = *ctx->peek_rp;
 	if (r->state == RCX__REQ_ACTIVE)
@@ -419,6 +432,14 @@ static __attribute__((noinline)) int test_found(struct rcx_ctx *ctx, int got)
 		*st = r->status;
 	r->state = RCX__REQ_INACTIVE;
 	return st ? 0 : err;
+}
+
+/* the direct poll found got (or failed), a provider with no found_test
+ * (rcx__req_peek): its dispatch, then the report */
+int rcx__peek_found(struct rcx_ctx *ctx, struct rcx_dev *dev, int got)
+{
+	got = ctx->peek.found(dev, ctx, got);
+	return rcx__peek_report(ctx, got);
 }
 
 /* the rest of the progress pass is due: a whole pass, then a report */
@@ -477,9 +498,11 @@ RCX_API int rcx_test(struct rcx_req **rp, int *flag, struct rcx_status *st)
 	ctx->peek_flag = flag;
 	ctx->peek_st = st;
 	got = pk->poll(pk->cq, pk->n, pk->buf);
-	if (RCX__UNLIKELY(got))
-		return test_found(ctx, got);
-	return got;
+	if (RCX__LIKELY(!got))
+		return 0;
+	/* the hand-over and the report: where the provider can, one tail
+	 * call to the completion's own target, which reports */
+	return pk->found_test(ctx, ctx->dev, got);
 }
 
 RCX_API int rcx_wait(struct rcx_req **rp, struct rcx_status *st)

@@ -492,6 +492,47 @@ static int peek_found(struct rcx_dev *d, struct rcx_ctx *ctx, int got)
 	return 1;
 }
 
+/* peek_test's completion that goes as found hands it over, then the report */
+static __attribute__((noinline)) int peek_one(struct rcx_ctx *ctx,
+					      const struct ibv_wc *wc)
+{
+	wc_one(ctx, wc);
+	return rcx__peek_report(ctx, 1);
+}
+
+/* ... a poll that found more than one, or failed: all handed over as
+ * found does, in one loop, then the report */
+static __attribute__((noinline)) int peek_many(struct vrb_dev *dev,
+					       struct rcx_ctx *ctx, int got)
+{
+	if (got < 0)
+		return rcx__peek_report(ctx, -EIO);
+	wc_many(dev, ctx, got);
+	return rcx__peek_report(ctx, got);
+}
+
+/*
+ * rcx_cq_peek's found_test: one completion, a success without an
+ * immediate, goes to its target's ok_test, which reports the test: no
+ * frame here, no rcx_cqe, no lookup. More than one go as found hands
+ * them over (a last one's ok_test would save less than the look at it
+ * costs where there is none).
+ */
+static int peek_test(struct rcx_ctx *ctx, struct rcx_dev *d, int got)
+{
+	const struct ibv_wc *wc = to_vdev(d)->wc;
+	struct rcx_wct *t = (struct rcx_wct *)(uintptr_t)wc->wr_id;
+
+	if (__builtin_expect(got != 1, 0))
+		return peek_many(to_vdev(d), ctx, got);
+	if (__builtin_expect(wc->status != IBV_WC_SUCCESS ||
+				     (wc->wc_flags & IBV_WC_WITH_IMM) ||
+				     !t->ok_test,
+			     0))
+		return peek_one(ctx, wc);
+	return t->ok_test(ctx, t, wc->byte_len);
+}
+
 /*
  * rcx_cq_peek's poll on a device with more than one CQ: the buffer is
  * the device's own, which names it; all its CQs are polled in turn.
@@ -518,6 +559,7 @@ void vrb_cq_peek_update(struct vrb_dev *dev)
 	pk->buf = dev->wc;
 	pk->n = VRB_WC_BATCH;
 	pk->found = peek_found;
+	pk->found_test = peek_test;
 	pk->poll = dev->ncq == 1 ? cq->context->ops.poll_cq : peek_all;
 }
 
