@@ -193,7 +193,14 @@ int rcx__progress_rest(struct rcx_ctx *ctx, int n, int *ran)
 			n = 1;
 		rcx__feats_idle(ctx);
 	}
-	/* what the cadence or a feature did may have made more due */
+	/*
+	 * What the cadence or a feature did may have made more due. A pass
+	 * made inside this one (a drain of the connection poll, a callback's
+	 * test) set a grant of its own: the passes made quick under it count
+	 * before the grant is set again, or the empty polls would lose them
+	 * and the passes that found something would not.
+	 */
+	rcx__passes_fold(ctx);
 	left = RCX__CM_PASSES - 1 - (int)ctx->cm_passes;
 	if (!ctx->pending && !ctx->feat_work && left > 0)
 		ctx->quick_grant = ctx->quick = left;
