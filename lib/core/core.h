@@ -1303,10 +1303,6 @@ static inline __attribute__((always_inline)) int rcx__progress_inl(
 int rcx__peek_found(struct rcx_ctx *ctx, struct rcx_dev *dev, int got);
 static inline const struct rcx_cq_peek *rcx__req_peek(struct rcx_ctx *ctx)
 {
-	/* a provider with no found_test gets the core's (found, the report):
-	 * rcx_test calls it with no test */
-	if (ctx->req_peek && !ctx->peek.found_test)
-		ctx->peek.found_test = rcx__peek_found;
 	return ctx->req_peek;
 }
 /*

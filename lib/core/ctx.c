@@ -635,6 +635,10 @@ RCX_API int rcx_ctx_create(const struct rcx_ctx_attr *attr,
 	/* the direct poll stands for cq_dispatch: only where that is used */
 	ctx->peek_ok = ctx->cq_dispatch == ctx->ops->cq_dispatch &&
 		       ctx->ops->cq_peek(ctx->dev, &ctx->peek) == 0;
+	/* a provider with no found_test gets the core's (found, then the
+	 * report): rcx_test calls it with no test */
+	if (ctx->peek_ok && !ctx->peek.found_test)
+		ctx->peek.found_test = rcx__peek_found;
 	ctx->req_peek = ctx->peek_ok && !ctx->mt ? &ctx->peek : NULL;
 	ret = ctx->ops->dev_query(ctx->dev, &ctx->info);
 	if (!ret)
