@@ -34,6 +34,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 #include <rcx/rcx.h>
+#include "lib/bcoll/bcoll_int.h"
 #include "lib/core/core.h"
 #include "providers/fault/fault.h"
 #include "providers/provider.h"
@@ -84,17 +85,15 @@ static int cont_iters = CONT_ITERS, kill_at = KILL_AT, big_iters = BIG_ITER,
 /*
  * late: the starts before the one whose write's completion is held; that
  * start (the 23rd) writes no credit, which on verbs is a WRITE_IMM too
- * (credits go with starts 1, 5, 9, ...: four slots)
+ * (credits go with starts 1, 5, 9, ...: four slots; shm's eight: 1, 9,
+ * 17, ...)
  */
 #define LATE_STARTS 22
 /*
- * hold: the start whose writes need their readers' second credit (four
- * slots: a reader's credit goes with its starts 1, 5, 9, ...), the
- * starts in all, and how long rank 0 waits, making no library call, for
- * the others' starts to complete (milliseconds: a bound, not a measure)
+ * hold: how long rank 0 waits, making no library call, for the others'
+ * starts to complete (milliseconds: a bound, not a measure); the start
+ * whose writes need their readers' second credit is hold_at()
  */
-#define HOLD_AT	     5
-#define HOLD_STARTS  8
 #define HOLD_WAIT_MS 10000
 
 static struct rcx_ctx *ctx;
@@ -891,7 +890,7 @@ static bool sum_in(const int64_t *buf, int i)
 }
 
 /*
- * Start HOLD_AT (i: its index) of the in-place allreduce (its sends lazy: they read
+ * Start hold_at() (i: its index) of the in-place allreduce (its sends lazy: they read
  * stages of the collective's own), on 2 and 4 ranks. Rank 1 holds back
  * the write of its credit to rank 0 (its first post in that start, the
  * receives' credits going first): rank 0's write to rank 1 waits for that
@@ -945,12 +944,24 @@ static void hold_start(struct rcx_req *c, int64_t *buf, struct hold_page *p,
 	TP_CHECK(sum_in(buf, i));
 }
 
+/*
+ * hold: the start whose writes need their readers' second credit: a
+ * reader's credit goes with its starts 1, 1 + slots, ... (the slots a
+ * channel of the small allreduce turns through, lib/bcoll: eight where
+ * the provider's write wakes its reader, else four)
+ */
+static int hold_at(void)
+{
+	return 1 + (ctx->ops->caps & RCX_PROV_WRITE_WAKES ? BC_NSLOTS_WAKES
+							  : BC_NSLOTS);
+}
+
 static void sc_hold(void)
 {
 	struct hold_page *p = hold_page_map();
 	int64_t buf[COUNT];
 	struct rcx_req *c;
-	int i;
+	int i, at = hold_at();
 
 	if (!p)
 		return;
@@ -963,8 +974,8 @@ static void sc_hold(void)
 	}
 	c = ft_allreduce(g, buf);
 	/* every start, after a failure too: the others make theirs */
-	for (i = 0; c && i < HOLD_STARTS; i++) {
-		if (i + 1 == HOLD_AT)
+	for (i = 0; c && i < at + 3; i++) {
+		if (i + 1 == at)
 			hold_start(c, buf, p, i);
 		else
 			check_sum(c, buf, COUNT, i);
@@ -974,6 +985,49 @@ static void sc_hold(void)
 	if (rank == 1)
 		ctx->ops = hold_real;
 	munmap(p, sizeof(*p));
+}
+
+/* credits: the 8-byte posts (a reader's credit writes) counted */
+static unsigned long credit_posts;
+
+static int count_pwr_post(struct rcx_ep *ep, struct rcx_pwr **pwr, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		credit_posts += *pwr[i]->length == 8;
+	return hold_real->pwr_post(ep, pwr, n);
+}
+
+/*
+ * The small allreduce (in place, COUNT int64: its receives land in
+ * slots that turn), on 2 and 4 ranks, the data changing at each start:
+ * a reader writes its credit once in as many starts as its channels
+ * have slots (hold_at() - 1: eight where the provider's write wakes its
+ * reader), at starts 1, 1 + slots, ... of each of its log2(size)
+ * receiving channels. Four slots on shm wrote twice as many.
+ */
+static void sc_credits(void)
+{
+	int64_t buf[COUNT];
+	struct rcx_req *c;
+	int i, slots = hold_at() - 1, starts = 4 * slots, steps = 0;
+
+	while ((1 << steps) < size)
+		steps++;
+	hold_real = ctx->ops;
+	hold_ops = *hold_real;
+	hold_ops.pwr_post = count_pwr_post;
+	/* the channels take their post at the bind */
+	ctx->ops = &hold_ops;
+	c = ft_allreduce(g, buf);
+	credit_posts = 0;
+	for (i = 0; c && i < starts; i++)
+		check_sum(c, buf, COUNT, i);
+	TP_CHECK_EQ(credit_posts, (unsigned long)(steps * starts / slots));
+	if (c)
+		TP_CHECK_OK(rcx_bind_free(&c, 1));
+	ctx->ops = hold_real;
 }
 
 static void sc_kill(void)
@@ -1041,6 +1095,7 @@ static const struct {
 	{ "sched", sc_sched, false, NULL },
 	{ "hold", sc_hold, false, NULL },
 	{ "one_cpu", sc_one_cpu, false, "shm" },
+	{ "credits", sc_credits, false, NULL },
 };
 
 /*
@@ -1237,6 +1292,15 @@ static void test_hold(void)
 		CU_ASSERT_EQUAL(tu_mp_run(n, "bcoll", "hold", 120), 0);
 }
 
+/* 2 and 4 ranks: the small allreduce's slots turn over a power of two */
+static void test_credits(void)
+{
+	int n;
+
+	for (n = 2; n <= 4; n += 2)
+		CU_ASSERT_EQUAL(tu_mp_run(n, "bcoll", "credits", 120), 0);
+}
+
 static const CU_TestInfo tests[] = {
 	{ "barrier_10k", test_barrier },
 	{ "bcast_two_roots_10k", test_bcast },
@@ -1255,6 +1319,7 @@ static const CU_TestInfo tests[] = {
 	{ "allreduce_schedules_agree", test_sched },
 	{ "start_waits_for_its_unposted_write", test_hold },
 	{ "one_cpu_waits_yield_early", test_one_cpu },
+	{ "credit_once_in_its_slots", test_credits },
 	CU_TEST_INFO_NULL,
 };
 

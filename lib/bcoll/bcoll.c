@@ -11,6 +11,7 @@
 #include <string.h>
 #include "lib/bcoll/bcoll_int.h"
 #include "lib/chan/chan.h"
+#include "lib/chan/chan_int.h"
 
 /* the step's slot into its elements of the result, on this CPU */
 static void reduce(struct bcoll *b, const struct bc_step *s)
@@ -282,7 +283,7 @@ static int bc_start(struct rcx_req *r)
 		s->flags = 0;
 		if (!s->recv)
 			continue;
-		ret = s->recv->ops->start(s->recv);
+		ret = rcx__chan_recv_bump(s->recv);
 		if (RCX__UNLIKELY(ret)) {
 			b->busy = false;
 			rcx__bcoll_fail(b, ret);

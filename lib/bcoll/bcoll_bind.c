@@ -291,6 +291,7 @@ static int bind_plan(struct bcoll *b, const struct bc_plan *p, size_t slot)
 	struct rcx_req *eph[2 * BC_MAX_STEPS];
 	struct rcx_status st[2 * BC_MAX_STEPS];
 	struct rcx_info *ci;
+	char v[16];
 	uint8_t *next = b->scratch;
 	void *sbuf;
 	int i, n = 0, lazy = 0, ret;
@@ -300,8 +301,10 @@ static int bind_plan(struct bcoll *b, const struct bc_plan *p, size_t slot)
 	if (ret)
 		return ret;
 	ret = rcx_info_set(ci, RCX_CHAN_PROTOCOL, "write_imm");
-	if (!ret && b->nslots > 1)
-		ret = rcx_info_set(ci, RCX_CHAN_SLOTS, BC_NSLOTS_STR);
+	if (!ret && b->nslots > 1) {
+		snprintf(v, sizeof(v), "%d", b->nslots);
+		ret = rcx_info_set(ci, RCX_CHAN_SLOTS, v);
+	}
 	for (i = 0; i < b->nsteps && !ret; i++) {
 		struct bc_step *s = &b->steps[i];
 
@@ -413,24 +416,32 @@ static int sched_of(const struct rcx_info *info, int *sched)
  * reader, and a reader's credit goes out once in BC_NSLOTS starts, so a
  * step seldom waits for its peer's start (oversubscribed, each such
  * wait is a trip through the scheduler) and a sleeping writer is seldom
- * woken by a credit it does not need yet. The barrier, and recursive
+ * woken by a credit it does not need yet. BC_NSLOTS_WAKES where the
+ * provider's write wakes its reader (RCX_PROV_WRITE_WAKES, shm): a
+ * credit is a store there, one in 8 starts costs half the posts of one
+ * in 4; where it does not (verbs, auto), a credit is a WRITE with
+ * immediate, and lib/chan writes it from the next progress pass, not
+ * the start, past 4 slots (ch_credit_every): not for a collective whose
+ * start is waited for at once. The barrier, and recursive
  * doubling over a power-of-two group for an allreduce of up to
  * BC_STAGE_MAX bytes, whose sends are copied into slots of their own
  * (the sender's slots turn too, and the result buffer is the user's). The ranks the
  * schedule runs over count (b->n: on a validated group the survivors):
  * over 3 of 4, the fold's result lands in the user's buffer, which has
- * one slot. Every rank decides alike: kind, schedule, size and the
- * survivors are the same everywhere.
+ * one slot. Every rank decides alike: kind, schedule, size, the
+ * survivors and the provider are the same everywhere.
  */
 static int nslots_of(const struct bcoll *b)
 {
-	int n = b->n;
+	int n = b->n, k = b->ctx->ops->caps & RCX_PROV_WRITE_WAKES
+				  ? BC_NSLOTS_WAKES
+				  : BC_NSLOTS;
 
 	if (b->d.kind == BC_BARRIER)
-		return BC_NSLOTS;
+		return k;
 	if (b->d.kind == BC_ALLREDUCE && b->sched == BC_SCHED_RDOUBLING &&
 	    !(n & (n - 1)) && b->len <= BC_STAGE_MAX)
-		return BC_NSLOTS;
+		return k;
 	return 1;
 }
 

@@ -31,9 +31,10 @@ enum bc_sched {
 	BC_SCHED_RING,	    /* neighbours (alltoall: shifted pairs) */
 };
 
-/* slots of a channel where they turn (nslots_of): a power of two */
-#define BC_NSLOTS     4
-#define BC_NSLOTS_STR "4"
+/* slots of a channel where they turn (nslots_of): a power of two; where
+ * the provider's write wakes its reader (a credit is a store: shm) */
+#define BC_NSLOTS	4
+#define BC_NSLOTS_WAKES 8
 
 /* most steps of a schedule: log2 of the largest group plus the fold, or
  * a ring's 2 (n - 1) */
@@ -114,7 +115,7 @@ struct bcoll {
 	struct bc_desc d;
 	size_t len; /* bytes of the data (allgather: a rank's block) */
 	/* barrier: what its steps send, the start count, in each slot */
-	uint64_t token[BC_NSLOTS];
+	uint64_t token[BC_NSLOTS_WAKES];
 	/* slots of each step's channels, used in turn (bcoll_bind.c) */
 	int nslots;
 	uint8_t *scratch; /* receiving slots of the steps that reduce, and

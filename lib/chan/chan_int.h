@@ -496,4 +496,11 @@ int rcx__chan_wait_eph(struct rcx_ctx *ctx, struct rcx_req *eph);
 /* unlink s, reap its WRs and free it */
 void rcx__chan_set_destroy(struct chset *s);
 
+/*
+ * chan_bc.c, for lib/bcoll: start write_imm receiver r (a live channel)
+ * as rcx_start would; where no credit is due this start, only its count,
+ * slot and credit word move on. Lock held.
+ */
+int rcx__chan_recv_bump(struct rcx_req *r);
+
 #endif
