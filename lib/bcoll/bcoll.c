@@ -23,6 +23,18 @@ static void reduce(struct bcoll *b, const struct bc_step *s)
 				s->cnt);
 }
 
+/* n bytes of the data: a small one (a few elements) with no call */
+static inline void bc_copy(void *d, const void *s, size_t n)
+{
+	if (n >= 8 && n <= 16) {
+		/* two words, overlapping where n < 16 */
+		memcpy(d, s, 8);
+		memcpy((uint8_t *)d + n - 8, (const uint8_t *)s + n - 8, 8);
+	} else {
+		memcpy(d, s, n);
+	}
+}
+
 /* ---- the walk through the steps */
 
 static void ch_failed(struct bcoll *b, int err);
@@ -111,11 +123,9 @@ static void advance(struct bcoll *b)
 			if (s->lazy && RCX__UNLIKELY(lazy_busy(b, s)))
 				break;
 			s->flags |= BC_POSTED;
-			if (s->lazy)
-				b->lazy_out |= 1ULL << cur;
 			if (s->stage)
-				memcpy(s->stage + bc_slot_idx(b) * s->stlen,
-				       s->sbuf, s->stlen);
+				bc_copy(s->stage + bc_slot_idx(b) * s->stlen,
+					s->sbuf, s->stlen);
 			ret = s->send->ops->start(s->send);
 			if (RCX__UNLIKELY(ret)) {
 				b->cur = cur;
@@ -123,6 +133,10 @@ static void advance(struct bcoll *b)
 				rcx__bcoll_fail(b, ret);
 				return;
 			}
+			/* still out (one that completed at its post is
+			 * neither unposted nor waited for) */
+			if (s->lazy && s->send->state == RCX__REQ_ACTIVE)
+				b->lazy_out |= 1ULL << cur;
 			/* a start that completed at once may have failed */
 			if (RCX__UNLIKELY(b->error))
 				break;
@@ -170,6 +184,19 @@ static __attribute__((noinline)) void token_bad(struct bcoll *b)
 	rcx__bcoll_fail(b, RCX_ERR_PROTO);
 }
 
+/* step s's receive of this start is in: false when it is not this
+ * start's (b failed) */
+static inline bool recvd(struct bcoll *b, struct bc_step *s)
+{
+	b->left--;
+	s->flags |= BC_RECVD;
+	if (RCX__UNLIKELY(!token_ok(b, s))) {
+		token_bad(b);
+		return false;
+	}
+	return true;
+}
+
 void rcx__bcoll_ch_done(struct rcx_req *r)
 {
 	struct bc_step *s = r->done_arg;
@@ -202,12 +229,8 @@ void rcx__bcoll_ch_done(struct rcx_req *r)
 		b->left--;
 		s->flags |= BC_SENT;
 	} else {
-		b->left--;
-		s->flags |= BC_RECVD;
-		if (RCX__UNLIKELY(!token_ok(b, s))) {
-			token_bad(b);
+		if (!recvd(b, s))
 			return;
-		}
 		/* arrived before the walk got to its step: the walk takes
 		 * it when it gets there */
 		if (i > b->cur)
@@ -261,7 +284,7 @@ static int bc_start(struct rcx_req *r)
 	b->token[b->si] = b->starts; /* what this start's send reads */
 	if ((b->d.kind == BC_ALLREDUCE || b->d.kind == BC_REDUCE) &&
 	    b->d.sendbuf != RCX_IN_PLACE)
-		memcpy(b->d.buf, b->d.sendbuf, b->len);
+		bc_copy(b->d.buf, b->d.sendbuf, b->len);
 	else if (b->d.kind == BC_ALLGATHER && b->d.sendbuf != RCX_IN_PLACE)
 		memcpy((uint8_t *)b->d.buf + (size_t)b->g->rank * b->len,
 		       b->d.sendbuf, b->len);
@@ -284,9 +307,13 @@ static int bc_start(struct rcx_req *r)
 		if (!s->recv)
 			continue;
 		ret = rcx__chan_recv_bump(s->recv);
+		/* its message was there: taken, no hook */
+		if (ret > 0 && recvd(b, s))
+			continue;
 		if (RCX__UNLIKELY(ret)) {
 			b->busy = false;
-			rcx__bcoll_fail(b, ret);
+			if (ret < 0)
+				rcx__bcoll_fail(b, ret);
 			return 0; /* the start completed in error */
 		}
 	}

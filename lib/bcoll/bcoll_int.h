@@ -133,8 +133,9 @@ struct bcoll {
 	int nch;   /* channels (every step's send and receive) */
 	int nwait; /* of them, those a start waits for (not lazy) */
 	int left;  /* channel completions this start still waits for */
-	/* the steps whose lazy send this start posted (bit i: step i;
-	 * BC_MAX_STEPS bits), less those whose completion was seen */
+	/* the steps whose lazy send this start made and that was still
+	 * out after its start (bit i: step i; BC_MAX_STEPS bits), less
+	 * those whose completion was seen */
 	uint64_t lazy_out;
 	int error; /* failed: every later start returns it */
 	bool busy; /* inside advance */

@@ -10,9 +10,11 @@
  * A write_imm receiver's start that writes no credit this time (the
  * credit goes once in credit_every starts, ch_credit_every): the count
  * and the slot move on and the credit word is set for the next credit's
- * write, as chan.c's wrecv_start does; a message that came a start early
- * completes it at once. Anything else (the credit due, a set not up,
- * another mode) takes the general start.
+ * write, as chan.c's wrecv_start does. A message that came a start early
+ * is taken at once, with no completion hook run: the start is over
+ * (status set, inactive again) and the caller, whose channel it is,
+ * knows from the return. Anything else (the credit due, a set not up,
+ * another mode) takes the general start, and completes as that does.
  */
 int rcx__chan_recv_bump(struct rcx_req *r)
 {
@@ -33,11 +35,13 @@ int rcx__chan_recv_bump(struct rcx_req *r)
 		c->next_off = (uint64_t)c->next_slot * c->stride;
 	}
 	*c->credit_w = c->count;
-	if (RCX__UNLIKELY(c->early)) {
+	if (c->early) {
+		/* taken here: the caller owns the completion */
 		c->early--;
 		r->status.slot = c->cur_slot;
 		r->status.count = c->set->peer_len;
-		rcx__req_complete(r, 0);
+		r->state = RCX__REQ_INACTIVE;
+		return 1;
 	}
 	return 0;
 }
