@@ -85,8 +85,8 @@ static int cont_iters = CONT_ITERS, kill_at = KILL_AT, big_iters = BIG_ITER,
 /*
  * late: the starts before the one whose write's completion is held; that
  * start (the 23rd) writes no credit, which on verbs is a WRITE_IMM too
- * (credits go with starts 1, 5, 9, ...: four slots; shm's eight: 1, 9,
- * 17, ...)
+ * (credits go with starts 1, 5, 9, ...: four slots; shm's sixteen: 1,
+ * 17, 33, ...)
  */
 #define LATE_STARTS 22
 /*
@@ -947,7 +947,7 @@ static void hold_start(struct rcx_req *c, int64_t *buf, struct hold_page *p,
 /*
  * hold: the start whose writes need their readers' second credit: a
  * reader's credit goes with its starts 1, 1 + slots, ... (the slots a
- * channel of the small allreduce turns through, lib/bcoll: eight where
+ * channel of the small allreduce turns through, lib/bcoll: sixteen where
  * the provider's write wakes its reader, else four)
  */
 static int hold_at(void)
@@ -1003,9 +1003,9 @@ static int count_pwr_post(struct rcx_ep *ep, struct rcx_pwr **pwr, int n)
  * The small allreduce (in place, COUNT int64: its receives land in
  * slots that turn), on 2 and 4 ranks, the data changing at each start:
  * a reader writes its credit once in as many starts as its channels
- * have slots (hold_at() - 1: eight where the provider's write wakes its
+ * have slots (hold_at() - 1: sixteen where the provider's write wakes its
  * reader), at starts 1, 1 + slots, ... of each of its log2(size)
- * receiving channels. Four slots on shm wrote twice as many.
+ * receiving channels. Four slots on shm wrote four times as many.
  */
 static void sc_credits(void)
 {

@@ -418,8 +418,8 @@ static int sched_of(const struct rcx_info *info, int *sched)
  * wait is a trip through the scheduler) and a sleeping writer is seldom
  * woken by a credit it does not need yet. BC_NSLOTS_WAKES where the
  * provider's write wakes its reader (RCX_PROV_WRITE_WAKES, shm): a
- * credit is a store there, one in 8 starts costs half the posts of one
- * in 4; where it does not (verbs, auto), a credit is a WRITE with
+ * credit is a store there, one in 16 starts costs a quarter of the
+ * posts of one in 4; where it does not (verbs, auto), a credit is a WRITE with
  * immediate, and lib/chan writes it from the next progress pass, not
  * the start, past 4 slots (ch_credit_every): not for a collective whose
  * start is waited for at once. The barrier, and recursive

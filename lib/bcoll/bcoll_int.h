@@ -34,7 +34,7 @@ enum bc_sched {
 /* slots of a channel where they turn (nslots_of): a power of two; where
  * the provider's write wakes its reader (a credit is a store: shm) */
 #define BC_NSLOTS	4
-#define BC_NSLOTS_WAKES 8
+#define BC_NSLOTS_WAKES 16
 
 /* most steps of a schedule: log2 of the largest group plus the fold, or
  * a ring's 2 (n - 1) */
