@@ -11,7 +11,6 @@
 #include <string.h>
 #include "lib/bcoll/bcoll_int.h"
 #include "lib/chan/chan.h"
-#include "lib/chan/chan_int.h"
 
 /* the step's slot into its elements of the result, on this CPU */
 static void reduce(struct bcoll *b, const struct bc_step *s)

@@ -23,4 +23,14 @@ void rcx__chan_abort(struct rcx_req *r, int err);
  */
 bool rcx__chan_unposted(struct rcx_req *r);
 
+/*
+ * chan_bc.c, for lib/bcoll: start write_imm receiver r (a live channel
+ * with no continuation) as rcx_start would; where no credit is due this
+ * start, only its count, slot and credit word move on, and a message
+ * there already is taken with no hook run: 1, r inactive again with its
+ * status. Else 0 (or the start's error), r completing as any start does.
+ * Lock held.
+ */
+int rcx__chan_recv_bump(struct rcx_req *r);
+
 #endif
