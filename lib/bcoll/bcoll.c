@@ -305,8 +305,11 @@ static int bc_start(struct rcx_req *r)
 		s->flags = 0;
 		if (!s->recv)
 			continue;
-		ret = rcx__chan_recv_bump(s->recv);
-		/* its message was there: taken, no hook */
+		/* one slot: each start writes its credit, the general
+		 * start's work */
+		ret = b->nslots > 1 ? rcx__chan_recv_bump(s->recv)
+				    : s->recv->ops->start(s->recv);
+		/* its message was there: taken, no hook (recv_bump) */
 		if (ret > 0 && recvd(b, s))
 			continue;
 		if (RCX__UNLIKELY(ret)) {
