@@ -419,10 +419,10 @@ static int sched_of(const struct rcx_info *info, int *sched)
  * woken by a credit it does not need yet. BC_NSLOTS_WAKES where the
  * provider's write wakes its reader (RCX_PROV_WRITE_WAKES, shm): a
  * credit is a store there, one in 16 starts costs a quarter of the
- * posts of one in 4; where it does not (verbs, auto), a credit is a WRITE with
- * immediate, and lib/chan writes it from the next progress pass, not
- * the start, past 4 slots (ch_credit_every): not for a collective whose
- * start is waited for at once. The barrier, and recursive
+ * posts of one in 4; where it does not (verbs, auto), a credit is a
+ * WRITE with immediate, and lib/chan writes it from the next progress
+ * pass, not the start, past 4 slots (ch_credit_every): not for a
+ * collective whose start is waited for at once. The barrier, and recursive
  * doubling over a power-of-two group for an allreduce of up to
  * BC_STAGE_MAX bytes, whose sends are copied into slots of their own
  * (the sender's slots turn too, and the result buffer is the user's). The ranks the
