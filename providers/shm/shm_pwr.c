@@ -98,7 +98,8 @@ int shm_pwr_create(struct rcx_ep *e, const struct rcx_wr *wr, int recv,
 	else if (!recv && wr->op == RCX_OP_WRITE)
 		p->kind = SHM_PWR_WRITE;
 	p->pub.addr = &p->wr.addr;
-	p->pub.length = &p->line.len;
+	/* a receive's length is its WR's: no line to copy it from */
+	p->pub.length = recv ? &p->wr.length : &p->line.len;
 	p->pub.remote_addr = &p->scratch64;
 	p->pub.imm_be = &p->scratch32;
 	p->pub.wr_id = &p->wr.wr_id;
@@ -248,8 +249,10 @@ static inline void pwr_sync(struct shm_pwr *p)
  * n prepared WRs as one list: queued, then executed and reaped once;
  * *posted those before the one refused (n: all went, or none named)
  */
-static int pwr_post(struct rcx_ep *e, struct rcx_pwr **pp, int n, bool recv,
-		    int *posted)
+static inline __attribute__((always_inline)) int pwr_post(struct rcx_ep *e,
+							  struct rcx_pwr **pp,
+							  int n, bool recv,
+							  int *posted)
 {
 	struct rcx_wr *bad = NULL, *next = NULL;
 	int i, ret;
@@ -257,7 +260,8 @@ static int pwr_post(struct rcx_ep *e, struct rcx_pwr **pp, int n, bool recv,
 	for (i = n - 1; i >= 0; i--) {
 		struct shm_pwr *p = to_spwr(pp[i]);
 
-		pwr_sync(p);
+		if (!recv)
+			pwr_sync(p);
 		p->wr.next = next;
 		next = &p->wr;
 	}
@@ -339,9 +343,12 @@ static int direct_send(struct ibv_qp *qp, struct ibv_send_wr *wr,
 static int direct_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr,
 		       struct ibv_recv_wr **bad)
 {
-	struct rcx_pwr *p = (struct rcx_pwr *)(void *)wr;
-	int k, ret = pwr_post((struct rcx_ep *)(void *)qp, &p, 1, true, &k);
+	struct shm_pwr *p = (struct shm_pwr *)(void *)wr;
+	struct rcx_wr *b;
+	int ret;
 
+	p->wr.next = NULL; /* a list post's link */
+	ret = shm_post_recv((struct rcx_ep *)(void *)qp, &p->wr, &b);
 	if (ret)
 		*bad = wr;
 	return -ret;
