@@ -393,6 +393,24 @@ static void peer_work_fenced(struct shm_ep *ep, bool all)
 			ep->peer_kaddr_len);
 }
 
+/* receive i's completion, r filled in by its executor: r's status */
+static inline int rq_cqe(struct shm_ep *ep, const struct shm_rqe *r, uint32_t i)
+{
+	struct rcx_cqe *c = shm_cq_next(ep->dev, ep);
+
+	if (c)
+		*c = (struct rcx_cqe){
+			.wr_id = ep->rq_wr_id[i % SHM_RQ],
+			.ep_ctx = ep->attr.ep_ctx,
+			.status = r->status,
+			.op = r->status ? RCX_OP_RECV : r->op,
+			.has_imm = r->has_imm,
+			.imm = r->has_imm ? r->imm : 0,
+			.byte_len = r->byte_len,
+		};
+	return r->status;
+}
+
 /*
  * Execute direction d's send queue (runnable, see exec_dir) as far as it
  * goes: in order (IBA
@@ -438,6 +456,13 @@ again:
 			st = deliver(ep, q, &d->rq[rd % SHM_RQ], snd);
 			atomic_store_explicit(&d->rq_done, rd + 1,
 					      memory_order_release);
+			/* a receive of ours delivered, none before it left
+			 * to reap: its completion now, not by reap_rq (a
+			 * failed one is reap_rq's: it fails the endpoint) */
+			if (!snd && !st && ep->rq_reaped == rd) {
+				rq_cqe(ep, &d->rq[rd % SHM_RQ], rd);
+				ep->rq_reaped = rd + 1;
+			}
 		} else {
 			st = direct(ep, q, snd, false);
 		}
@@ -509,25 +534,11 @@ static void reap_rq(struct shm_ep *ep)
 {
 	struct shm_dir *d = ep->rx;
 	uint32_t x = atomic_load_explicit(&d->rq_done, memory_order_acquire);
-	struct shm_rqe *r;
-	struct rcx_cqe *c;
 	bool err = false;
 
-	for (; ep->rq_reaped != x; ep->rq_reaped++) {
-		r = &d->rq[ep->rq_reaped % SHM_RQ];
-		c = shm_cq_next(ep->dev, ep);
-		if (c)
-			*c = (struct rcx_cqe){
-				.wr_id = ep->rq_wr_id[ep->rq_reaped % SHM_RQ],
-				.ep_ctx = ep->attr.ep_ctx,
-				.status = r->status,
-				.op = r->status ? RCX_OP_RECV : r->op,
-				.has_imm = r->has_imm,
-				.imm = r->has_imm ? r->imm : 0,
-				.byte_len = r->byte_len,
-			};
-		err |= r->status != 0;
-	}
+	for (; ep->rq_reaped != x; ep->rq_reaped++)
+		err |= rq_cqe(ep, &d->rq[ep->rq_reaped % SHM_RQ],
+			      ep->rq_reaped) != 0;
 	if (err)
 		shm_ep_fail(ep);
 }
