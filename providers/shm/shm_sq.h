@@ -95,8 +95,11 @@ static inline void shm_post_wake(struct shm_dev *dev, struct shm_ep *ep,
 		atomic_thread_fence(memory_order_seq_cst);
 		if (work)
 			shm_work_mark(ep, false);
-		shm_kick_fenced(dev, ep->peer_seg, &ep->peer_kaddr,
-				ep->peer_kaddr_len);
+		/* the call only where the peer sleeps (it looks again) */
+		if (atomic_load_explicit(&ep->peer_seg->armed,
+					 memory_order_relaxed))
+			shm_kick_fenced(dev, ep->peer_seg, &ep->peer_kaddr,
+					ep->peer_kaddr_len);
 	}
 	shm_cq_kick(dev);
 }
