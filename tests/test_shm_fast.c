@@ -20,7 +20,11 @@
  *   into its queues does;
  * - a WRITE or READ of a peer process's plain memory, posted when
  *   nothing of the endpoint's is outstanding, is the one cross-memory
- *   copy at post time, with no ring entry.
+ *   copy at post time, with no ring entry;
+ * - a prepared WR posted alone takes its own path (shm_pwr.c): its
+ *   payload, length, target and immediate, changed between posts, land
+ *   each time, through pwr_post and pwr_direct's post, in order behind
+ *   what waits; a receive completes in order whoever delivered it.
  */
 #include <endian.h>
 #include <errno.h>
@@ -1086,6 +1090,57 @@ static void test_pwr_write(void)
 		ops->mr_dereg(mr);
 }
 
+/*
+ * Receives complete in the order they were taken, whoever delivered
+ * them: a SEND too long for its entry, delivered by the sender at its
+ * post, then one in its entry, delivered by the receiver's poll (which
+ * completes it at once only where nothing before it is left to reap).
+ */
+static void test_recv_order_mixed(void)
+{
+	static uint8_t src[SHM_INLINE + 100], dst[2][SHM_INLINE + 100];
+	struct rcx_wr big = { .wr_id = 1,
+			      .op = RCX_OP_SEND,
+			      .addr = (uintptr_t)src,
+			      .length = sizeof(src) };
+	struct rcx_wr small = big;
+	struct rcx_ep *a, *b;
+	struct rcx_wr *bad;
+	struct rcx_cqe c[2];
+	long long end = tu_now_ms() + SF_TMO_MS;
+	int i, got = 0, ret;
+
+	small.length = 5;
+	CU_ASSERT_EQUAL_FATAL(pair_connect(&a, &b), 0);
+	for (i = 0; i < 2; i++) {
+		struct rcx_wr rw = { .wr_id = 10 + (uint64_t)i,
+				     .op = RCX_OP_RECV,
+				     .addr = (uintptr_t)dst[i],
+				     .length = sizeof(dst[i]) };
+
+		CU_ASSERT_EQUAL(ops->post_recv(b, &rw, &bad), 0);
+	}
+	memset(src, 0x5b, sizeof(src));
+	CU_ASSERT_EQUAL(ops->post_send(a, &big, &bad), 0);
+	src[0] = 0x6c;
+	CU_ASSERT_EQUAL(ops->post_send(a, &small, &bad), 0);
+	while (got < 2 && tu_now_ms() < end) {
+		ret = ops->cq_poll(dev, &c[got], 1);
+		CU_ASSERT_FATAL(ret >= 0);
+		got += ret && c[got].wr_id >= 10;
+	}
+	CU_ASSERT_EQUAL_FATAL(got, 2);
+	CU_ASSERT_EQUAL(c[0].wr_id, 10);
+	CU_ASSERT_EQUAL(c[0].byte_len, sizeof(src));
+	CU_ASSERT_EQUAL(c[1].wr_id, 11);
+	CU_ASSERT_EQUAL(c[1].byte_len, 5);
+	CU_ASSERT_EQUAL(dst[0][sizeof(src) - 1], 0x5b);
+	CU_ASSERT_EQUAL(dst[1][0], 0x6c);
+	pair_close(a, b);
+	while (ops->cq_poll(dev, &c[0], 1) > 0)
+		;
+}
+
 static const CU_TestInfo tests[] = {
 	{ "write_key_checked_each_time", test_write_key_checked },
 	{ "write_imm_key_checked_each_time", test_write_imm_key_checked },
@@ -1101,6 +1156,7 @@ static const CU_TestInfo tests[] = {
 	{ "pwr_write_imm_direct_post", test_pwr_write_imm_direct },
 	{ "pwr_send_recv_direct_post", test_pwr_send_recv_direct },
 	{ "pwr_write_patched_refused_flushed", test_pwr_write },
+	{ "recv_order_sender_then_receiver", test_recv_order_mixed },
 	CU_TEST_INFO_NULL,
 };
 
