@@ -1090,6 +1090,32 @@ static void test_pwr_write(void)
 		ops->mr_dereg(mr);
 }
 
+/* A prepared SEND of no bytes and no address: delivered, nothing read. */
+static void test_pwr_send_empty(void)
+{
+	static uint8_t dst[8];
+	struct rcx_wr sw = { .wr_id = 1, .op = RCX_OP_SEND };
+	struct rcx_wr rw = { .wr_id = 2,
+			     .op = RCX_OP_RECV,
+			     .addr = (uintptr_t)dst,
+			     .length = sizeof(dst) };
+	struct rcx_pwr *p = NULL;
+	struct rcx_ep *a, *b;
+	struct rcx_wr *bad;
+	struct rcx_cqe c;
+
+	CU_ASSERT_EQUAL_FATAL(pair_connect(&a, &b), 0);
+	CU_ASSERT_EQUAL_FATAL(ops->pwr_create(a, &sw, 0, &p), 0);
+	CU_ASSERT_EQUAL(ops->post_recv(b, &rw, &bad), 0);
+	CU_ASSERT_EQUAL(ops->pwr_post(a, &p, 1), 0);
+	CU_ASSERT_EQUAL(wait_get(2, &c), 0);
+	CU_ASSERT_EQUAL(c.byte_len, 0);
+	ops->pwr_destroy(p);
+	pair_close(a, b);
+	while (ops->cq_poll(dev, &c, 1) > 0)
+		;
+}
+
 /*
  * Receives complete in the order they were taken, whoever delivered
  * them: a SEND too long for its entry, delivered by the sender at its
@@ -1157,6 +1183,7 @@ static const CU_TestInfo tests[] = {
 	{ "pwr_send_recv_direct_post", test_pwr_send_recv_direct },
 	{ "pwr_write_patched_refused_flushed", test_pwr_write },
 	{ "recv_order_sender_then_receiver", test_recv_order_mixed },
+	{ "pwr_send_empty_no_address", test_pwr_send_empty },
 	CU_TEST_INFO_NULL,
 };
 

@@ -133,7 +133,7 @@ static inline void copy_head(uint8_t *d, const uint8_t *s, uint32_t len)
 		memcpy(d + len - 8, &b, 8);
 	} else if (len == SHM_SQE_HEAD) {
 		memcpy(d, s, SHM_SQE_HEAD);
-	} else {
+	} else if (len) { /* no address to read for none */
 		memcpy(d, s, len);
 	}
 }
