@@ -20,8 +20,13 @@
  *   into its queues does;
  * - a WRITE or READ of a peer process's plain memory, posted when
  *   nothing of the endpoint's is outstanding, is the one cross-memory
- *   copy at post time, with no ring entry.
+ *   copy at post time, with no ring entry;
+ * - a prepared WR posted alone takes its own path (shm_pwr.c): its
+ *   payload, length, target and immediate, changed between posts, land
+ *   each time, through pwr_post and pwr_direct's post, in order behind
+ *   what waits; a receive completes in order whoever delivered it.
  */
+#include <endian.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -796,6 +801,372 @@ static void test_rma_now_plain(void)
 		;
 }
 
+/*
+ * Prepared WRs (shm_pwr.c). wait_get: the completion of wr_id, copied
+ * to *out, within the time-out (its status, or -errno); those of other
+ * WRs it meets are counted in sf_others.
+ */
+static int sf_others;
+
+static int wait_get(uint64_t wr_id, struct rcx_cqe *out)
+{
+	long long end = tu_now_ms() + SF_TMO_MS;
+	int ret;
+
+	while (tu_now_ms() < end) {
+		ret = ops->cq_poll(dev, out, 1);
+		if (ret < 0)
+			return ret;
+		if (ret && out->wr_id == wr_id)
+			return out->status;
+		sf_others += ret;
+	}
+	return -ETIMEDOUT;
+}
+
+/* a prepared WR of a's: posted by pwr_post or by pwr_direct's post */
+static int pwr_send(struct rcx_ep *a, struct rcx_pwr *p,
+		    const struct rcx_pwr_direct *d)
+{
+	struct ibv_send_wr *bad;
+
+	if (d)
+		return -d->send(d->qp, (struct ibv_send_wr *)d->swr, &bad);
+	return ops->pwr_post(a, &p, 1);
+}
+
+#define SF_PWR_POSTS (3 * SHM_SQ + 7)
+#define SF_PWR_SLOTS 3
+
+/*
+ * A prepared WRITE_IMM posted past the ring's end, its payload, length,
+ * slot and immediate changed before each post: each lands whole where it
+ * was sent, with its immediate and length, signaled or not, by pwr_post
+ * or pwr_direct's post; lengths past the entry's first line and past
+ * what an entry carries included.
+ */
+static void pwr_write_imm_each(bool signaled, bool direct)
+{
+	static const uint32_t lens[] = { 8,
+					 1,
+					 0,
+					 13,
+					 16,
+					 31,
+					 32,
+					 33,
+					 100,
+					 1024,
+					 9,
+					 SHM_INLINE,
+					 SHM_INLINE + 1 };
+	static uint8_t src[SHM_INLINE + 1];
+	static uint8_t dst[SF_PWR_SLOTS][SHM_INLINE + 2];
+	unsigned int acc = RCX_ACCESS_LOCAL_WRITE | RCX_ACCESS_REMOTE_WRITE;
+	struct rcx_wr w = {
+		.wr_id = 1,
+		.op = RCX_OP_WRITE_IMM,
+		.flags = (uint8_t)(signaled ? RCX_WR_SIGNALED : 0),
+		.addr = (uintptr_t)src,
+		.length = 8,
+		.remote_addr = (uintptr_t)dst[0],
+		.rkey = SF_KEY,
+		.imm = 99,
+	};
+	struct rcx_wr rw = { .wr_id = 2, .op = RCX_OP_RECV };
+	struct rcx_pwr_direct d;
+	struct rcx_pwr *p = NULL;
+	struct rcx_ep *a, *b;
+	struct rcx_mr *mr;
+	struct rcx_wr *bad;
+	struct rcx_cqe c;
+	unsigned int i, len, slot, bad_data = 0;
+
+	sf_others = 0;
+	CU_ASSERT_EQUAL_FATAL(pair_connect(&a, &b), 0);
+	CU_ASSERT_EQUAL_FATAL(ops->mr_reg_keyed(dev, dst, sizeof(dst), acc,
+						SF_KEY, SF_KEY, &mr),
+			      0);
+	CU_ASSERT_EQUAL_FATAL(ops->pwr_create(a, &w, 0, &p), 0);
+	if (direct)
+		CU_ASSERT_EQUAL_FATAL(ops->pwr_direct(a, p, 0, &d), 0);
+	for (i = 0; i < SF_PWR_POSTS; i++) {
+		len = lens[i % (sizeof(lens) / sizeof(lens[0]))];
+		slot = i % SF_PWR_SLOTS;
+		memset(src, (int)(i * 3 + 1), sizeof(src));
+		src[0] = (uint8_t)i;
+		memset(dst[slot], 0, sizeof(dst[slot]));
+		*p->length = len;
+		*p->remote_addr = (uintptr_t)dst[slot];
+		*p->imm_be = htobe32(0x1000 + i);
+		CU_ASSERT_EQUAL(ops->post_recv(b, &rw, &bad), 0);
+		CU_ASSERT_EQUAL_FATAL(pwr_send(a, p, direct ? &d : NULL), 0);
+		CU_ASSERT_EQUAL_FATAL(wait_get(2, &c), 0);
+		CU_ASSERT_EQUAL(c.imm, 0x1000 + i);
+		CU_ASSERT(c.has_imm);
+		CU_ASSERT_EQUAL(c.byte_len, len);
+		bad_data +=
+			memcmp(dst[slot], src, len) != 0 || dst[slot][len] != 0;
+	}
+	CU_ASSERT_EQUAL(bad_data, 0);
+	/* the send completions: every one signaled, none else */
+	while (ops->cq_poll(dev, &c, 1) > 0)
+		sf_others++;
+	CU_ASSERT_EQUAL(sf_others, signaled ? SF_PWR_POSTS : 0);
+	ops->pwr_destroy(p);
+	ops->mr_dereg(mr);
+	pair_close(a, b);
+	while (ops->cq_poll(dev, &c, 1) > 0)
+		;
+}
+
+static void test_pwr_write_imm(void)
+{
+	pwr_write_imm_each(false, false);
+	pwr_write_imm_each(true, false);
+}
+
+static void test_pwr_write_imm_direct(void)
+{
+	pwr_write_imm_each(false, true);
+	pwr_write_imm_each(true, true);
+}
+
+/*
+ * A prepared SEND and a prepared receive, both posted by pwr_direct's
+ * post, the receive's buffer and the send's payload and length changed
+ * between posts; and a prepared SEND posted behind a SEND that waits for
+ * its receive goes after it, in order.
+ */
+static void test_pwr_send_recv_direct(void)
+{
+	static uint8_t src[256], dst[2][256];
+	struct rcx_wr sw = { .wr_id = 1,
+			     .op = RCX_OP_SEND,
+			     .addr = (uintptr_t)src,
+			     .length = 8 };
+	struct rcx_wr rw = { .wr_id = 2,
+			     .op = RCX_OP_RECV,
+			     .addr = (uintptr_t)dst[0],
+			     .length = sizeof(dst[0]) };
+	struct rcx_wr gw = { .wr_id = 3,
+			     .op = RCX_OP_SEND,
+			     .flags = RCX_WR_SIGNALED,
+			     .addr = (uintptr_t)src,
+			     .length = 4 };
+	struct rcx_pwr_direct ds, dr;
+	struct rcx_pwr *ps = NULL, *pr = NULL;
+	struct ibv_recv_wr *rbad;
+	struct rcx_ep *a, *b;
+	struct rcx_wr *bad;
+	struct rcx_cqe c;
+	unsigned int i, len, bad_data = 0;
+	static const uint8_t first[4] = { 0xa1, 0xa2, 0xa3, 0xa4 };
+
+	CU_ASSERT_EQUAL_FATAL(pair_connect(&a, &b), 0);
+	CU_ASSERT_EQUAL_FATAL(ops->pwr_create(a, &sw, 0, &ps), 0);
+	CU_ASSERT_EQUAL_FATAL(ops->pwr_create(b, &rw, 1, &pr), 0);
+	CU_ASSERT_EQUAL_FATAL(ops->pwr_direct(a, ps, 0, &ds), 0);
+	CU_ASSERT_EQUAL_FATAL(ops->pwr_direct(b, pr, 1, &dr), 0);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(ds.send);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(dr.recv);
+	for (i = 0; i < SF_PWR_POSTS; i++) {
+		len = 1 + (i * 37) % sizeof(src);
+		memset(src, (int)(i + 1), sizeof(src));
+		memset(dst[i % 2], 0, sizeof(dst[i % 2]));
+		*pr->addr = (uintptr_t)dst[i % 2];
+		*ps->length = len;
+		CU_ASSERT_EQUAL_FATAL(dr.recv(dr.qp, dr.rwr, &rbad), 0);
+		CU_ASSERT_EQUAL_FATAL(pwr_send(a, ps, &ds), 0);
+		CU_ASSERT_EQUAL_FATAL(wait_get(2, &c), 0);
+		CU_ASSERT_EQUAL(c.byte_len, len);
+		bad_data += memcmp(dst[i % 2], src, len) != 0 ||
+			    (len < sizeof(dst[0]) && dst[i % 2][len]);
+	}
+	CU_ASSERT_EQUAL(bad_data, 0);
+	/* behind a SEND that waits for its receive: after it */
+	memcpy(src, first, sizeof(first));
+	CU_ASSERT_EQUAL(ops->post_send(a, &gw, &bad), 0);
+	src[0] = 0xb1;
+	*ps->length = 1;
+	CU_ASSERT_EQUAL(pwr_send(a, ps, &ds), 0);
+	memset(dst, 0, sizeof(dst));
+	*pr->addr = (uintptr_t)dst[0];
+	CU_ASSERT_EQUAL(dr.recv(dr.qp, dr.rwr, &rbad), 0);
+	CU_ASSERT_EQUAL(wait_get(2, &c), 0);
+	CU_ASSERT_EQUAL(c.byte_len, 4);
+	CU_ASSERT(!memcmp(dst[0], first, 4));
+	*pr->addr = (uintptr_t)dst[1];
+	CU_ASSERT_EQUAL(dr.recv(dr.qp, dr.rwr, &rbad), 0);
+	CU_ASSERT_EQUAL(wait_get(2, &c), 0);
+	CU_ASSERT_EQUAL(c.byte_len, 1);
+	CU_ASSERT_EQUAL(dst[1][0], 0xb1);
+	ops->pwr_destroy(ps);
+	ops->pwr_destroy(pr);
+	pair_close(a, b);
+	while (ops->cq_poll(dev, &c, 1) > 0)
+		;
+}
+
+/*
+ * A prepared RDMA WRITE, its target and length changed between posts,
+ * lands (a completion where it is signaled); once its key is gone a post
+ * completes with RCX_ERR_REMOTE_ACCESS and writes nothing; on the
+ * endpoint in error a post is flushed; a new pair's prepared WRITE (a
+ * channel remade) runs again.
+ */
+static void test_pwr_write(void)
+{
+	static uint64_t src[8], dst[8];
+	unsigned int acc = RCX_ACCESS_LOCAL_WRITE | RCX_ACCESS_REMOTE_WRITE;
+	struct rcx_wr w = {
+		.wr_id = 1,
+		.op = RCX_OP_WRITE,
+		.flags = RCX_WR_SIGNALED,
+		.addr = (uintptr_t)src,
+		.length = 8,
+		.remote_addr = (uintptr_t)dst,
+		.rkey = SF_KEY,
+	};
+	struct rcx_pwr *p = NULL, *u = NULL;
+	struct rcx_ep *a, *b;
+	struct rcx_mr *mr;
+	struct rcx_cqe c;
+	unsigned int i, k, bad_data = 0;
+
+	CU_ASSERT_EQUAL_FATAL(ops->mr_reg_keyed(dev, dst, sizeof(dst), acc,
+						SF_KEY, SF_KEY, &mr),
+			      0);
+	for (k = 0; k < 2; k++) {
+		CU_ASSERT_EQUAL_FATAL(pair_connect(&a, &b), 0);
+		w.flags = RCX_WR_SIGNALED;
+		CU_ASSERT_EQUAL_FATAL(ops->pwr_create(a, &w, 0, &p), 0);
+		w.flags = 0;
+		CU_ASSERT_EQUAL_FATAL(ops->pwr_create(a, &w, 0, &u), 0);
+		for (i = 0; i < SF_PWR_POSTS; i++) {
+			struct rcx_pwr *q = i % 2 ? u : p;
+			uint32_t n = 1 + i % 8;
+
+			memset(src, 0, sizeof(src));
+			src[0] = i + 1;
+			src[n - 1] = ~(uint64_t)i;
+			memset(dst, 0, sizeof(dst));
+			*q->remote_addr = (uintptr_t)&dst[8 - n];
+			*q->length = n * 8;
+			CU_ASSERT_EQUAL_FATAL(ops->pwr_post(a, &q, 1), 0);
+			if (q == p) {
+				CU_ASSERT_EQUAL(wait_get(1, &c), 0);
+				CU_ASSERT_EQUAL(c.byte_len, n * 8);
+			}
+			bad_data += memcmp(&dst[8 - n], src, n * 8) != 0 ||
+				    (n < 8 && dst[7 - n]);
+		}
+		CU_ASSERT_EQUAL(bad_data, 0);
+		if (k == 1) {
+			/* the key gone: refused, nothing written */
+			CU_ASSERT_EQUAL(ops->mr_dereg(mr), 0);
+			mr = NULL;
+			memset(dst, 0, sizeof(dst));
+			*p->remote_addr = (uintptr_t)dst;
+			*p->length = 8;
+			CU_ASSERT_EQUAL(ops->pwr_post(a, &p, 1), 0);
+			CU_ASSERT_EQUAL(wait_get(1, &c), RCX_ERR_REMOTE_ACCESS);
+			CU_ASSERT_EQUAL(dst[0], 0);
+		} else {
+			/* in error: flushed, nothing written */
+			CU_ASSERT_EQUAL(ops->ep_set_error(a), 0);
+			memset(dst, 0, sizeof(dst));
+			CU_ASSERT_EQUAL(ops->pwr_post(a, &p, 1), 0);
+			CU_ASSERT_EQUAL(wait_get(1, &c), RCX_ERR_FLUSHED);
+			CU_ASSERT_EQUAL(dst[0], 0);
+		}
+		ops->pwr_destroy(p);
+		ops->pwr_destroy(u);
+		pair_close(a, b);
+		while (ops->cq_poll(dev, &c, 1) > 0)
+			;
+	}
+	if (mr)
+		ops->mr_dereg(mr);
+}
+
+/* A prepared SEND of no bytes and no address: delivered, nothing read. */
+static void test_pwr_send_empty(void)
+{
+	static uint8_t dst[8];
+	struct rcx_wr sw = { .wr_id = 1, .op = RCX_OP_SEND };
+	struct rcx_wr rw = { .wr_id = 2,
+			     .op = RCX_OP_RECV,
+			     .addr = (uintptr_t)dst,
+			     .length = sizeof(dst) };
+	struct rcx_pwr *p = NULL;
+	struct rcx_ep *a, *b;
+	struct rcx_wr *bad;
+	struct rcx_cqe c;
+
+	CU_ASSERT_EQUAL_FATAL(pair_connect(&a, &b), 0);
+	CU_ASSERT_EQUAL_FATAL(ops->pwr_create(a, &sw, 0, &p), 0);
+	CU_ASSERT_EQUAL(ops->post_recv(b, &rw, &bad), 0);
+	CU_ASSERT_EQUAL(ops->pwr_post(a, &p, 1), 0);
+	CU_ASSERT_EQUAL(wait_get(2, &c), 0);
+	CU_ASSERT_EQUAL(c.byte_len, 0);
+	ops->pwr_destroy(p);
+	pair_close(a, b);
+	while (ops->cq_poll(dev, &c, 1) > 0)
+		;
+}
+
+/*
+ * Receives complete in the order they were taken, whoever delivered
+ * them: a SEND too long for its entry, delivered by the sender at its
+ * post, then one in its entry, delivered by the receiver's poll (which
+ * completes it at once only where nothing before it is left to reap).
+ */
+static void test_recv_order_mixed(void)
+{
+	static uint8_t src[SHM_INLINE + 100], dst[2][SHM_INLINE + 100];
+	struct rcx_wr big = { .wr_id = 1,
+			      .op = RCX_OP_SEND,
+			      .addr = (uintptr_t)src,
+			      .length = sizeof(src) };
+	struct rcx_wr small = big;
+	struct rcx_ep *a, *b;
+	struct rcx_wr *bad;
+	struct rcx_cqe c[2];
+	long long end = tu_now_ms() + SF_TMO_MS;
+	int i, got = 0, ret;
+
+	small.length = 5;
+	CU_ASSERT_EQUAL_FATAL(pair_connect(&a, &b), 0);
+	for (i = 0; i < 2; i++) {
+		struct rcx_wr rw = { .wr_id = 10 + (uint64_t)i,
+				     .op = RCX_OP_RECV,
+				     .addr = (uintptr_t)dst[i],
+				     .length = sizeof(dst[i]) };
+
+		CU_ASSERT_EQUAL(ops->post_recv(b, &rw, &bad), 0);
+	}
+	memset(src, 0x5b, sizeof(src));
+	CU_ASSERT_EQUAL(ops->post_send(a, &big, &bad), 0);
+	src[0] = 0x6c;
+	CU_ASSERT_EQUAL(ops->post_send(a, &small, &bad), 0);
+	while (got < 2 && tu_now_ms() < end) {
+		ret = ops->cq_poll(dev, &c[got], 1);
+		CU_ASSERT_FATAL(ret >= 0);
+		got += ret && c[got].wr_id >= 10;
+	}
+	CU_ASSERT_EQUAL_FATAL(got, 2);
+	CU_ASSERT_EQUAL(c[0].wr_id, 10);
+	CU_ASSERT_EQUAL(c[0].byte_len, sizeof(src));
+	CU_ASSERT_EQUAL(c[1].wr_id, 11);
+	CU_ASSERT_EQUAL(c[1].byte_len, 5);
+	CU_ASSERT_EQUAL(dst[0][sizeof(src) - 1], 0x5b);
+	CU_ASSERT_EQUAL(dst[1][0], 0x6c);
+	pair_close(a, b);
+	while (ops->cq_poll(dev, &c[0], 1) > 0)
+		;
+}
+
 static const CU_TestInfo tests[] = {
 	{ "write_key_checked_each_time", test_write_key_checked },
 	{ "write_imm_key_checked_each_time", test_write_imm_key_checked },
@@ -807,6 +1178,12 @@ static const CU_TestInfo tests[] = {
 	{ "inline_payload_lengths", test_inline_lengths },
 	{ "unsignaled_reaped_lazily", test_lazy_reap },
 	{ "rma_now_plain_memory", test_rma_now_plain },
+	{ "pwr_write_imm_patched_each_post", test_pwr_write_imm },
+	{ "pwr_write_imm_direct_post", test_pwr_write_imm_direct },
+	{ "pwr_send_recv_direct_post", test_pwr_send_recv_direct },
+	{ "pwr_write_patched_refused_flushed", test_pwr_write },
+	{ "recv_order_sender_then_receiver", test_recv_order_mixed },
+	{ "pwr_send_empty_no_address", test_pwr_send_empty },
 	CU_TEST_INFO_NULL,
 };
 

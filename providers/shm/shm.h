@@ -772,6 +772,8 @@ int shm_pwr_post(struct rcx_ep *ep, struct rcx_pwr **pwr, int n);
 int shm_pwr_post_recv(struct rcx_ep *ep, struct rcx_pwr **pwr, int n);
 int shm_pwr_post_list(struct rcx_ep *ep, struct rcx_pwr **pwr, int n, int recv,
 		      int *posted);
+int shm_pwr_direct(struct rcx_ep *ep, struct rcx_pwr *pwr, int recv,
+		   struct rcx_pwr_direct *d);
 /* error state: flush everything, tell the peer; status of the cause */
 void shm_ep_fail(struct shm_ep *ep);
 /* mark this side dead in the connection segment, executors stopped */

@@ -10,29 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
-#include "shm.h"
-
-static bool recv_op(uint8_t op)
-{
-	return op == RCX_OP_SEND || op == RCX_OP_SEND_IMM ||
-	       op == RCX_OP_WRITE_IMM;
-}
-
-static inline void cqe_push(struct shm_ep *ep, uint64_t wr_id, uint8_t op,
-			    int status, uint32_t len)
-{
-	struct rcx_cqe *c = shm_cq_next(ep->dev, ep);
-
-	if (c)
-		*c = (struct rcx_cqe){
-			.wr_id = wr_id,
-			.ep_ctx = ep->attr.ep_ctx,
-			.status = status,
-			/* as verbs: op undefined */
-			.op = status ? RCX_OP_RECV : op,
-			.byte_len = len,
-		};
-}
+#include "shm_sq.h"
 
 /* ---- the executor's lock: the pid of its holder */
 
@@ -212,7 +190,7 @@ static uint64_t payload(const struct shm_sqe *q)
  */
 static bool rx_exec(const struct shm_sqe *q)
 {
-	return q->inl && recv_op(q->op);
+	return q->inl && shm_recv_op(q->op);
 }
 
 /* Is entry e of d published (its seq written, see struct shm_sqe)? */
@@ -354,17 +332,12 @@ static bool sender_takes(const struct shm_ep *ep, uint32_t e)
  * the queue not reaped, or a side dead (an entry of ours failed: its
  * completion). Unsignaled rx_exec entries are reaped with the next.
  */
-static inline bool sq_many(const struct shm_ep *ep, uint32_t n)
-{
-	return n >= SHM_SQ_LAZY || 2 * n >= ep->attr.max_send_wr;
-}
-
 static inline bool sq_want(const struct shm_ep *ep, uint32_t t)
 {
 	uint32_t n = t - ep->sq_reaped;
 
 	return n &&
-	       (ep->sq_note - 1 - ep->sq_reaped < n || sq_many(ep, n) ||
+	       (ep->sq_note - 1 - ep->sq_reaped < n || shm_sq_many(ep, n) ||
 		atomic_load_explicit(&ep->cseg->dead[0],
 				     memory_order_relaxed) ||
 		atomic_load_explicit(&ep->cseg->dead[1], memory_order_relaxed));
@@ -377,7 +350,7 @@ static inline bool sq_want_own(const struct shm_ep *ep)
 		atomic_load_explicit(&ep->tx->sq_tail, memory_order_relaxed) -
 		ep->sq_reaped;
 
-	return n && (ep->sq_note - 1 - ep->sq_reaped < n || sq_many(ep, n));
+	return n && (ep->sq_note - 1 - ep->sq_reaped < n || shm_sq_many(ep, n));
 }
 
 /* sq_want at the send queue's tail */
@@ -404,7 +377,7 @@ static inline __attribute__((always_inline)) bool runnable(
 	q = &d->sq[e % SHM_SQ];
 	if (d == ep->tx && rx_exec(q) && !sender_takes(ep, e))
 		return false;
-	return !recv_op(q->op) ||
+	return !shm_recv_op(q->op) ||
 	       atomic_load_explicit(&d->rq_done, memory_order_acquire) !=
 		       atomic_load_explicit(&d->rq_tail, memory_order_acquire);
 }
@@ -418,6 +391,24 @@ static void peer_work_fenced(struct shm_ep *ep, bool all)
 	shm_work_mark(ep, all);
 	shm_kick_fenced(ep->dev, ep->peer_seg, &ep->peer_kaddr,
 			ep->peer_kaddr_len);
+}
+
+/* receive i's completion, r filled in by its executor: r's status */
+static inline int rq_cqe(struct shm_ep *ep, const struct shm_rqe *r, uint32_t i)
+{
+	struct rcx_cqe *c = shm_cq_next(ep->dev, ep);
+
+	if (c)
+		*c = (struct rcx_cqe){
+			.wr_id = ep->rq_wr_id[i % SHM_RQ],
+			.ep_ctx = ep->attr.ep_ctx,
+			.status = r->status,
+			.op = r->status ? RCX_OP_RECV : r->op,
+			.has_imm = r->has_imm,
+			.imm = r->has_imm ? r->imm : 0,
+			.byte_len = r->byte_len,
+		};
+	return r->status;
 }
 
 /*
@@ -456,7 +447,7 @@ again:
 		} else if (snd && rx_exec(q) && !sender_takes(ep, e)) {
 			left = true; /* the receiver's: wake it if it sleeps */
 			break;
-		} else if (recv_op(q->op)) {
+		} else if (shm_recv_op(q->op)) {
 			rd = atomic_load_explicit(&d->rq_done,
 						  memory_order_relaxed);
 			if (rd == atomic_load_explicit(&d->rq_tail,
@@ -465,6 +456,13 @@ again:
 			st = deliver(ep, q, &d->rq[rd % SHM_RQ], snd);
 			atomic_store_explicit(&d->rq_done, rd + 1,
 					      memory_order_release);
+			/* a receive of ours delivered, none before it left
+			 * to reap: its completion now, not by reap_rq (a
+			 * failed one is reap_rq's: it fails the endpoint) */
+			if (!snd && !st && ep->rq_reaped == rd) {
+				rq_cqe(ep, &d->rq[rd % SHM_RQ], rd);
+				ep->rq_reaped = rd + 1;
+			}
 		} else {
 			st = direct(ep, q, snd, false);
 		}
@@ -524,7 +522,7 @@ static void reap_sq(struct shm_ep *ep)
 	for (; ep->sq_reaped != x; ep->sq_reaped++) {
 		q = &ep->tx->sq[ep->sq_reaped % SHM_SQ];
 		if (q->signaled || q->status)
-			cqe_push(ep, q->wr_id, q->op, q->status, q->len);
+			shm_cqe_push(ep, q->wr_id, q->op, q->status, q->len);
 		err |= q->status != 0;
 	}
 	if (err)
@@ -536,25 +534,11 @@ static void reap_rq(struct shm_ep *ep)
 {
 	struct shm_dir *d = ep->rx;
 	uint32_t x = atomic_load_explicit(&d->rq_done, memory_order_acquire);
-	struct shm_rqe *r;
-	struct rcx_cqe *c;
 	bool err = false;
 
-	for (; ep->rq_reaped != x; ep->rq_reaped++) {
-		r = &d->rq[ep->rq_reaped % SHM_RQ];
-		c = shm_cq_next(ep->dev, ep);
-		if (c)
-			*c = (struct rcx_cqe){
-				.wr_id = ep->rq_wr_id[ep->rq_reaped % SHM_RQ],
-				.ep_ctx = ep->attr.ep_ctx,
-				.status = r->status,
-				.op = r->status ? RCX_OP_RECV : r->op,
-				.has_imm = r->has_imm,
-				.imm = r->has_imm ? r->imm : 0,
-				.byte_len = r->byte_len,
-			};
-		err |= r->status != 0;
-	}
+	for (; ep->rq_reaped != x; ep->rq_reaped++)
+		err |= rq_cqe(ep, &d->rq[ep->rq_reaped % SHM_RQ],
+			      ep->rq_reaped) != 0;
 	if (err)
 		shm_ep_fail(ep);
 }
@@ -578,47 +562,6 @@ static inline void reap(struct shm_ep *ep)
 		reap_sq(ep);
 }
 
-/*
- * An inline payload past the entry's first line, just written to q (len
- * bytes in all): the receiver copies it out next, from another CPU. Each
- * line is handed down to the cache the CPUs share (CLDEMOTE), so that
- * the receiver's reads find it there rather than each one taking it from
- * this CPU's own cache. A hint: a CPU without it does nothing.
- */
-static inline void sq_lines_demote(struct shm_sqe *q, uint32_t len)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	uint32_t o;
-
-	for (o = SHM_SQE_HEAD; o < len; o += 64)
-		__asm__ volatile("cldemote %0" : : "m"(q->data[o]));
-#else
-	(void)q;
-	(void)len;
-#endif
-}
-
-/*
- * After q was published with such a payload: the same lines of the next
- * entry, which the peer read SHM_SQ messages ago, are taken for writing
- * now (PREFETCHW), while the peer works, and not by the stores of the
- * next post, which that entry's seq would wait behind. At 1 KiB, a
- * ping-pong of copies out of such entries took 0.46-0.51 us on a 2-CPU
- * host with both hints, 0.62-0.66 us without.
- */
-static inline void sq_lines_take(struct shm_sqe *next, uint32_t len)
-{
-	uint32_t o;
-
-	for (o = SHM_SQE_HEAD; o < len; o += 64) {
-#if defined(__x86_64__) || defined(__i386__)
-		__asm__ volatile("prefetchw %0" : : "m"(next->data[o]));
-#else
-		__builtin_prefetch(&next->data[o], 1, 3);
-#endif
-	}
-}
-
 /* Put wr in the send queue: 0, or -EAGAIN when it is full. */
 static int sq_put(struct shm_ep *ep, const struct rcx_wr *wr)
 {
@@ -636,7 +579,7 @@ static int sq_put(struct shm_ep *ep, const struct rcx_wr *wr)
 	/* inline: the buffer is the caller's again when the post returns */
 	inl = wr->length <= SHM_INLINE && wr->op != RCX_OP_READ &&
 	      wr->op != RCX_OP_FADD && wr->op != RCX_OP_CSWAP &&
-	      ((wr->flags & RCX_WR_INLINE) || recv_op(wr->op));
+	      ((wr->flags & RCX_WR_INLINE) || shm_recv_op(wr->op));
 	/*
 	 * The payload past the first line first: the first line, which the
 	 * receiver polls, is written in one burst after it (written before
@@ -646,7 +589,7 @@ static int sq_put(struct shm_ep *ep, const struct rcx_wr *wr)
 		memcpy(q->data + SHM_SQE_HEAD,
 		       (const uint8_t *)(uintptr_t)wr->addr + SHM_SQE_HEAD,
 		       wr->length - SHM_SQE_HEAD);
-		sq_lines_demote(q, wr->length);
+		shm_sq_lines_demote(q, wr->length);
 	}
 	q->op = wr->op;
 	q->signaled = !!(wr->flags & RCX_WR_SIGNALED);
@@ -668,18 +611,18 @@ static int sq_put(struct shm_ep *ep, const struct rcx_wr *wr)
 		q->compare_add = wr->compare_add;
 		q->swap = wr->swap;
 	}
-	if (!recv_op(wr->op))
+	if (!shm_recv_op(wr->op))
 		ep->sq_own = t + 1;
 	/* what sq_want looks for: a mark when it has run (exec_run) */
-	q->notify = q->signaled || !inl || !recv_op(wr->op);
+	q->notify = q->signaled || !inl || !shm_recv_op(wr->op);
 	if (q->notify)
 		ep->sq_note = t + 1;
 	else
-		q->notify = sq_many(ep, t + 1 - ep->sq_reaped);
+		q->notify = shm_sq_many(ep, t + 1 - ep->sq_reaped);
 	atomic_store_explicit(&q->seq, t + 1, memory_order_release);
 	atomic_store_explicit(&ep->tx->sq_tail, t + 1, memory_order_relaxed);
 	if (inl && wr->length > SHM_SQE_HEAD)
-		sq_lines_take(&ep->tx->sq[(t + 1) % SHM_SQ], wr->length);
+		shm_sq_lines_take(&ep->tx->sq[(t + 1) % SHM_SQ], wr->length);
 	return 0;
 }
 
@@ -828,11 +771,11 @@ static bool run_now(struct shm_ep *ep, const struct rcx_wr *wr)
 	if (wr->op == RCX_OP_WRITE || wr->op == RCX_OP_READ) {
 		if (rw_now(ep, wr, true))
 			return false;
-	} else if (recv_op(wr->op) || !run_direct(ep, wr)) {
+	} else if (shm_recv_op(wr->op) || !run_direct(ep, wr)) {
 		return false;
 	}
 	if (wr->flags & RCX_WR_SIGNALED)
-		cqe_push(ep, wr->wr_id, wr->op, 0, wr->length);
+		shm_cqe_push(ep, wr->wr_id, wr->op, 0, wr->length);
 	/* a waiter of the peer's may sleep until a write lands: the post
 	 * wakes it before it returns */
 	ep->ran_now++;
@@ -865,7 +808,7 @@ static int post_one(struct shm_ep *ep, const struct rcx_wr *wr)
 	    ((wr->remote_addr & 7) || wr->length != 8))
 		return -EINVAL; /* IBA 9.4.5 */
 	if (ep->state == SHM_EP_ERROR) {
-		cqe_push(ep, wr->wr_id, wr->op, RCX_ERR_FLUSHED, 0);
+		shm_cqe_push(ep, wr->wr_id, wr->op, RCX_ERR_FLUSHED, 0);
 		return 0;
 	}
 	busy = atomic_load_explicit(&ep->tx->sq_tail, memory_order_relaxed) -
@@ -886,27 +829,6 @@ static int post_one(struct shm_ep *ep, const struct rcx_wr *wr)
 }
 
 /*
- * The wakeups a post owes: the peer's (a fence), with its endpoint's work
- * bit when an entry was published (work), a thread of ours (none); and
- * the next pass of ours looks at ep when the post left it something to
- * look for (again).
- */
-static inline void post_wake(struct shm_dev *dev, struct shm_ep *ep, bool wake,
-			     bool work, bool again)
-{
-	if (dev->work_on && again)
-		dev->again |= ep->wmask;
-	if (wake) {
-		atomic_thread_fence(memory_order_seq_cst);
-		if (work)
-			shm_work_mark(ep, false);
-		shm_kick_fenced(dev, ep->peer_seg, &ep->peer_kaddr,
-				ep->peer_kaddr_len);
-	}
-	shm_cq_kick(dev);
-}
-
-/*
  * A lone SEND, SEND_IMM or WRITE_IMM whose payload travels in its entry,
  * posted when every entry of ours before it has run, nothing is pending
  * and no side is dead: the receiver runs it (rx_exec), so the post writes
@@ -918,7 +840,7 @@ static bool send_fast(struct shm_ep *ep, const struct rcx_wr *wr)
 	struct shm_dir *tx = ep->tx;
 	uint32_t t;
 
-	if (wr->next || !recv_op(wr->op) || wr->length > SHM_INLINE ||
+	if (wr->next || !shm_recv_op(wr->op) || wr->length > SHM_INLINE ||
 	    ep->pend || ep->state != SHM_EP_CONNECTED || !ep->peer_seg)
 		return false;
 	t = atomic_load_explicit(&tx->sq_tail, memory_order_relaxed);
@@ -949,10 +871,10 @@ int shm_post_send(struct rcx_ep *e, struct rcx_wr *wr, struct rcx_wr **bad)
 	if ((wr->op == RCX_OP_WRITE || wr->op == RCX_OP_READ) && !wr->next &&
 	    !rw_now(ep, wr, true)) {
 		if (wr->flags & RCX_WR_SIGNALED)
-			cqe_push(ep, wr->wr_id, wr->op, 0, wr->length);
+			shm_cqe_push(ep, wr->wr_id, wr->op, 0, wr->length);
 		/* a waiter of the peer's may sleep until a write lands */
 		/* nothing left here: no entry, its completion queued */
-		post_wake(dev, ep, wr->op == RCX_OP_WRITE, false, false);
+		shm_post_wake(dev, ep, wr->op == RCX_OP_WRITE, false, false);
 		return 0;
 	}
 	if (send_fast(ep, wr)) {
@@ -963,7 +885,8 @@ int shm_post_send(struct rcx_ep *e, struct rcx_wr *wr, struct rcx_wr **bad)
 		t0 = atomic_load_explicit(&ep->tx->sq_tail,
 					  memory_order_relaxed) -
 		     1;
-		post_wake(dev, ep, true, true, ep->tx->sq[t0 % SHM_SQ].notify);
+		shm_post_wake(dev, ep, true, true,
+			      ep->tx->sq[t0 % SHM_SQ].notify);
 		return 0;
 	}
 	t0 = ep->cseg ? atomic_load_explicit(&ep->tx->sq_tail,
@@ -989,7 +912,7 @@ int shm_post_send(struct rcx_ep *e, struct rcx_wr *wr, struct rcx_wr **bad)
 		}
 		wake &= ep->peer_seg != NULL;
 	}
-	post_wake(dev, ep, wake, work, true);
+	shm_post_wake(dev, ep, wake, work, true);
 	return ret;
 }
 
@@ -1003,8 +926,8 @@ int shm_post_recv(struct rcx_ep *e, struct rcx_wr *wr, struct rcx_wr **bad)
 
 	for (; wr; wr = wr->next) {
 		if (ep->state == SHM_EP_ERROR) {
-			cqe_push(ep, wr->wr_id, RCX_OP_RECV, RCX_ERR_FLUSHED,
-				 0);
+			shm_cqe_push(ep, wr->wr_id, RCX_OP_RECV,
+				     RCX_ERR_FLUSHED, 0);
 			continue;
 		}
 		t = atomic_load_explicit(&d->rq_tail, memory_order_relaxed);
@@ -1149,12 +1072,12 @@ static void ep_flush(struct shm_ep *ep)
 					 memory_order_relaxed);
 		for (; ep->sq_reaped != t; ep->sq_reaped++) {
 			q = &ep->tx->sq[ep->sq_reaped % SHM_SQ];
-			cqe_push(ep, q->wr_id, q->op, RCX_ERR_FLUSHED, 0);
+			shm_cqe_push(ep, q->wr_id, q->op, RCX_ERR_FLUSHED, 0);
 		}
 	}
 	while ((p = ep->pend)) {
 		ep->pend = p->next;
-		cqe_push(ep, p->wr.wr_id, p->wr.op, RCX_ERR_FLUSHED, 0);
+		shm_cqe_push(ep, p->wr.wr_id, p->wr.op, RCX_ERR_FLUSHED, 0);
 		free(p);
 	}
 	ep->pend_tail = NULL;
@@ -1163,8 +1086,8 @@ static void ep_flush(struct shm_ep *ep)
 		t = atomic_load_explicit(&ep->rx->rq_tail,
 					 memory_order_relaxed);
 		for (; ep->rq_reaped != t; ep->rq_reaped++)
-			cqe_push(ep, ep->rq_wr_id[ep->rq_reaped % SHM_RQ],
-				 RCX_OP_RECV, RCX_ERR_FLUSHED, 0);
+			shm_cqe_push(ep, ep->rq_wr_id[ep->rq_reaped % SHM_RQ],
+				     RCX_OP_RECV, RCX_ERR_FLUSHED, 0);
 	}
 }
 
