@@ -36,6 +36,7 @@ static inline void rcx__txq_covered(struct rcx__conn *c)
 static inline void rcx__txq_add(struct rcx__conn *c, struct rcx__txslot *s)
 {
 	s->next = NULL;
+	s->ord = c->tx_ord++;
 	*c->txq_end = s;
 	c->txq_end = &s->next;
 	c->tx_inflight++;

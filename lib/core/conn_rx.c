@@ -315,7 +315,7 @@ void rcx__conn_on_rx_ok(struct rcx_ctx *ctx, struct rcx__wrctx *w,
 	struct rcx__rxbuf *b = (struct rcx__rxbuf *)w;
 	struct rcx__conn *c = b->conn;
 	struct rcx_req **head, *r;
-	uint8_t cid;
+	unsigned int cid;
 	int32_t tag;
 	size_t n;
 
@@ -328,10 +328,11 @@ void rcx__conn_on_rx_ok(struct rcx_ctx *ctx, struct rcx__wrctx *w,
 		rx_msg(ctx, b, byte_len, imm, has_imm);
 		return;
 	}
-	cid = (uint8_t)(imm >> IMM_CID_SHIFT & 7);
+	cid = imm >> IMM_CID_SHIFT & 7;
 	head = &c->g->posted[cid];
 	tag = (int32_t)(imm & IMM_TAG_MAX);
-	if (RCX__UNLIKELY(!byte_len || byte_len > ctx->cfg.eager_size ||
+	/* 0 < byte_len <= eager_size in one test */
+	if (RCX__UNLIKELY((size_t)byte_len - 1 >= ctx->cfg.eager_size ||
 			  ctx->am[cid] || !(r = *head) ||
 			  !rcx__p2p_matches(r, c->peer, tag))) {
 		rx_imm_any(ctx, c, b, byte_len, imm);
