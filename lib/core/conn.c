@@ -287,6 +287,7 @@ int rcx__conn_new(struct rcx_ctx *ctx, struct rcx_group *g, int peer,
 							       : RCX__RX_BATCH);
 	if (c->rx_batch < 1)
 		c->rx_batch = 1;
+	c->credit_at = (int)ctx->cfg.rx_depth / 2 / c->rx_batch * c->rx_batch;
 	*out = c;
 	return 0;
 }

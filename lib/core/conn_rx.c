@@ -151,13 +151,12 @@ static void rx_deliver(struct rcx_ctx *ctx, struct rcx__conn *c,
 /*
  * A delivered message's buffer may be held for the next batch's repost
  * (else rx_tail now): room in the batch, no backlog of sends on c, and
- * fewer than half the receive ring owed.
+ * no CREDIT due (rcx__conn_credit_due).
  */
-static inline bool rx_may_hold(const struct rcx_ctx *ctx,
-			       const struct rcx__conn *c)
+static inline bool rx_may_hold(const struct rcx__conn *c)
 {
 	return c->nhold + 1 < c->rx_batch && !c->backlog &&
-	       c->owed < (int)(ctx->cfg.rx_depth / 2);
+	       c->owed < c->credit_at;
 }
 
 /* b's message is taken, c still up: b goes back, credits go out. */
@@ -246,7 +245,7 @@ static inline __attribute__((always_inline)) void rx_imm(struct rcx_ctx *ctx,
 		rx_imm_slow(ctx, c, b, byte_len, imm);
 	if (RCX__UNLIKELY(c->state != RCX__CONN_UP))
 		return;
-	if (RCX__LIKELY(rx_may_hold(ctx, c))) {
+	if (RCX__LIKELY(rx_may_hold(c))) {
 		c->rx_hold[c->nhold++] = b->pwr;
 		return;
 	}
@@ -292,7 +291,7 @@ static __attribute__((noinline)) void rx_imm_rest(struct rcx_ctx *ctx,
 		rcx__req_run_hooks(r);
 	if (RCX__UNLIKELY(c->state != RCX__CONN_UP))
 		return;
-	if (rx_may_hold(ctx, c)) {
+	if (rx_may_hold(c)) {
 		c->rx_hold[c->nhold++] = b->pwr;
 		return;
 	}
@@ -352,7 +351,7 @@ void rcx__conn_on_rx_ok(struct rcx_ctx *ctx, struct rcx__wrctx *w,
 	r->status.count = n;
 	r->status.error = byte_len > r->len ? RCX_ERR_TRUNCATE : 0;
 	r->state = RCX__REQ_DONE;
-	if (RCX__UNLIKELY(!n || !rx_may_hold(ctx, c))) {
+	if (RCX__UNLIKELY(!n || !rx_may_hold(c))) {
 		rx_imm_rest(ctx, c, b, r, n);
 		return;
 	}

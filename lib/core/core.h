@@ -539,6 +539,8 @@ struct rcx__conn {
 	 * rx_batch of them are taken (conn.c, on_rx) */
 	struct rcx_pwr *rx_hold[RCX__RX_BATCH];
 	uint8_t nhold, rx_batch;
+	/* owed credits due back in a CREDIT message (rcx__conn_credit_due) */
+	int credit_at;
 	uint32_t next_rndv;
 	struct rcx__rxbuf *rx;
 	uint8_t *rx_mem;
