@@ -287,6 +287,7 @@ int rcx__conn_new(struct rcx_ctx *ctx, struct rcx_group *g, int peer,
 							       : RCX__RX_BATCH);
 	if (c->rx_batch < 1)
 		c->rx_batch = 1;
+	c->credit_at = (int)ctx->cfg.rx_depth / 2 / c->rx_batch * c->rx_batch;
 	*out = c;
 	return 0;
 }
@@ -870,8 +871,12 @@ static int slot_post(struct rcx__conn *c, struct rcx__txslot *s, bool may_imm)
 				     (uint32_t)h->cid << IMM_CID_SHIFT |
 				     (uint32_t)h->tag);
 	ret = ctx->ops->pwr_post(c->ep, &p, 1);
-	if (ret)
+	if (ret) {
+		/* a free slot's conn is stale (conn_tx.c): reported refused
+		 * all the same, it must name none */
+		s->conn = NULL;
 		return ret;
+	}
 	s->conn = c;
 	rcx__txq_add(c, s);
 	rcx__txq_covered(c);

@@ -36,6 +36,7 @@ static inline void rcx__txq_covered(struct rcx__conn *c)
 static inline void rcx__txq_add(struct rcx__conn *c, struct rcx__txslot *s)
 {
 	s->next = NULL;
+	s->ord = c->tx_ord++;
 	*c->txq_end = s;
 	c->txq_end = &s->next;
 	c->tx_inflight++;
@@ -178,13 +179,14 @@ bool rcx__conn_settle(struct rcx__conn *c);
 
 /*
  * Receive credits owed to the peer that no message of ours will carry
- * soon: half the ring was reposted, and we have nothing to send or no
- * credit to send it with. Returned in a CREDIT message.
+ * soon: half the ring was reposted (credit_at: rounded down to whole
+ * batches, so the batch that reaches it returns its credits at once
+ * while the peer still holds the rest), and we have nothing to send or
+ * no credit to send it with. Returned in a CREDIT message.
  */
 static inline bool rcx__conn_credit_due(const struct rcx__conn *c)
 {
-	return c->owed >= (int)c->ctx->cfg.rx_depth / 2 &&
-	       (!c->backlog || c->credits == 0);
+	return c->owed >= c->credit_at && (!c->backlog || c->credits == 0);
 }
 
 /* the receive side (conn_rx.c): a receive buffer posted; a completion of

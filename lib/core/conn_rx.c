@@ -151,13 +151,12 @@ static void rx_deliver(struct rcx_ctx *ctx, struct rcx__conn *c,
 /*
  * A delivered message's buffer may be held for the next batch's repost
  * (else rx_tail now): room in the batch, no backlog of sends on c, and
- * fewer than half the receive ring owed.
+ * no CREDIT due (rcx__conn_credit_due).
  */
-static inline bool rx_may_hold(const struct rcx_ctx *ctx,
-			       const struct rcx__conn *c)
+static inline bool rx_may_hold(const struct rcx__conn *c)
 {
 	return c->nhold + 1 < c->rx_batch && !c->backlog &&
-	       c->owed < (int)(ctx->cfg.rx_depth / 2);
+	       c->owed < c->credit_at;
 }
 
 /* b's message is taken, c still up: b goes back, credits go out. */
@@ -246,7 +245,7 @@ static inline __attribute__((always_inline)) void rx_imm(struct rcx_ctx *ctx,
 		rx_imm_slow(ctx, c, b, byte_len, imm);
 	if (RCX__UNLIKELY(c->state != RCX__CONN_UP))
 		return;
-	if (RCX__LIKELY(rx_may_hold(ctx, c))) {
+	if (RCX__LIKELY(rx_may_hold(c))) {
 		c->rx_hold[c->nhold++] = b->pwr;
 		return;
 	}
@@ -292,7 +291,7 @@ static __attribute__((noinline)) void rx_imm_rest(struct rcx_ctx *ctx,
 		rcx__req_run_hooks(r);
 	if (RCX__UNLIKELY(c->state != RCX__CONN_UP))
 		return;
-	if (rx_may_hold(ctx, c)) {
+	if (rx_may_hold(c)) {
 		c->rx_hold[c->nhold++] = b->pwr;
 		return;
 	}
@@ -315,7 +314,7 @@ void rcx__conn_on_rx_ok(struct rcx_ctx *ctx, struct rcx__wrctx *w,
 	struct rcx__rxbuf *b = (struct rcx__rxbuf *)w;
 	struct rcx__conn *c = b->conn;
 	struct rcx_req **head, *r;
-	uint8_t cid;
+	unsigned int cid;
 	int32_t tag;
 	size_t n;
 
@@ -328,10 +327,11 @@ void rcx__conn_on_rx_ok(struct rcx_ctx *ctx, struct rcx__wrctx *w,
 		rx_msg(ctx, b, byte_len, imm, has_imm);
 		return;
 	}
-	cid = (uint8_t)(imm >> IMM_CID_SHIFT & 7);
+	cid = imm >> IMM_CID_SHIFT & 7;
 	head = &c->g->posted[cid];
 	tag = (int32_t)(imm & IMM_TAG_MAX);
-	if (RCX__UNLIKELY(!byte_len || byte_len > ctx->cfg.eager_size ||
+	/* 0 < byte_len <= eager_size in one test */
+	if (RCX__UNLIKELY((size_t)byte_len - 1 >= ctx->cfg.eager_size ||
 			  ctx->am[cid] || !(r = *head) ||
 			  !rcx__p2p_matches(r, c->peer, tag))) {
 		rx_imm_any(ctx, c, b, byte_len, imm);
@@ -351,7 +351,7 @@ void rcx__conn_on_rx_ok(struct rcx_ctx *ctx, struct rcx__wrctx *w,
 	r->status.count = n;
 	r->status.error = byte_len > r->len ? RCX_ERR_TRUNCATE : 0;
 	r->state = RCX__REQ_DONE;
-	if (RCX__UNLIKELY(!n || !rx_may_hold(ctx, c))) {
+	if (RCX__UNLIKELY(!n || !rx_may_hold(c))) {
 		rx_imm_rest(ctx, c, b, r, n);
 		return;
 	}

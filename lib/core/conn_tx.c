@@ -64,31 +64,26 @@ static inline struct rcx__txslot *txq_head_done(struct rcx_ctx *ctx,
 }
 
 /*
- * The head of c's txq up to s (or the whole txq, s not in it) went out,
- * no mark among them: back to the pool in one splice. Per slot only
- * what marks it free (its conn) and the count; the slots go to the pool
- * in the order they were posted.
+ * The head of c's txq up to s went out, no mark among them: back to the
+ * pool in one splice, in the order they were posted, counted by their
+ * places in the posting order (ord) with no walk. s is in the txq: a
+ * slot in flight is on its connection's txq until a completion takes it
+ * off. The slots keep their conn: one is read only from a completion of
+ * the slot's own, and a slot is posted again before any (a post that
+ * fails clears it: the provider may report a refused WR all the same).
  */
 static inline void txq_done_upto(struct rcx_ctx *ctx, struct rcx__conn *c,
 				 struct rcx__txslot *s)
 {
-	struct rcx__txslot *head = c->txq, *u = head;
-	int n = 1;
+	struct rcx__txslot *head = c->txq;
 
-	if (!u)
+	if (RCX__UNLIKELY(!head))
 		return;
-	for (;;) {
-		u->conn = NULL;
-		if (u == s || !u->next)
-			break;
-		u = u->next;
-		n++;
-	}
-	c->txq = u->next;
+	c->txq = s->next;
 	if (!c->txq)
 		c->txq_end = &c->txq;
-	c->tx_inflight -= n;
-	u->next = ctx->tx_free;
+	c->tx_inflight -= (int)(s->ord - head->ord) + 1;
+	s->next = ctx->tx_free;
 	ctx->tx_free = head;
 }
 

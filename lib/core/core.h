@@ -521,7 +521,7 @@ struct rcx__withdrawn {
  * call, the list's link and the credits' bookkeeping are paid once per
  * batch (at most half the peer's credits: conn.c)
  */
-#define RCX__RX_BATCH 16
+#define RCX__RX_BATCH 32
 
 struct rcx__conn {
 	struct rcx__epobj obj; /* first: the endpoint's ep_ctx */
@@ -539,6 +539,8 @@ struct rcx__conn {
 	 * rx_batch of them are taken (conn.c, on_rx) */
 	struct rcx_pwr *rx_hold[RCX__RX_BATCH];
 	uint8_t nhold, rx_batch;
+	/* owed credits due back in a CREDIT message (rcx__conn_credit_due) */
+	int credit_at;
 	uint32_t next_rndv;
 	struct rcx__rxbuf *rx;
 	uint8_t *rx_mem;
@@ -559,6 +561,8 @@ struct rcx__conn {
 	 */
 	struct rcx__txslot *txq, **txq_end, *mark_upto;
 	uint8_t tx_unsig, mark_busy;
+	/* slots posted on c so far: the next one's ord (rcx__txq_add) */
+	uint32_t tx_ord;
 	struct rcx__wrctx mark;
 	struct rcx_req *backlog, *backlog_tail; /* waiting for credits */
 	struct rcx_req *rndv;			/* sends waiting for FIN */
@@ -639,6 +643,8 @@ struct rcx__txslot {
 	 * message have to go again after a reconnection.
 	 */
 	uint32_t imm_len, imm_ctag, imm_seq;
+	/* its place in the connection's posting order (rcx__conn.tx_ord) */
+	uint32_t ord;
 };
 
 int rcx__conn_new(struct rcx_ctx *ctx, struct rcx_group *g, int peer,

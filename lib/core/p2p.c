@@ -32,9 +32,12 @@ static void prelease(struct rcx_req *r)
 }
 
 static const struct rcx__req_ops once_ops = { .release = release };
-/* an eager send (isend_eager), or a receive that holds no registration
- * (irecv_posted: once_ops from its rendezvous on): nothing to release */
-static const struct rcx__req_ops eager_ops = { 0 };
+/*
+ * An eager send (isend_eager), or a receive that holds no registration
+ * (irecv_posted: once_ops from its rendezvous on), has no ops: nothing to
+ * start or release, and its report looks at one pointer (req.c).
+ */
+#define EAGER_OPS NULL
 static const struct rcx__req_ops psend_ops = { .start = send_start,
 					       .release = prelease };
 static const struct rcx__req_ops precv_ops = { .start = recv_start,
@@ -205,7 +208,7 @@ static void rndv_read(struct rcx_req *r, struct rcx__conn *c,
 			rcx__req_complete(r, ret);
 			return;
 		}
-		if (r->ops == &eager_ops)
+		if (r->ops == EAGER_OPS)
 			r->ops = &once_ops;
 	}
 	r->wrc.cb = on_read_done;
@@ -592,7 +595,7 @@ static __attribute__((noinline)) int isend_eager(struct rcx_group *g,
 						 int dest, int tag,
 						 struct rcx_req **req)
 {
-	struct rcx_req *r = rcx__req_take(g->ctx, RCX__REQ_SEND, &eager_ops);
+	struct rcx_req *r = rcx__req_take(g->ctx, RCX__REQ_SEND, EAGER_OPS);
 	int ret;
 
 	if (RCX__UNLIKELY(!r))
@@ -648,22 +651,23 @@ static __attribute__((noinline)) int irecv_checked(struct rcx_group *g,
 
 /*
  * A receive on one thread (checked) with no unexpected message to look
- * at: posted, as recv_start would, unless its peer failed or left.
+ * at: posted, as recv_start would, unless its peer failed or left. In
+ * rcx_irecv's body: neither needs a frame, and the context is loaded once.
  */
-static __attribute__((noinline)) int irecv_posted(struct rcx_group *g,
-						  void *buf, size_t len,
-						  int source, int tag,
-						  struct rcx_req **req)
+static inline __attribute__((always_inline)) int irecv_posted(
+	struct rcx_group *g, void *buf, size_t len, int source, int tag,
+	struct rcx_req **req)
 {
 	struct rcx__conn *c = source >= 0 ? g->conns[source] : NULL;
+	struct rcx_ctx *ctx = g->ctx;
 	struct rcx_req *r;
 
 	if (RCX__UNLIKELY(c && c->state != RCX__CONN_UP) ||
-	    !(r = rcx__req_take(g->ctx, RCX__REQ_RECV, &eager_ops)))
+	    !(r = rcx__req_take(ctx, RCX__REQ_RECV, EAGER_OPS)))
 		return irecv_checked(g, buf, len, source, tag, req);
 	set_msg(r, g, buf, len, source, tag);
 	/* its test polls the driver straight away, as a channel's does */
-	r->peek = rcx__req_peek(g->ctx);
+	r->peek = rcx__req_peek(ctx);
 	r->state = RCX__REQ_ACTIVE;
 	post(g, RCX__CID_USER, r);
 	*req = r;

@@ -373,9 +373,8 @@ static __attribute__((noinline)) int test_inactive_any(struct rcx_req **rp,
  * frame; a persistent one (a channel's inline send, done at its start)
  * is inactive again
  */
-static __attribute__((noinline)) int test_inactive(struct rcx_req **rp,
-						   int *flag,
-						   struct rcx_status *st)
+static inline __attribute__((always_inline)) int inactive_report(
+	struct rcx_req **rp, int *flag, struct rcx_status *st)
 {
 	struct rcx_req *r = *rp;
 	int err;
@@ -400,6 +399,13 @@ static __attribute__((noinline)) int test_inactive(struct rcx_req **rp,
 	return st ? 0 : err;
 }
 
+static __attribute__((noinline)) int test_inactive(struct rcx_req **rp,
+						   int *flag,
+						   struct rcx_status *st)
+{
+	return inactive_report(rp, flag, st);
+}
+
 static inline struct rcx_ctx *peek_ctx(const struct rcx_cq_peek *pk)
 {
 	return (struct rcx_ctx *)(void *)((char *)pk -
@@ -409,29 +415,16 @@ static inline struct rcx_ctx *peek_ctx(const struct rcx_cq_peek *pk)
 /*
  * The report of the rcx_test whose direct poll found got (or failed), its
  * completions handed over. Only the context is kept across the hand-over
- * (what the report needs waits in it); a done persistent request is
- * reported here, anything else by test_inactive.
+ * (what the report needs waits in it); reported as test_inactive does,
+ * inline: a done request is looked at once.
  */
 int rcx__peek_report(struct rcx_ctx *ctx, int got)
 {
-	struct rcx_status *st;
-	struct rcx_req *r;
-	int err;
-
 	if (got > 0)
 		ctx->polls_found++;
-	r = *ctx->peek_rp;
-	if (r->state == RCX__REQ_ACTIVE)
+	if ((*ctx->peek_rp)->state == RCX__REQ_ACTIVE)
 		return 0;
-	st = ctx->peek_st;
-	if (RCX__UNLIKELY(r->state != RCX__REQ_DONE || !r->persistent))
-		return test_inactive(ctx->peek_rp, ctx->peek_flag, st);
-	*ctx->peek_flag = 1;
-	err = r->status.error;
-	if (st)
-		*st = r->status;
-	r->state = RCX__REQ_INACTIVE;
-	return st ? 0 : err;
+	return inactive_report(ctx->peek_rp, ctx->peek_flag, ctx->peek_st);
 }
 
 /* the direct poll found got (or failed), a provider with no found_test

@@ -707,13 +707,21 @@ static __attribute__((noinline)) int post_list_send(struct ibv_qp *qp,
 static inline int post_list_recv(struct ibv_qp *qp, struct rcx_pwr **p, int n,
 				 int *posted)
 {
-	struct ibv_recv_wr *bad = NULL;
+	struct ibv_recv_wr *bad = NULL, *first = &to_vpwr(p[0])->r, *w, *x;
 	int i, ret;
 
-	for (i = 0; i < n - 1; i++)
-		to_vpwr(p[i])->r.next = &to_vpwr(p[i + 1])->r;
-	to_vpwr(p[n - 1])->r.next = NULL;
-	ret = -ibv_post_recv(qp, &to_vpwr(p[0])->r, &bad);
+	/* a batch of receive buffers per message of a connection's ring:
+	 * the link and the unlink are its per-buffer cost */
+	w = first;
+#pragma GCC unroll 4
+	for (i = 1; i < n; i++) {
+		x = &to_vpwr(p[i])->r;
+		w->next = x;
+		w = x;
+	}
+	w->next = NULL;
+	ret = -ibv_post_recv(qp, first, &bad);
+#pragma GCC unroll 4
 	for (i = 0; i < n - 1; i++)
 		to_vpwr(p[i])->r.next = NULL;
 	for (i = 0; ret && i < n && bad != &to_vpwr(p[i])->r; i++)
