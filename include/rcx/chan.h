@@ -73,12 +73,34 @@ struct rcx_info;
  *                      N and stride must be equal at both ends.
  *   rcx_chan_stride    bytes from one slot to the next (default: len;
  *                      must be >= len when N > 1).
+ *   rcx_chan_companion N in 1 .. 2^32 - 1 (default 0: none): names a
+ *                      companion pair, one channel (not a bundle) each
+ *                      way between the same two ranks of a group (a
+ *                      ping-pong), bound with the same N at all four
+ *                      ends. Where both run write_imm, each rank's
+ *                      receiving channel gives its credit in the
+ *                      immediate of its sending channel's next message
+ *                      instead of an RDMA write of its own (half the
+ *                      packets of a one-slot round trip). A credit no
+ *                      message carried by the receiver's next progress
+ *                      call (a test or wait of any request) is written
+ *                      then: a one-way stream needs that call after
+ *                      each receive start, as it makes anyway to see
+ *                      the message. A pair whose sending set fails or
+ *                      is freed goes back to written credits; a set
+ *                      bound later with the same N pairs anew. Ends
+ *                      that give different values, or the send
+ *                      protocol, ignore it. -EINVAL (logged, nothing
+ *                      bound) for a bundle, a receive from
+ *                      RCX_ANY_SOURCE, or N given to another live set
+ *                      of the same direction to the same peer.
  * The buffer spans (N - 1) * stride + len bytes. The sender's len must not
  * exceed the receiver's.
  */
-#define RCX_CHAN_PROTOCOL "rcx_chan_protocol"
-#define RCX_CHAN_SLOTS	  "rcx_chan_slots"
-#define RCX_CHAN_STRIDE	  "rcx_chan_stride"
+#define RCX_CHAN_PROTOCOL  "rcx_chan_protocol"
+#define RCX_CHAN_SLOTS	   "rcx_chan_slots"
+#define RCX_CHAN_STRIDE	   "rcx_chan_stride"
+#define RCX_CHAN_COMPANION "rcx_chan_companion"
 
 enum rcx_chan_protocol {
 	RCX_CHAN_AUTO = 0,
