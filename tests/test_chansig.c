@@ -631,11 +631,17 @@ static void sc_wimm_unsig_error(struct tp_job *j)
  * nonblocking, so either end may come up first: ch[0] the ping (0 -> 1),
  * ch[1] the pong.
  */
-static bool companion_open(struct tp_job *j, const char *comp, uint64_t *pi,
-			   uint64_t *po, struct rcx_info **info,
-			   struct rcx_req **init, struct rcx_req **ch)
+struct cpair {
+	struct rcx_info *info;
+	struct rcx_req *init[2], *ch[2];
+	uint64_t pi[1], po[1];
+};
+
+static bool companion_open(struct tp_job *j, const char *comp, struct cpair *p)
 {
-	struct rcx_req *eph[2];
+	struct rcx_info **info = &p->info;
+	struct rcx_req **init = p->init, **ch = p->ch, *eph[2];
+	uint64_t *pi = p->pi, *po = p->po;
 	int peer = 1 - j->rank;
 
 	TP_CHECK_OK(rcx_info_create(info));
@@ -658,18 +664,17 @@ static bool companion_open(struct tp_job *j, const char *comp, uint64_t *pi,
 	       TP_CHECK_OK(rcx_waitall(2, eph, RCX_STATUSES_IGNORE));
 }
 
-static void companion_close(struct tp_job *j, struct rcx_req **init,
-			    struct rcx_req **ch, struct rcx_info **info)
+static void companion_close(struct tp_job *j, struct cpair *p)
 {
 	TP_CHECK_OK(rcx_group_barrier(j->g));
 	ts_world_none_failed(j);
-	if (ch[0] && ch[1])
-		TP_CHECK_OK(rcx_bind_free(ch, 2));
-	else if (ch[0])
-		TP_CHECK_OK(rcx_bind_free(ch, 1));
-	rcx_req_free(&init[0]);
-	rcx_req_free(&init[1]);
-	rcx_info_free(info);
+	if (p->ch[0] && p->ch[1])
+		TP_CHECK_OK(rcx_bind_free(p->ch, 2));
+	else if (p->ch[0])
+		TP_CHECK_OK(rcx_bind_free(p->ch, 1));
+	rcx_req_free(&p->init[0]);
+	rcx_req_free(&p->init[1]);
+	rcx_info_free(&p->info);
 }
 
 /* this rank's receiving set of the pair */
@@ -761,30 +766,27 @@ static void sc_ride(struct tp_job *j)
 	int t;
 
 	for (t = 0; t < 2; t++) {
-		struct rcx_info *info = NULL;
-		struct rcx_req *init[2] = { NULL, NULL },
-			       *ch[2] = { NULL, NULL };
-		uint64_t pi[1] = { 0 }, po[1] = { 0 };
+		struct cpair p = { 0 };
 
-		if (!companion_open(j, comp[t], pi, po, &info, init, ch))
+		if (!companion_open(j, comp[t], &p))
 			goto next;
-		TP_CHECK_EQ(set_of(ch[0])->companion, comp[t] ? 7u : 0u);
+		TP_CHECK_EQ(set_of(p.ch[0])->companion, comp[t] ? 7u : 0u);
 		TP_CHECK_OK(rcx_ctx_stats(j->ctx, &s0));
-		TP_CHECK_EQ(
-			companion_rounds(j, ch, pi, po, 0, RIDE_N, -1, NULL),
-			0);
+		TP_CHECK_EQ(companion_rounds(j, p.ch, p.pi, p.po, 0, RIDE_N, -1,
+					     NULL),
+			    0);
 		TP_CHECK_OK(rcx_ctx_stats(j->ctx, &s1));
 		if (comp[t]) {
-			TP_CHECK(set_of(ch[0])->mate == set_of(ch[1]));
-			TP_CHECK(rx_set(j, ch)->credits_sent <= 1);
+			TP_CHECK(set_of(p.ch[0])->mate == set_of(p.ch[1]));
+			TP_CHECK(rx_set(j, p.ch)->credits_sent <= 1);
 			TP_CHECK(s1.wrs_posted - s0.wrs_posted <= RIDE_N + 1);
 		} else {
-			TP_CHECK(set_of(ch[0])->mate == NULL);
-			TP_CHECK_EQ(rx_set(j, ch)->credits_sent, RIDE_N);
+			TP_CHECK(set_of(p.ch[0])->mate == NULL);
+			TP_CHECK_EQ(rx_set(j, p.ch)->credits_sent, RIDE_N);
 			TP_CHECK(s1.wrs_posted - s0.wrs_posted >= 2 * RIDE_N);
 		}
 next:
-		companion_close(j, init, ch, &info);
+		companion_close(j, &p);
 	}
 }
 
@@ -794,17 +796,15 @@ next:
  */
 static void sc_oneway(struct tp_job *j)
 {
-	struct rcx_info *info = NULL;
-	struct rcx_req *init[2] = { NULL, NULL }, *ch[2] = { NULL, NULL };
-	uint64_t pi[1] = { 0 }, po[1] = { 0 };
+	struct cpair p = { 0 };
 
-	if (!companion_open(j, "7", pi, po, &info, init, ch))
+	if (!companion_open(j, "7", &p))
 		goto out;
-	TP_CHECK_EQ(companion_oneway(j, ch, pi, 0, RIDE_N, false), 0);
+	TP_CHECK_EQ(companion_oneway(j, p.ch, p.pi, 0, RIDE_N, false), 0);
 	if (j->rank == 1)
-		TP_CHECK_EQ(set_of(ch[0])->credits_sent, RIDE_N);
+		TP_CHECK_EQ(set_of(p.ch[0])->credits_sent, RIDE_N);
 out:
-	companion_close(j, init, ch, &info);
+	companion_close(j, &p);
 }
 
 /* rank 1's pong after its re-arm (its credit rides in it), then the
@@ -829,21 +829,19 @@ static int pong_then_break(struct tp_job *j, struct rcx_req **ch)
  */
 static void sc_ride_remake(struct tp_job *j)
 {
-	struct rcx_info *info = NULL;
-	struct rcx_req *init[2] = { NULL, NULL }, *ch[2] = { NULL, NULL };
-	uint64_t pi[1] = { 0 }, po[1] = { 0 };
+	struct cpair p = { 0 };
 
-	if (!companion_open(j, "7", pi, po, &info, init, ch))
+	if (!companion_open(j, "7", &p))
 		goto out;
-	TP_CHECK_EQ(companion_rounds(j, ch, pi, po, 0, RIDE_N, RIDE_N / 2,
+	TP_CHECK_EQ(companion_rounds(j, p.ch, p.pi, p.po, 0, RIDE_N, RIDE_N / 2,
 				     pong_then_break),
 		    0);
 	TP_CHECK_OK(rcx_group_barrier(j->g));
-	TP_CHECK_EQ(set_of(ch[1])->rm_gen, 1u);
-	TP_CHECK_EQ(set_of(ch[1])->state, SET_UP);
-	TP_CHECK_EQ(set_of(ch[0])->state, SET_UP);
+	TP_CHECK_EQ(set_of(p.ch[1])->rm_gen, 1u);
+	TP_CHECK_EQ(set_of(p.ch[1])->state, SET_UP);
+	TP_CHECK_EQ(set_of(p.ch[0])->state, SET_UP);
 out:
-	companion_close(j, init, ch, &info);
+	companion_close(j, &p);
 }
 
 /* rank 1's pong, its credit riding in it, is refused: its set fails */
@@ -862,36 +860,35 @@ static int pong_refused(struct tp_job *j, struct rcx_req **ch)
  */
 static void sc_ride_fail(struct tp_job *j)
 {
-	struct rcx_info *info = NULL;
-	struct rcx_req *init[2] = { NULL, NULL }, *ch[2] = { NULL, NULL };
-	uint64_t pi[1] = { 0 }, po[1] = { 0 };
+	struct cpair p = { 0 };
 	struct rcx_status st;
 	int at = RIDE_N / 2;
 
-	if (!companion_open(j, "7", pi, po, &info, init, ch))
+	if (!companion_open(j, "7", &p))
 		goto out;
 	if (j->rank == 1) {
-		TP_CHECK_EQ(companion_rounds(j, ch, pi, po, 0, RIDE_N, at,
+		TP_CHECK_EQ(companion_rounds(j, p.ch, p.pi, p.po, 0, RIDE_N, at,
 					     pong_refused),
 			    0);
 	} else {
-		TP_CHECK_EQ(companion_rounds(j, ch, pi, po, 0, at, -1, NULL),
-			    0);
+		TP_CHECK_EQ(
+			companion_rounds(j, p.ch, p.pi, p.po, 0, at, -1, NULL),
+			0);
 		/* round at: the ping goes, the pong fails */
-		TP_CHECK_OK(rcx_start(ch[1]));
-		pi[0] = VAL(at);
-		TP_CHECK_OK(rcx_start(ch[0]));
-		TP_CHECK_OK(ts_chan_outcome(&ch[0], &st));
-		TP_CHECK_EQ(ts_chan_outcome(&ch[1], &st), RCX_ERR_TRANSPORT);
+		TP_CHECK_OK(rcx_start(p.ch[1]));
+		p.pi[0] = VAL(at);
+		TP_CHECK_OK(rcx_start(p.ch[0]));
+		TP_CHECK_OK(ts_chan_outcome(&p.ch[0], &st));
+		TP_CHECK_EQ(ts_chan_outcome(&p.ch[1], &st), RCX_ERR_TRANSPORT);
 	}
-	TP_CHECK_EQ(set_of(ch[1])->state, SET_FAILED);
-	TP_CHECK_EQ(companion_oneway(j, ch, pi, at + 1, RIDE_N, true), 0);
-	TP_CHECK_EQ(set_of(ch[0])->state, SET_UP);
-	TP_CHECK(set_of(ch[0])->mate == NULL);
-	TP_CHECK_OK(rcx_bind_free(&ch[1], 1));
-	ch[1] = NULL;
+	TP_CHECK_EQ(set_of(p.ch[1])->state, SET_FAILED);
+	TP_CHECK_EQ(companion_oneway(j, p.ch, p.pi, at + 1, RIDE_N, true), 0);
+	TP_CHECK_EQ(set_of(p.ch[0])->state, SET_UP);
+	TP_CHECK(set_of(p.ch[0])->mate == NULL);
+	TP_CHECK_OK(rcx_bind_free(&p.ch[1], 1));
+	p.ch[1] = NULL;
 out:
-	companion_close(j, init, ch, &info);
+	companion_close(j, &p);
 }
 
 /*
@@ -900,30 +897,29 @@ out:
  */
 static void sc_ride_freed(struct tp_job *j)
 {
-	struct rcx_info *info = NULL;
-	struct rcx_req *init[2] = { NULL, NULL }, *ch[2] = { NULL, NULL };
-	uint64_t pi[1] = { 0 }, po[1] = { 0 };
+	struct cpair p = { 0 };
 	unsigned int sent = 0;
 
-	if (!companion_open(j, "7", pi, po, &info, init, ch))
+	if (!companion_open(j, "7", &p))
 		goto out;
-	TP_CHECK_EQ(
-		companion_rounds(j, ch, pi, po, 0, RIDE_N / 2 + 1, -1, NULL),
-		0);
-	TP_CHECK_OK(rcx_bind_free(&ch[1], 1));
-	ch[1] = NULL;
-	TP_CHECK(set_of(ch[0])->mate == NULL);
-	sent = set_of(ch[0])->credits_sent;
-	/* rank 1's last round started no receive: this starts it */
-	TP_CHECK_EQ(companion_oneway(j, ch, pi, RIDE_N / 2 + 1, RIDE_N, false),
+	TP_CHECK_EQ(companion_rounds(j, p.ch, p.pi, p.po, 0, RIDE_N / 2 + 1, -1,
+				     NULL),
 		    0);
+	TP_CHECK_OK(rcx_bind_free(&p.ch[1], 1));
+	p.ch[1] = NULL;
+	TP_CHECK(set_of(p.ch[0])->mate == NULL);
+	sent = set_of(p.ch[0])->credits_sent;
+	/* rank 1's last round started no receive: this starts it */
+	TP_CHECK_EQ(
+		companion_oneway(j, p.ch, p.pi, RIDE_N / 2 + 1, RIDE_N, false),
+		0);
 	/* one a start (and one the free may have written again) */
-	sent = set_of(ch[0])->credits_sent - sent;
+	sent = set_of(p.ch[0])->credits_sent - sent;
 	if (j->rank == 1)
 		TP_CHECK(sent >= RIDE_N - (RIDE_N / 2 + 1) &&
 			 sent <= RIDE_N - RIDE_N / 2);
 out:
-	companion_close(j, init, ch, &info);
+	companion_close(j, &p);
 }
 
 static const struct tp_scenario scenarios[] = {
