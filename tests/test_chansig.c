@@ -686,7 +686,8 @@ static struct chset *rx_set(struct tp_job *j, struct rcx_req **ch)
 /*
  * Rounds from .. to - 1 of the ping-pong: rank 0 starts the pong's
  * receive, then the ping; rank 1 (its first receive started before
- * round 0) re-arms its receive before the pong, so the credit can ride.
+ * round 0) re-arms its receive and tests it once before the pong, so
+ * the credit can ride.
  * mid (may be NULL): at rank 1 in round at, after the re-arm, it starts
  * the pong itself (its outcome: 0 to go on). Returns the data errors.
  */
@@ -695,7 +696,7 @@ static int companion_rounds(struct tp_job *j, struct rcx_req **ch, uint64_t *pi,
 			    int (*mid)(struct tp_job *j, struct rcx_req **ch))
 {
 	struct rcx_status st;
-	int k, bad = 0;
+	int k, flag, bad = 0;
 
 	if (j->rank == 1 && from == 0)
 		TP_CHECK_OK(rcx_start(ch[0]));
@@ -713,8 +714,13 @@ static int companion_rounds(struct tp_job *j, struct rcx_req **ch, uint64_t *pi,
 		if (!TP_CHECK_OK(ts_chan_outcome(&ch[0], &st)))
 			return bad + 1;
 		bad += pi[0] != VAL(k);
-		if (k + 1 < to)
+		if (k + 1 < to) {
 			TP_CHECK_OK(rcx_start(ch[0]));
+			/* tested once before the pong: the credit still
+			 * rides (no ping comes before the pong) */
+			TP_CHECK_OK(rcx_test(&ch[0], &flag, &st));
+			TP_CHECK_EQ(flag, 0);
+		}
 		po[0] = VAL(k) + 1;
 		if (mid && k == at) {
 			if (mid(j, ch))

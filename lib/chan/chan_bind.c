@@ -1237,6 +1237,9 @@ static int chan_feat_sleep_limit(struct rcx_ctx *ctx, int timeout_ms)
 	 */
 	if (ctx->chan_deferred && !deferred_wake(ctx))
 		return 0;
+	/* a late credit is written by the next pass, not after a sleep */
+	if (ctx->chan_credits)
+		return 0;
 	/* the peer's side of a channel free is a remote write */
 	if (ctx->chan_ops && (timeout_ms < 0 || timeout_ms > 1))
 		timeout_ms = 1;

@@ -16,8 +16,10 @@
  * one that comes twice (carried, and written too) does nothing more.
  *
  * A paired receiver's credit is always late: if no companion message
- * carried it by the next progress pass, that pass writes it (a one-way
- * stream, or a reply not sent yet). A sending set that leaves the pair
+ * carried it by the second progress pass after the start, that pass
+ * writes it (a one-way stream, or a reply not sent yet); the first pass
+ * leaves it (credit_grace), as a program may test its receive once
+ * before it replies, and no wait sleeps while one is left. A sending set that leaves the pair
  * (it fails or is freed) may have carried credits in messages that never
  * arrive: its mate writes its credit once more; a remake sends again
  * what did not arrive, with the credit of then. The decoding end needs no
@@ -75,6 +77,7 @@ void rcx__chan_credit_later(struct chan *c)
 {
 	struct rcx_ctx *ctx = c->set->ctx;
 
+	c->credit_grace = c->set->mate != NULL;
 	if (c->credit_late)
 		return;
 	c->credit_late = true;
@@ -101,13 +104,22 @@ static void credit_late_end(struct chan *c, bool post)
 
 void rcx__chan_credits_post(struct rcx_ctx *ctx)
 {
-	struct chan *c;
+	struct chan **pp, *c;
 
-	/* a failure may take others off the list: one at a time */
-	while ((c = ctx->chan_credits)) {
-		ctx->chan_credits = c->next_credit;
+again:
+	for (pp = (struct chan **)&ctx->chan_credits; (c = *pp);
+	     pp = &c->next_credit) {
+		if (c->credit_grace)
+			continue;
+		*pp = c->next_credit;
 		credit_late_end(c, true);
+		/* a failure may take others off the list: from its head */
+		goto again;
 	}
+	/* those given this pass go at the next (no wait sleeps before:
+	 * chan_bind.c chan_feat_sleep_limit) */
+	for (c = ctx->chan_credits; c; c = c->next_credit)
+		c->credit_grace = false;
 	rcx__chan_work(ctx);
 }
 
@@ -183,6 +195,7 @@ void rcx__chan_unpair(struct chset *s)
 		rc->rode = 0;
 		if (t->state == SET_UP && rc->count)
 			rcx__chan_credit_later(rc);
+		rc->credit_grace = false;
 	}
 }
 

@@ -169,6 +169,9 @@ struct chan {
 	/* write_imm receiver: its credit waits for the next progress pass
 	 * (on ctx->chan_credits, linked by next_credit; chan.c credit_later) */
 	bool credit_late;
+	/* ... paired: the first pass leaves it to the next (the program may
+	 * test its receive once before it replies) */
+	bool credit_grace;
 	struct chan *next_credit;
 	uint8_t fuse_m; /* deferred: first of this many started as one */
 	bool freed;
