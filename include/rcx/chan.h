@@ -83,10 +83,11 @@ struct rcx_info;
  *                      instead of an RDMA write of its own (half the
  *                      packets of a one-slot round trip). A credit no
  *                      message carried is written by the receiver's
- *                      second progress call after its start (a test of
- *                      any request; a wait makes both): a one-way
- *                      stream needs those calls, as it makes them
- *                      anyway to see its messages. A pair whose sending set fails or
+ *                      fourth progress call after its start (a test of
+ *                      any request; a wait makes them all, with no
+ *                      sleep before): a one-way stream needs those
+ *                      calls, as it makes them anyway to see its
+ *                      messages. A pair whose sending set fails or
  *                      is freed goes back to written credits; a set
  *                      bound later with the same N pairs anew. Ends
  *                      that give different values, or the send

@@ -16,10 +16,12 @@
  * one that comes twice (carried, and written too) does nothing more.
  *
  * A paired receiver's credit is always late: if no companion message
- * carried it by the second progress pass after the start, that pass
- * writes it (a one-way stream, or a reply not sent yet); the first pass
- * leaves it (credit_grace), as a program may test its receive once
- * before it replies, and no wait sleeps while one is left. A sending set that leaves the pair
+ * carried it by the CH_CREDIT_PASSES-th progress pass after the start,
+ * that pass writes it (a one-way stream, or a reply not sent yet); the
+ * passes before leave it (credit_grace), as a program may test its
+ * receive a few times before it replies (rcx_chan_lat --count tests it
+ * twice), and no wait sleeps while one is left: a one-way stream's wait
+ * spins through them (a few empty polls). A sending set that leaves the pair
  * (it fails or is freed) may have carried credits in messages that never
  * arrive: its mate writes its credit once more; a remake sends again
  * what did not arrive, with the credit of then. The decoding end needs no
@@ -77,7 +79,7 @@ void rcx__chan_credit_later(struct chan *c)
 {
 	struct rcx_ctx *ctx = c->set->ctx;
 
-	c->credit_grace = c->set->mate != NULL;
+	c->credit_grace = c->set->mate ? CH_CREDIT_PASSES - 1 : 0;
 	if (c->credit_late)
 		return;
 	c->credit_late = true;
@@ -116,10 +118,10 @@ again:
 		/* a failure may take others off the list: from its head */
 		goto again;
 	}
-	/* those given this pass go at the next (no wait sleeps before:
+	/* the others: one pass less to go (no wait sleeps before:
 	 * chan_bind.c chan_feat_sleep_limit) */
 	for (c = ctx->chan_credits; c; c = c->next_credit)
-		c->credit_grace = false;
+		c->credit_grace--;
 	rcx__chan_work(ctx);
 }
 
@@ -195,7 +197,7 @@ void rcx__chan_unpair(struct chset *s)
 		rc->rode = 0;
 		if (t->state == SET_UP && rc->count)
 			rcx__chan_credit_later(rc);
-		rc->credit_grace = false;
+		rc->credit_grace = 0;
 	}
 }
 

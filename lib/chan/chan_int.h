@@ -17,6 +17,13 @@
 
 #define CH_MAX_BUNDLE	 255
 #define CH_CREDIT_SIGNAL 16 /* signal one credit write in this many */
+/*
+ * write_imm receiver of a companion pair: its late credit is written by
+ * this progress pass after its start if no companion message carried it
+ * by then (the program may test its receive a few times before it
+ * replies; a wait spins through them: chan_credit.c)
+ */
+#define CH_CREDIT_PASSES 4
 /* write_imm receiver: zero-length receives reposted this many at a time */
 #define CH_ZBATCH 16
 /*
@@ -169,9 +176,8 @@ struct chan {
 	/* write_imm receiver: its credit waits for the next progress pass
 	 * (on ctx->chan_credits, linked by next_credit; chan.c credit_later) */
 	bool credit_late;
-	/* ... paired: the first pass leaves it to the next (the program may
-	 * test its receive once before it replies) */
-	bool credit_grace;
+	/* ... paired: passes that leave it to the next (CH_CREDIT_PASSES) */
+	uint8_t credit_grace;
 	struct chan *next_credit;
 	uint8_t fuse_m; /* deferred: first of this many started as one */
 	bool freed;
