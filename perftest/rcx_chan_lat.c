@@ -4,6 +4,9 @@
  * each side binds a send and a receive channel; the client starts its
  * next receive before it replies. --slots N: channels on N circular slots
  * (with write_imm the receiver then writes its credit once in N starts).
+ * The two channels are bound as a companion pair (rcx_chan_companion):
+ * with write_imm each receive start's credit rides in the reply's
+ * immediate, and no credit write of its own goes.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -65,6 +68,9 @@ static void run(const struct pt_opts *o, struct rcx_group *g, size_t size)
 
 	PT_CHECK(rcx_info_create(&info));
 	PT_CHECK(rcx_info_set(info, RCX_CHAN_PROTOCOL, o->proto));
+	/* the two channels are a companion pair: with write_imm each
+	 * receiver's credit rides on the reply */
+	PT_CHECK(rcx_info_set(info, RCX_CHAN_COMPANION, "1"));
 	if (ns > 1) {
 		snprintf(num, sizeof(num), "%d", ns);
 		PT_CHECK(rcx_info_set(info, RCX_CHAN_SLOTS, num));
@@ -124,7 +130,9 @@ static const struct pt_tool tool = {
 	.title = "Channel Latency Test",
 	.what = "Bound-channel ping-pong latency (half round trip), like "
 		"ib_send_lat\n(--proto send) or ib_write_lat (--proto "
-		"write_imm).",
+		"write_imm). The two channels\nare a companion pair "
+		"(rcx_chan_companion): with write_imm each\nreceiver's "
+		"credit rides in the reply's immediate.",
 	.flags = PT_CHAN | PT_COUNT,
 	.min_size = 1,
 	.run = run,

@@ -70,6 +70,7 @@
 #define PONG_TAG 96
 #define LATE_N	 16 /* write_imm messages of the late credit cases */
 #define LATE_K	 4  /* the receive whose credit is late: the 5th */
+#define RIDE_N	 40 /* rounds of the companion cases */
 
 static struct chset *set_of(struct rcx_req *ch)
 {
@@ -624,6 +625,309 @@ static void sc_wimm_unsig_error(struct tp_job *j)
 	unsig_round(j, "write_imm");
 }
 
+/*
+ * Companion pairs (lib/chan/chan_credit.c): a write_imm channel each
+ * way, one slot, both bound with rcx_chan_companion comp (NULL: none),
+ * nonblocking, so either end may come up first: ch[0] the ping (0 -> 1),
+ * ch[1] the pong.
+ */
+struct cpair {
+	struct rcx_info *info;
+	struct rcx_req *init[2], *ch[2];
+	uint64_t pi[1], po[1];
+};
+
+static bool companion_open(struct tp_job *j, const char *comp, struct cpair *p)
+{
+	struct rcx_info **info = &p->info;
+	struct rcx_req **init = p->init, **ch = p->ch, *eph[2];
+	uint64_t *pi = p->pi, *po = p->po;
+	int peer = 1 - j->rank;
+
+	TP_CHECK_OK(rcx_info_create(info));
+	TP_CHECK_OK(rcx_info_set(*info, RCX_CHAN_PROTOCOL, "write_imm"));
+	if (comp)
+		TP_CHECK_OK(rcx_info_set(*info, RCX_CHAN_COMPANION, comp));
+	if (j->rank == 0) {
+		TP_CHECK_OK(
+			rcx_send_init(j->g, pi, 8, peer, PING_TAG, &init[0]));
+		TP_CHECK_OK(
+			rcx_recv_init(j->g, po, 8, peer, PONG_TAG, &init[1]));
+	} else {
+		TP_CHECK_OK(
+			rcx_recv_init(j->g, pi, 8, peer, PING_TAG, &init[0]));
+		TP_CHECK_OK(
+			rcx_send_init(j->g, po, 8, peer, PONG_TAG, &init[1]));
+	}
+	return TP_CHECK_OK(rcx_ibind(init[0], *info, &ch[0], &eph[0])) &&
+	       TP_CHECK_OK(rcx_ibind(init[1], *info, &ch[1], &eph[1])) &&
+	       TP_CHECK_OK(rcx_waitall(2, eph, RCX_STATUSES_IGNORE));
+}
+
+static void companion_close(struct tp_job *j, struct cpair *p)
+{
+	TP_CHECK_OK(rcx_group_barrier(j->g));
+	ts_world_none_failed(j);
+	if (p->ch[0] && p->ch[1])
+		TP_CHECK_OK(rcx_bind_free(p->ch, 2));
+	else if (p->ch[0])
+		TP_CHECK_OK(rcx_bind_free(p->ch, 1));
+	rcx_req_free(&p->init[0]);
+	rcx_req_free(&p->init[1]);
+	rcx_info_free(&p->info);
+}
+
+/* this rank's receiving set of the pair */
+static struct chset *rx_set(struct tp_job *j, struct rcx_req **ch)
+{
+	return set_of(ch[j->rank == 0 ? 1 : 0]);
+}
+
+/*
+ * Rounds from .. to - 1 of the ping-pong: rank 0 starts the pong's
+ * receive, then the ping; rank 1 (its first receive started before
+ * round 0) re-arms its receive and tests it once before the pong, so
+ * the credit can ride.
+ * mid (may be NULL): at rank 1 in round at, after the re-arm, it starts
+ * the pong itself (its outcome: 0 to go on). Returns the data errors.
+ */
+static int companion_rounds(struct tp_job *j, struct rcx_req **ch, uint64_t *pi,
+			    uint64_t *po, int from, int to, int at,
+			    int (*mid)(struct tp_job *j, struct rcx_req **ch))
+{
+	struct rcx_status st;
+	int k, flag, bad = 0;
+
+	if (j->rank == 1 && from == 0)
+		TP_CHECK_OK(rcx_start(ch[0]));
+	for (k = from; k < to; k++) {
+		if (j->rank == 0) {
+			TP_CHECK_OK(rcx_start(ch[1]));
+			pi[0] = VAL(k);
+			TP_CHECK_OK(rcx_start(ch[0]));
+			TP_CHECK_OK(ts_chan_outcome(&ch[0], &st));
+			if (!TP_CHECK_OK(ts_chan_outcome(&ch[1], &st)))
+				return bad + 1;
+			bad += po[0] != VAL(k) + 1;
+			continue;
+		}
+		if (!TP_CHECK_OK(ts_chan_outcome(&ch[0], &st)))
+			return bad + 1;
+		bad += pi[0] != VAL(k);
+		if (k + 1 < to) {
+			TP_CHECK_OK(rcx_start(ch[0]));
+			/* tested once before the pong: the credit still
+			 * rides (no ping comes before the pong) */
+			TP_CHECK_OK(rcx_test(&ch[0], &flag, &st));
+			TP_CHECK_EQ(flag, 0);
+		}
+		po[0] = VAL(k) + 1;
+		if (mid && k == at) {
+			if (mid(j, ch))
+				return bad;
+			continue;
+		}
+		TP_CHECK_OK(rcx_start(ch[1]));
+		TP_CHECK_OK(ts_chan_outcome(&ch[1], &st));
+	}
+	return bad;
+}
+
+/* pings from .. to - 1 alone (the pong's set is gone): one way; armed:
+ * rank 1's receive of the first is started already */
+static int companion_oneway(struct tp_job *j, struct rcx_req **ch, uint64_t *pi,
+			    int from, int to, bool armed)
+{
+	struct rcx_status st;
+	int k, bad = 0;
+
+	for (k = from; k < to; k++) {
+		if (j->rank == 0) {
+			pi[0] = VAL(k);
+			TP_CHECK_OK(rcx_start(ch[0]));
+			if (!TP_CHECK_OK(ts_chan_outcome(&ch[0], &st)))
+				return bad + 1;
+			continue;
+		}
+		if (k > from || !armed)
+			TP_CHECK_OK(rcx_start(ch[0]));
+		if (!TP_CHECK_OK(ts_chan_outcome(&ch[0], &st)))
+			return bad + 1;
+		bad += pi[0] != VAL(k);
+	}
+	return bad;
+}
+
+/*
+ * ride: paired, each receive start's credit rides in the pong's or the
+ * next ping's immediate: at most the first (rank 1 starts before any
+ * pong) is written, as the sets' counts and the context's work requests
+ * (the sends and the credits written) show; both ends paired. Unpaired
+ * (no companion), every start writes its credit.
+ */
+static void sc_ride(struct tp_job *j)
+{
+	const char *comp[] = { "7", NULL };
+	struct rcx_stats s0 = { .size = sizeof(s0) }, s1 = s0;
+	int t;
+
+	for (t = 0; t < 2; t++) {
+		struct cpair p = { 0 };
+
+		if (!companion_open(j, comp[t], &p))
+			goto next;
+		TP_CHECK_EQ(set_of(p.ch[0])->companion, comp[t] ? 7u : 0u);
+		TP_CHECK_OK(rcx_ctx_stats(j->ctx, &s0));
+		TP_CHECK_EQ(companion_rounds(j, p.ch, p.pi, p.po, 0, RIDE_N, -1,
+					     NULL),
+			    0);
+		TP_CHECK_OK(rcx_ctx_stats(j->ctx, &s1));
+		if (comp[t]) {
+			TP_CHECK(set_of(p.ch[0])->mate == set_of(p.ch[1]));
+			TP_CHECK(rx_set(j, p.ch)->credits_sent <= 1);
+			TP_CHECK(s1.wrs_posted - s0.wrs_posted <= RIDE_N + 1);
+		} else {
+			TP_CHECK(set_of(p.ch[0])->mate == NULL);
+			TP_CHECK_EQ(rx_set(j, p.ch)->credits_sent, RIDE_N);
+			TP_CHECK(s1.wrs_posted - s0.wrs_posted >= 2 * RIDE_N);
+		}
+next:
+		companion_close(j, &p);
+	}
+}
+
+/*
+ * oneway: paired, but only pings go: no pong carries a credit, each is
+ * written by the receiver's next pass (its wait): none waits for ever
+ */
+static void sc_oneway(struct tp_job *j)
+{
+	struct cpair p = { 0 };
+
+	if (!companion_open(j, "7", &p))
+		goto out;
+	TP_CHECK_EQ(companion_oneway(j, p.ch, p.pi, 0, RIDE_N, false), 0);
+	if (j->rank == 1)
+		TP_CHECK_EQ(set_of(p.ch[0])->credits_sent, RIDE_N);
+out:
+	companion_close(j, &p);
+}
+
+/* rank 1's pong after its re-arm (its credit rides in it), then the
+ * pong's set breaks: remade, it goes again if it did not arrive */
+static int pong_then_break(struct tp_job *j, struct rcx_req **ch)
+{
+	struct rcx_status st;
+
+	TP_CHECK_OK(rcx_start(ch[1]));
+	rcx__lock(j->ctx);
+	rcx__chan_set_fail(set_of(ch[1]), RCX_ERR_TRANSPORT);
+	rcx__unlock(j->ctx);
+	TP_CHECK_EQ(set_of(ch[1])->state, SET_REMAKE);
+	TP_CHECK_OK(ts_chan_outcome(&ch[1], &st));
+	return 0;
+}
+
+/*
+ * ride_remake (fault provider, a remake): the pong's set breaks in the
+ * middle, a credit riding in its last message: every ping and pong
+ * arrives, once, in order
+ */
+static void sc_ride_remake(struct tp_job *j)
+{
+	struct cpair p = { 0 };
+
+	if (!companion_open(j, "7", &p))
+		goto out;
+	TP_CHECK_EQ(companion_rounds(j, p.ch, p.pi, p.po, 0, RIDE_N, RIDE_N / 2,
+				     pong_then_break),
+		    0);
+	TP_CHECK_OK(rcx_group_barrier(j->g));
+	TP_CHECK_EQ(set_of(p.ch[1])->rm_gen, 1u);
+	TP_CHECK_EQ(set_of(p.ch[1])->state, SET_UP);
+	TP_CHECK_EQ(set_of(p.ch[0])->state, SET_UP);
+out:
+	companion_close(j, &p);
+}
+
+/* rank 1's pong, its credit riding in it, is refused: its set fails */
+static int pong_refused(struct tp_job *j, struct rcx_req **ch)
+{
+	(void)j;
+	rcx__fault_post_fail(&set_of(ch[1])->obj, 0, 0, -EIO);
+	TP_CHECK_EQ(rcx_start(ch[1]), RCX_ERR_TRANSPORT);
+	return 1;
+}
+
+/*
+ * ride_fail (fault provider, no remake): the pong that carries rank 1's
+ * credit is refused, its set fails at both ends; the pings go on one
+ * way, the credit the failed pong took written by rank 1's next pass
+ */
+static void sc_ride_fail(struct tp_job *j)
+{
+	struct cpair p = { 0 };
+	struct rcx_status st;
+	int at = RIDE_N / 2;
+
+	if (!companion_open(j, "7", &p))
+		goto out;
+	if (j->rank == 1) {
+		TP_CHECK_EQ(companion_rounds(j, p.ch, p.pi, p.po, 0, RIDE_N, at,
+					     pong_refused),
+			    0);
+	} else {
+		TP_CHECK_EQ(
+			companion_rounds(j, p.ch, p.pi, p.po, 0, at, -1, NULL),
+			0);
+		/* round at: the ping goes, the pong fails */
+		TP_CHECK_OK(rcx_start(p.ch[1]));
+		p.pi[0] = VAL(at);
+		TP_CHECK_OK(rcx_start(p.ch[0]));
+		TP_CHECK_OK(ts_chan_outcome(&p.ch[0], &st));
+		TP_CHECK_EQ(ts_chan_outcome(&p.ch[1], &st), RCX_ERR_TRANSPORT);
+	}
+	TP_CHECK_EQ(set_of(p.ch[1])->state, SET_FAILED);
+	TP_CHECK_EQ(companion_oneway(j, p.ch, p.pi, at + 1, RIDE_N, true), 0);
+	TP_CHECK_EQ(set_of(p.ch[0])->state, SET_UP);
+	TP_CHECK(set_of(p.ch[0])->mate == NULL);
+	TP_CHECK_OK(rcx_bind_free(&p.ch[1], 1));
+	p.ch[1] = NULL;
+out:
+	companion_close(j, &p);
+}
+
+/*
+ * ride_freed: the pong's channels are freed in the middle (both ends);
+ * the pings go on one way, rank 1's credits written again
+ */
+static void sc_ride_freed(struct tp_job *j)
+{
+	struct cpair p = { 0 };
+	unsigned int sent = 0;
+
+	if (!companion_open(j, "7", &p))
+		goto out;
+	TP_CHECK_EQ(companion_rounds(j, p.ch, p.pi, p.po, 0, RIDE_N / 2 + 1, -1,
+				     NULL),
+		    0);
+	TP_CHECK_OK(rcx_bind_free(&p.ch[1], 1));
+	p.ch[1] = NULL;
+	TP_CHECK(set_of(p.ch[0])->mate == NULL);
+	sent = set_of(p.ch[0])->credits_sent;
+	/* rank 1's last round started no receive: this starts it */
+	TP_CHECK_EQ(
+		companion_oneway(j, p.ch, p.pi, RIDE_N / 2 + 1, RIDE_N, false),
+		0);
+	/* one a start (and one the free may have written again) */
+	sent = set_of(p.ch[0])->credits_sent - sent;
+	if (j->rank == 1)
+		TP_CHECK(sent >= RIDE_N - (RIDE_N / 2 + 1) &&
+			 sent <= RIDE_N - RIDE_N / 2);
+out:
+	companion_close(j, &p);
+}
+
 static const struct tp_scenario scenarios[] = {
 	{ .name = "early", .run = sc_early, .size = 2 },
 	{ .name = "free_burst", .run = sc_free_burst, .size = 2 },
@@ -635,6 +939,11 @@ static const struct tp_scenario scenarios[] = {
 	{ .name = "wimm_early", .run = sc_wimm_early, .size = 2 },
 	TS_FAULT_SC("wimm_remake", sc_wimm_remake, remake_env),
 	TS_FAULT_SC("wimm_unsig_error", sc_wimm_unsig_error, no_remake_env),
+	{ .name = "ride", .run = sc_ride, .size = 2 },
+	{ .name = "oneway", .run = sc_oneway, .size = 2 },
+	TS_FAULT_SC("ride_remake", sc_ride_remake, remake_env),
+	TS_FAULT_SC("ride_fail", sc_ride_fail, no_remake_env),
+	{ .name = "ride_freed", .run = sc_ride_freed, .size = 2 },
 };
 
 static int peer_main(int argc, char **argv)
@@ -661,6 +970,11 @@ CS_TEST(late_refused)
 CS_TEST(wimm_early)
 CS_TEST(wimm_remake)
 CS_TEST(wimm_unsig_error)
+CS_TEST(ride)
+CS_TEST(oneway)
+CS_TEST(ride_remake)
+CS_TEST(ride_fail)
+CS_TEST(ride_freed)
 
 static const CU_TestInfo tests[] = {
 	{ "inline_send_done_at_start_buffer_reused_stream", test_early },
@@ -673,6 +987,11 @@ static const CU_TestInfo tests[] = {
 	{ "write_imm_inline_done_at_start_with_credit", test_wimm_early },
 	{ "write_imm_remake_with_early_starts", test_wimm_remake },
 	{ "write_imm_unsignaled_error_at_next_start", test_wimm_unsig_error },
+	{ "companion_credit_rides_on_the_reply", test_ride },
+	{ "companion_one_way_stream_writes_credits", test_oneway },
+	{ "companion_remake_in_the_middle", test_ride_remake },
+	{ "companion_refused_carrier_credit_written", test_ride_fail },
+	{ "companion_freed_credits_written_again", test_ride_freed },
 	CU_TEST_INFO_NULL,
 };
 

@@ -73,12 +73,35 @@ struct rcx_info;
  *                      N and stride must be equal at both ends.
  *   rcx_chan_stride    bytes from one slot to the next (default: len;
  *                      must be >= len when N > 1).
+ *   rcx_chan_companion N in 1 .. 2^32 - 1 (default 0: none): names a
+ *                      companion pair, one channel (not a bundle) each
+ *                      way between the same two ranks of a group (a
+ *                      ping-pong), bound with the same N at all four
+ *                      ends. Where both run write_imm, each rank's
+ *                      receiving channel gives its credit in the
+ *                      immediate of its sending channel's next message
+ *                      instead of an RDMA write of its own (half the
+ *                      packets of a one-slot round trip). A credit no
+ *                      message carried is written by the receiver's
+ *                      fourth progress call after its start (a test of
+ *                      any request; a wait makes them all, with no
+ *                      sleep before): a one-way stream needs those
+ *                      calls, as it makes them anyway to see its
+ *                      messages. A pair whose sending set fails or
+ *                      is freed goes back to written credits; a set
+ *                      bound later with the same N pairs anew. Ends
+ *                      that give different values, or the send
+ *                      protocol, ignore it. -EINVAL (logged, nothing
+ *                      bound) for a bundle, a receive from
+ *                      RCX_ANY_SOURCE, or N given to another live set
+ *                      of the same direction to the same peer.
  * The buffer spans (N - 1) * stride + len bytes. The sender's len must not
  * exceed the receiver's.
  */
-#define RCX_CHAN_PROTOCOL "rcx_chan_protocol"
-#define RCX_CHAN_SLOTS	  "rcx_chan_slots"
-#define RCX_CHAN_STRIDE	  "rcx_chan_stride"
+#define RCX_CHAN_PROTOCOL  "rcx_chan_protocol"
+#define RCX_CHAN_SLOTS	   "rcx_chan_slots"
+#define RCX_CHAN_STRIDE	   "rcx_chan_stride"
+#define RCX_CHAN_COMPANION "rcx_chan_companion"
 
 enum rcx_chan_protocol {
 	RCX_CHAN_AUTO = 0,

@@ -47,6 +47,9 @@ void rcx__chan_eph_done(struct chset *s, int err)
 		 s->proto == RCX_CHAN_WRITE_IMM ? "write_imm" : "send",
 		 err ? rcx_strerror(err) : "up");
 	s->eph = NULL;
+	/* up: paired with its companion, if it has one up already */
+	if (!err && s->companion && s->state == SET_UP)
+		rcx__chan_pair(s);
 	if (e && e->state == RCX__REQ_ACTIVE) {
 		e->obj = NULL;
 		rcx__req_complete(e, err);
@@ -81,6 +84,7 @@ void rcx__chan_set_fail(struct chset *s, int err)
 		return;
 	s->state = SET_FAILED;
 	s->error = err;
+	rcx__chan_unpair(s);
 	for (i = 0; i < s->n; i++) {
 		struct chan *c = &s->ch[i];
 
@@ -232,8 +236,7 @@ int rcx__chan_ring_replay(struct chset *s, const uint64_t *cnt)
 		if (c->mode == CH_WSEND) {
 			*c->wr_raddr =
 				s->peer_data + (uint64_t)e->slot * c->stride;
-			*c->wr_imm = htobe32(c->imm_hi |
-					     (uint32_t)(e->count & 0xffff));
+			*c->wr_imm = ch_imm(c, e->count);
 		}
 		s->inflight++;
 		ret = s->ctx->ops->pwr_post(s->ep, &c->pwr, 1);
@@ -258,7 +261,7 @@ static inline void send_prep(struct chan *c)
 			*c->wr_raddr = c->set->peer_data + off;
 	}
 	if (c->mode == CH_WSEND)
-		*c->wr_imm = htobe32(c->imm_hi | (uint32_t)(c->count & 0xffff));
+		*c->wr_imm = ch_imm(c, c->count);
 	c->set->inflight++;
 	if (c->set->ring)
 		ring_push(c->set, c, true, false);
@@ -315,12 +318,15 @@ static void defer(struct chan *c)
 /*
  * write_imm sender: may the next message go? The receiver has started at
  * least once, and its starts are at most lag messages behind: the slot
- * the message goes to is one the receiver has given back.
+ * the message goes to is one the receiver has given back. Its credit is
+ * its word's, or the one companion messages brought, if larger.
  */
 static inline bool has_credit(const struct chan *c)
 {
 	uint64_t r = *c->ready;
 
+	if (RCX__UNLIKELY(c->ride_ready > r))
+		r = c->ride_ready;
 	return r + c->lag > c->count && r;
 }
 
@@ -345,51 +351,6 @@ static inline bool credit_due(struct chan *c)
 		return false;
 	c->credit_in = (uint32_t)c->set->credit_every;
 	return true;
-}
-
-/*
- * The credit write of one channel, prepared whole at bind: unsignaled,
- * except one in CH_CREDIT_SIGNAL to retire the send queue.
- */
-static __attribute__((noinline)) int credit_post_sig(struct chan *c)
-{
-	struct chset *s = c->set;
-	int ret = c->post(s->ep, &c->credit_sig, 1);
-
-	if (!ret)
-		s->inflight++;
-	return ret;
-}
-
-static inline int credit_post(struct chan *c)
-{
-	struct chset *s = c->set;
-
-	if (RCX__LIKELY(++s->credits_sent % CH_CREDIT_SIGNAL))
-		return c->post(s->ep, &c->credit, 1);
-	return credit_post_sig(c);
-}
-
-/*
- * The credits of channels [lo, hi) of a set as one WR: lo's, whose
- * addresses cover the range, with the length patched for the post.
- */
-static int credit_post_range(struct chset *s, int lo, int hi)
-{
-	bool sig = ++s->credits_sent % CH_CREDIT_SIGNAL == 0;
-	struct rcx_pwr *p = sig ? s->ch[lo].credit_sig : s->ch[lo].credit;
-	int ret;
-
-	*p->length = (uint32_t)(hi - lo) * 8;
-	/* credit_imm: the immediate names them (else scratch) */
-	*p->imm_be = htobe32(CH_IMM(lo, hi - lo, 0));
-	ret = s->ch[lo].post(s->ep, &p, 1);
-	/* posted: the WR was copied; one channel's again */
-	*p->length = 8;
-	*p->imm_be = htobe32(CH_IMM(lo, 1, 0));
-	if (!ret && sig)
-		s->inflight++;
-	return ret;
 }
 
 /* the receiver has started each of the m channels from c0 */
@@ -593,8 +554,7 @@ static __attribute__((noinline)) int send_early(struct chan *c)
 		if (c->multi)
 			*(sig ? c->wr_raddr : c->uwr_raddr) =
 				c->set->peer_data + off;
-		*(sig ? c->wr_imm : c->uwr_imm) =
-			htobe32(c->imm_hi | (uint32_t)(c->count & 0xffff));
+		*(sig ? c->wr_imm : c->uwr_imm) = ch_imm(c, c->count);
 	}
 	ring_push(c->set, c, sig, true);
 	memcpy(q->data + (size_t)(t & q->mask) * q->dlen, c->buf + off, c->len);
@@ -623,74 +583,6 @@ static __attribute__((noinline)) int start_not_up(struct rcx_req *r,
 }
 
 /*
- * write_imm receiver whose credit goes as a WRITE with immediate (verbs)
- * and comes window - credit_every messages before the sender needs it:
- * the start's credit is written by the next progress pass (the test or
- * wait of any request, a blocking wait's pass before it sleeps), not by
- * the start. Where the posting call does the packet's whole work (rxe:
- * requester, responder and acknowledgement in the call), a credit the
- * start posted would hold back what the program posts next, a
- * ping-pong's reply, by a whole post; written by the next pass it goes
- * after that, and the peer needs it only later. The WR reads the credit
- * word when it is posted: starts made before the pass share one write,
- * which carries the latest count. A start whose message is there already
- * completes at once, and its test runs no pass: it writes the credit.
- */
-static __attribute__((noinline)) void credit_later(struct chan *c)
-{
-	struct rcx_ctx *ctx = c->set->ctx;
-
-	if (c->credit_late)
-		return;
-	c->credit_late = true;
-	c->next_credit = ctx->chan_credits;
-	ctx->chan_credits = c;
-	rcx__chan_work(ctx);
-}
-
-/* the late credit of c, taken off the list: written (post) or dropped */
-static void credit_late_end(struct chan *c, bool post)
-{
-	struct chset *s = c->set;
-
-	c->credit_late = false;
-	if (!post || s->state != SET_UP)
-		return;
-	/* a post that fails here is no process failure */
-	if (credit_post(c))
-		rcx__chan_set_fail(s, RCX_ERR_TRANSPORT);
-}
-
-void rcx__chan_credits_post(struct rcx_ctx *ctx)
-{
-	struct chan *c;
-
-	/* a failure may take others off the list: one at a time */
-	while ((c = ctx->chan_credits)) {
-		ctx->chan_credits = c->next_credit;
-		credit_late_end(c, true);
-	}
-	rcx__chan_work(ctx);
-}
-
-void rcx__chan_credits_of(struct chset *s, bool post)
-{
-	struct chan **pp = (struct chan **)&s->ctx->chan_credits, *c;
-
-	while ((c = *pp)) {
-		if (c->set != s) {
-			pp = &c->next_credit;
-			continue;
-		}
-		*pp = c->next_credit;
-		credit_late_end(c, post);
-		/* a failure's remake drops the rest of s's */
-		pp = (struct chan **)&s->ctx->chan_credits;
-	}
-	rcx__chan_work(s->ctx);
-}
-
-/*
  * write_imm receiver: the credit (one in window starts), and a message
  * that came before the start completes it
  */
@@ -703,11 +595,13 @@ static __attribute__((noinline)) int wrecv_start(struct chan *c)
 		next_slot(c);
 	*c->credit_w = c->count;
 	if (credit_due(c)) {
-		/* a message there already: no reply comes before its test */
-		if (c->set->credit_later && !c->early)
-			credit_later(c);
+		/* a message there already: no reply comes before its test;
+		 * else the next pass writes it, or a companion message
+		 * carries it before that */
+		if ((c->set->credit_later || c->set->mate) && !c->early)
+			rcx__chan_credit_later(c);
 		else
-			ret = credit_post(c);
+			ret = ch_credit_post(c);
 	}
 	if (RCX__UNLIKELY(ret))
 		return start_failed(c->req, ret);
@@ -857,7 +751,7 @@ static int chan_start_many(struct rcx_req **reqs, int n)
 			continue;
 		}
 		if (hi > lo)
-			ret = credit_post_range(s, lo, hi);
+			ret = rcx__chan_credit_range(s, lo, hi);
 		if (ret) {
 			rcx__chan_set_fail(s, RCX_ERR_TRANSPORT);
 			if (s->state != SET_REMAKE)

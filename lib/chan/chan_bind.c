@@ -308,6 +308,7 @@ void rcx__chan_set_destroy(struct chset *s)
 	long long end;
 
 	set_unlink(s);
+	rcx__chan_unpair(s);
 	rcx__chan_stats_add(s, &ctx->st);
 	rcx__chan_undefer(s);
 	if (s->conn_by_us)
@@ -601,6 +602,7 @@ int rcx__chan_parse_info(const struct rcx_info *info, struct bind_args *a)
 {
 	static const char *const protos[] = { "auto", "send", "write_imm",
 					      NULL };
+	unsigned long v = 0;
 	int ret;
 
 	ret = rcx__info_enum(info, RCX_CHAN_PROTOCOL, protos, a->proto,
@@ -611,8 +613,12 @@ int rcx__chan_parse_info(const struct rcx_info *info, struct bind_args *a)
 	if (!ret)
 		ret = rcx__info_ulong(info, RCX_CHAN_STRIDE, a->len, 0,
 				      (unsigned long)-1 >> 1, &a->stride);
+	if (!ret)
+		ret = rcx__info_ulong(info, RCX_CHAN_COMPANION, 0, 0,
+				      UINT32_MAX, &v);
 	if (ret)
 		return ret;
+	a->companion = (uint32_t)v;
 	if (a->slots > 1 && a->stride < a->len)
 		return -EINVAL;
 	return 0;
@@ -676,6 +682,7 @@ static void fill_msg(struct chset *s, const struct bind_args *a,
 	m->len = a->len;
 	m->stride = a->stride;
 	m->cookie = s->cookie;
+	m->companion = s->companion;
 	m->data_addr = (uintptr_t)a->buf;
 	m->data_rkey = s->reg->rkey;
 	m->ctl_addr = (uintptr_t)s->ctl;
@@ -739,6 +746,8 @@ static void on_answer(struct rcx_req *r)
 		return;
 	}
 	s->proto = (int)m->proto;
+	if (s->proto != RCX_CHAN_WRITE_IMM || m->companion != s->companion)
+		s->companion = 0;
 	s->peer_data = m->data_addr;
 	s->peer_data_rkey = m->data_rkey;
 	s->peer_ctl = m->ctl_addr;
@@ -832,6 +841,9 @@ static void on_request(struct rcx_req *r)
 		return;
 	}
 	s->proto = proto;
+	/* a companion both ends name (the answer said ours) */
+	if (proto != RCX_CHAN_WRITE_IMM || m->companion != s->companion)
+		s->companion = 0;
 	s->peer_len = m->len;
 	s->peer_ctl = m->ctl_addr;
 	s->peer_ctl_rkey = m->ctl_rkey;
@@ -965,6 +977,33 @@ static int null_bind(struct rcx_ctx *ctx, const struct bind_args *a, int n,
 }
 
 /*
+ * rcx_chan_companion names one channel, to one peer, and one set of each
+ * direction to it in the group: else -EINVAL, nothing made.
+ */
+static int companion_check(struct rcx_ctx *ctx, const struct bind_args *a,
+			   int n)
+{
+	const struct chset *s;
+	const char *why = NULL;
+
+	if (n != 1)
+		why = "a bundle of channels";
+	else if (a->peer < 0)
+		why = "no single peer";
+	for (s = ctx->chan_sets; s && !why; s = s->next)
+		if (s->companion == a->companion && s->g == a->g &&
+		    s->is_send == a->is_send && s->ch[0].peer == a->peer &&
+		    !s->mate_gone && s->state != SET_FAILED)
+			why = "a live set of this direction has it";
+	if (!why)
+		return 0;
+	rcx__log(RCX__LOG_WARN, "chan", "bind %s rank %d: %s %u refused: %s",
+		 a->is_send ? "to" : "from", a->peer, RCX_CHAN_COMPANION,
+		 a->companion, why);
+	return -EINVAL;
+}
+
+/*
  * Make the set, its channel requests and the ephemeral request, and start
  * the handshake. Lock held. chans[i] get the channel handles (or reuse
  * the handles in reuse[] for rebind).
@@ -979,10 +1018,16 @@ int rcx__chan_bind_start(struct rcx_ctx *ctx, const struct bind_args *a, int n,
 
 	if (a->peer == RCX_PROC_NULL)
 		return null_bind(ctx, a, n, reuse, chans, eph_out);
+	if (a->companion) {
+		ret = companion_check(ctx, a, n);
+		if (ret)
+			return ret;
+	}
 	ret = alloc_set(ctx, a, n, &s);
 	if (ret)
 		return ret;
 	s->proto = a->proto;
+	s->companion = a->companion;
 	eph = rcx__req_get(ctx, RCX__REQ_INTERNAL, &eph_ops);
 	if (!eph) {
 		rcx__chan_set_destroy(s);
@@ -1191,6 +1236,9 @@ static int chan_feat_sleep_limit(struct rcx_ctx *ctx, int timeout_ms)
 	 * slice (milliseconds on a loaded host, a timer tick for rxe).
 	 */
 	if (ctx->chan_deferred && !deferred_wake(ctx))
+		return 0;
+	/* a late credit is written by the next pass, not after a sleep */
+	if (ctx->chan_credits)
 		return 0;
 	/* the peer's side of a channel free is a remote write */
 	if (ctx->chan_ops && (timeout_ms < 0 || timeout_ms > 1))

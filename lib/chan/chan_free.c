@@ -45,6 +45,8 @@ static void free_mark(struct rcx_req **chans, int n)
 		c->req = NULL; /* the handle may be reused (rebind) */
 		if (--s->live)
 			continue;
+		/* its companion writes its own credits from now on */
+		rcx__chan_unpair(s);
 		/* the starts made get their late credits, as they would
 		 * have before a free; a refused post fails the set, so the
 		 * state is read again below */

@@ -4,8 +4,9 @@
  * and what their immediates say. A receiver's names the channel (and how
  * many, fused by the sender) whose message landed in its slot; a
  * sender's (credit_imm, chan.c on_credit_ok) brings the receiver's
- * credit. The fast path of the receiver is rcx__chan_on_imm_ok, called
- * straight from the poll.
+ * credit. A receiver's may carry its companion sender's credit too
+ * (CH_IMM_RIDE, chan_credit.c). The fast path of the receiver is
+ * rcx__chan_on_imm_ok, called straight from the poll.
  */
 #include <stddef.h>
 #include "lib/chan/chan_int.h"
@@ -103,6 +104,10 @@ void rcx__chan_on_imm_ok(struct rcx_ctx *ctx, struct rcx__wrctx *w,
 	struct chan *c;
 
 	s->zposted--;
+	/* a companion's credit: taken whatever the set's state (a set
+	 * failing or freed does not hold its companion's back) */
+	if ((imm & CH_IMM_RIDE) && has_imm)
+		rcx__chan_ride_in(s, imm);
 	if (RCX__UNLIKELY(s->state != SET_UP || !has_imm ||
 			  idx + m > (unsigned int)s->n)) {
 		imm_odd(s, imm, has_imm);

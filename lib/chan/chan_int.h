@@ -9,6 +9,7 @@
  * rebinds).
  */
 #include <stdbool.h>
+#include <endian.h>
 #include <stdint.h>
 #include <rcx/chan.h>
 #include "lib/core/core.h"
@@ -16,6 +17,13 @@
 
 #define CH_MAX_BUNDLE	 255
 #define CH_CREDIT_SIGNAL 16 /* signal one credit write in this many */
+/*
+ * write_imm receiver of a companion pair: its late credit is written by
+ * this progress pass after its start if no companion message carried it
+ * by then (the program may test its receive a few times before it
+ * replies; a wait spins through them: chan_credit.c)
+ */
+#define CH_CREDIT_PASSES 4
 /* write_imm receiver: zero-length receives reposted this many at a time */
 #define CH_ZBATCH 16
 /*
@@ -40,10 +48,16 @@
  */
 #define CH_UNACK     16
 #define CH_SIG_EVERY 8
-/* the immediate: channel index, channels carried - 1, start count */
+/*
+ * the immediate: channel index, channels carried - 1, and 16 low bits:
+ * the start count (15 bits, read by no receiver), or, CH_IMM_RIDE set,
+ * the 15 low bits of the companion receiver's credit (chan_credit.c)
+ */
+#define CH_IMM_COUNT 0x7fffu
+#define CH_IMM_RIDE  0x8000u
 #define CH_IMM(idx, m, count)                              \
 	((uint32_t)(idx) << 24 | (uint32_t)((m)-1) << 16 | \
-	 (uint32_t)((count)&0xffff))
+	 (uint32_t)((count)&CH_IMM_COUNT))
 
 enum set_state {
 	SET_HANDSHAKE, /* sender: waiting for answer and connection */
@@ -110,6 +124,15 @@ struct chan {
 	uint32_t lag;	    /* write_imm: the set's window - 1 */
 	uint32_t early;	    /* write_imm receiver: arrived before their start */
 	uint32_t credit_in; /* write_imm receiver: starts to the next credit */
+	/* write_imm sender of a companion pair: the receiver whose credit
+	 * its immediates carry (chan_credit.c) */
+	struct chan *ride;
+	/* ... that receiver: the credit its companion's last message
+	 * carried (its late credit is then not written) */
+	uint64_t rode;
+	/* write_imm sender: the credit companion messages brought (the
+	 * receiver's credit is the larger of it and ready[idx]) */
+	uint64_t ride_ready;
 	int (*post)(struct rcx_ep *ep, struct rcx_pwr **pwr, int n);
 	/* pwr posted alone by the driver (zero: none; chan.c post_one) */
 	struct rcx_pwr_direct d;
@@ -153,6 +176,8 @@ struct chan {
 	/* write_imm receiver: its credit waits for the next progress pass
 	 * (on ctx->chan_credits, linked by next_credit; chan.c credit_later) */
 	bool credit_late;
+	/* ... paired: passes that leave it to the next (CH_CREDIT_PASSES) */
+	uint8_t credit_grace;
 	struct chan *next_credit;
 	uint8_t fuse_m; /* deferred: first of this many started as one */
 	bool freed;
@@ -187,7 +212,7 @@ struct bind_msg {
 	uint32_t data_rkey;
 	uint32_t ctl_rkey;
 	uint32_t ack_tag;
-	uint32_t pad;
+	uint32_t companion; /* rcx_chan_companion (0: none) */
 	char addr[RCX__ADDR_LEN];
 };
 
@@ -226,6 +251,15 @@ struct chset {
 	 * progress pass, after what the program posts meanwhile (chan.c
 	 * credit_later): where credit_imm, and credits come early */
 	bool credit_later;
+	/*
+	 * write_imm, one channel: the rcx_chan_companion both ends gave
+	 * (0: none or they differ; fixed once the handshake agreed), the
+	 * set of the other direction to the same peer it is paired with
+	 * (mate), and whether it left the pair for good (chan_credit.c)
+	 */
+	uint32_t companion;
+	struct chset *mate;
+	bool mate_gone;
 	struct rcx__reg *reg; /* the slot region */
 	struct chctl *ctl;
 	struct rcx__reg *ctl_reg;
@@ -396,10 +430,55 @@ void rcx__chan_set_fast(struct chset *s);
 /* take s's channels off the context's deferred list (and their late
  * credits off its credit list: a remake or a failure has them no more) */
 void rcx__chan_undefer(struct chset *s);
-/* write the late credits: every one (progress), or s's (post: before its
- * free write; else dropped) */
+/* chan_credit.c: write the late credits: every one (progress), or s's
+ * (post: before its free write; else dropped) */
 void rcx__chan_credits_post(struct rcx_ctx *ctx);
 void rcx__chan_credits_of(struct chset *s, bool post);
+/* c's credit goes at the next progress pass (unless a companion message
+ * carried it by then) */
+void rcx__chan_credit_later(struct chan *c);
+/* the credits of channels [lo, hi) of s as one WR */
+int rcx__chan_credit_range(struct chset *s, int lo, int hi);
+int rcx__chan_credit_post_sig(struct chan *c);
+
+/*
+ * The credit write of one channel, prepared whole at bind: unsignaled,
+ * except one in CH_CREDIT_SIGNAL to retire the send queue.
+ */
+static inline int ch_credit_post(struct chan *c)
+{
+	struct chset *s = c->set;
+
+	if (RCX__LIKELY(++s->credits_sent % CH_CREDIT_SIGNAL))
+		return c->post(s->ep, &c->credit, 1);
+	return rcx__chan_credit_post_sig(c);
+}
+
+/*
+ * companion pairs (chan_credit.c): s is up, paired with its companion if
+ * that is up too; s leaves its pair for good (it fails, is freed or
+ * goes); receiver s: an immediate with CH_IMM_RIDE came
+ */
+void rcx__chan_pair(struct chset *s);
+void rcx__chan_unpair(struct chset *s);
+void rcx__chan_ride_in(struct chset *s, uint32_t imm);
+
+/*
+ * write_imm sender c: the immediate (big-endian) of its message count.
+ * Paired: the mate receiver's credit rides in it (then counted as
+ * carried: its late credit is not written).
+ */
+static inline uint32_t ch_imm(struct chan *c, uint64_t count)
+{
+	struct chan *m = c->ride;
+	uint32_t lo = (uint32_t)count & CH_IMM_COUNT;
+
+	if (m) {
+		m->rode = *m->credit_w;
+		lo = CH_IMM_RIDE | ((uint32_t)m->rode & CH_IMM_COUNT);
+	}
+	return htobe32(c->imm_hi | lo);
+}
 /*
  * sender with a ring: s's unsignaled tail is wanted back (a free, a
  * drain, a remake): a zero-length signaled RDMA WRITE follows it, counted
@@ -479,6 +558,7 @@ struct bind_args {
 	bool is_send;
 	int proto;
 	unsigned long slots, stride;
+	uint32_t companion; /* rcx_chan_companion (0: none) */
 };
 
 /* info keys of a bind into a: 0 or -EINVAL */

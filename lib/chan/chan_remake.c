@@ -377,7 +377,7 @@ static int replay(struct chset *s, struct chan *c)
 			*c->wr_raddr = s->peer_data + off;
 	}
 	if (c->mode == CH_WSEND)
-		*c->wr_imm = htobe32(c->imm_hi | (uint32_t)(c->count & 0xffff));
+		*c->wr_imm = ch_imm(c, c->count);
 	s->inflight++;
 	ret = s->ctx->ops->pwr_post(s->ep, &c->pwr, 1);
 	if (ret)

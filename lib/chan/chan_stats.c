@@ -31,10 +31,13 @@ void rcx__chan_stats_add(const struct chset *s, struct rcx_stats *st)
 		st->chan_send_rx_msgs += msgs;
 		st->chan_send_rx_bytes += bytes;
 	}
-	/* a sender posts a send-queue WR a start (receives and the
-	 * write_imm receiver's credit writes are not counted) */
+	/* a sender posts a send-queue WR a start, a write_imm receiver
+	 * one per credit it writes (a credit a companion's message
+	 * carried is none; receives are not counted) */
 	if (s->is_send)
 		st->wrs_posted += msgs;
+	else if (s->proto == RCX_CHAN_WRITE_IMM)
+		st->wrs_posted += s->credits_sent;
 }
 
 /* the feature's stats hook: every live set of ctx */
