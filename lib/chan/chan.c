@@ -762,6 +762,8 @@ static int chan_start(struct rcx_req *r)
  * chan_start of a send protocol receiver with one slot and the driver's
  * own post (the kind's start for these, rcx__chan_set_fast), the set
  * up: the receive's post and nothing else; a set not up: chan_start.
+ * While the set is up its status's error is 0 (a start that failed
+ * completed with the set's failure, for good; chan_kind).
  */
 static int chan_recv_start(struct rcx_req *r)
 {
@@ -771,12 +773,11 @@ static int chan_recv_start(struct rcx_req *r)
 	if (RCX__UNLIKELY(c->set->state != SET_UP))
 		return chan_start(r);
 	r->state = RCX__REQ_ACTIVE;
-	r->status.error = 0;
 	c->count++;
 	ret = c->d.recv(c->d.qp, c->d.rwr, &c->bad.recv);
 	if (RCX__UNLIKELY(ret))
 		return start_failed(c->req, -ret);
-	return 0;
+	return ret;
 }
 
 /* chan_send_start's post that the device refused: undone as any start's */
@@ -834,7 +835,6 @@ static int chan_send_start(struct rcx_req *r)
 	if (RCX__UNLIKELY(ret))
 		return send1_refused(c, -ret);
 	r = c->req;
-	r->status.error = 0;
 	r->state = RCX__REQ_DONE;
 	/* nothing attached (user_freed: never, a channel's is persistent) */
 	if (RCX__UNLIKELY((uintptr_t)r->done | (uintptr_t)r->cont))
@@ -1168,21 +1168,21 @@ static void on_recv_ok(struct rcx_ctx *ctx, struct rcx__wrctx *w,
  */
 static __attribute__((noinline)) int recv_test_other(struct rcx_ctx *ctx,
 						     struct rcx__wrctx *w,
-						     uint32_t byte_len)
+						     size_t byte_len)
 {
-	on_recv_ok(ctx, w, byte_len, 0, 0);
+	on_recv_ok(ctx, w, (uint32_t)byte_len, 0, 0);
 	return rcx__peek_report(ctx, 1);
 }
 
 /*
- * The request under the test is active (rcx_test polled for it, and the
- * poll completed nothing but this): one that is it needs no look at its
- * state. A channel with one slot has slot 0 in its status for good
- * (chan_kind).
+ * The request under the test is active (rcx_test polled for it, and a
+ * found_test hands an ok_test a completion only while it is,
+ * rcx__peek_active): one that is it needs no look at its state. A
+ * channel with one slot has slot 0 in its status for good (chan_kind).
  */
 static inline __attribute__((always_inline)) int recv_test(struct rcx_ctx *ctx,
 							   struct rcx__wrctx *w,
-							   uint32_t byte_len)
+							   size_t byte_len)
 {
 	struct rcx_req *r = ((struct chan *)w)->req;
 
@@ -1195,14 +1195,14 @@ static inline __attribute__((always_inline)) int recv_test(struct rcx_ctx *ctx,
 }
 
 static int on_recv_test(struct rcx_ctx *ctx, struct rcx__wrctx *w,
-			uint32_t byte_len)
+			size_t byte_len)
 {
 	return recv_test(ctx, w, byte_len);
 }
 
 /* ... of a channel with slots */
 static int on_recv_test_slot(struct rcx_ctx *ctx, struct rcx__wrctx *w,
-			     uint32_t byte_len)
+			     size_t byte_len)
 {
 	struct chan *c = (struct chan *)w;
 
@@ -1308,11 +1308,17 @@ static const struct rcx__req_ops chan_send_ops = {
 	.start_many = chan_start_many,
 };
 
-/* the kind of c's request once its set is up, and what it fixes */
+/*
+ * The kind of c's request once its set is up, and what it fixes: the
+ * status's error is 0 until the set fails (the error stays with it; a
+ * remade set completed nothing with one), which the starts of the kinds
+ * below rely on.
+ */
 static const struct rcx__req_ops *chan_kind(struct chan *c)
 {
 	struct rcx_req *r = c->req;
 
+	r->status.error = 0;
 	if (c->multi)
 		return &rcx__chan_ops;
 	/* one slot: slot 0 for good (on_recv_test writes the count alone) */

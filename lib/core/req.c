@@ -434,6 +434,11 @@ int rcx__peek_report(struct rcx_ctx *ctx, int got)
 	return st ? 0 : err;
 }
 
+bool rcx__peek_active(const struct rcx_ctx *ctx)
+{
+	return (*ctx->peek_rp)->state == RCX__REQ_ACTIVE;
+}
+
 /* the direct poll found got (or failed), a provider with no found_test
  * (rcx__req_peek): its dispatch, then the report */
 int rcx__peek_found(struct rcx_ctx *ctx, struct rcx_dev *dev, int got)
