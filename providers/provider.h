@@ -13,6 +13,7 @@
  * conventions (+errno, -1/errno, ibv_wc_status) happens inside the
  * provider; a completion keeps the raw transport status in `vendor`.
  */
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <rcx/errors.h>
@@ -129,13 +130,13 @@ struct rcx_wct {
 		   uint32_t imm, int has_imm);
 	/*
 	 * Optional: a successful completion without an immediate that the
-	 * direct poll of an rcx_test found (rcx_cq_peek.found_test): ok's
-	 * work, and the test's report (where the
+	 * direct poll of an rcx_test found (rcx_cq_peek.found_test), the
+	 * last one it hands over, the request under the test still active
+	 * (rcx__peek_active): ok's work, and the test's report (where the
 	 * completion is of another request: rcx__peek_report). Returns what
 	 * that rcx_test returns. NULL: ok, then rcx__peek_report.
 	 */
-	int (*ok_test)(struct rcx_ctx *ctx, struct rcx_wct *t,
-		       uint32_t byte_len);
+	int (*ok_test)(struct rcx_ctx *ctx, struct rcx_wct *t, size_t byte_len);
 };
 
 /*
@@ -144,6 +145,11 @@ struct rcx_wct {
  * returns. For a provider's found_test and a target's ok_test.
  */
 int rcx__peek_report(struct rcx_ctx *ctx, int got);
+/*
+ * Whether the request under that rcx_test is still active: a found_test
+ * that handed over other completions first asks before an ok_test.
+ */
+bool rcx__peek_active(const struct rcx_ctx *ctx);
 
 /*
  * The fastest poll: the core calls the driver's own poll of the device's

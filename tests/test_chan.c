@@ -1036,6 +1036,110 @@ static void sc_twice(void)
 	rcx_req_free(&init);
 }
 
+static void inline_cb(struct rcx_status *st, void *data)
+{
+	(void)st;
+	(*(int *)data)++;
+}
+
+/* rank 0: a start of ch that completed at its post (verbs) reported by
+ * rcx_test, once, to st or RCX_STATUS_IGNORE, after calls refused */
+static void inline_report(struct rcx_req *ch, bool ignore)
+{
+	struct rcx_req *same = ch;
+	struct rcx_status st;
+	int flag = -1;
+
+	/* one message in flight: not reported yet, so not started again */
+	TP_CHECK_EQ(rcx_start(ch), -EBUSY);
+	TP_CHECK_EQ(rcx_test(&same, NULL, &st), -EINVAL);
+	TP_CHECK_EQ(rcx_test(NULL, &flag, &st), -EINVAL);
+	TP_CHECK(same == ch && flag == -1);
+	memset(&st, 0x5a, sizeof(st));
+	/* verbs: done at the post; elsewhere it may take a few tests */
+	do
+		TP_CHECK_OK(rcx_test(&same, &flag,
+				     ignore ? RCX_STATUS_IGNORE : &st));
+	while (flag == 0);
+	TP_CHECK(same == ch && flag == 1);
+	if (!ignore) {
+		TP_CHECK_EQ(st.error, 0);
+		TP_CHECK_EQ(st.count, 8);
+		TP_CHECK_EQ(st.slot, 0);
+		TP_CHECK_EQ(st.source, 0);
+		TP_CHECK_EQ(st.tag, 24);
+	}
+	/* inactive now: the empty status */
+	flag = -1;
+	TP_CHECK_OK(rcx_test(&same, &flag, &st));
+	TP_CHECK(same == ch && flag == 1);
+	TP_CHECK_EQ(st.slot, -1);
+	TP_CHECK_EQ(st.count, 0);
+}
+
+/*
+ * 2 procs, send protocol, one slot, 8 bytes: the sender's start goes
+ * inline and is complete at its post. Its test reports it once with the
+ * start's status (to a status or none), and a start or a bad test before
+ * that report is refused and changes nothing; with a persistent
+ * continuation attached at both ends the starts take the checked way and
+ * the continuation takes each completion; detached, the fast way again.
+ * Every message arrives with its count and slot.
+ */
+static void sc_inline(void)
+{
+	struct rcx_req *ch, *cr = NULL, *c2;
+	struct rcx_status st, cst;
+	uint64_t v = 0;
+	int k, runs = 0, flag;
+
+	ch = bind_one(&v, 8, 24, NULL, false);
+	for (k = 0; k < 9; k++) {
+		bool cont = k >= 3 && k < 6;
+
+		if (k == 3) {
+			TP_CHECK_OK(rcx_continue_init(ctx, NULL, &cr));
+			c2 = ch;
+			TP_CHECK_OK(rcx_continue(&c2, inline_cb, &runs,
+						 RCX_CONT_PERSISTENT, &cst,
+						 cr));
+			TP_CHECK(c2 == ch);
+		}
+		if (k == 6) /* freeing it drops the persistent continuation */
+			TP_CHECK_OK(rcx_req_free(&cr));
+		if (rank == 0)
+			v = 1000 + (uint64_t)k;
+		memset(&cst, 0x5a, sizeof(cst));
+		TP_CHECK_OK(rcx_start(ch));
+		if (cont) {
+			TP_CHECK_OK(rcx_wait(&cr, RCX_STATUS_IGNORE));
+			TP_CHECK_EQ(runs, k - 2);
+			TP_CHECK_EQ(cst.error, 0);
+			TP_CHECK_EQ(cst.count, 8);
+			TP_CHECK_EQ(cst.slot, 0);
+			/* the continuation took the completion */
+			flag = 0;
+			TP_CHECK_OK(rcx_test(&ch, &flag, &st));
+			TP_CHECK_EQ(flag, 1);
+			TP_CHECK_EQ(st.slot, -1);
+		} else if (rank == 0) {
+			inline_report(ch, k % 2);
+		} else {
+			memset(&st, 0x5a, sizeof(st));
+			TP_CHECK_OK(rcx_wait(&ch, &st));
+			TP_CHECK_EQ(st.count, 8);
+			TP_CHECK_EQ(st.slot, 0);
+			TP_CHECK_EQ(st.source, 0);
+		}
+		if (rank == 1)
+			TP_CHECK_EQ(v, 1000 + (uint64_t)k);
+		/* the next message once this one is in */
+		TP_CHECK_OK(rcx_group_barrier(g));
+	}
+	TP_CHECK_EQ(runs, 3);
+	TP_CHECK_OK(rcx_bind_free(&ch, 1));
+}
+
 static const struct {
 	const char *name;
 	void (*fn)(void);
@@ -1055,6 +1159,7 @@ static const struct {
 	{ "twice", sc_twice },
 	{ "paths", sc_paths },
 	{ "direct", sc_direct },
+	{ "inline", sc_inline },
 };
 
 static int peer_main(int argc, char **argv)
@@ -1149,6 +1254,11 @@ static void test_direct(void)
 	RUN(2, "direct", 120);
 }
 
+static void test_inline(void)
+{
+	RUN(2, "inline", 120);
+}
+
 static void test_twice(void)
 {
 	RUN(2, "twice", 120);
@@ -1170,6 +1280,7 @@ static const CU_TestInfo tests[] = {
 	{ "same_channel_twice", test_twice },
 	{ "ok_and_cb_complete_alike", test_paths },
 	{ "direct_poll_hands_over_to_either", test_direct },
+	{ "inline_send_reported_once", test_inline },
 	CU_TEST_INFO_NULL,
 };
 

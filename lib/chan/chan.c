@@ -656,6 +656,8 @@ static int chan_start(struct rcx_req *r)
  * chan_start of a send protocol receiver with one slot and the driver's
  * own post (the kind's start for these, rcx__chan_set_fast), the set
  * up: the receive's post and nothing else; a set not up: chan_start.
+ * While the set is up its status's error is 0 (a start that failed
+ * completed with the set's failure, for good; chan_kind).
  */
 static int chan_recv_start(struct rcx_req *r)
 {
@@ -665,11 +667,72 @@ static int chan_recv_start(struct rcx_req *r)
 	if (RCX__UNLIKELY(c->set->state != SET_UP))
 		return chan_start(r);
 	r->state = RCX__REQ_ACTIVE;
-	r->status.error = 0;
 	c->count++;
 	ret = c->d.recv(c->d.qp, c->d.rwr, &c->bad.recv);
 	if (RCX__UNLIKELY(ret))
 		return start_failed(c->req, -ret);
+	return ret;
+}
+
+/* chan_send_start's post that the device refused: undone as any start's */
+static __attribute__((noinline)) int send1_refused(struct chan *c, int err)
+{
+	struct rcx_req *r = c->req;
+
+	r->state = RCX__REQ_ACTIVE;
+	r->status.error = 0;
+	return start_failed(r, err);
+}
+
+/* ... its post when it goes signaled, one in CH_SIG_EVERY */
+static __attribute__((noinline)) int send1_sig(struct chan *c)
+{
+	c->set->inflight++;
+	return c->d.send(c->d.qp, c->d.swr, &c->bad.send);
+}
+
+/*
+ * send_early of a send protocol sender with one slot, whose messages go
+ * inline, posted by the driver's own post (the kind's start for these,
+ * rcx__chan_set_fast), the set up and the ring with room: the ring's
+ * entry (ring_push's, its slot 0) and copy, the post (unsignaled but one
+ * in CH_SIG_EVERY), and the start is complete, never active. The
+ * status's slot and count were set with the kind (one slot, one length).
+ * Only the channel is kept across the calls. Anything else: chan_start.
+ */
+static int chan_send_start(struct rcx_req *r)
+{
+	struct chan *c = r->obj;
+	struct chset *s = c->set;
+	struct chring *q = s->ring;
+	uint32_t t = q->tail, i = t & q->mask, unsig = q->unsig;
+	struct chtx *e = &q->e[i];
+	bool sig = unsig >= CH_SIG_EVERY - 1;
+	int ret;
+
+	if (RCX__UNLIKELY(s->state != SET_UP || q->early >= CH_UNACK))
+		return chan_start(r);
+	e->c = c;
+	e->count = ++c->count;
+	e->slot = 0;
+	e->prev = (uint16_t)unsig;
+	e->sig = sig;
+	e->early = 1;
+	q->tail = t + 1;
+	q->early++;
+	q->unsig = sig ? 0 : unsig + 1;
+	memcpy(q->data + (size_t)i * q->dlen, c->buf, c->len);
+	if (RCX__UNLIKELY(sig))
+		ret = send1_sig(c);
+	else
+		ret = c->ud.send(c->ud.qp, c->ud.swr, &c->bad.send);
+	if (RCX__UNLIKELY(ret))
+		return send1_refused(c, -ret);
+	r = c->req;
+	r->state = RCX__REQ_DONE;
+	/* nothing attached (user_freed: never, a channel's is persistent) */
+	if (RCX__UNLIKELY((uintptr_t)r->done | (uintptr_t)r->cont))
+		rcx__req_run_hooks(r);
 	return 0;
 }
 
@@ -999,25 +1062,46 @@ static void on_recv_ok(struct rcx_ctx *ctx, struct rcx__wrctx *w,
  */
 static __attribute__((noinline)) int recv_test_other(struct rcx_ctx *ctx,
 						     struct rcx__wrctx *w,
-						     uint32_t byte_len)
+						     size_t byte_len)
 {
-	on_recv_ok(ctx, w, byte_len, 0, 0);
+	on_recv_ok(ctx, w, (uint32_t)byte_len, 0, 0);
 	return rcx__peek_report(ctx, 1);
 }
 
-static int on_recv_test(struct rcx_ctx *ctx, struct rcx__wrctx *w,
-			uint32_t byte_len)
+/*
+ * The request under the test is active (rcx_test polled for it, and a
+ * found_test hands an ok_test a completion only while it is,
+ * rcx__peek_active): one that is it needs no look at its state. A
+ * channel with one slot has slot 0 in its status for good (chan_kind).
+ */
+static inline __attribute__((always_inline)) int recv_test(struct rcx_ctx *ctx,
+							   struct rcx__wrctx *w,
+							   size_t byte_len)
 {
-	struct chan *c = (struct chan *)w;
-	struct rcx_req *r = c->req;
+	struct rcx_req *r = ((struct chan *)w)->req;
 
 	/* nothing attached: done and cont tested as one */
-	if (RCX__UNLIKELY(r != *ctx->peek_rp || r->state != RCX__REQ_ACTIVE ||
+	if (RCX__UNLIKELY(r != *ctx->peek_rp ||
 			  ((uintptr_t)r->done | (uintptr_t)r->cont)))
 		return recv_test_other(ctx, w, byte_len);
-	r->status.slot = c->cur_slot;
 	r->status.count = byte_len;
 	return rcx__peek_finish(ctx, r);
+}
+
+static int on_recv_test(struct rcx_ctx *ctx, struct rcx__wrctx *w,
+			size_t byte_len)
+{
+	return recv_test(ctx, w, byte_len);
+}
+
+/* ... of a channel with slots */
+static int on_recv_test_slot(struct rcx_ctx *ctx, struct rcx__wrctx *w,
+			     size_t byte_len)
+{
+	struct chan *c = (struct chan *)w;
+
+	c->req->status.slot = c->cur_slot;
+	return recv_test(ctx, w, byte_len);
 }
 
 /*
@@ -1112,6 +1196,36 @@ static const struct rcx__req_ops chan_recv_ops = {
 	.start_many = chan_start_many,
 };
 
+/* ... a send protocol sender's whose messages go inline (chan_send_start) */
+static const struct rcx__req_ops chan_send_ops = {
+	.start = chan_send_start,
+	.start_many = chan_start_many,
+};
+
+/*
+ * The kind of c's request once its set is up, and what it fixes: the
+ * status's error is 0 until the set fails (the error stays with it; a
+ * remade set completed nothing with one), which the starts of the kinds
+ * below rely on.
+ */
+static const struct rcx__req_ops *chan_kind(struct chan *c)
+{
+	struct rcx_req *r = c->req;
+
+	r->status.error = 0;
+	if (c->multi)
+		return &rcx__chan_ops;
+	/* one slot: slot 0 for good (on_recv_test writes the count alone) */
+	r->status.slot = 0;
+	if (c->mode == CH_RECV && c->d.recv)
+		return &chan_recv_ops;
+	if (c->mode == CH_SEND && c->upwr && c->ud.send && c->d.send) {
+		r->status.count = c->len;
+		return &chan_send_ops;
+	}
+	return &rcx__chan_ops;
+}
+
 void rcx__chan_set_wire(struct chset *s)
 {
 	int i;
@@ -1159,7 +1273,9 @@ void rcx__chan_set_fast(struct chset *s)
 		if (c->req)
 			c->req->peek = rcx__req_peek(s->ctx);
 		/* a send protocol receiver's test reports from its handler */
-		c->wrc.ok_test = s->is_send || imm ? NULL : on_recv_test;
+		c->wrc.ok_test = s->is_send || imm ? NULL
+				 : c->multi	   ? on_recv_test_slot
+						   : on_recv_test;
 		if (s->is_send) {
 			c->mode = imm ? CH_WSEND : CH_SEND;
 			c->wrc.ok = s->ring ? on_ring_ok : on_send_ok;
@@ -1189,9 +1305,6 @@ void rcx__chan_set_fast(struct chset *s)
 			c->wr_imm = c->pwr->imm_be;
 		}
 		if (c->req)
-			c->req->ops =
-				c->mode == CH_RECV && !c->multi && c->d.recv
-					? &chan_recv_ops
-					: &rcx__chan_ops;
+			c->req->ops = chan_kind(c);
 	}
 }

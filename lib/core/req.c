@@ -427,6 +427,11 @@ int rcx__peek_report(struct rcx_ctx *ctx, int got)
 	return inactive_report(ctx->peek_rp, ctx->peek_flag, ctx->peek_st);
 }
 
+bool rcx__peek_active(const struct rcx_ctx *ctx)
+{
+	return (*ctx->peek_rp)->state == RCX__REQ_ACTIVE;
+}
+
 /* the direct poll found got (or failed), a provider with no found_test
  * (rcx__req_peek): its dispatch, then the report */
 int rcx__peek_found(struct rcx_ctx *ctx, struct rcx_dev *dev, int got)
@@ -449,6 +454,17 @@ static __attribute__((noinline)) int test_due(struct rcx_req **rp, int *flag,
 	return st ? 0 : ret;
 }
 
+/* persistent and done: the two adjacent bytes read as one */
+static inline bool done_persistent(const struct rcx_req *r)
+{
+	static const uint8_t want[2] = { RCX__REQ_DONE, 1 };
+	uint16_t have, w;
+
+	memcpy(&have, &r->state, sizeof(have));
+	memcpy(&w, want, sizeof(w));
+	return have == w;
+}
+
 /* rcx_test off the direct poll: checks, NULL, the lock; not active; or
  * active with no peek */
 static inline __attribute__((always_inline)) int test_other(
@@ -459,6 +475,30 @@ static inline __attribute__((always_inline)) int test_other(
 	if ((*rp)->state == RCX__REQ_ACTIVE)
 		return test_active(rp, flag, st);
 	return test_inactive(rp, flag, st);
+}
+
+/*
+ * rcx_test of a request that is not active: one with a peek (live, one
+ * thread), persistent, done and with nothing attached (a channel's
+ * inline send, done at its start) is reported with no call; another with
+ * a peek by test_inactive; anything else as test_other does.
+ */
+static __attribute__((noinline)) int test_done(struct rcx_req **rp, int *flag,
+					       struct rcx_status *st)
+{
+	struct rcx_req *r = *rp;
+
+	if (RCX__UNLIKELY(!r->peek))
+		return test_other(rp, flag, st);
+	if (RCX__UNLIKELY(!done_persistent(r) || r->cont))
+		return test_inactive(rp, flag, st);
+	*flag = 1;
+	r->state = RCX__REQ_INACTIVE;
+	if (st) {
+		*st = r->status;
+		return 0;
+	}
+	return r->status.error;
 }
 
 /*
@@ -481,7 +521,11 @@ RCX_API int rcx_test(struct rcx_req **rp, int *flag, struct rcx_status *st)
 		return -EINVAL;
 	r = *rp;
 	/* a peek is set only where the request is live, on one thread */
-	if (RCX__UNLIKELY(!r || r->state != RCX__REQ_ACTIVE || !(pk = r->peek)))
+	if (RCX__UNLIKELY(!r))
+		return test_other(rp, flag, st);
+	if (RCX__UNLIKELY(r->state != RCX__REQ_ACTIVE))
+		return test_done(rp, flag, st);
+	if (RCX__UNLIKELY(!(pk = r->peek)))
 		return test_other(rp, flag, st);
 	ctx = peek_ctx(pk);
 	*flag = 0;
