@@ -125,6 +125,26 @@ again:
 	rcx__chan_work(ctx);
 }
 
+/*
+ * A companion message carried c's late credit (ch_imm): off the list now,
+ * so the passes until its grace ends stay quick; a later start of c
+ * lists it again.
+ */
+void rcx__chan_credit_rode(struct chan *c)
+{
+	struct rcx_ctx *ctx = c->set->ctx;
+	struct chan **pp;
+
+	for (pp = (struct chan **)&ctx->chan_credits; *pp;
+	     pp = &(*pp)->next_credit)
+		if (*pp == c) {
+			*pp = c->next_credit;
+			break;
+		}
+	c->credit_late = false;
+	rcx__chan_work(ctx);
+}
+
 void rcx__chan_credits_of(struct chset *s, bool post)
 {
 	struct chan **pp = (struct chan **)&s->ctx->chan_credits, *c;

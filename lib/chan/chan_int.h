@@ -462,6 +462,8 @@ static inline int ch_credit_post(struct chan *c)
 void rcx__chan_pair(struct chset *s);
 void rcx__chan_unpair(struct chset *s);
 void rcx__chan_ride_in(struct chset *s, uint32_t imm);
+/* receiver c's late credit was carried: off the late list */
+void rcx__chan_credit_rode(struct chan *c);
 
 /*
  * write_imm sender c: the immediate (big-endian) of its message count.
@@ -476,6 +478,9 @@ static inline uint32_t ch_imm(struct chan *c, uint64_t count)
 	if (m) {
 		m->rode = *m->credit_w;
 		lo = CH_IMM_RIDE | ((uint32_t)m->rode & CH_IMM_COUNT);
+		/* carried: the passes after have nothing to write for it */
+		if (m->credit_late)
+			rcx__chan_credit_rode(m);
 	}
 	return htobe32(c->imm_hi | lo);
 }
