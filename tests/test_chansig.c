@@ -271,16 +271,12 @@ static bool late_here(struct rcx_req *ch)
 	return !(rcx__obj_ops(set_of(ch)->ep)->caps & RCX_PROV_WRITE_WAKES);
 }
 
-/* a write_imm channel of 8 slots each way: ping 0 -> 1, pong 1 -> 0 */
-static bool pingpong_open(struct tp_job *j, uint64_t *pi, uint64_t *po,
-			  struct rcx_info **info, struct rcx_req **init,
-			  struct rcx_req **ch)
+/* the ping's (0 -> 1) and the pong's (1 -> 0) inits, 8 bytes a slot */
+static void pingpong_init(struct tp_job *j, uint64_t *pi, uint64_t *po,
+			  struct rcx_req **init)
 {
 	int peer = 1 - j->rank;
 
-	TP_CHECK_OK(rcx_info_create(info));
-	TP_CHECK_OK(rcx_info_set(*info, RCX_CHAN_PROTOCOL, "write_imm"));
-	TP_CHECK_OK(rcx_info_set(*info, RCX_CHAN_SLOTS, "8"));
 	if (j->rank == 0) {
 		TP_CHECK_OK(
 			rcx_send_init(j->g, pi, 8, peer, PING_TAG, &init[0]));
@@ -292,6 +288,17 @@ static bool pingpong_open(struct tp_job *j, uint64_t *pi, uint64_t *po,
 		TP_CHECK_OK(
 			rcx_send_init(j->g, po, 8, peer, PONG_TAG, &init[1]));
 	}
+}
+
+/* a write_imm channel of 8 slots each way: ping 0 -> 1, pong 1 -> 0 */
+static bool pingpong_open(struct tp_job *j, uint64_t *pi, uint64_t *po,
+			  struct rcx_info **info, struct rcx_req **init,
+			  struct rcx_req **ch)
+{
+	TP_CHECK_OK(rcx_info_create(info));
+	TP_CHECK_OK(rcx_info_set(*info, RCX_CHAN_PROTOCOL, "write_imm"));
+	TP_CHECK_OK(rcx_info_set(*info, RCX_CHAN_SLOTS, "8"));
+	pingpong_init(j, pi, po, init);
 	return TP_CHECK_OK(rcx_bind(init[0], *info, &ch[0])) &&
 	       TP_CHECK_OK(rcx_bind(init[1], *info, &ch[1]));
 }
@@ -642,23 +649,12 @@ static bool companion_open(struct tp_job *j, const char *comp, struct cpair *p)
 	struct rcx_info **info = &p->info;
 	struct rcx_req **init = p->init, **ch = p->ch, *eph[2];
 	uint64_t *pi = p->pi, *po = p->po;
-	int peer = 1 - j->rank;
 
 	TP_CHECK_OK(rcx_info_create(info));
 	TP_CHECK_OK(rcx_info_set(*info, RCX_CHAN_PROTOCOL, "write_imm"));
 	if (comp)
 		TP_CHECK_OK(rcx_info_set(*info, RCX_CHAN_COMPANION, comp));
-	if (j->rank == 0) {
-		TP_CHECK_OK(
-			rcx_send_init(j->g, pi, 8, peer, PING_TAG, &init[0]));
-		TP_CHECK_OK(
-			rcx_recv_init(j->g, po, 8, peer, PONG_TAG, &init[1]));
-	} else {
-		TP_CHECK_OK(
-			rcx_recv_init(j->g, pi, 8, peer, PING_TAG, &init[0]));
-		TP_CHECK_OK(
-			rcx_send_init(j->g, po, 8, peer, PONG_TAG, &init[1]));
-	}
+	pingpong_init(j, pi, po, init);
 	return TP_CHECK_OK(rcx_ibind(init[0], *info, &ch[0], &eph[0])) &&
 	       TP_CHECK_OK(rcx_ibind(init[1], *info, &ch[1], &eph[1])) &&
 	       TP_CHECK_OK(rcx_waitall(2, eph, RCX_STATUSES_IGNORE));
