@@ -251,6 +251,14 @@ static int deliver(struct shm_ep *ep, struct shm_sqe *q, struct shm_rqe *r,
 		r->status = RCX_ERR_LOCAL;
 		return RCX_ERR_REMOTE_OP;
 	}
+	if (q->inl == SHM_INL_DONE) {
+		/* the sender's copy into this receive (shm_sq_direct),
+		 * which only this one can be: it took no other */
+		if (q->raddr == r->addr)
+			return 0;
+		r->status = RCX_ERR_LOCAL;
+		return RCX_ERR_REMOTE_OP;
+	}
 	if (q->inl && !snd) {
 		/* the receiver's: from its entry into its own buffer */
 		memcpy((void *)(uintptr_t)r->addr, q->data, q->len);
@@ -567,8 +575,9 @@ static int sq_put(struct shm_ep *ep, const struct rcx_wr *wr)
 {
 	uint32_t t =
 		atomic_load_explicit(&ep->tx->sq_tail, memory_order_relaxed);
+	uint64_t raddr = wr->remote_addr;
 	struct shm_sqe *q;
-	bool inl;
+	bool inl, done;
 
 	if (t - ep->sq_reaped == SHM_SQ) {
 		reap_sq(ep);
@@ -576,16 +585,18 @@ static int sq_put(struct shm_ep *ep, const struct rcx_wr *wr)
 			return -EAGAIN;
 	}
 	q = &ep->tx->sq[t % SHM_SQ];
+	/* delivered now, into the receive's buffer: the entry is a note */
+	done = shm_sq_direct(ep, t, wr->op, wr->addr, wr->length, &raddr);
 	/* inline: the buffer is the caller's again when the post returns */
-	inl = wr->length <= SHM_INLINE && wr->op != RCX_OP_READ &&
-	      wr->op != RCX_OP_FADD && wr->op != RCX_OP_CSWAP &&
-	      ((wr->flags & RCX_WR_INLINE) || shm_recv_op(wr->op));
+	inl = done || (wr->length <= SHM_INLINE && wr->op != RCX_OP_READ &&
+		       wr->op != RCX_OP_FADD && wr->op != RCX_OP_CSWAP &&
+		       ((wr->flags & RCX_WR_INLINE) || shm_recv_op(wr->op)));
 	/*
 	 * The payload past the first line first: the first line, which the
 	 * receiver polls, is written in one burst after it (written before
 	 * a long copy, it went to the polling receiver and back for seq).
 	 */
-	if (inl && wr->length > SHM_SQE_HEAD) {
+	if (inl && !done && wr->length > SHM_SQE_HEAD) {
 		memcpy(q->data + SHM_SQE_HEAD,
 		       (const uint8_t *)(uintptr_t)wr->addr + SHM_SQE_HEAD,
 		       wr->length - SHM_SQE_HEAD);
@@ -597,13 +608,15 @@ static int sq_put(struct shm_ep *ep, const struct rcx_wr *wr)
 	q->imm = wr->imm;
 	q->status = 0;
 	q->wr_id = wr->wr_id;
-	q->raddr = wr->remote_addr;
+	q->raddr = raddr;
 	q->rkey = wr->rkey;
-	q->inl = inl;
+	q->inl = done ? SHM_INL_DONE : inl;
 	/* the payload's address, and the operands of an atomic, only where
 	 * they are read (see payload): no store to the entry's last line
 	 * but wr_id's for an inline one */
-	if (inl && wr->length) {
+	if (done) {
+		/* in the receive's buffer already */
+	} else if (inl && wr->length) {
 		memcpy(q->data, (void *)(uintptr_t)wr->addr,
 		       wr->length < SHM_SQE_HEAD ? wr->length : SHM_SQE_HEAD);
 	} else if (!inl) {
@@ -621,7 +634,7 @@ static int sq_put(struct shm_ep *ep, const struct rcx_wr *wr)
 		q->notify = shm_sq_many(ep, t + 1 - ep->sq_reaped);
 	atomic_store_explicit(&q->seq, t + 1, memory_order_release);
 	atomic_store_explicit(&ep->tx->sq_tail, t + 1, memory_order_relaxed);
-	if (inl && wr->length > SHM_SQE_HEAD)
+	if (inl && !done && wr->length > SHM_SQE_HEAD)
 		shm_sq_lines_take(&ep->tx->sq[(t + 1) % SHM_SQ], wr->length);
 	return 0;
 }
@@ -916,6 +929,26 @@ int shm_post_send(struct rcx_ep *e, struct rcx_wr *wr, struct rcx_wr **bad)
 	return ret;
 }
 
+/*
+ * The segment of ours that holds receive r's buffer, for a sender that
+ * maps it (shm_sq_direct): one look at the segment found last, a walk of
+ * the device's few only where that is not it.
+ */
+static inline void rq_note_mem(struct shm_dev *dev, struct shm_rqe *r)
+{
+	const void *a = (const void *)(uintptr_t)r->addr;
+	const struct shm_mem *s = dev->mem_hit;
+
+	if ((!s || !shm_mem_holds(s, a, r->len)) &&
+	    (!dev->mems || !(s = shm_mem_find(dev, a, r->len)))) {
+		r->mem = 0;
+		return;
+	}
+	r->mem = s->id;
+	r->mem_base = (uint64_t)(uintptr_t)s->base;
+	r->mem_len = s->len;
+}
+
 int shm_post_recv(struct rcx_ep *e, struct rcx_wr *wr, struct rcx_wr **bad)
 {
 	struct shm_ep *ep = to_sep(e);
@@ -939,6 +972,7 @@ int shm_post_recv(struct rcx_ep *e, struct rcx_wr *wr, struct rcx_wr **bad)
 		r = &d->rq[t % SHM_RQ];
 		r->addr = wr->addr;
 		r->len = wr->length;
+		rq_note_mem(ep->dev, r);
 		ep->rq_wr_id[t % SHM_RQ] = wr->wr_id;
 		atomic_store_explicit(&d->rq_tail, t + 1, memory_order_release);
 	}

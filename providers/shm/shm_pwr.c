@@ -152,7 +152,8 @@ static inline __attribute__((always_inline)) int post_entry(struct shm_ep *ep,
 	const uint8_t *src = (const uint8_t *)(uintptr_t)p->wr.addr;
 	uint32_t len = p->line.len, t, n;
 	struct shm_sqe *q;
-	bool notify;
+	uint64_t dst;
+	bool notify, done;
 
 	if (ep->pend || ep->state != SHM_EP_CONNECTED || !ep->peer_seg ||
 	    len > SHM_INLINE)
@@ -168,8 +169,10 @@ static inline __attribute__((always_inline)) int post_entry(struct shm_ep *ep,
 	    t != atomic_load_explicit(&tx->sq_exec, memory_order_relaxed))
 		return -EAGAIN;
 	q = &tx->sq[t % SHM_SQ];
+	/* into the receive's buffer now (see sq_put) */
+	done = shm_sq_direct(ep, t, p->line.op, p->wr.addr, len, &dst);
 	/* the payload past the first line first (see sq_put) */
-	if (len > SHM_SQE_HEAD) {
+	if (len > SHM_SQE_HEAD && !done) {
 		memcpy(q->data + SHM_SQE_HEAD, src + SHM_SQE_HEAD,
 		       len - SHM_SQE_HEAD);
 		shm_sq_lines_demote(q, len);
@@ -177,7 +180,13 @@ static inline __attribute__((always_inline)) int post_entry(struct shm_ep *ep,
 	memcpy((uint8_t *)q + SHM_LINE_OFF, (uint8_t *)&p->line + SHM_LINE_OFF,
 	       SHM_LINE_LEN);
 	q->imm = be32toh(p->imm_be);
-	copy_head(q->data, src, len < SHM_SQE_HEAD ? len : SHM_SQE_HEAD);
+	if (done) {
+		q->inl = SHM_INL_DONE;
+		q->raddr = dst;
+	} else {
+		copy_head(q->data, src,
+			  len < SHM_SQE_HEAD ? len : SHM_SQE_HEAD);
+	}
 	q->wr_id = p->wr.wr_id;
 	notify = p->line.signaled;
 	if (notify)
@@ -186,7 +195,7 @@ static inline __attribute__((always_inline)) int post_entry(struct shm_ep *ep,
 		q->notify = notify = true;
 	atomic_store_explicit(&q->seq, t + 1, memory_order_release);
 	atomic_store_explicit(&tx->sq_tail, t + 1, memory_order_relaxed);
-	if (len > SHM_SQE_HEAD)
+	if (len > SHM_SQE_HEAD && !done)
 		shm_sq_lines_take(&tx->sq[(t + 1) % SHM_SQ], len);
 	/* the receiver may sleep: wake it; look here again only if the
 	 * entry asked for a mark (as send_fast) */

@@ -16,6 +16,53 @@ static inline bool shm_recv_op(uint8_t op)
 	       op == RCX_OP_WRITE_IMM;
 }
 
+/*
+ * A SEND or SEND_IMM of len bytes from src, to be posted at tail t: when
+ * every entry of ours before it has run (sq_exec is t), it takes the
+ * peer's receive at rq_done. If that one is posted, long enough, and in
+ * a segment of the peer's mem_alloc that we map (shm_mem_peer), the
+ * payload goes into its buffer now, and *dst learns the buffer's
+ * address: the entry then carries no payload (SHM_INL_DONE), and the
+ * receiver, which runs it as it would any rx_exec entry, copies nothing.
+ * The entry is published after the copy (release): a sender that dies
+ * before leaves the receive to be flushed, never half-written and
+ * complete. False, nothing done, for anything else (the payload in the
+ * entry, or a cross-memory copy: a receive too short fails there).
+ */
+static inline bool shm_sq_direct(struct shm_ep *ep, uint32_t t, uint8_t op,
+				 uint64_t src, uint32_t len, uint64_t *dst)
+{
+	struct shm_dir *tx = ep->tx;
+	const struct shm_rqe *r;
+	struct shm_mem_ref ref;
+	uint32_t rd;
+	void *p;
+
+	if (len < SHM_DIRECT_MIN ||
+	    (op != RCX_OP_SEND && op != RCX_OP_SEND_IMM) ||
+	    t != atomic_load_explicit(&tx->sq_exec, memory_order_acquire))
+		return false;
+	/* stays: only an executor of an entry of ours moves it */
+	rd = atomic_load_explicit(&tx->rq_done, memory_order_relaxed);
+	if (rd == atomic_load_explicit(&tx->rq_tail, memory_order_acquire))
+		return false;
+	r = &tx->rq[rd % SHM_RQ];
+	if (!r->mem || len > r->len)
+		return false;
+	if (ep->peer_pid == ep->dev->pid) {
+		p = (void *)(uintptr_t)r->addr;
+	} else {
+		ref = (struct shm_mem_ref){ r->mem, r->mem_base, r->mem_len };
+		p = shm_mem_peer(ep, &ref, r->addr);
+		if (!p)
+			return false;
+	}
+	memcpy(p, (const void *)(uintptr_t)src, len);
+	*dst = r->addr;
+	ep->sent_direct++;
+	return true;
+}
+
 /* A completion of ours, in the device's queue (dropped: it is full). */
 static inline void shm_cqe_push(struct shm_ep *ep, uint64_t wr_id, uint8_t op,
 				int status, uint32_t len)
