@@ -202,9 +202,12 @@ struct shm_sqe {
 /*
  * A posted receive, filled in by the executor of the SEND it takes. mem:
  * the receiver's segment of mem_alloc that holds the buffer (0: none),
- * where the sender may deliver a SEND itself (shm_sq_direct).
+ * where the sender may deliver a SEND itself (shm_sq_direct); posted,
+ * written last (release): its index + 1. A line each: the sender that
+ * looks at one reads one line, and no other receive's.
  */
 struct shm_rqe {
+	_Alignas(64) _Atomic uint32_t posted;
 	uint64_t addr;
 	uint32_t len;
 	uint8_t op; /* RCX_OP_RECV or RCX_OP_RECV_IMM */
@@ -406,6 +409,9 @@ struct shm_ep {
 	uint32_t ran_now; /* WRs that run_now ran (a count) */
 	/* SENDs delivered into the peer's receive buffer (a count) */
 	uint32_t sent_direct;
+	/* tx: SENDs, SEND_IMMs and WRITE_IMMs put in the ring: the index of
+	 * the receive the next takes, once all before it ran */
+	uint32_t sq_recvs;
 	uint64_t *rq_wr_id; /* rx: wr_id of each posted receive */
 	struct shm_pend *pend, *pend_tail;
 	uint32_t npend;

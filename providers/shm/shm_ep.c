@@ -626,6 +626,8 @@ static int sq_put(struct shm_ep *ep, const struct rcx_wr *wr)
 	}
 	if (!shm_recv_op(wr->op))
 		ep->sq_own = t + 1;
+	else
+		ep->sq_recvs++;
 	/* what sq_want looks for: a mark when it has run (exec_run) */
 	q->notify = q->signaled || !inl || !shm_recv_op(wr->op);
 	if (q->notify)
@@ -973,6 +975,7 @@ int shm_post_recv(struct rcx_ep *e, struct rcx_wr *wr, struct rcx_wr **bad)
 		r->addr = wr->addr;
 		r->len = wr->length;
 		rq_note_mem(ep->dev, r);
+		atomic_store_explicit(&r->posted, t + 1, memory_order_release);
 		ep->rq_wr_id[t % SHM_RQ] = wr->wr_id;
 		atomic_store_explicit(&d->rq_tail, t + 1, memory_order_release);
 	}

@@ -188,6 +188,7 @@ static inline __attribute__((always_inline)) int post_entry(struct shm_ep *ep,
 			  len < SHM_SQE_HEAD ? len : SHM_SQE_HEAD);
 	}
 	q->wr_id = p->wr.wr_id;
+	ep->sq_recvs++;
 	notify = p->line.signaled;
 	if (notify)
 		ep->sq_note = t + 1;

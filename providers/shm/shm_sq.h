@@ -42,12 +42,13 @@ static inline bool shm_sq_direct(struct shm_ep *ep, uint32_t t, uint8_t op,
 	    (op != RCX_OP_SEND && op != RCX_OP_SEND_IMM) ||
 	    t != atomic_load_explicit(&tx->sq_exec, memory_order_acquire))
 		return false;
-	/* stays: only an executor of an entry of ours moves it */
-	rd = atomic_load_explicit(&tx->rq_done, memory_order_relaxed);
-	if (rd == atomic_load_explicit(&tx->rq_tail, memory_order_acquire))
-		return false;
+	/* rq_done now (each entry that ran took one), which stays: only an
+	 * executor of an entry of ours moves it; its posted word says
+	 * whether it is there, one line read, not the queue's tail too */
+	rd = ep->sq_recvs;
 	r = &tx->rq[rd % SHM_RQ];
-	if (!r->mem || len > r->len)
+	if (atomic_load_explicit(&r->posted, memory_order_acquire) != rd + 1 ||
+	    !r->mem || len > r->len)
 		return false;
 	if (ep->peer_pid == ep->dev->pid) {
 		p = (void *)(uintptr_t)r->addr;
