@@ -1224,7 +1224,8 @@ static void send_post(struct rcx_ep *a, const void *src, uint32_t len)
  * entry holds too; a receive too short for it fails as before (a length
  * error, an invalid request for the sender), and so does nothing move
  * directly where the receive comes after the send, or lies in plain
- * memory: the entry's path, with the same bytes delivered.
+ * memory: the entry's path, with the same bytes delivered. A prepared
+ * SEND (a channel's) is delivered so too.
  */
 static void test_send_direct(void)
 {
@@ -1232,7 +1233,11 @@ static void test_send_direct(void)
 					 SHM_INLINE + 904 };
 	static uint8_t src[3 * SHM_INLINE], plain[3 * SHM_INLINE];
 	const size_t blen = 3 * SHM_INLINE;
+	struct rcx_wr sw = { .wr_id = 1, .op = RCX_OP_SEND, .length = 2048 };
+	struct rcx_pwr_direct ds;
+	struct rcx_pwr *ps = NULL;
 	struct rcx_ep *a, *b;
+	struct rcx_cqe c;
 	uint32_t n0, bl = 0, i;
 	uint8_t *buf = NULL;
 	int st[2];
@@ -1255,6 +1260,21 @@ static void test_send_direct(void)
 		CU_ASSERT_EQUAL(buf[63], 0);
 		CU_ASSERT_EQUAL(to_sep(a)->sent_direct, n0 + i + 1);
 	}
+	/* a prepared SEND (a channel's), its payload changed between posts */
+	sw.addr = (uintptr_t)src;
+	CU_ASSERT_EQUAL_FATAL(ops->pwr_create(a, &sw, 0, &ps), 0);
+	CU_ASSERT_EQUAL_FATAL(ops->pwr_direct(a, ps, 0, &ds), 0);
+	for (i = 0; i < 2; i++) {
+		n0 = to_sep(a)->sent_direct;
+		memset(src, (int)(0x61 + i), sizeof(src));
+		recv_post(b, buf, (uint32_t)blen);
+		CU_ASSERT_EQUAL(pwr_send(a, ps, &ds), 0);
+		CU_ASSERT_EQUAL(wait_get(2, &c), 0);
+		CU_ASSERT_EQUAL(c.byte_len, sw.length);
+		CU_ASSERT(!memcmp(buf, src, sw.length));
+		CU_ASSERT_EQUAL(to_sep(a)->sent_direct, n0 + 1);
+	}
+	ops->pwr_destroy(ps);
 	n0 = to_sep(a)->sent_direct;
 	/* plain memory: the entry's path */
 	memset(plain, 0, sizeof(plain));

@@ -16,7 +16,11 @@
  *   SEND, SEND_IMM and WRITE_IMM are ring entries; a payload up to
  *   SHM_INLINE travels in the entry and is copied out of it by the
  *   receiver, a larger one is moved by cross-memory attach
- *   (process_vm_readv/writev) by whichever side executes. WRITE, READ and
+ *   (process_vm_readv/writev) by whichever side executes. A SEND of
+ *   SHM_DIRECT_MIN bytes or more whose receive is already posted, with
+ *   nothing of the sender's before it left to run, in a segment of the
+ *   receiver's mem_alloc, is copied by the sender into that buffer
+ *   (shm_sq_direct): its entry, run by the receiver, carries no payload. WRITE, READ and
  *   the atomics run at post time on the peer's memory, after the rkey is
  *   checked in the target's registration table: memcpy and CPU atomics
  *   where the registration is in a segment of mem_alloc (shm_mem.c; the
