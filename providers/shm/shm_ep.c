@@ -570,6 +570,54 @@ static inline void reap(struct shm_ep *ep)
 		reap_sq(ep);
 }
 
+/*
+ * A SEND or SEND_IMM of len bytes from src, to be posted at tail t: when
+ * every entry of ours before it has run (sq_exec is t), it takes the
+ * peer's receive at rq_done. If that one is posted, long enough, and in
+ * a segment of the peer's mem_alloc that we map (shm_mem_peer), the
+ * payload goes into its buffer now, and *dst learns the buffer's
+ * address: the entry then carries no payload (SHM_INL_DONE), and the
+ * receiver, which runs it as it would any rx_exec entry, copies nothing.
+ * The entry is published after the copy (release): a sender that dies
+ * before leaves the receive to be flushed, never half-written and
+ * complete. False, nothing done, for anything else (the payload in the
+ * entry, or a cross-memory copy: a receive too short fails there).
+ */
+__attribute__((noinline)) bool shm_sq_direct_run(struct shm_ep *ep, uint32_t t,
+						 uint8_t op, uint64_t src,
+						 uint32_t len, uint64_t *dst)
+{
+	struct shm_dir *tx = ep->tx;
+	const struct shm_rqe *r;
+	struct shm_mem_ref ref;
+	uint32_t rd;
+	void *p;
+
+	if ((op != RCX_OP_SEND && op != RCX_OP_SEND_IMM) ||
+	    t != atomic_load_explicit(&tx->sq_exec, memory_order_acquire))
+		return false;
+	/* rq_done now (each entry that ran took one), which stays: only an
+	 * executor of an entry of ours moves it; its posted word says
+	 * whether it is there, one line read, not the queue's tail too */
+	rd = ep->sq_recvs;
+	r = &tx->rq[rd % SHM_RQ];
+	if (atomic_load_explicit(&r->posted, memory_order_acquire) != rd + 1 ||
+	    len > r->len || !r->mem)
+		return false;
+	if (ep->peer_pid == ep->dev->pid) {
+		p = (void *)(uintptr_t)r->addr;
+	} else {
+		ref = (struct shm_mem_ref){ r->mem, r->mem_base, r->mem_len };
+		p = shm_mem_peer(ep, &ref, r->addr);
+		if (!p)
+			return false;
+	}
+	memcpy(p, (const void *)(uintptr_t)src, len);
+	*dst = r->addr;
+	ep->sent_direct++;
+	return true;
+}
+
 /* Put wr in the send queue: 0, or -EAGAIN when it is full. */
 static int sq_put(struct shm_ep *ep, const struct rcx_wr *wr)
 {
@@ -974,7 +1022,10 @@ int shm_post_recv(struct rcx_ep *e, struct rcx_wr *wr, struct rcx_wr **bad)
 		r = &d->rq[t % SHM_RQ];
 		r->addr = wr->addr;
 		r->len = wr->length;
-		rq_note_mem(ep->dev, r);
+		/* one too short for a direct SEND keeps a stale mem: the
+		 * sender looks at its length first */
+		if (r->len >= SHM_DIRECT_MIN)
+			rq_note_mem(ep->dev, r);
 		atomic_store_explicit(&r->posted, t + 1, memory_order_release);
 		ep->rq_wr_id[t % SHM_RQ] = wr->wr_id;
 		atomic_store_explicit(&d->rq_tail, t + 1, memory_order_release);

@@ -17,51 +17,17 @@ static inline bool shm_recv_op(uint8_t op)
 }
 
 /*
- * A SEND or SEND_IMM of len bytes from src, to be posted at tail t: when
- * every entry of ours before it has run (sq_exec is t), it takes the
- * peer's receive at rq_done. If that one is posted, long enough, and in
- * a segment of the peer's mem_alloc that we map (shm_mem_peer), the
- * payload goes into its buffer now, and *dst learns the buffer's
- * address: the entry then carries no payload (SHM_INL_DONE), and the
- * receiver, which runs it as it would any rx_exec entry, copies nothing.
- * The entry is published after the copy (release): a sender that dies
- * before leaves the receive to be flushed, never half-written and
- * complete. False, nothing done, for anything else (the payload in the
- * entry, or a cross-memory copy: a receive too short fails there).
+ * A SEND or SEND_IMM of len bytes from src, to be posted at tail t, into
+ * the peer's receive by the sender (see shm_sq_direct_run): a compare
+ * only for a message shorter than SHM_DIRECT_MIN.
  */
+bool shm_sq_direct_run(struct shm_ep *ep, uint32_t t, uint8_t op, uint64_t src,
+		       uint32_t len, uint64_t *dst);
 static inline bool shm_sq_direct(struct shm_ep *ep, uint32_t t, uint8_t op,
 				 uint64_t src, uint32_t len, uint64_t *dst)
 {
-	struct shm_dir *tx = ep->tx;
-	const struct shm_rqe *r;
-	struct shm_mem_ref ref;
-	uint32_t rd;
-	void *p;
-
-	if (len < SHM_DIRECT_MIN ||
-	    (op != RCX_OP_SEND && op != RCX_OP_SEND_IMM) ||
-	    t != atomic_load_explicit(&tx->sq_exec, memory_order_acquire))
-		return false;
-	/* rq_done now (each entry that ran took one), which stays: only an
-	 * executor of an entry of ours moves it; its posted word says
-	 * whether it is there, one line read, not the queue's tail too */
-	rd = ep->sq_recvs;
-	r = &tx->rq[rd % SHM_RQ];
-	if (atomic_load_explicit(&r->posted, memory_order_acquire) != rd + 1 ||
-	    !r->mem || len > r->len)
-		return false;
-	if (ep->peer_pid == ep->dev->pid) {
-		p = (void *)(uintptr_t)r->addr;
-	} else {
-		ref = (struct shm_mem_ref){ r->mem, r->mem_base, r->mem_len };
-		p = shm_mem_peer(ep, &ref, r->addr);
-		if (!p)
-			return false;
-	}
-	memcpy(p, (const void *)(uintptr_t)src, len);
-	*dst = r->addr;
-	ep->sent_direct++;
-	return true;
+	return len >= SHM_DIRECT_MIN &&
+	       shm_sq_direct_run(ep, t, op, src, len, dst);
 }
 
 /* A completion of ours, in the device's queue (dropped: it is full). */
