@@ -583,9 +583,9 @@ static inline void reap(struct shm_ep *ep)
  * complete. False, nothing done, for anything else (the payload in the
  * entry, or a cross-memory copy: a receive too short fails there).
  */
-__attribute__((noinline)) bool shm_sq_direct_run(struct shm_ep *ep, uint32_t t,
-						 uint8_t op, uint64_t src,
-						 uint32_t len, uint64_t *dst)
+__attribute__((noinline)) bool shm_sq_direct(struct shm_ep *ep, uint32_t t,
+					     uint8_t op, uint64_t src,
+					     uint32_t len, uint64_t *dst)
 {
 	struct shm_dir *tx = ep->tx;
 	const struct shm_rqe *r;
@@ -619,22 +619,17 @@ __attribute__((noinline)) bool shm_sq_direct_run(struct shm_ep *ep, uint32_t t,
 }
 
 /* Put wr in the send queue: 0, or -EAGAIN when it is full. */
-static int sq_put(struct shm_ep *ep, const struct rcx_wr *wr)
+/*
+ * wr into entry t, published; done: its payload is in the receive's
+ * buffer at raddr already (shm_sq_direct), the entry a note.
+ */
+static inline __attribute__((always_inline)) void sq_fill(
+	struct shm_ep *ep, const struct rcx_wr *wr, uint32_t t, bool done,
+	uint64_t raddr)
 {
-	uint32_t t =
-		atomic_load_explicit(&ep->tx->sq_tail, memory_order_relaxed);
-	uint64_t raddr = wr->remote_addr;
-	struct shm_sqe *q;
-	bool inl, done;
+	struct shm_sqe *q = &ep->tx->sq[t % SHM_SQ];
+	bool inl;
 
-	if (t - ep->sq_reaped == SHM_SQ) {
-		reap_sq(ep);
-		if (t - ep->sq_reaped == SHM_SQ)
-			return -EAGAIN;
-	}
-	q = &ep->tx->sq[t % SHM_SQ];
-	/* delivered now, into the receive's buffer: the entry is a note */
-	done = shm_sq_direct(ep, t, wr->op, wr->addr, wr->length, &raddr);
 	/* inline: the buffer is the caller's again when the post returns */
 	inl = done || (wr->length <= SHM_INLINE && wr->op != RCX_OP_READ &&
 		       wr->op != RCX_OP_FADD && wr->op != RCX_OP_CSWAP &&
@@ -686,6 +681,33 @@ static int sq_put(struct shm_ep *ep, const struct rcx_wr *wr)
 	atomic_store_explicit(&ep->tx->sq_tail, t + 1, memory_order_relaxed);
 	if (inl && !done && wr->length > SHM_SQE_HEAD)
 		shm_sq_lines_take(&ep->tx->sq[(t + 1) % SHM_SQ], wr->length);
+}
+
+/* sq_put's SEND delivered into the receive (shm_sq_direct): out of line */
+static __attribute__((noinline)) bool sq_put_direct(struct shm_ep *ep,
+						    const struct rcx_wr *wr,
+						    uint32_t t)
+{
+	uint64_t dst;
+
+	if (!shm_sq_direct(ep, t, wr->op, wr->addr, wr->length, &dst))
+		return false;
+	sq_fill(ep, wr, t, true, dst);
+	return true;
+}
+
+static int sq_put(struct shm_ep *ep, const struct rcx_wr *wr)
+{
+	uint32_t t =
+		atomic_load_explicit(&ep->tx->sq_tail, memory_order_relaxed);
+
+	if (t - ep->sq_reaped == SHM_SQ) {
+		reap_sq(ep);
+		if (t - ep->sq_reaped == SHM_SQ)
+			return -EAGAIN;
+	}
+	if (wr->length < SHM_DIRECT_MIN || !sq_put_direct(ep, wr, t))
+		sq_fill(ep, wr, t, false, wr->remote_addr);
 	return 0;
 }
 

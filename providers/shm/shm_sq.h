@@ -16,19 +16,9 @@ static inline bool shm_recv_op(uint8_t op)
 	       op == RCX_OP_WRITE_IMM;
 }
 
-/*
- * A SEND or SEND_IMM of len bytes from src, to be posted at tail t, into
- * the peer's receive by the sender (see shm_sq_direct_run): a compare
- * only for a message shorter than SHM_DIRECT_MIN.
- */
-bool shm_sq_direct_run(struct shm_ep *ep, uint32_t t, uint8_t op, uint64_t src,
-		       uint32_t len, uint64_t *dst);
-static inline bool shm_sq_direct(struct shm_ep *ep, uint32_t t, uint8_t op,
-				 uint64_t src, uint32_t len, uint64_t *dst)
-{
-	return len >= SHM_DIRECT_MIN &&
-	       shm_sq_direct_run(ep, t, op, src, len, dst);
-}
+/* shm_ep.c: the sender's copy of a SEND into the peer's receive */
+bool shm_sq_direct(struct shm_ep *ep, uint32_t t, uint8_t op, uint64_t src,
+		   uint32_t len, uint64_t *dst);
 
 /* A completion of ours, in the device's queue (dropped: it is full). */
 static inline void shm_cqe_push(struct shm_ep *ep, uint64_t wr_id, uint8_t op,
