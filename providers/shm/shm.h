@@ -413,9 +413,10 @@ struct shm_ep {
 	uint32_t ran_now; /* WRs that run_now ran (a count) */
 	/* SENDs delivered into the peer's receive buffer (a count) */
 	uint32_t sent_direct;
-	/* tx: SENDs, SEND_IMMs and WRITE_IMMs put in the ring: the index of
-	 * the receive the next takes, once all before it ran */
-	uint32_t sq_recvs;
+	/* tx: entries put in the ring that take no receive (a WRITE, READ,
+	 * atomic): the others took one each, so once all before entry t
+	 * ran, t - sq_others is the receive the next takes */
+	uint32_t sq_others;
 	uint64_t *rq_wr_id; /* rx: wr_id of each posted receive */
 	struct shm_pend *pend, *pend_tail;
 	uint32_t npend;

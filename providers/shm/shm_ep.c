@@ -596,10 +596,11 @@ __attribute__((noinline)) bool shm_sq_direct(struct shm_ep *ep, uint32_t t,
 	if ((op != RCX_OP_SEND && op != RCX_OP_SEND_IMM) ||
 	    t != atomic_load_explicit(&tx->sq_exec, memory_order_acquire))
 		return false;
-	/* rq_done now (each entry that ran took one), which stays: only an
-	 * executor of an entry of ours moves it; its posted word says
-	 * whether it is there, one line read, not the queue's tail too */
-	rd = ep->sq_recvs;
+	/* rq_done now (each entry that ran took one: all but the others),
+	 * which stays: only an executor of an entry of ours moves it; its
+	 * posted word says whether it is there, one line read, not the
+	 * queue's tail too */
+	rd = t - ep->sq_others;
 	r = &tx->rq[rd % SHM_RQ];
 	if (atomic_load_explicit(&r->posted, memory_order_acquire) != rd + 1 ||
 	    len > r->len || !r->mem)
@@ -667,10 +668,10 @@ static inline __attribute__((always_inline)) void sq_fill(
 		q->compare_add = wr->compare_add;
 		q->swap = wr->swap;
 	}
-	if (!shm_recv_op(wr->op))
+	if (!shm_recv_op(wr->op)) {
 		ep->sq_own = t + 1;
-	else
-		ep->sq_recvs++;
+		ep->sq_others++;
+	}
 	/* what sq_want looks for: a mark when it has run (exec_run) */
 	q->notify = q->signaled || !inl || !shm_recv_op(wr->op);
 	if (q->notify)

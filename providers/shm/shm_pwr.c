@@ -159,7 +159,6 @@ static inline __attribute__((always_inline)) void entry_publish(
 		copy_head(q->data, head,
 			  len < SHM_SQE_HEAD ? len : SHM_SQE_HEAD);
 	q->wr_id = p->wr.wr_id;
-	ep->sq_recvs++;
 	notify = p->line.signaled;
 	if (notify)
 		ep->sq_note = t + 1;
