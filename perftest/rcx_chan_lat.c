@@ -59,13 +59,19 @@ static void run(const struct pt_opts *o, struct rcx_group *g, size_t size)
 	long n = o->warmup + o->iters, i;
 	int me = rcx_group_rank(g), peer = 1 - me;
 	int ns = o->slots > 1 ? o->slots : 1;
-	char *sb = pt_calloc(ns, size + 1), *rb = pt_calloc(ns, size + 1),
-	     num[16];
+	size_t blen = (size_t)ns * (size + 1);
+	char *sb, *rb, num[16];
 	double *t = pt_calloc(o->iters, sizeof(double)), t0;
 	struct rcx_req *si, *ri, *sc, *rc, *eph[2];
 	struct rcx_info *info;
+	struct rcx_win *bw;
 	struct pt_stats st;
 
+	/* the buffers in memory the library allocates (as MPI_Alloc_mem's):
+	 * on shared memory a segment the peer maps, where the sender copies
+	 * a message straight into the receive's buffer */
+	PT_CHECK(rcx_win_allocate(g, 2 * blen, 1, NULL, (void **)&sb, &bw));
+	rb = sb + blen;
 	PT_CHECK(rcx_info_create(&info));
 	PT_CHECK(rcx_info_set(info, RCX_CHAN_PROTOCOL, o->proto));
 	/* the two channels are a companion pair: with write_imm each
@@ -121,8 +127,7 @@ static void run(const struct pt_opts *o, struct rcx_group *g, size_t size)
 	rcx_req_free(&si);
 	rcx_req_free(&ri);
 	rcx_info_free(&info);
-	free(sb);
-	free(rb);
+	PT_CHECK(rcx_win_free(&bw));
 	free(t);
 }
 

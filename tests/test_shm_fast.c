@@ -24,7 +24,9 @@
  * - a prepared WR posted alone takes its own path (shm_pwr.c): its
  *   payload, length, target and immediate, changed between posts, land
  *   each time, through pwr_post and pwr_direct's post, in order behind
- *   what waits; a receive completes in order whoever delivered it.
+ *   what waits; a receive completes in order whoever delivered it;
+ * - a SEND into a receive posted in a segment of mem_alloc is copied by
+ *   the sender into the receive's buffer, with nothing in the entry.
  */
 #include <endian.h>
 #include <errno.h>
@@ -1167,6 +1169,147 @@ static void test_recv_order_mixed(void)
 		;
 }
 
+/*
+ * The completions of send wr_id 1 and receive wr_id 2, in whichever
+ * order they come: 0 when both came, their statuses in st[0], st[1].
+ */
+static int wait_pair(int st[2], uint32_t *byte_len)
+{
+	long long end = tu_now_ms() + SF_TMO_MS;
+	struct rcx_cqe c;
+	int got = 0, ret;
+
+	while (got != 3 && tu_now_ms() < end) {
+		ret = ops->cq_poll(dev, &c, 1);
+		if (ret < 0)
+			return ret;
+		if (!ret || (c.wr_id != 1 && c.wr_id != 2))
+			continue;
+		st[c.wr_id - 1] = c.status;
+		if (c.wr_id == 2)
+			*byte_len = c.byte_len;
+		got |= (int)c.wr_id;
+	}
+	return got == 3 ? 0 : -ETIMEDOUT;
+}
+
+/* receive wr_id 2 on b into buf (rlen), SEND wr_id 1 of len from src */
+static void recv_post(struct rcx_ep *b, void *buf, uint32_t rlen)
+{
+	struct rcx_wr rw = { .wr_id = 2,
+			     .op = RCX_OP_RECV,
+			     .addr = (uintptr_t)buf,
+			     .length = rlen };
+	struct rcx_wr *bad;
+
+	CU_ASSERT_EQUAL(ops->post_recv(b, &rw, &bad), 0);
+}
+
+static void send_post(struct rcx_ep *a, const void *src, uint32_t len)
+{
+	struct rcx_wr sw = { .wr_id = 1,
+			     .op = RCX_OP_SEND,
+			     .flags = RCX_WR_SIGNALED,
+			     .addr = (uintptr_t)src,
+			     .length = len };
+	struct rcx_wr *bad;
+
+	CU_ASSERT_EQUAL(ops->post_send(a, &sw, &bad), 0);
+}
+
+/*
+ * A SEND of SHM_DIRECT_MIN bytes or more into a receive already posted
+ * in a segment of mem_alloc is copied by the sender into its buffer
+ * (sent_direct counts it), payload after payload, one longer than an
+ * entry holds too; a receive too short for it fails as before (a length
+ * error, an invalid request for the sender), and so does nothing move
+ * directly where the receive comes after the send, or lies in plain
+ * memory: the entry's path, with the same bytes delivered. A prepared
+ * SEND (a channel's) is delivered so too.
+ */
+static void test_send_direct(void)
+{
+	static const uint32_t lens[] = { SHM_DIRECT_MIN, 1024, SHM_INLINE,
+					 SHM_INLINE + 904 };
+	static uint8_t src[3 * SHM_INLINE], plain[3 * SHM_INLINE];
+	const size_t blen = 3 * SHM_INLINE;
+	struct rcx_wr sw = { .wr_id = 1, .op = RCX_OP_SEND, .length = 2048 };
+	struct rcx_pwr_direct ds;
+	struct rcx_pwr *ps = NULL;
+	struct rcx_ep *a, *b;
+	struct rcx_cqe c;
+	uint32_t n0, bl = 0, i;
+	uint8_t *buf = NULL;
+	int st[2];
+
+	CU_ASSERT_EQUAL_FATAL(ops->mem_alloc(dev, blen, (void **)&buf), 0);
+	CU_ASSERT_EQUAL_FATAL(pair_connect(&a, &b), 0);
+	n0 = to_sep(a)->sent_direct;
+	for (i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
+		memset(src, (int)(0x21 + i), sizeof(src));
+		src[lens[i] - 1] = (uint8_t)(0x80 + i);
+		memset(buf, 0, blen);
+		recv_post(b, buf + 64, (uint32_t)blen - 64);
+		send_post(a, src, lens[i]);
+		CU_ASSERT_EQUAL(wait_pair(st, &bl), 0);
+		CU_ASSERT_EQUAL(st[0], 0);
+		CU_ASSERT_EQUAL(st[1], 0);
+		CU_ASSERT_EQUAL(bl, lens[i]);
+		CU_ASSERT(!memcmp(buf + 64, src, lens[i]));
+		CU_ASSERT_EQUAL(buf[64 + lens[i]], 0);
+		CU_ASSERT_EQUAL(buf[63], 0);
+		CU_ASSERT_EQUAL(to_sep(a)->sent_direct, n0 + i + 1);
+	}
+	/* a prepared SEND (a channel's), its payload changed between posts */
+	sw.addr = (uintptr_t)src;
+	CU_ASSERT_EQUAL_FATAL(ops->pwr_create(a, &sw, 0, &ps), 0);
+	CU_ASSERT_EQUAL_FATAL(ops->pwr_direct(a, ps, 0, &ds), 0);
+	for (i = 0; i < 2; i++) {
+		n0 = to_sep(a)->sent_direct;
+		memset(src, (int)(0x61 + i), sizeof(src));
+		recv_post(b, buf, (uint32_t)blen);
+		CU_ASSERT_EQUAL(pwr_send(a, ps, &ds), 0);
+		CU_ASSERT_EQUAL(wait_get(2, &c), 0);
+		CU_ASSERT_EQUAL(c.byte_len, sw.length);
+		CU_ASSERT(!memcmp(buf, src, sw.length));
+		CU_ASSERT_EQUAL(to_sep(a)->sent_direct, n0 + 1);
+	}
+	ops->pwr_destroy(ps);
+	n0 = to_sep(a)->sent_direct;
+	/* plain memory: the entry's path */
+	memset(plain, 0, sizeof(plain));
+	memset(src, 0x3c, sizeof(src));
+	recv_post(b, plain, sizeof(plain));
+	send_post(a, src, 1024);
+	CU_ASSERT_EQUAL(wait_pair(st, &bl), 0);
+	CU_ASSERT(st[0] == 0 && st[1] == 0 && bl == 1024);
+	CU_ASSERT(!memcmp(plain, src, 1024));
+	/* the receive after the send: the entry's path */
+	memset(src, 0x4d, sizeof(src));
+	memset(buf, 0, blen);
+	send_post(a, src, 1024);
+	CU_ASSERT_EQUAL(ops->cq_poll(dev, &(struct rcx_cqe){ 0 }, 1), 0);
+	recv_post(b, buf, (uint32_t)blen);
+	CU_ASSERT_EQUAL(wait_pair(st, &bl), 0);
+	CU_ASSERT(st[0] == 0 && st[1] == 0 && bl == 1024);
+	CU_ASSERT(!memcmp(buf, src, 1024));
+	CU_ASSERT_EQUAL(buf[1024], 0);
+	CU_ASSERT_EQUAL(to_sep(a)->sent_direct, n0);
+	/* too long for the receive: its named error, nothing written */
+	memset(buf, 0, blen);
+	recv_post(b, buf, 512);
+	send_post(a, src, 1024);
+	CU_ASSERT_EQUAL(wait_pair(st, &bl), 0);
+	CU_ASSERT_EQUAL(st[0], RCX_ERR_REMOTE_OP);
+	CU_ASSERT_EQUAL(st[1], RCX_ERR_LOCAL);
+	CU_ASSERT_EQUAL(buf[0], 0);
+	CU_ASSERT_EQUAL(to_sep(a)->sent_direct, n0);
+	pair_close(a, b);
+	while (ops->cq_poll(dev, &(struct rcx_cqe){ 0 }, 1) > 0)
+		;
+	CU_ASSERT_EQUAL(ops->mem_free(dev, buf), 0);
+}
+
 static const CU_TestInfo tests[] = {
 	{ "write_key_checked_each_time", test_write_key_checked },
 	{ "write_imm_key_checked_each_time", test_write_imm_key_checked },
@@ -1184,6 +1327,7 @@ static const CU_TestInfo tests[] = {
 	{ "pwr_write_patched_refused_flushed", test_pwr_write },
 	{ "recv_order_sender_then_receiver", test_recv_order_mixed },
 	{ "pwr_send_empty_no_address", test_pwr_send_empty },
+	{ "send_direct_into_mapped_receive", test_send_direct },
 	CU_TEST_INFO_NULL,
 };
 

@@ -16,7 +16,11 @@
  *   SEND, SEND_IMM and WRITE_IMM are ring entries; a payload up to
  *   SHM_INLINE travels in the entry and is copied out of it by the
  *   receiver, a larger one is moved by cross-memory attach
- *   (process_vm_readv/writev) by whichever side executes. WRITE, READ and
+ *   (process_vm_readv/writev) by whichever side executes. A SEND of
+ *   SHM_DIRECT_MIN bytes or more whose receive is already posted, with
+ *   nothing of the sender's before it left to run, in a segment of the
+ *   receiver's mem_alloc, is copied by the sender into that buffer
+ *   (shm_sq_direct): its entry, run by the receiver, carries no payload. WRITE, READ and
  *   the atomics run at post time on the peer's memory, after the rkey is
  *   checked in the target's registration table: memcpy and CPU atomics
  *   where the registration is in a segment of mem_alloc (shm_mem.c; the
@@ -59,7 +63,7 @@
 #include <sys/un.h>
 #include "../provider.h"
 
-#define SHM_MAGIC    0x72637873686d3037ull /* "rcxshm07" */
+#define SHM_MAGIC    0x72637873686d3038ull /* "rcxshm08" */
 #define SHM_INLINE   4096
 #define SHM_SQ	     128  /* send queue entries, a power of two */
 #define SHM_SQ_LAZY  32	  /* entries left unreaped at most (sq_want) */
@@ -70,6 +74,15 @@
 #define SHM_CQ_MIN   1024
 #define SHM_DISPATCH 16 /* completions one cq_dispatch hands over */
 #define SHM_PDATA    56
+/*
+ * A SEND of at least this many bytes into a receive of the peer's that
+ * lies in a segment of its mem_alloc, posted with nothing of ours before
+ * it left to run: the sender copies it into the receive's buffer itself
+ * (shm_sq_direct). Below it, the payload in the entry costs the receiver
+ * fewer lines than the sender's look at the receive (its queue's tail
+ * and entry, written by the receiver) would.
+ */
+#define SHM_DIRECT_MIN 256
 /* a segment's name: see shm_seg_name */
 #define SHM_SEG_NAME_MAX 64
 #define SHM_MAX_WR	 16384
@@ -190,8 +203,15 @@ struct shm_sqe {
 /* the bytes of an inline payload in the entry's first line */
 #define SHM_SQE_HEAD (64 - offsetof(struct shm_sqe, data))
 
-/* A posted receive, filled in by the executor of the SEND it takes. */
+/*
+ * A posted receive, filled in by the executor of the SEND it takes. mem:
+ * the receiver's segment of mem_alloc that holds the buffer (0: none),
+ * where the sender may deliver a SEND itself (shm_sq_direct); posted,
+ * written last (release): its index + 1. A line each: the sender that
+ * looks at one reads one line, and no other receive's.
+ */
 struct shm_rqe {
+	_Alignas(64) _Atomic uint32_t posted;
 	uint64_t addr;
 	uint32_t len;
 	uint8_t op; /* RCX_OP_RECV or RCX_OP_RECV_IMM */
@@ -200,7 +220,13 @@ struct shm_rqe {
 	uint32_t byte_len;
 	uint32_t imm;
 	int32_t status;
+	uint32_t mem;
+	uint64_t mem_base, mem_len;
 };
+
+/* shm_sqe.inl of a SEND already in its receive's buffer (shm_sq_direct);
+ * its raddr is that buffer's address */
+#define SHM_INL_DONE 2
 
 /*
  * One direction of a connection: side s's send queue and side !s's
@@ -384,7 +410,13 @@ struct shm_ep {
 	uint32_t sq_own;	 /* tx: 1 + the last WRITE, READ, atomic */
 	/* tx: 1 + the last entry signaled or not rx_exec (sq_want) */
 	uint32_t sq_note;
-	uint32_t ran_now;   /* WRs that run_now ran (a count) */
+	uint32_t ran_now; /* WRs that run_now ran (a count) */
+	/* SENDs delivered into the peer's receive buffer (a count) */
+	uint32_t sent_direct;
+	/* tx: entries put in the ring that take no receive (a WRITE, READ,
+	 * atomic): the others took one each, so once all before entry t
+	 * ran, t - sq_others is the receive the next takes */
+	uint32_t sq_others;
 	uint64_t *rq_wr_id; /* rx: wr_id of each posted receive */
 	struct shm_pend *pend, *pend_tail;
 	uint32_t npend;
@@ -457,6 +489,9 @@ struct shm_dev {
 	struct pollfd *pfd; /* one per peer with a pidfd */
 	uint32_t pfd_cap;
 	struct shm_mem *mems; /* segments of mem_alloc */
+	/* the one shm_mem_find found last (a receive's buffer is looked
+	 * up at each post) */
+	struct shm_mem *mem_hit;
 	uint32_t mem_next;
 };
 
@@ -733,6 +768,14 @@ void shm_sweep(void);
 int shm_mem_alloc(struct rcx_dev *dev, size_t len, void **out);
 int shm_mem_free(struct rcx_dev *dev, void *addr);
 struct shm_mem *shm_mem_find(struct shm_dev *dev, const void *addr, size_t len);
+/* does segment s hold [addr, addr+len)? */
+static inline bool shm_mem_holds(const struct shm_mem *s, const void *addr,
+				 size_t len)
+{
+	uintptr_t a = (uintptr_t)addr, b = (uintptr_t)s->base;
+
+	return a >= b && len <= s->len && a - b <= s->len - len;
+}
 void shm_mem_close(struct shm_dev *dev);
 /* shm_mem_peer past the map the last look found: the others, or a new one */
 void *shm_mem_peer_find(struct shm_ep *ep, const struct shm_mem_ref *ref,

@@ -251,6 +251,14 @@ static int deliver(struct shm_ep *ep, struct shm_sqe *q, struct shm_rqe *r,
 		r->status = RCX_ERR_LOCAL;
 		return RCX_ERR_REMOTE_OP;
 	}
+	if (q->inl == SHM_INL_DONE) {
+		/* the sender's copy into this receive (shm_sq_direct),
+		 * which only this one can be: it took no other */
+		if (q->raddr == r->addr)
+			return 0;
+		r->status = RCX_ERR_LOCAL;
+		return RCX_ERR_REMOTE_OP;
+	}
 	if (q->inl && !snd) {
 		/* the receiver's: from its entry into its own buffer */
 		memcpy((void *)(uintptr_t)r->addr, q->data, q->len);
@@ -562,30 +570,77 @@ static inline void reap(struct shm_ep *ep)
 		reap_sq(ep);
 }
 
-/* Put wr in the send queue: 0, or -EAGAIN when it is full. */
-static int sq_put(struct shm_ep *ep, const struct rcx_wr *wr)
+/*
+ * A SEND or SEND_IMM of len bytes from src, to be posted at tail t: when
+ * every entry of ours before it has run (sq_exec is t), it takes the
+ * peer's receive at rq_done. If that one is posted, long enough, and in
+ * a segment of the peer's mem_alloc that we map (shm_mem_peer), the
+ * payload goes into its buffer now, and *dst learns the buffer's
+ * address: the entry then carries no payload (SHM_INL_DONE), and the
+ * receiver, which runs it as it would any rx_exec entry, copies nothing.
+ * The entry is published after the copy (release): a sender that dies
+ * before leaves the receive to be flushed, never half-written and
+ * complete. False, nothing done, for anything else (the payload in the
+ * entry, or a cross-memory copy: a receive too short fails there).
+ */
+__attribute__((noinline)) bool shm_sq_direct(struct shm_ep *ep, uint32_t t,
+					     uint8_t op, uint64_t src,
+					     uint32_t len, uint64_t *dst)
 {
-	uint32_t t =
-		atomic_load_explicit(&ep->tx->sq_tail, memory_order_relaxed);
-	struct shm_sqe *q;
+	struct shm_dir *tx = ep->tx;
+	const struct shm_rqe *r;
+	struct shm_mem_ref ref;
+	uint32_t rd;
+	void *p;
+
+	if ((op != RCX_OP_SEND && op != RCX_OP_SEND_IMM) ||
+	    t != atomic_load_explicit(&tx->sq_exec, memory_order_acquire))
+		return false;
+	/* rq_done now (each entry that ran took one: all but the others),
+	 * which stays: only an executor of an entry of ours moves it; its
+	 * posted word says whether it is there, one line read, not the
+	 * queue's tail too */
+	rd = t - ep->sq_others;
+	r = &tx->rq[rd % SHM_RQ];
+	if (atomic_load_explicit(&r->posted, memory_order_acquire) != rd + 1 ||
+	    len > r->len || !r->mem)
+		return false;
+	if (ep->peer_pid == ep->dev->pid) {
+		p = (void *)(uintptr_t)r->addr;
+	} else {
+		ref = (struct shm_mem_ref){ r->mem, r->mem_base, r->mem_len };
+		p = shm_mem_peer(ep, &ref, r->addr);
+		if (!p)
+			return false;
+	}
+	memcpy(p, (const void *)(uintptr_t)src, len);
+	*dst = r->addr;
+	ep->sent_direct++;
+	return true;
+}
+
+/* Put wr in the send queue: 0, or -EAGAIN when it is full. */
+/*
+ * wr into entry t, published; done: its payload is in the receive's
+ * buffer at raddr already (shm_sq_direct), the entry a note.
+ */
+static inline __attribute__((always_inline)) void sq_fill(
+	struct shm_ep *ep, const struct rcx_wr *wr, uint32_t t, bool done,
+	uint64_t raddr)
+{
+	struct shm_sqe *q = &ep->tx->sq[t % SHM_SQ];
 	bool inl;
 
-	if (t - ep->sq_reaped == SHM_SQ) {
-		reap_sq(ep);
-		if (t - ep->sq_reaped == SHM_SQ)
-			return -EAGAIN;
-	}
-	q = &ep->tx->sq[t % SHM_SQ];
 	/* inline: the buffer is the caller's again when the post returns */
-	inl = wr->length <= SHM_INLINE && wr->op != RCX_OP_READ &&
-	      wr->op != RCX_OP_FADD && wr->op != RCX_OP_CSWAP &&
-	      ((wr->flags & RCX_WR_INLINE) || shm_recv_op(wr->op));
+	inl = done || (wr->length <= SHM_INLINE && wr->op != RCX_OP_READ &&
+		       wr->op != RCX_OP_FADD && wr->op != RCX_OP_CSWAP &&
+		       ((wr->flags & RCX_WR_INLINE) || shm_recv_op(wr->op)));
 	/*
 	 * The payload past the first line first: the first line, which the
 	 * receiver polls, is written in one burst after it (written before
 	 * a long copy, it went to the polling receiver and back for seq).
 	 */
-	if (inl && wr->length > SHM_SQE_HEAD) {
+	if (inl && !done && wr->length > SHM_SQE_HEAD) {
 		memcpy(q->data + SHM_SQE_HEAD,
 		       (const uint8_t *)(uintptr_t)wr->addr + SHM_SQE_HEAD,
 		       wr->length - SHM_SQE_HEAD);
@@ -597,13 +652,15 @@ static int sq_put(struct shm_ep *ep, const struct rcx_wr *wr)
 	q->imm = wr->imm;
 	q->status = 0;
 	q->wr_id = wr->wr_id;
-	q->raddr = wr->remote_addr;
+	q->raddr = raddr;
 	q->rkey = wr->rkey;
-	q->inl = inl;
+	q->inl = done ? SHM_INL_DONE : inl;
 	/* the payload's address, and the operands of an atomic, only where
 	 * they are read (see payload): no store to the entry's last line
 	 * but wr_id's for an inline one */
-	if (inl && wr->length) {
+	if (done) {
+		/* in the receive's buffer already */
+	} else if (inl && wr->length) {
 		memcpy(q->data, (void *)(uintptr_t)wr->addr,
 		       wr->length < SHM_SQE_HEAD ? wr->length : SHM_SQE_HEAD);
 	} else if (!inl) {
@@ -611,8 +668,10 @@ static int sq_put(struct shm_ep *ep, const struct rcx_wr *wr)
 		q->compare_add = wr->compare_add;
 		q->swap = wr->swap;
 	}
-	if (!shm_recv_op(wr->op))
+	if (!shm_recv_op(wr->op)) {
 		ep->sq_own = t + 1;
+		ep->sq_others++;
+	}
 	/* what sq_want looks for: a mark when it has run (exec_run) */
 	q->notify = q->signaled || !inl || !shm_recv_op(wr->op);
 	if (q->notify)
@@ -621,8 +680,35 @@ static int sq_put(struct shm_ep *ep, const struct rcx_wr *wr)
 		q->notify = shm_sq_many(ep, t + 1 - ep->sq_reaped);
 	atomic_store_explicit(&q->seq, t + 1, memory_order_release);
 	atomic_store_explicit(&ep->tx->sq_tail, t + 1, memory_order_relaxed);
-	if (inl && wr->length > SHM_SQE_HEAD)
+	if (inl && !done && wr->length > SHM_SQE_HEAD)
 		shm_sq_lines_take(&ep->tx->sq[(t + 1) % SHM_SQ], wr->length);
+}
+
+/* sq_put's SEND delivered into the receive (shm_sq_direct): out of line */
+static __attribute__((noinline)) bool sq_put_direct(struct shm_ep *ep,
+						    const struct rcx_wr *wr,
+						    uint32_t t)
+{
+	uint64_t dst;
+
+	if (!shm_sq_direct(ep, t, wr->op, wr->addr, wr->length, &dst))
+		return false;
+	sq_fill(ep, wr, t, true, dst);
+	return true;
+}
+
+static int sq_put(struct shm_ep *ep, const struct rcx_wr *wr)
+{
+	uint32_t t =
+		atomic_load_explicit(&ep->tx->sq_tail, memory_order_relaxed);
+
+	if (t - ep->sq_reaped == SHM_SQ) {
+		reap_sq(ep);
+		if (t - ep->sq_reaped == SHM_SQ)
+			return -EAGAIN;
+	}
+	if (wr->length < SHM_DIRECT_MIN || !sq_put_direct(ep, wr, t))
+		sq_fill(ep, wr, t, false, wr->remote_addr);
 	return 0;
 }
 
@@ -916,6 +1002,26 @@ int shm_post_send(struct rcx_ep *e, struct rcx_wr *wr, struct rcx_wr **bad)
 	return ret;
 }
 
+/*
+ * The segment of ours that holds receive r's buffer, for a sender that
+ * maps it (shm_sq_direct): one look at the segment found last, a walk of
+ * the device's few only where that is not it.
+ */
+static inline void rq_note_mem(struct shm_dev *dev, struct shm_rqe *r)
+{
+	const void *a = (const void *)(uintptr_t)r->addr;
+	const struct shm_mem *s = dev->mem_hit;
+
+	if ((!s || !shm_mem_holds(s, a, r->len)) &&
+	    (!dev->mems || !(s = shm_mem_find(dev, a, r->len)))) {
+		r->mem = 0;
+		return;
+	}
+	r->mem = s->id;
+	r->mem_base = (uint64_t)(uintptr_t)s->base;
+	r->mem_len = s->len;
+}
+
 int shm_post_recv(struct rcx_ep *e, struct rcx_wr *wr, struct rcx_wr **bad)
 {
 	struct shm_ep *ep = to_sep(e);
@@ -939,6 +1045,11 @@ int shm_post_recv(struct rcx_ep *e, struct rcx_wr *wr, struct rcx_wr **bad)
 		r = &d->rq[t % SHM_RQ];
 		r->addr = wr->addr;
 		r->len = wr->length;
+		/* one too short for a direct SEND keeps a stale mem: the
+		 * sender looks at its length first */
+		if (r->len >= SHM_DIRECT_MIN)
+			rq_note_mem(ep->dev, r);
+		atomic_store_explicit(&r->posted, t + 1, memory_order_release);
 		ep->rq_wr_id[t % SHM_RQ] = wr->wr_id;
 		atomic_store_explicit(&d->rq_tail, t + 1, memory_order_release);
 	}

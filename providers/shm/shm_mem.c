@@ -88,14 +88,15 @@ void shm_mem_name(pid_t pid, uint32_t dev, uint32_t id, char *buf, size_t len)
 /* The segment of ours that holds [addr, addr+len), or NULL. */
 struct shm_mem *shm_mem_find(struct shm_dev *dev, const void *addr, size_t len)
 {
-	uintptr_t a = (uintptr_t)addr, b;
-	struct shm_mem *s;
+	struct shm_mem *s = dev->mem_hit;
 
-	for (s = dev->mems; s; s = s->next) {
-		b = (uintptr_t)s->base;
-		if (a >= b && len <= s->len && a - b <= s->len - len)
+	if (s && shm_mem_holds(s, addr, len))
+		return s;
+	for (s = dev->mems; s; s = s->next)
+		if (shm_mem_holds(s, addr, len)) {
+			dev->mem_hit = s;
 			return s;
-	}
+		}
 	return NULL;
 }
 
@@ -144,6 +145,8 @@ int shm_mem_free(struct rcx_dev *d, void *addr)
 		if (s->base != addr)
 			continue;
 		*p = s->next;
+		if (dev->mem_hit == s)
+			dev->mem_hit = NULL;
 		mem_unlist(s);
 		shm_mem_name(dev->pid, dev->num, s->id, name, sizeof(name));
 		shm_unlink(name);
@@ -163,6 +166,7 @@ void shm_mem_close(struct shm_dev *dev)
 	struct shm_mem *s;
 	char name[48];
 
+	dev->mem_hit = NULL;
 	while ((s = dev->mems)) {
 		dev->mems = s->next;
 		mem_unlist(s);

@@ -139,6 +139,68 @@ static inline void copy_head(uint8_t *d, const uint8_t *s, uint32_t len)
 }
 
 /*
+ * Entry q (index t, n not reaped before it) of a prepared WR, its payload
+ * written: its line and immediate (head: the payload, whose first bytes
+ * go into the line; or done: it is in the receive's buffer at dst, see
+ * shm_sq_direct), published, and the peer woken.
+ */
+static inline __attribute__((always_inline)) void entry_publish(
+	struct shm_ep *ep, struct shm_pwr *p, struct shm_sqe *q, uint32_t t,
+	uint32_t n, const uint8_t *head, bool done, uint64_t dst)
+{
+	struct shm_dir *tx = ep->tx;
+	uint32_t len = p->line.len;
+	bool notify;
+
+	memcpy((uint8_t *)q + SHM_LINE_OFF, (uint8_t *)&p->line + SHM_LINE_OFF,
+	       SHM_LINE_LEN);
+	q->imm = be32toh(p->imm_be);
+	if (!done)
+		copy_head(q->data, head,
+			  len < SHM_SQE_HEAD ? len : SHM_SQE_HEAD);
+	q->wr_id = p->wr.wr_id;
+	notify = p->line.signaled;
+	if (notify)
+		ep->sq_note = t + 1;
+	else if (shm_sq_many(ep, n + 1))
+		q->notify = notify = true;
+	if (done) {
+		q->inl = SHM_INL_DONE;
+		q->raddr = dst;
+		atomic_store_explicit(&q->seq, t + 1, memory_order_release);
+		atomic_store_explicit(&tx->sq_tail, t + 1,
+				      memory_order_relaxed);
+	} else {
+		atomic_store_explicit(&q->seq, t + 1, memory_order_release);
+		atomic_store_explicit(&tx->sq_tail, t + 1,
+				      memory_order_relaxed);
+		if (len > SHM_SQE_HEAD)
+			shm_sq_lines_take(&tx->sq[(t + 1) % SHM_SQ], len);
+	}
+	/* the receiver may sleep: wake it; look here again only if the
+	 * entry asked for a mark (as send_fast) */
+	shm_post_wake(ep->dev, ep, true, true, notify);
+}
+
+/*
+ * post_entry's SEND of SHM_DIRECT_MIN bytes or more into a receive the
+ * peer posted in a segment we map (shm_sq_direct): out of the path of
+ * the shorter ones. -EAGAIN, nothing done, where it is not that.
+ */
+static __attribute__((noinline)) int post_direct(struct shm_ep *ep,
+						 struct shm_pwr *p, uint32_t t,
+						 uint32_t n)
+{
+	struct shm_sqe *q = &ep->tx->sq[t % SHM_SQ];
+	uint64_t dst;
+
+	if (!shm_sq_direct(ep, t, p->line.op, p->wr.addr, p->line.len, &dst))
+		return -EAGAIN;
+	entry_publish(ep, p, q, t, n, NULL, true, dst);
+	return 0;
+}
+
+/*
  * A prepared entry posted alone (SHM_PWR_ENTRY): under send_fast's
  * conditions (connected, nothing pending, room in the ring, no side dead,
  * and behind entries the receiver runs alone, unsignaled, or none not
@@ -152,7 +214,6 @@ static inline __attribute__((always_inline)) int post_entry(struct shm_ep *ep,
 	const uint8_t *src = (const uint8_t *)(uintptr_t)p->wr.addr;
 	uint32_t len = p->line.len, t, n;
 	struct shm_sqe *q;
-	bool notify;
 
 	if (ep->pend || ep->state != SHM_EP_CONNECTED || !ep->peer_seg ||
 	    len > SHM_INLINE)
@@ -167,6 +228,8 @@ static inline __attribute__((always_inline)) int post_entry(struct shm_ep *ep,
 	if (n && (ep->sq_note - 1 - ep->sq_reaped < n || shm_sq_many(ep, n)) &&
 	    t != atomic_load_explicit(&tx->sq_exec, memory_order_relaxed))
 		return -EAGAIN;
+	if (len >= SHM_DIRECT_MIN && !post_direct(ep, p, t, n))
+		return 0;
 	q = &tx->sq[t % SHM_SQ];
 	/* the payload past the first line first (see sq_put) */
 	if (len > SHM_SQE_HEAD) {
@@ -174,23 +237,7 @@ static inline __attribute__((always_inline)) int post_entry(struct shm_ep *ep,
 		       len - SHM_SQE_HEAD);
 		shm_sq_lines_demote(q, len);
 	}
-	memcpy((uint8_t *)q + SHM_LINE_OFF, (uint8_t *)&p->line + SHM_LINE_OFF,
-	       SHM_LINE_LEN);
-	q->imm = be32toh(p->imm_be);
-	copy_head(q->data, src, len < SHM_SQE_HEAD ? len : SHM_SQE_HEAD);
-	q->wr_id = p->wr.wr_id;
-	notify = p->line.signaled;
-	if (notify)
-		ep->sq_note = t + 1;
-	else if (shm_sq_many(ep, n + 1))
-		q->notify = notify = true;
-	atomic_store_explicit(&q->seq, t + 1, memory_order_release);
-	atomic_store_explicit(&tx->sq_tail, t + 1, memory_order_relaxed);
-	if (len > SHM_SQE_HEAD)
-		shm_sq_lines_take(&tx->sq[(t + 1) % SHM_SQ], len);
-	/* the receiver may sleep: wake it; look here again only if the
-	 * entry asked for a mark (as send_fast) */
-	shm_post_wake(ep->dev, ep, true, true, notify);
+	entry_publish(ep, p, q, t, n, src, false, 0);
 	return 0;
 }
 

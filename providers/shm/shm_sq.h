@@ -16,6 +16,10 @@ static inline bool shm_recv_op(uint8_t op)
 	       op == RCX_OP_WRITE_IMM;
 }
 
+/* shm_ep.c: the sender's copy of a SEND into the peer's receive */
+bool shm_sq_direct(struct shm_ep *ep, uint32_t t, uint8_t op, uint64_t src,
+		   uint32_t len, uint64_t *dst);
+
 /* A completion of ours, in the device's queue (dropped: it is full). */
 static inline void shm_cqe_push(struct shm_ep *ep, uint64_t wr_id, uint8_t op,
 				int status, uint32_t len)
