@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include <rcx/rcx.h>
 #include "lib/chan/chan_int.h"
+#include "providers/shm/shm.h"
 #include "tu.h"
 #include "tu_mp.h"
 #include "tu_scale.h"
@@ -94,6 +95,83 @@ static void stream(const char *proto, const char *slots, int n, size_t len)
 	TP_CHECK(ch == NULL);
 	rcx_info_free(&info);
 	free(buf);
+}
+
+/*
+ * 2 procs, send protocol, one slot, buffers in a window's memory
+ * (rcx_win_allocate: on shared memory the peer maps it): a ping-pong of
+ * n messages of len bytes each way, every byte of each checked, the
+ * receive started before the reply's send. On shm a sender that finds
+ * the receive posted copies the message straight into that buffer
+ * (providers/shm: sent_direct counts it): it must have, at least once.
+ */
+#define MAPPED_PAT(i, b, r) ((uint8_t)((i)*7 + (b) + (r)*3))
+
+/* the i-th message from rank r into rb: how many things are wrong */
+static int mapped_recv(struct rcx_req *ch, const uint8_t *rb, size_t len, int i,
+		       int r)
+{
+	struct rcx_status st;
+	int bad = 0;
+	size_t b;
+
+	TP_CHECK_OK(rcx_wait(&ch, &st));
+	for (b = 0; b < len; b++)
+		bad += rb[b] != MAPPED_PAT(i, b, r);
+	return bad + (st.count != len) + (st.error != 0);
+}
+
+static void sc_mapped_len(size_t len, int n)
+{
+	struct rcx_info *info = info_of("send", NULL, NULL);
+	struct rcx_req *init[2] = { NULL, NULL }, *ch[2] = { NULL, NULL };
+	struct rcx_win *w = NULL;
+	struct rcx_status st;
+	uint8_t *sb = NULL, *rb;
+	struct rcx_ep *ep;
+	int i, bad = 0, peer = 1 - rank;
+	size_t b;
+
+	if (!TP_CHECK_OK(
+		    rcx_win_allocate(g, 2 * len, 1, NULL, (void **)&sb, &w)))
+		goto out;
+	rb = sb + len;
+	TP_CHECK_OK(rcx_send_init(g, sb, len, peer, 40 + rank, &init[0]));
+	TP_CHECK_OK(rcx_recv_init(g, rb, len, peer, 40 + peer, &init[1]));
+	/* the ping's two ends first, then the pong's */
+	TP_CHECK_OK(rcx_bind(init[rank], info, &ch[rank]));
+	TP_CHECK_OK(rcx_bind(init[1 - rank], info, &ch[1 - rank]));
+	for (i = 0; i < n && ch[0] && ch[1]; i++) {
+		/* the receive is posted before the peer's message can come */
+		TP_CHECK_OK(rcx_start(ch[1]));
+		if (rank == 1)
+			bad += mapped_recv(ch[1], rb, len, i, peer);
+		for (b = 0; b < len; b++)
+			sb[b] = MAPPED_PAT(i, b, rank);
+		TP_CHECK_OK(rcx_start(ch[0]));
+		TP_CHECK_OK(rcx_wait(&ch[0], &st));
+		if (rank == 0)
+			bad += mapped_recv(ch[1], rb, len, i, peer);
+	}
+	TP_CHECK_EQ(bad, 0);
+	ep = ch[0] ? to_chan(ch[0])->set->ep : NULL;
+	if (ep && !strcmp(rcx__obj_ops(ep)->name, "shm"))
+		TP_CHECK(to_sep(ep)->sent_direct > 0);
+out:
+	/* in the order of the binds */
+	rcx_bind_free(&ch[rank], 1);
+	rcx_bind_free(&ch[1 - rank], 1);
+	rcx_req_free(&init[0]);
+	rcx_req_free(&init[1]);
+	if (w)
+		TP_CHECK_OK(rcx_win_free(&w));
+	rcx_info_free(&info);
+}
+
+static void sc_mapped(void)
+{
+	sc_mapped_len(1024, 200);
+	sc_mapped_len(5000, 50);
 }
 
 /*
@@ -1160,6 +1238,7 @@ static const struct {
 	{ "paths", sc_paths },
 	{ "direct", sc_direct },
 	{ "inline", sc_inline },
+	{ "mapped", sc_mapped },
 };
 
 static int peer_main(int argc, char **argv)
@@ -1234,6 +1313,11 @@ static void test_rebind_freed(void)
 	RUN(2, "rebind_freed", 120);
 }
 
+static void test_mapped(void)
+{
+	RUN(2, "mapped", 120);
+}
+
 static void test_ahead(void)
 {
 	RUN(2, "ahead", 120);
@@ -1281,6 +1365,7 @@ static const CU_TestInfo tests[] = {
 	{ "ok_and_cb_complete_alike", test_paths },
 	{ "direct_poll_hands_over_to_either", test_direct },
 	{ "inline_send_reported_once", test_inline },
+	{ "send_into_window_memory_checked", test_mapped },
 	CU_TEST_INFO_NULL,
 };
 
