@@ -180,6 +180,45 @@ static void sc_mapped(void)
 }
 
 /*
+ * 2 procs: rcx_chan_companion refused with -EINVAL and nothing made: a
+ * value that is not a number from 0 to 2^32 - 1, a bundle, a second live
+ * set of one direction to one peer with the value. Every refusal is
+ * local (no handshake starts), so neither end waits for the other.
+ */
+static void sc_companion_bad(void)
+{
+	static const char *const bad[] = { "x", "-1", "4294967296", "7z" };
+	uint64_t buf[2] = { 0 };
+	struct rcx_req *init = NULL, *ch[2] = { NULL, NULL }, *one = NULL;
+	struct rcx_info *info;
+	size_t i;
+
+	if (rank == 0)
+		TP_CHECK_OK(rcx_send_init(g, buf, 8, 1, 50, &init));
+	else
+		TP_CHECK_OK(rcx_recv_init(g, buf, 8, 0, 50, &init));
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		info = info_of("write_imm", NULL, NULL);
+		TP_CHECK_OK(rcx_info_set(info, RCX_CHAN_COMPANION, bad[i]));
+		TP_CHECK_EQ(rcx_bind(init, info, &ch[0]), -EINVAL);
+		TP_CHECK(ch[0] == NULL);
+		rcx_info_free(&info);
+	}
+	info = info_of("write_imm", NULL, NULL);
+	TP_CHECK_OK(rcx_info_set(info, RCX_CHAN_COMPANION, "7"));
+	TP_CHECK_EQ(rcx_mbind(init, 2, info, ch), -EINVAL);
+	TP_CHECK(ch[0] == NULL && ch[1] == NULL);
+	/* one is bound; a second of the same direction with 7 is refused */
+	TP_CHECK_OK(rcx_bind(init, info, &one));
+	TP_CHECK_EQ(rcx_bind(init, info, &ch[0]), -EINVAL);
+	TP_CHECK(ch[0] == NULL);
+	if (one)
+		TP_CHECK_OK(rcx_bind_free(&one, 1));
+	rcx_info_free(&info);
+	TP_CHECK_OK(rcx_req_free(&init));
+}
+
+/*
  * 2 procs: 100,000 starts on one channel, every message verified (10,000
  * on a device where long cases are scaled down: tu_scale.h). A one-way
  * stream with the send protocol meets a receiver that has not started
@@ -1244,6 +1283,7 @@ static const struct {
 	{ "direct", sc_direct },
 	{ "inline", sc_inline },
 	{ "mapped", sc_mapped },
+	{ "companion_bad", sc_companion_bad },
 };
 
 static int peer_main(int argc, char **argv)
@@ -1323,6 +1363,11 @@ static void test_mapped(void)
 	RUN(2, "mapped", 120);
 }
 
+static void test_companion_bad(void)
+{
+	RUN(2, "companion_bad", 120);
+}
+
 static void test_ahead(void)
 {
 	RUN(2, "ahead", 120);
@@ -1371,6 +1416,7 @@ static const CU_TestInfo tests[] = {
 	{ "direct_poll_hands_over_to_either", test_direct },
 	{ "inline_send_reported_once", test_inline },
 	{ "send_into_window_memory_checked", test_mapped },
+	{ "companion_refused_local", test_companion_bad },
 	CU_TEST_INFO_NULL,
 };
 

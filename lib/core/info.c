@@ -166,8 +166,12 @@ int rcx__info_ulong(const struct rcx_info *i, const char *key,
 	}
 	errno = 0;
 	u = strtoul(v, &end, 0);
-	if (errno || end == v || *end || v[0] == '-' || u < min || u > max)
+	if (errno || end == v || *end || v[0] == '-' || u < min || u > max) {
+		rcx__log(RCX__LOG_ERROR, "info",
+			 "%s=\"%s\": not a number from %lu to %lu", key, v, min,
+			 max);
 		return -EINVAL;
+	}
 	*out = u;
 	return 0;
 }
@@ -189,6 +193,8 @@ int rcx__info_enum(const struct rcx_info *i, const char *key,
 			*out = k;
 			return 0;
 		}
+	rcx__log(RCX__LOG_ERROR, "info", "%s=\"%s\": not one of its values",
+		 key, v);
 	return -EINVAL;
 }
 
